@@ -1,0 +1,102 @@
+//! Typed diagnostics: a stable code (the contract's list, which scripts depend on) and a message
+//! in plain words that names the fix.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Stable diagnostic codes. Never rename one; add new ones at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// The per-iteration time is indistinguishable from an empty body, below a quarter of a
+    /// cycle, or does not grow with the iteration count.
+    OptimizedAway,
+    /// T = a + b·N fits poorly, or its slope disagrees with the median.
+    Nonlinear,
+    /// The series never settled within the budget.
+    NoSteadyState,
+    /// The interval is too wide for the budget.
+    Unstable,
+    /// Samples are too short compared with the timer's cost or resolution.
+    TimerLimited,
+    /// Many samples far outside the bulk of the distribution.
+    Outliers,
+    /// Samples during which a context switch or migration happened.
+    Interrupted,
+    /// Processes with different memory layouts disagree beyond their intervals.
+    LayoutSensitive,
+    /// The benchmark was compiled without optimisation.
+    DebugBuild,
+    /// Some or all performance counters could not be read.
+    CountersUnavailable,
+}
+
+impl Code {
+    pub const ALL: [Code; 10] = [
+        Code::OptimizedAway,
+        Code::Nonlinear,
+        Code::NoSteadyState,
+        Code::Unstable,
+        Code::TimerLimited,
+        Code::Outliers,
+        Code::Interrupted,
+        Code::LayoutSensitive,
+        Code::DebugBuild,
+        Code::CountersUnavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::OptimizedAway => "optimized-away",
+            Code::Nonlinear => "nonlinear",
+            Code::NoSteadyState => "no-steady-state",
+            Code::Unstable => "unstable",
+            Code::TimerLimited => "timer-limited",
+            Code::Outliers => "outliers",
+            Code::Interrupted => "interrupted",
+            Code::LayoutSensitive => "layout-sensitive",
+            Code::DebugBuild => "debug-build",
+            Code::CountersUnavailable => "counters-unavailable",
+        }
+    }
+
+    /// Whether the figure itself should not be trusted (as opposed to a note).
+    pub fn invalidates_figure(self) -> bool {
+        matches!(self, Code::OptimizedAway | Code::DebugBuild)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One diagnostic: the code and a message that names the fix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialise_to_the_contract_names() {
+        for c in Code::ALL {
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+        }
+    }
+}

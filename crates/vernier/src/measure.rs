@@ -1,0 +1,496 @@
+//! The engine: decides how many iterations a sample has, takes samples until the estimate is
+//! precise enough or the budget is spent, and keeps every sample. It never prints and never
+//! computes a reported figure (that is `analyze`); it only uses the steady-state detector and
+//! the median interval to decide when to stop.
+//!
+//! The engine is an explicit state machine:
+//!
+//! | state       | does                                                      | leaves when |
+//! |-------------|-----------------------------------------------------------|-------------|
+//! | `Calibrate` | doubles the iteration count from 1, `calibration_samples` samples per step | the fastest sample of a step lasts ≥ `Plan::min_sample_ns` (or half the budget is gone) |
+//! | `Collect`   | alternates batches at N (the "main" series) with small batches at N/16, N/4 and 2N (the linearity ladder, interleaved so drift bends no line) | the median's 95 % interval is within `target_rel_ci` on a steady state, after `min_time_ns`; or the budget is spent; or Ctrl-C |
+//! | `Done`      | — | — |
+//!
+//! The clock that keeps the budget and the target that measures are traits, so the whole
+//! machine runs deterministically in tests against a scripted target.
+
+use crate::plan::Plan;
+use crate::samples::{CounterColumn, Phase, Sample, Samples};
+use crate::stats;
+use crate::steady::{self, SteadyState, WarmupClass};
+use crate::timer::TimerInfo;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Raised by the CLI's Ctrl-C handler; the engine stops between batches.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// A batch of samples returned by a target.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// Elapsed nanoseconds of each sample.
+    pub ns: Vec<u64>,
+    /// Counter deltas, one column per event, aligned with `ns`.
+    pub counters: Vec<CounterColumn>,
+}
+
+impl Batch {
+    pub fn clear(&mut self) {
+        self.ns.clear();
+        self.counters.clear();
+    }
+}
+
+/// Something that can be measured: runs `count` samples of `iters` iterations each.
+pub trait Target {
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String>;
+}
+
+/// The wall clock that keeps the budget.
+pub trait WallClock {
+    fn now_ns(&self) -> u64;
+}
+
+/// `CLOCK_MONOTONIC`.
+pub struct MonotonicClock;
+
+impl WallClock for MonotonicClock {
+    fn now_ns(&self) -> u64 {
+        crate::timer::monotonic_ns()
+    }
+}
+
+/// The engine's states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Calibrate,
+    Collect,
+    Done,
+}
+
+/// What a progress display is told after each batch.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub state: State,
+    pub elapsed_ns: u64,
+    pub budget_ns: u64,
+    pub samples: usize,
+    /// Current relative half-width of the median's interval, once there is a steady state.
+    pub rel_ci: Option<f64>,
+}
+
+/// Why collection stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The interval reached the target.
+    Precise,
+    /// The time budget was spent first.
+    Budget,
+    /// Ctrl-C.
+    Interrupted,
+    /// The target failed (see `Measurement::error`).
+    Failed,
+}
+
+/// Everything the engine measured for one benchmark.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub samples: Samples,
+    /// N: iterations per sample of the main series.
+    pub iters_per_sample: u64,
+    /// T_tot: the benchmark's whole wall time, calibration and warm-up included.
+    pub wall_ns: u64,
+    pub stop: StopReason,
+    /// Steady state of the main series (`None` when too short to tell).
+    pub steady: Option<SteadyState>,
+    /// The target's error, when it failed part-way (samples before it are kept).
+    pub error: Option<String>,
+}
+
+/// Samples per ladder batch.
+pub const LADDER_SAMPLES: usize = 4;
+/// Ladder iteration counts as (numerator, denominator) of N, visited in turn between main
+/// batches: N/16 and N/4 pin the intercept, 2N the slope.
+pub const LADDER: [(u64, u64); 3] = [(1, 16), (1, 4), (2, 1)];
+/// Smallest main batch.
+pub const MIN_MAIN_BATCH: usize = 16;
+/// A batch may take at most this fraction of the budget, so stopping is checked often.
+pub const MAX_BATCH_FRACTION: f64 = 0.02;
+/// Calibration may use at most this fraction of the budget.
+pub const CALIBRATION_FRACTION: f64 = 0.5;
+
+/// Run the state machine on one target.
+pub fn measure(
+    target: &mut dyn Target,
+    clock: &dyn WallClock,
+    plan: &Plan,
+    timer: &TimerInfo,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Measurement {
+    let start = clock.now_ns();
+    let mut m = Measurement {
+        samples: Samples::default(),
+        iters_per_sample: 1,
+        wall_ns: 0,
+        stop: StopReason::Budget,
+        steady: None,
+        error: None,
+    };
+    let mut batch = Batch::default();
+    let goal = plan.min_sample_ns(timer);
+    let mut state = State::Calibrate;
+    let mut iters = 1u64;
+    let mut main_idx: Vec<usize> = Vec::new();
+    let mut est_sample_ns = goal as f64;
+    let mut main_batch = MIN_MAIN_BATCH;
+    let mut turn = 0usize;
+    let mut rel_ci = None;
+
+    // Takes one batch and appends it; returns false when the target failed.
+    let mut take = |m: &mut Measurement, iters: u64, count: usize, phase: Phase| -> bool {
+        batch.clear();
+        if let Err(e) = target.measure(iters, count, &mut batch) {
+            m.error = Some(e);
+            m.stop = StopReason::Failed;
+            return false;
+        }
+        let end = clock.now_ns().saturating_sub(start);
+        let mut t = end;
+        let mut new: Vec<Sample> = batch
+            .ns
+            .iter()
+            .rev()
+            .map(|&ns| {
+                let s = Sample {
+                    iters,
+                    ns,
+                    t_ns: t,
+                    process: 0,
+                    phase,
+                };
+                t = t.saturating_sub(ns);
+                s
+            })
+            .collect();
+        new.reverse();
+        m.samples.push_batch(&new, &batch.counters);
+        true
+    };
+
+    while state != State::Done {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            m.stop = StopReason::Interrupted;
+            break;
+        }
+        let elapsed = clock.now_ns().saturating_sub(start);
+        match state {
+            State::Calibrate => {
+                let first = m.samples.len();
+                if !take(&mut m, iters, plan.calibration_samples, Phase::Calibration) {
+                    break;
+                }
+                let best = m.samples.samples[first..]
+                    .iter()
+                    .map(|s| s.ns)
+                    .min()
+                    .unwrap_or(0);
+                let elapsed = clock.now_ns().saturating_sub(start);
+                if best >= goal
+                    || iters >= plan.max_iters
+                    || elapsed as f64 >= plan.time_budget_ns as f64 * CALIBRATION_FRACTION
+                {
+                    state = State::Collect;
+                    est_sample_ns = best.max(1) as f64;
+                    m.iters_per_sample = iters;
+                } else {
+                    // Jump straight past counts that are far too short (each step stays a
+                    // doubling when close to the goal, so samples exist at several counts).
+                    let factor = if best > 0 {
+                        (goal as f64 / best as f64 / 8.0).max(2.0).min(1024.0)
+                    } else {
+                        2.0
+                    };
+                    iters = (iters as f64 * factor).ceil().min(plan.max_iters as f64) as u64;
+                }
+            }
+            State::Collect => {
+                if elapsed >= plan.time_budget_ns {
+                    m.stop = StopReason::Budget;
+                    state = State::Done;
+                    continue;
+                }
+                let n = m.iters_per_sample;
+                let remaining = (plan.time_budget_ns - elapsed) as f64;
+                let cap_by_time = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION / est_sample_ns)
+                    .max(1.0) as usize;
+                let fits = (remaining / est_sample_ns).ceil().max(1.0) as usize;
+                let is_main = turn % 2 == 0;
+                let (it, count) = if is_main {
+                    (n, main_batch.min(cap_by_time).min(fits).max(1))
+                } else {
+                    let (num, den) = LADDER[(turn / 2) % LADDER.len()];
+                    let it = (n * num / den).max(1);
+                    (it, LADDER_SAMPLES)
+                };
+                turn += 1;
+                let first = m.samples.len();
+                if !take(&mut m, it, count, Phase::Warmup) {
+                    break;
+                }
+                if !is_main {
+                    on_progress(&Progress {
+                        state,
+                        elapsed_ns: clock.now_ns().saturating_sub(start),
+                        budget_ns: plan.time_budget_ns,
+                        samples: m.samples.len(),
+                        rel_ci,
+                    });
+                    continue;
+                }
+                main_idx.extend(first..m.samples.len());
+                main_batch = (main_idx.len() / 4).max(MIN_MAIN_BATCH);
+                let series: Vec<f64> = main_idx
+                    .iter()
+                    .map(|&i| m.samples.samples[i].per_iter_ns())
+                    .collect();
+                est_sample_ns = stats::median(&series[series.len().saturating_sub(64)..])
+                    * n as f64;
+                let elapsed = clock.now_ns().saturating_sub(start);
+                if let Some(st) = steady::detect(&series) {
+                    if st.class != WarmupClass::NoSteadyState
+                        && series.len() - st.first >= plan.min_steady_samples
+                    {
+                        let ci = stats::median_interval(&series[st.first..]);
+                        rel_ci = Some(ci.rel_half_width());
+                        if elapsed >= plan.min_time_ns && ci.rel_half_width() <= plan.target_rel_ci
+                        {
+                            m.stop = StopReason::Precise;
+                            state = State::Done;
+                        }
+                    }
+                }
+                on_progress(&Progress {
+                    state,
+                    elapsed_ns: elapsed,
+                    budget_ns: plan.time_budget_ns,
+                    samples: m.samples.len(),
+                    rel_ci,
+                });
+            }
+            State::Done => {}
+        }
+    }
+    m.wall_ns = clock.now_ns().saturating_sub(start);
+    if m.iters_per_sample == 1 && state == State::Calibrate {
+        m.iters_per_sample = iters;
+    }
+
+    // Final steady-state decision on the main series, and the phases that follow from it.
+    let series: Vec<f64> = main_idx
+        .iter()
+        .map(|&i| m.samples.samples[i].per_iter_ns())
+        .collect();
+    m.steady = steady::detect(&series);
+    let first_steady = match m.steady {
+        Some(st) if st.first < main_idx.len() => main_idx[st.first],
+        Some(_) => m.samples.len(),
+        None => main_idx.first().copied().unwrap_or(m.samples.len()),
+    };
+    m.samples.set_warmup_cut(first_steady);
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timer::TimerKind;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A clock that only moves when the scripted target says time passed.
+    #[derive(Clone, Default)]
+    struct MockClock(Rc<Cell<u64>>);
+    impl WallClock for MockClock {
+        fn now_ns(&self) -> u64 {
+            self.0.get()
+        }
+    }
+
+    /// A target whose per-iteration cost is a function of the time elapsed, plus a fixed
+    /// per-sample overhead; it advances the mock clock by what it "took".
+    struct Scripted<F: Fn(u64, usize) -> f64> {
+        clock: MockClock,
+        per_iter: F,
+        overhead_ns: u64,
+        taken: usize,
+    }
+    impl<F: Fn(u64, usize) -> f64> Target for Scripted<F> {
+        fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+            for _ in 0..count {
+                let now = self.clock.0.get();
+                let ns = self.overhead_ns
+                    + ((self.per_iter)(now, self.taken) * iters as f64).round() as u64;
+                self.taken += 1;
+                self.clock.0.set(now + ns + 50);
+                out.ns.push(ns);
+            }
+            Ok(())
+        }
+    }
+
+    fn timer() -> TimerInfo {
+        TimerInfo {
+            kind: TimerKind::Tsc,
+            resolution_ns: 1.0,
+            overhead_ns: 10.0,
+            tsc_hz: Some(3e9),
+        }
+    }
+
+    fn jitter(k: usize) -> f64 {
+        // Deterministic ±1 % pseudo-noise.
+        let x = (k as u64).wrapping_mul(0x9E3779B97F4A7C15) >> 40;
+        (x as f64 / (1u64 << 24) as f64 - 0.5) * 0.02
+    }
+
+    fn run<F: Fn(u64, usize) -> f64>(f: F, plan: &Plan) -> Measurement {
+        let clock = MockClock::default();
+        let mut t = Scripted {
+            clock: clock.clone(),
+            per_iter: f,
+            overhead_ns: 10,
+            taken: 0,
+        };
+        measure(&mut t, &clock, plan, &timer(), &mut |_| {})
+    }
+
+    #[test]
+    fn calibration_reaches_the_goal_by_doubling() {
+        let m = run(|_, k| 2.0 * (1.0 + jitter(k)), &Plan::default());
+        // Goal: 20 µs at 2 ns per iteration → N ≥ 10 000; N is reached by doubling steps.
+        assert!(m.iters_per_sample >= 10_000 && m.iters_per_sample < 40_000);
+        let cal: Vec<u64> = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.phase == Phase::Calibration)
+            .map(|s| s.iters)
+            .collect();
+        assert!(cal.windows(2).all(|w| w[1] >= w[0]));
+        assert!(cal.iter().collect::<std::collections::BTreeSet<_>>().len() >= 3);
+    }
+
+    #[test]
+    fn flat_series_stops_early_when_precise() {
+        let plan = Plan::default();
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
+        assert_eq!(m.stop, StopReason::Precise);
+        assert!(m.wall_ns < plan.time_budget_ns);
+        assert!(m.wall_ns >= plan.min_time_ns);
+        assert_eq!(m.steady.unwrap().class, WarmupClass::Flat);
+    }
+
+    #[test]
+    fn budget_is_never_exceeded_by_more_than_a_batch() {
+        let mut plan = Plan::default();
+        plan.target_rel_ci = 0.0; // never precise enough
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
+        assert_eq!(m.stop, StopReason::Budget);
+        let slack = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION * 1.5) as u64;
+        assert!(m.wall_ns <= plan.time_budget_ns + slack, "{}", m.wall_ns);
+    }
+
+    #[test]
+    fn warmup_is_detected_and_excluded() {
+        // 3× slower for the first 200 ms, decaying.
+        let m = run(
+            |t, k| 4.0 * (1.0 + 2.0 * (-(t as f64) / 50e6).exp()) * (1.0 + jitter(k)),
+            &Plan::default(),
+        );
+        let st = m.steady.unwrap();
+        assert_eq!(st.class, WarmupClass::Warmup);
+        let warm = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.phase == Phase::Warmup)
+            .count();
+        assert!(warm > 0);
+        // Every measured sample is within 10 % of the steady cost.
+        for s in m.samples.samples.iter().filter(|s| s.phase == Phase::Measure) {
+            if s.iters == m.iters_per_sample {
+                assert!(s.per_iter_ns() < 4.0 * 1.1, "{}", s.per_iter_ns());
+            }
+        }
+    }
+
+    #[test]
+    fn never_steady_is_reported() {
+        // Keeps slowing down for the whole budget.
+        let m = run(
+            |t, k| (2.0 + t as f64 / 1e8) * (1.0 + jitter(k)),
+            &Plan::default(),
+        );
+        assert_eq!(m.steady.unwrap().class, WarmupClass::NoSteadyState);
+        assert_eq!(m.stop, StopReason::Budget);
+    }
+
+    #[test]
+    fn slowdown_is_classified() {
+        let m = run(
+            |t, k| if t < 50_000_000 { 3.0 } else { 4.0 } * (1.0 + jitter(k)),
+            &Plan::default(),
+        );
+        assert_eq!(m.steady.unwrap().class, WarmupClass::Slowdown);
+    }
+
+    #[test]
+    fn periodic_spikes_leave_the_state_flat() {
+        // Every 4 ms, a 30 µs stall lands in a sample (a 250 Hz tick).
+        let m = run(
+            |t, k| {
+                let base = 5.0 * (1.0 + jitter(k));
+                if t % 4_000_000 < 25_000 {
+                    base * 3.0
+                } else {
+                    base
+                }
+            },
+            &Plan::default(),
+        );
+        assert_eq!(m.steady.unwrap().class, WarmupClass::Flat);
+    }
+
+    #[test]
+    fn ladder_samples_exist_at_several_counts() {
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &Plan::default());
+        let n = m.iters_per_sample;
+        let counts: std::collections::BTreeSet<u64> = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.phase != Phase::Calibration)
+            .map(|s| s.iters)
+            .collect();
+        assert!(counts.contains(&n) && counts.contains(&(2 * n)) && counts.contains(&(n / 4)));
+    }
+
+    #[test]
+    fn a_failing_target_keeps_what_was_measured() {
+        struct Dies(usize);
+        impl Target for Dies {
+            fn measure(&mut self, _: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+                if self.0 == 0 {
+                    return Err("worker died: signal 11 (SIGSEGV)".into());
+                }
+                self.0 -= 1;
+                out.ns.extend(std::iter::repeat(25_000).take(count));
+                Ok(())
+            }
+        }
+        let clock = MonotonicClock;
+        let m = measure(&mut Dies(3), &clock, &Plan::quick(), &timer(), &mut |_| {});
+        assert_eq!(m.stop, StopReason::Failed);
+        assert!(m.error.unwrap().contains("SIGSEGV"));
+        assert!(!m.samples.is_empty());
+    }
+}

@@ -1,0 +1,77 @@
+//! The plan: how a benchmark is measured. Every constant is named here with the reason for
+//! its value; the engine (`measure`) only follows the plan.
+
+use crate::timer::TimerInfo;
+
+/// How a benchmark is measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Hard wall-clock budget per benchmark, calibration and warm-up included (`--time`).
+    pub time_budget_ns: u64,
+    /// The engine never stops early before this much time, so that a slow warm-up (the seed's
+    /// `rand()` needed about a second) has a chance to show in the series.
+    pub min_time_ns: u64,
+    /// Target duration of one sample: far below the scheduler tick (1–4 ms), so a tick or an
+    /// interrupt spoils few samples, and long enough to dwarf the timer's own cost.
+    pub target_sample_ns: u64,
+    /// A sample must last at least this many times the timer's read cost and resolution.
+    pub timer_factor: f64,
+    /// Early stop once the 95 % interval of the median is within ± this fraction of it.
+    pub target_rel_ci: f64,
+    /// Fewest steady samples an estimate is made from.
+    pub min_steady_samples: usize,
+    /// Samples per step of the doubling calibration (the smallest is kept as that step's time).
+    pub calibration_samples: usize,
+    /// Upper bound on iterations per sample (a guard against a body the compiler removed:
+    /// doubling would otherwise go on for ever).
+    pub max_iters: u64,
+}
+
+/// Default measurement budget per benchmark: about one second, as in the issue and the seed.
+pub const DEFAULT_TIME_NS: u64 = 1_000_000_000;
+/// `--quick`: about 0.2 s.
+pub const QUICK_TIME_NS: u64 = 200_000_000;
+/// Default sample length: 20 µs (well under the 1–4 ms scheduler tick).
+pub const DEFAULT_SAMPLE_NS: u64 = 20_000;
+/// Samples last ≥ 1000× the timer's cost and resolution (its error is then ≤ 0.1 %).
+pub const TIMER_FACTOR: f64 = 1000.0;
+/// Early stop at ±0.5 % of the median.
+pub const DEFAULT_TARGET_REL_CI: f64 = 0.005;
+/// 100 steady samples: enough for MSER-5 (20 batches) and for a median interval that does not
+/// rest on the extreme order statistics.
+pub const MIN_STEADY_SAMPLES: usize = 100;
+/// The early stop waits at least 10 % of the budget.
+pub const MIN_TIME_FRACTION: f64 = 0.1;
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan::with_budget(DEFAULT_TIME_NS)
+    }
+}
+
+impl Plan {
+    /// A plan with the given budget and the default for everything else.
+    pub fn with_budget(time_budget_ns: u64) -> Plan {
+        Plan {
+            time_budget_ns,
+            min_time_ns: (time_budget_ns as f64 * MIN_TIME_FRACTION) as u64,
+            target_sample_ns: DEFAULT_SAMPLE_NS,
+            timer_factor: TIMER_FACTOR,
+            target_rel_ci: DEFAULT_TARGET_REL_CI,
+            min_steady_samples: MIN_STEADY_SAMPLES,
+            calibration_samples: 3,
+            max_iters: 1 << 40,
+        }
+    }
+
+    /// `--quick`.
+    pub fn quick() -> Plan {
+        Plan::with_budget(QUICK_TIME_NS)
+    }
+
+    /// The shortest sample this plan accepts with the given timer.
+    pub fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
+        let floor = self.timer_factor * timer.overhead_ns.max(timer.resolution_ns);
+        (self.target_sample_ns as f64).max(floor).ceil() as u64
+    }
+}

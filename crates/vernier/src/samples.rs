@@ -1,0 +1,98 @@
+//! Raw samples: every measurement the engine took, calibration and warm-up included (flagged),
+//! never dropped. Integers only: iteration counts and nanoseconds. Per-iteration figures become
+//! floating point in `analyze`, not here.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a sample was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Taken while doubling the iteration count.
+    Calibration,
+    /// Taken before the detected steady state; excluded from the estimates.
+    Warmup,
+    /// Part of the steady state; the estimates are computed on these.
+    Measure,
+}
+
+/// One timed region: `iters` iterations that took `ns` nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub iters: u64,
+    pub ns: u64,
+    /// When the sample ended, in ns since the benchmark started (runner's clock).
+    pub t_ns: u64,
+    /// Which worker process took it (0 in-process).
+    pub process: u32,
+    pub phase: Phase,
+}
+
+impl Sample {
+    /// Per-iteration time of this sample, in ns.
+    pub fn per_iter_ns(&self) -> f64 {
+        self.ns as f64 / self.iters.max(1) as f64
+    }
+}
+
+/// A named column of counter deltas, one value per sample (aligned with `Samples::samples`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CounterColumn {
+    pub event: String,
+    pub values: Vec<u64>,
+}
+
+/// Every sample of one benchmark, in the order they were taken.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Samples {
+    pub samples: Vec<Sample>,
+    /// Counter deltas per sample; empty when no counters were read.
+    pub counters: Vec<CounterColumn>,
+}
+
+impl Samples {
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Append a batch of samples (and their counters, if any).
+    pub fn push_batch(&mut self, batch: &[Sample], counters: &[CounterColumn]) {
+        let before = self.samples.len();
+        self.samples.extend_from_slice(batch);
+        for col in counters {
+            let slot = match self.counters.iter().position(|c| c.event == col.event) {
+                Some(i) => i,
+                None => {
+                    self.counters.push(CounterColumn {
+                        event: col.event.clone(),
+                        values: vec![0; before],
+                    });
+                    self.counters.len() - 1
+                }
+            };
+            self.counters[slot].values.extend_from_slice(&col.values);
+        }
+        // Columns absent from this batch stay aligned (0 is never shown as a measurement:
+        // analysis only reads counters on samples whose batch carried them).
+        for c in &mut self.counters {
+            c.values.resize(self.samples.len(), 0);
+        }
+    }
+
+    /// Mark samples with index < `cut` among the non-calibration ones as warm-up.
+    pub fn set_warmup_cut(&mut self, first_steady: usize) {
+        for (i, s) in self.samples.iter_mut().enumerate() {
+            if s.phase != Phase::Calibration {
+                s.phase = if i < first_steady {
+                    Phase::Warmup
+                } else {
+                    Phase::Measure
+                };
+            }
+        }
+    }
+}
