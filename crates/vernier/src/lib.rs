@@ -12,6 +12,7 @@
 pub mod diagnostic;
 pub mod measure;
 pub mod plan;
+pub mod protocol;
 pub mod samples;
 pub mod stats;
 pub mod steady;

@@ -252,8 +252,8 @@ pub fn measure(
                     .iter()
                     .map(|&i| m.samples.samples[i].per_iter_ns())
                     .collect();
-                est_sample_ns = stats::median(&series[series.len().saturating_sub(64)..])
-                    * n as f64;
+                est_sample_ns =
+                    stats::median(&series[series.len().saturating_sub(64)..]) * n as f64;
                 let elapsed = clock.now_ns().saturating_sub(start);
                 if let Some(st) = steady::detect(&series) {
                     if st.class != WarmupClass::NoSteadyState
@@ -416,7 +416,12 @@ mod tests {
             .count();
         assert!(warm > 0);
         // Every measured sample is within 10 % of the steady cost.
-        for s in m.samples.samples.iter().filter(|s| s.phase == Phase::Measure) {
+        for s in m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.phase == Phase::Measure)
+        {
             if s.iters == m.iters_per_sample {
                 assert!(s.per_iter_ns() < 4.0 * 1.1, "{}", s.per_iter_ns());
             }

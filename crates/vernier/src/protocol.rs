@@ -1,0 +1,465 @@
+//! The worker protocol (`docs/protocol.md`): line formats for both sides. The worker side
+//! (`serve`) is used by `Suite` when a runner launched the process; the runner side parses the
+//! replies. Pure text handling here; the pipes and processes live with their users.
+
+use crate::measure::Batch;
+use crate::samples::CounterColumn;
+use crate::timer::{TimerInfo, TimerKind};
+use std::fmt::Write as _;
+use std::io::{BufRead, Write};
+
+/// Protocol version spoken by this crate.
+pub const VERSION: u32 = 1;
+/// Environment variable naming the protocol's file descriptors, `R,W`.
+pub const FDS_ENV: &str = "VERNIER_FDS";
+
+/// Percent-encode a benchmark name (bytes outside `A-Za-z0-9-_./:+,` become `%XX`).
+pub fn encode_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_./:+,".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Decode a percent-encoded name.
+pub fn decode_name(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .ok_or_else(|| format!("truncated escape in name '{s}'"))?;
+            out.push(
+                u8::from_str_radix(hex, 16)
+                    .map_err(|_| format!("bad escape '%{hex}' in name '{s}'"))?,
+            );
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("name '{s}' is not UTF-8"))
+}
+
+/// Which benchmark a `run` command names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchRef {
+    Index(usize),
+    /// The harness's loop around an empty body.
+    Empty,
+}
+
+/// A command from the runner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Hello(u32),
+    List,
+    Run {
+        bench: BenchRef,
+        iters: u64,
+        samples: usize,
+        /// Options this side did not interpret (kept for extensions such as `counters=`).
+        extra: Vec<(String, String)>,
+    },
+    Probe,
+    Quit,
+}
+
+impl Command {
+    pub fn to_line(&self) -> String {
+        match self {
+            Command::Hello(v) => format!("hello {v}"),
+            Command::List => "list".into(),
+            Command::Run {
+                bench,
+                iters,
+                samples,
+                extra,
+            } => {
+                let b = match bench {
+                    BenchRef::Index(i) => i.to_string(),
+                    BenchRef::Empty => "empty".into(),
+                };
+                let mut s = format!("run {b} iters={iters} samples={samples}");
+                for (k, v) in extra {
+                    let _ = write!(s, " {k}={v}");
+                }
+                s
+            }
+            Command::Probe => "probe".into(),
+            Command::Quit => "quit".into(),
+        }
+    }
+
+    /// Parse a command line; the error is the text of the `error` reply.
+    pub fn parse(line: &str) -> Result<Command, String> {
+        let mut toks = line.split_whitespace();
+        let cmd = toks.next().unwrap_or("");
+        match cmd {
+            "hello" => {
+                let v = toks
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .ok_or_else(|| format!("bad option '' in '{line}'"))?;
+                Ok(Command::Hello(v))
+            }
+            "list" => Ok(Command::List),
+            "probe" => Ok(Command::Probe),
+            "quit" => Ok(Command::Quit),
+            "run" => {
+                let which = toks
+                    .next()
+                    .ok_or_else(|| format!("bad option '' in '{line}'"))?;
+                let bench = if which == "empty" {
+                    BenchRef::Empty
+                } else {
+                    BenchRef::Index(
+                        which
+                            .parse()
+                            .map_err(|_| format!("bad option '{which}' in '{line}'"))?,
+                    )
+                };
+                let (mut iters, mut samples, mut extra) = (None, None, Vec::new());
+                for t in toks {
+                    let (k, v) = t
+                        .split_once('=')
+                        .ok_or_else(|| format!("bad option '{t}' in '{line}'"))?;
+                    match k {
+                        "iters" => iters = v.parse::<u64>().ok().filter(|&n| n >= 1),
+                        "samples" => samples = v.parse::<usize>().ok().filter(|&n| n >= 1),
+                        _ => extra.push((k.to_string(), v.to_string())),
+                    }
+                    if (k == "iters" && iters.is_none()) || (k == "samples" && samples.is_none()) {
+                        return Err(format!("bad option '{t}' in '{line}'"));
+                    }
+                }
+                Ok(Command::Run {
+                    bench,
+                    iters: iters.ok_or_else(|| format!("bad option 'iters' in '{line}'"))?,
+                    samples: samples.ok_or_else(|| format!("bad option 'samples' in '{line}'"))?,
+                    extra,
+                })
+            }
+            other => Err(format!("unknown command '{other}'")),
+        }
+    }
+}
+
+/// What a worker says about itself in its `hello` reply.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hello {
+    pub version: u32,
+    /// `<name>/<version>` of the harness.
+    pub implementation: String,
+    pub timer: TimerInfo,
+    pub debug_build: bool,
+    pub pid: u32,
+}
+
+impl Hello {
+    pub fn to_line(&self) -> String {
+        format!(
+            "hello {} impl={} timer={} resolution_ns={} overhead_ns={} tsc_hz={} build={} pid={}",
+            self.version,
+            self.implementation,
+            self.timer.kind.as_str(),
+            self.timer.resolution_ns,
+            self.timer.overhead_ns,
+            self.timer.tsc_hz.unwrap_or(0.0),
+            if self.debug_build { "debug" } else { "release" },
+            self.pid
+        )
+    }
+
+    pub fn parse(line: &str) -> Result<Hello, String> {
+        let mut toks = line.split_whitespace();
+        if toks.next() != Some("hello") {
+            return Err(format!("expected a 'hello' reply, got '{line}'"));
+        }
+        let version = toks
+            .next()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("malformed hello reply '{line}'"))?;
+        let mut h = Hello {
+            version,
+            implementation: String::new(),
+            timer: TimerInfo {
+                kind: TimerKind::Monotonic,
+                resolution_ns: 0.0,
+                overhead_ns: 0.0,
+                tsc_hz: None,
+            },
+            debug_build: false,
+            pid: 0,
+        };
+        let bad = |t: &str| format!("malformed token '{t}' in hello reply '{line}'");
+        for t in toks {
+            let Some((k, v)) = t.split_once('=') else {
+                return Err(bad(t));
+            };
+            let num = || v.parse::<f64>().map_err(|_| bad(t));
+            match k {
+                "impl" => h.implementation = v.to_string(),
+                "timer" => {
+                    h.timer.kind = match v {
+                        "tsc" => TimerKind::Tsc,
+                        "monotonic" => TimerKind::Monotonic,
+                        _ => return Err(bad(t)),
+                    }
+                }
+                "resolution_ns" => h.timer.resolution_ns = num()?,
+                "overhead_ns" => h.timer.overhead_ns = num()?,
+                "tsc_hz" => h.timer.tsc_hz = Some(num()?).filter(|&x| x > 0.0),
+                "build" => h.debug_build = v == "debug",
+                "pid" => h.pid = num()? as u32,
+                _ => {}
+            }
+        }
+        Ok(h)
+    }
+}
+
+/// Format a `samples` reply.
+pub fn samples_line(batch: &Batch) -> String {
+    let mut s = format!("samples {} ns=", batch.ns.len());
+    join_into(&mut s, &batch.ns);
+    for c in &batch.counters {
+        let _ = write!(s, " ctr.{}=", c.event);
+        join_into(&mut s, &c.values);
+    }
+    s
+}
+
+fn join_into(s: &mut String, xs: &[u64]) {
+    for (i, x) in xs.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "{x}");
+    }
+}
+
+fn parse_list(v: &str, line: &str) -> Result<Vec<u64>, String> {
+    v.split(',')
+        .map(|x| {
+            x.parse::<u64>()
+                .map_err(|_| format!("malformed number '{x}' in reply '{}'", clip(line)))
+        })
+        .collect()
+}
+
+/// Shorten a line for an error message.
+pub fn clip(line: &str) -> String {
+    if line.len() > 200 {
+        let mut end = 200;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &line[..end])
+    } else {
+        line.to_string()
+    }
+}
+
+/// Parse a `samples` reply (or turn an `error` reply into its message).
+pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
+    let mut toks = line.split_whitespace();
+    match toks.next() {
+        Some("samples") => {}
+        Some("error") => return Err(line[5..].trim().to_string()),
+        _ => {
+            return Err(format!(
+                "malformed reply '{}' (expected 'samples …')",
+                clip(line)
+            ))
+        }
+    }
+    let count: usize = toks
+        .next()
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("malformed reply '{}'", clip(line)))?;
+    let mut batch = Batch::default();
+    for t in toks {
+        let Some((k, v)) = t.split_once('=') else {
+            return Err(format!("malformed token '{t}' in reply '{}'", clip(line)));
+        };
+        if k == "ns" {
+            batch.ns = parse_list(v, line)?;
+        } else if let Some(ev) = k.strip_prefix("ctr.") {
+            batch.counters.push(CounterColumn {
+                event: ev.to_string(),
+                values: parse_list(v, line)?,
+            });
+        }
+    }
+    if batch.ns.len() != count || count != expected {
+        return Err(format!(
+            "reply announces {count} samples and carries {}, {expected} were asked for: '{}'",
+            batch.ns.len(),
+            clip(line)
+        ));
+    }
+    if let Some(c) = batch.counters.iter().find(|c| c.values.len() != count) {
+        return Err(format!(
+            "counter '{}' has {} values for {count} samples",
+            c.event,
+            c.values.len()
+        ));
+    }
+    Ok(batch)
+}
+
+/// What a worker serves: names, a way to run samples, and facts for `probe`.
+pub trait Worker {
+    fn hello(&self) -> Hello;
+    fn names(&self) -> Vec<String>;
+    fn run(
+        &mut self,
+        bench: BenchRef,
+        iters: u64,
+        samples: usize,
+        extra: &[(String, String)],
+        out: &mut Batch,
+    ) -> Result<(), String>;
+    fn probe(&self) -> String;
+}
+
+/// Serve the protocol until `quit` or end of input. I/O errors end the loop.
+pub fn serve(
+    worker: &mut dyn Worker,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut line = String::new();
+    let mut batch = Batch::default();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let reply = match Command::parse(line.trim_end()) {
+            Err(e) => format!("error {e}"),
+            Ok(Command::Hello(v)) if v != VERSION => {
+                format!("error unsupported protocol version {v} (this worker speaks {VERSION})")
+            }
+            Ok(Command::Hello(_)) => worker.hello().to_line(),
+            Ok(Command::List) => {
+                let names = worker.names();
+                let mut s = String::new();
+                for (i, n) in names.iter().enumerate() {
+                    let _ = writeln!(s, "bench {i} {}", encode_name(n));
+                }
+                let _ = write!(s, "end {}", names.len());
+                s
+            }
+            Ok(Command::Probe) => worker.probe(),
+            Ok(Command::Quit) => {
+                output.write_all(b"bye\n")?;
+                output.flush()?;
+                return Ok(());
+            }
+            Ok(Command::Run {
+                bench,
+                iters,
+                samples,
+                extra,
+            }) => {
+                batch.clear();
+                match worker.run(bench, iters, samples, &extra, &mut batch) {
+                    Ok(()) => samples_line(&batch),
+                    Err(e) => format!("error {e}"),
+                }
+            }
+        };
+        output.write_all(reply.as_bytes())?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for n in ["sqrt", "set event hot", "a%b=c", "π/2", "x,y"] {
+            assert_eq!(decode_name(&encode_name(n)).unwrap(), n);
+        }
+        assert_eq!(encode_name("set event"), "set%20event");
+    }
+
+    #[test]
+    fn commands_round_trip() {
+        let c = Command::Run {
+            bench: BenchRef::Index(3),
+            iters: 4096,
+            samples: 16,
+            extra: vec![("cache".into(), "cold".into())],
+        };
+        assert_eq!(Command::parse(&c.to_line()).unwrap(), c);
+        assert_eq!(
+            Command::parse("run empty iters=1 samples=1")
+                .unwrap()
+                .to_line(),
+            "run empty iters=1 samples=1"
+        );
+    }
+
+    #[test]
+    fn bad_commands_are_named() {
+        assert_eq!(
+            Command::parse("frobnicate").unwrap_err(),
+            "unknown command 'frobnicate'"
+        );
+        assert!(Command::parse("run 0 iters=0 samples=1")
+            .unwrap_err()
+            .contains("iters=0"));
+        assert!(Command::parse("run 0 samples=1")
+            .unwrap_err()
+            .contains("iters"));
+        assert!(Command::parse("run x iters=1 samples=1")
+            .unwrap_err()
+            .contains("'x'"));
+    }
+
+    #[test]
+    fn samples_reply_is_checked() {
+        let b = parse_samples("samples 2 ns=10,20 ctr.page-faults=1,1", 2).unwrap();
+        assert_eq!(b.ns, vec![10, 20]);
+        assert_eq!(b.counters[0].values, vec![1, 1]);
+        assert!(parse_samples("samples 2 ns=10", 2).is_err());
+        assert!(parse_samples("samples 1 ns=1x", 1)
+            .unwrap_err()
+            .contains("1x"));
+        assert_eq!(
+            parse_samples("error no benchmark 7 (there are 2)", 1).unwrap_err(),
+            "no benchmark 7 (there are 2)"
+        );
+    }
+
+    #[test]
+    fn hello_round_trips() {
+        let h = Hello {
+            version: 1,
+            implementation: "vernier-rust/0.1.0".into(),
+            timer: TimerInfo {
+                kind: TimerKind::Tsc,
+                resolution_ns: 0.5,
+                overhead_ns: 12.0,
+                tsc_hz: Some(2.8e9),
+            },
+            debug_build: false,
+            pid: 42,
+        };
+        assert_eq!(Hello::parse(&h.to_line()).unwrap(), h);
+    }
+}
