@@ -1,0 +1,553 @@
+//! Analysis: a pure function from the measured samples to the reported figures and diagnostics.
+//! No I/O, no clock: the same samples always give the same analysis, so a result file can be
+//! re-analysed offline.
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::measure::{Measurement, StopReason};
+use crate::samples::{Phase, Sample};
+use crate::stats::{self, LinearFit};
+use crate::steady::WarmupClass;
+use crate::timer::TimerInfo;
+use std::collections::BTreeMap;
+
+/// What the analysis knows beyond the samples.
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub timer: TimerInfo,
+    /// Per-iteration cost of the harness's loop around an empty body (measured at start-up).
+    pub empty_iter_ns: Option<f64>,
+    /// Duration of one CPU cycle: measured by counters, or estimated from a chain of
+    /// dependent one-cycle additions.
+    pub cycle_ns: Option<f64>,
+    /// The benchmark was compiled without optimisation.
+    pub debug_build: bool,
+    /// The interval the plan aimed for (relative half-width).
+    pub target_rel_ci: f64,
+    /// Samples shorter than this many times the timer's cost are timer-limited.
+    pub timer_factor: f64,
+}
+
+/// Per-iteration estimates (ns).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PerIter {
+    pub median_ns: f64,
+    pub min_ns: f64,
+    pub mean_ns: f64,
+    /// The seed's σ_iter = σ_sample / √N, with the robust σ_sample = IQR/1.349 of sample times.
+    pub sigma_ns: f64,
+    /// Robust spread of the per-iteration mean of one sample (IQR/1.349 of ns/N).
+    pub sample_sigma_ns: f64,
+    /// MAD of the per-iteration means of the samples.
+    pub mad_ns: f64,
+    pub ci95_ns: (f64, f64),
+    pub fit: Option<LinearFit>,
+}
+
+/// Outliers among the steady samples (Tukey fences on per-iteration times).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Outliers {
+    /// Beyond 1.5 × IQR.
+    pub mild: usize,
+    /// Beyond 3 × IQR.
+    pub far: usize,
+    /// Median time between far outliers when they recur regularly (a timer tick, an IRQ).
+    pub period_ns: Option<f64>,
+}
+
+/// Warm-up as reported.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Warmup {
+    pub samples: usize,
+    /// From the benchmark's start to its steady state, calibration included.
+    pub seconds: f64,
+    pub class: WarmupClass,
+}
+
+/// A worker process's share of the samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProcessFigure {
+    pub index: u32,
+    pub median_ns: f64,
+    pub ci95_ns: (f64, f64),
+    pub samples: usize,
+}
+
+/// Everything reported about one benchmark.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub per_iter: PerIter,
+    pub steady_samples: usize,
+    pub warmup: Warmup,
+    pub outliers: Outliers,
+    /// Largest |x − median| / robust σ among the steady samples (the worst "sigma event").
+    pub worst_sigma: f64,
+    pub processes: Vec<ProcessFigure>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// R² below this is a poor linear fit.
+pub const NONLINEAR_R2: f64 = 0.98;
+/// Slope and median disagreeing by more than this (relative) is nonlinear…
+pub const NONLINEAR_REL: f64 = 0.05;
+/// … when also beyond this many standard errors of the slope.
+pub const NONLINEAR_SIGMAS: f64 = 3.0;
+/// A per-iteration time (net of the empty loop) below a quarter of a cycle is not real work.
+pub const OPTIMIZED_AWAY_CYCLES: f64 = 0.25;
+/// Without a cycle estimate, 0.1 ns stands for a quarter of a 2.5 GHz cycle.
+pub const OPTIMIZED_AWAY_NS: f64 = 0.1;
+/// An interval wider than ±1 % at the end of the budget is `unstable`.
+pub const UNSTABLE_REL_CI: f64 = 0.01;
+/// More than 2 % far outliers is reported as `outliers`.
+pub const OUTLIER_FRACTION: f64 = 0.02;
+
+fn steady_main(m: &Measurement) -> Vec<&Sample> {
+    m.samples
+        .samples
+        .iter()
+        .filter(|s| s.phase == Phase::Measure && s.iters == m.iters_per_sample)
+        .collect()
+}
+
+/// Analyse one benchmark's measurement.
+pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
+    let mut main = steady_main(m);
+    if main.is_empty() {
+        // Nothing reached the steady state (a failure early on, or a very slow body): use
+        // whatever was measured at the final count, so a figure exists, and say so.
+        main = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.iters == m.iters_per_sample)
+            .collect();
+    }
+    let n = m.iters_per_sample.max(1) as f64;
+    let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
+    let sample_ns: Vec<f64> = main.iter().map(|s| s.ns as f64).collect();
+    let mut diagnostics = Vec::new();
+
+    let per_iter = if per.is_empty() {
+        PerIter {
+            median_ns: f64::NAN,
+            min_ns: f64::NAN,
+            mean_ns: f64::NAN,
+            sigma_ns: f64::NAN,
+            sample_sigma_ns: f64::NAN,
+            mad_ns: f64::NAN,
+            ci95_ns: (f64::NAN, f64::NAN),
+            fit: None,
+        }
+    } else {
+        let sorted = stats::sorted(&per);
+        let ci = stats::median_interval(&per);
+        let sorted_ns = stats::sorted(&sample_ns);
+        PerIter {
+            median_ns: ci.median,
+            min_ns: sorted[0],
+            mean_ns: stats::mean(&per),
+            sigma_ns: stats::iqr_sigma_sorted(&sorted_ns) / n.sqrt(),
+            sample_sigma_ns: stats::iqr_sigma_sorted(&sorted),
+            mad_ns: stats::mad_sorted(&sorted),
+            ci95_ns: (ci.lo, ci.hi),
+            fit: linearity(m),
+        }
+    };
+
+    // Outliers and the worst sigma event.
+    let mut outliers = Outliers::default();
+    let mut worst_sigma = 0.0;
+    if per.len() >= 4 {
+        let sorted = stats::sorted(&per);
+        let (lo1, hi1) = stats::tukey_fences_sorted(&sorted, 1.5);
+        let (lo3, hi3) = stats::tukey_fences_sorted(&sorted, 3.0);
+        outliers.mild = per.iter().filter(|&&x| x < lo1 || x > hi1).count();
+        let far_times: Vec<f64> = main
+            .iter()
+            .zip(&per)
+            .filter(|(_, &x)| x > hi3)
+            .map(|(s, _)| s.t_ns as f64)
+            .collect();
+        outliers.far = per.iter().filter(|&&x| x < lo3 || x > hi3).count();
+        outliers.period_ns = regular_period(&far_times);
+        let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
+        worst_sigma = per
+            .iter()
+            .map(|x| (x - per_iter.median_ns).abs() / sigma)
+            .fold(0.0, f64::max);
+    }
+
+    let warmup_samples = m
+        .samples
+        .samples
+        .iter()
+        .filter(|s| s.phase == Phase::Warmup)
+        .count();
+    let first_steady_start = m
+        .samples
+        .samples
+        .iter()
+        .find(|s| s.phase == Phase::Measure)
+        .map(|s| s.t_ns.saturating_sub(s.ns))
+        .unwrap_or(m.wall_ns);
+    let warmup = Warmup {
+        samples: warmup_samples,
+        seconds: first_steady_start as f64 * 1e-9,
+        class: m.steady.map(|s| s.class).unwrap_or(WarmupClass::Flat),
+    };
+
+    let processes = per_process(&main);
+
+    // Diagnostics, in the order a reader should act on them.
+    if ctx.debug_build {
+        diagnostics.push(Diagnostic::new(
+            Code::DebugBuild,
+            "the benchmark was compiled without optimisation: its figures say nothing about \
+             release code. Build with --release (cargo) or -O2 (C++).",
+        ));
+    }
+    if let Some(d) = optimized_away(&per_iter, ctx) {
+        diagnostics.push(d);
+    }
+    if let Some(f) = per_iter.fit {
+        let disagree = (f.slope - per_iter.median_ns).abs();
+        let tol = NONLINEAR_SIGMAS * f.slope_se + (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0;
+        if f.r2 < NONLINEAR_R2 || (disagree > NONLINEAR_REL * per_iter.median_ns && disagree > tol)
+        {
+            diagnostics.push(Diagnostic::new(
+                Code::Nonlinear,
+                format!(
+                    "sample time is not proportional to the iteration count: T = {:.1} ns + \
+                     {:.4} ns × N (R² = {:.3}) against a median of {:.4} ns per iteration. Work \
+                     outside the loop body, or state carried between iterations (caches, \
+                     allocations), is being measured: move setup out of the timed closure \
+                     (bench_with_setup) and check the samples in --json.",
+                    f.intercept, f.slope, f.r2, per_iter.median_ns
+                ),
+            ));
+        }
+    }
+    if warmup.class == WarmupClass::NoSteadyState {
+        diagnostics.push(Diagnostic::new(
+            Code::NoSteadyState,
+            format!(
+                "the timings kept drifting for the whole {:.2} s: no steady state was found, and \
+                 the figures come from the last part only. Give it longer (--time), or look at \
+                 the time series (--json) for what changes.",
+                m.wall_ns as f64 * 1e-9
+            ),
+        ));
+    }
+    let rel_ci = (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0 / per_iter.median_ns;
+    if rel_ci > UNSTABLE_REL_CI && m.stop != StopReason::Failed {
+        diagnostics.push(Diagnostic::new(
+            Code::Unstable,
+            format!(
+                "the 95 % interval is ±{:.2} % of the median after {:.2} s ({} steady samples), \
+                 wider than ±{:.1} %: the machine is noisy. Run longer (--time), pin the \
+                 benchmark (--cpu), and see `vernier system show` and `vernier system noise`.",
+                rel_ci * 100.0,
+                m.wall_ns as f64 * 1e-9,
+                per.len(),
+                UNSTABLE_REL_CI * 100.0
+            ),
+        ));
+    }
+    let floor = ctx.timer_factor * ctx.timer.overhead_ns.max(ctx.timer.resolution_ns);
+    let median_sample = per_iter.median_ns * n;
+    if median_sample < floor {
+        diagnostics.push(Diagnostic::new(
+            Code::TimerLimited,
+            format!(
+                "samples last {:.0} ns, less than {:.0}× the timer's cost ({:.1} ns) and \
+                 resolution ({:.2} ns): the clock's own error is a visible part of each sample. \
+                 Give the benchmark more time (--time) so calibration can lengthen samples.",
+                median_sample, ctx.timer_factor, ctx.timer.overhead_ns, ctx.timer.resolution_ns
+            ),
+        ));
+    }
+    if !per.is_empty() && outliers.far as f64 > OUTLIER_FRACTION * per.len() as f64 {
+        let period = outliers
+            .period_ns
+            .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
+            .unwrap_or_default();
+        diagnostics.push(Diagnostic::new(
+            Code::Outliers,
+            format!(
+                "{} of {} samples ({:.1} %) are far outliers (beyond 3 × IQR){period}: \
+                 interrupts or other processes are stealing the CPU. The median is robust to \
+                 them; to remove them, pin to a quiet CPU (`vernier system noise`) and see \
+                 `vernier system show`.",
+                outliers.far,
+                per.len(),
+                100.0 * outliers.far as f64 / per.len() as f64
+            ),
+        ));
+    }
+
+    Analysis {
+        per_iter,
+        steady_samples: per.len(),
+        warmup,
+        outliers,
+        worst_sigma,
+        processes,
+        diagnostics,
+    }
+}
+
+/// The seed's linearity test on the steady ladder: T = a + b·N fitted to the median sample
+/// time at each iteration count (medians, so interrupts cannot bend the line).
+fn linearity(m: &Measurement) -> Option<LinearFit> {
+    let mut by_n: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for s in m
+        .samples
+        .samples
+        .iter()
+        .filter(|s| s.phase == Phase::Measure)
+    {
+        by_n.entry(s.iters).or_default().push(s.ns as f64);
+    }
+    if by_n.len() < 2 {
+        return None;
+    }
+    let xs: Vec<f64> = by_n.keys().map(|&k| k as f64).collect();
+    let ys: Vec<f64> = by_n.values().map(|v| stats::median(v)).collect();
+    stats::linear_fit(&xs, &ys)
+}
+
+fn optimized_away(p: &PerIter, ctx: &Context) -> Option<Diagnostic> {
+    if !p.median_ns.is_finite() {
+        return None;
+    }
+    let quarter = ctx
+        .cycle_ns
+        .map(|c| OPTIMIZED_AWAY_CYCLES * c)
+        .unwrap_or(OPTIMIZED_AWAY_NS);
+    let cycles = |ns: f64| match ctx.cycle_ns {
+        Some(c) => format!("{:.2} cycles", ns / c),
+        None => "no cycle estimate".into(),
+    };
+    let fix = "Pass inputs through vernier::black_box (C++: vernier::do_not_optimize) and \
+               return the result from the closure, so the compiler cannot drop the work.";
+    if p.median_ns < quarter {
+        return Some(Diagnostic::new(
+            Code::OptimizedAway,
+            format!(
+                "{:.3} ns per iteration ({}) is below a quarter of a cycle: no real work is \
+                 being measured. {fix}",
+                p.median_ns,
+                cycles(p.median_ns)
+            ),
+        ));
+    }
+    if let Some(empty) = ctx.empty_iter_ns {
+        let net = p.median_ns - empty;
+        if net < quarter {
+            return Some(Diagnostic::new(
+                Code::OptimizedAway,
+                format!(
+                    "{:.3} ns per iteration is indistinguishable from the harness's loop around \
+                     an empty body ({:.3} ns): the work was removed. {fix}",
+                    p.median_ns, empty
+                ),
+            ));
+        }
+    }
+    if let Some(f) = p.fit {
+        if f.slope < quarter && f.slope < 2.0 * f.slope_se.max(1e-12) {
+            return Some(Diagnostic::new(
+                Code::OptimizedAway,
+                format!(
+                    "sample time does not grow with the iteration count (slope {:.4} ns per \
+                     iteration): the loop body was removed or hoisted out. {fix}",
+                    f.slope
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The median gap between events when they recur regularly (robust spread < 25 % of it).
+fn regular_period(times: &[f64]) -> Option<f64> {
+    if times.len() < 5 {
+        return None;
+    }
+    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let s = stats::sorted(&gaps);
+    let med = stats::median_sorted(&s);
+    (med > 0.0 && stats::iqr_sigma_sorted(&s) < 0.25 * med).then_some(med)
+}
+
+fn per_process(main: &[&Sample]) -> Vec<ProcessFigure> {
+    let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for s in main {
+        by.entry(s.process).or_default().push(s.per_iter_ns());
+    }
+    by.into_iter()
+        .map(|(index, v)| {
+            let ci = stats::median_interval(&v);
+            ProcessFigure {
+                index,
+                median_ns: ci.median,
+                ci95_ns: (ci.lo, ci.hi),
+                samples: v.len(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::Samples;
+    use crate::steady::SteadyState;
+    use crate::timer::TimerKind;
+
+    fn ctx() -> Context {
+        Context {
+            timer: TimerInfo {
+                kind: TimerKind::Tsc,
+                resolution_ns: 0.5,
+                overhead_ns: 10.0,
+                tsc_hz: Some(3e9),
+            },
+            empty_iter_ns: Some(0.33),
+            cycle_ns: Some(0.33),
+            debug_build: false,
+            target_rel_ci: 0.005,
+            timer_factor: 1000.0,
+        }
+    }
+
+    /// A measurement of `per_iter(i)` ns per iteration at counts N and the ladder.
+    fn synth(n: u64, intercept: f64, per_iter: impl Fn(usize) -> f64) -> Measurement {
+        let mut samples = Vec::new();
+        let mut t = 0u64;
+        for i in 0..2000 {
+            let iters = match i % 10 {
+                3 => n / 16,
+                6 => n / 4,
+                9 => 2 * n,
+                _ => n,
+            };
+            let ns = (intercept + per_iter(i) * iters as f64).round() as u64;
+            t += ns + 100;
+            samples.push(Sample {
+                iters,
+                ns,
+                t_ns: t,
+                process: 0,
+                phase: Phase::Measure,
+            });
+        }
+        Measurement {
+            samples: Samples {
+                samples,
+                counters: vec![],
+            },
+            iters_per_sample: n,
+            wall_ns: t,
+            stop: StopReason::Precise,
+            steady: Some(SteadyState {
+                first: 0,
+                class: WarmupClass::Flat,
+            }),
+            error: None,
+        }
+    }
+
+    fn codes(a: &Analysis) -> Vec<Code> {
+        a.diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    fn wiggle(i: usize) -> f64 {
+        1.0 + 0.002 * (((i * 7919) % 13) as f64 / 13.0 - 0.5)
+    }
+
+    #[test]
+    fn clean_linear_benchmark_has_no_diagnostics() {
+        let a = analyze(&synth(8192, 20.0, |i| 4.0 * wiggle(i)), &ctx());
+        assert!(codes(&a).is_empty(), "{:?}", a.diagnostics);
+        let f = a.per_iter.fit.unwrap();
+        assert!((f.slope - 4.0).abs() < 0.01);
+        assert!((a.per_iter.median_ns - 4.0).abs() < 0.01);
+        assert!(a.per_iter.ci95_ns.0 <= a.per_iter.median_ns);
+        assert!(a.per_iter.ci95_ns.1 >= a.per_iter.median_ns);
+    }
+
+    #[test]
+    fn empty_loop_cost_is_optimized_away() {
+        let a = analyze(&synth(65536, 20.0, |i| 0.33 * wiggle(i)), &ctx());
+        assert!(codes(&a).contains(&Code::OptimizedAway));
+    }
+
+    #[test]
+    fn sub_quarter_cycle_is_optimized_away_without_empty_reference() {
+        let mut c = ctx();
+        c.empty_iter_ns = None;
+        let a = analyze(&synth(65536, 20.0, |i| 0.05 * wiggle(i)), &c);
+        assert!(codes(&a).contains(&Code::OptimizedAway));
+    }
+
+    #[test]
+    fn constant_time_independent_of_n_is_flagged() {
+        // Every sample costs 50 µs whatever N: the slope is zero.
+        let mut m = synth(8192, 0.0, |_| 0.0);
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            s.ns = 50_000 + (i % 7) as u64;
+        }
+        let mut c = ctx();
+        c.empty_iter_ns = None;
+        let a = analyze(&m, &c);
+        assert!(codes(&a).contains(&Code::OptimizedAway) || codes(&a).contains(&Code::Nonlinear));
+        assert!(a.per_iter.fit.unwrap().slope.abs() < 0.01);
+    }
+
+    #[test]
+    fn big_intercept_is_nonlinear() {
+        // 20 µs of setup per sample on top of 4 ns × N.
+        let a = analyze(&synth(8192, 20_000.0, |i| 4.0 * wiggle(i)), &ctx());
+        assert!(codes(&a).contains(&Code::Nonlinear), "{:?}", a.diagnostics);
+    }
+
+    #[test]
+    fn debug_build_and_noise_are_reported() {
+        let mut c = ctx();
+        c.debug_build = true;
+        let a = analyze(
+            &synth(8192, 20.0, |i| {
+                4.0 * (1.0 + 0.2 * ((i * 2654435761) % 1000) as f64 / 1000.0)
+            }),
+            &c,
+        );
+        let k = codes(&a);
+        assert!(k.contains(&Code::DebugBuild));
+        // ±10 % noise over 1400 samples still gives a sub-1 % interval: no `unstable`.
+        assert!(!k.contains(&Code::Unstable));
+    }
+
+    #[test]
+    fn periodic_far_outliers_report_their_period() {
+        let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i));
+        // Every 25th sample is 5× slower: a regular interruption.
+        let mut count = 0;
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            if i % 25 == 0 && s.iters == 8192 {
+                s.ns *= 5;
+                count += 1;
+            }
+        }
+        let a = analyze(&m, &ctx());
+        assert!(a.outliers.far >= count - 1);
+        assert!(a.outliers.period_ns.is_some());
+        assert!(codes(&a).contains(&Code::Outliers));
+        assert!(a.worst_sigma > 100.0);
+    }
+
+    #[test]
+    fn short_samples_are_timer_limited() {
+        let a = analyze(&synth(16, 20.0, |i| 4.0 * wiggle(i)), &ctx());
+        assert!(codes(&a).contains(&Code::TimerLimited));
+    }
+}
