@@ -1,1 +1,150 @@
-fn main() {}
+//! `vernier`: the runner. Reads the command line, then runs one pipeline:
+//! target → plan → measure → analyze → result → report.
+
+mod demo;
+mod term;
+
+use anyhow::{bail, Context as _, Result};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use vernier::report;
+use vernier::suite::{Event, Options};
+use vernier::Suite;
+
+#[derive(Parser)]
+#[command(
+    name = "vernier",
+    version,
+    about = "Precision micro-benchmarking: figures down to the clock's resolution, with how far to trust them."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The built-in suite: the seeds' experiments, measured in this process.
+    Demo(Common),
+}
+
+/// Options shared by `demo`, `run` and `compare`.
+#[derive(Args, Clone, Debug)]
+struct Common {
+    /// Write the result (schema 1, every raw sample) to FILE, atomically, after each benchmark.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Only benchmarks whose name matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    filter: Option<String>,
+    /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<f64>,
+    /// A short run: about 0.2 s per benchmark.
+    #[arg(long)]
+    quick: bool,
+}
+
+impl Common {
+    fn plan(&self) -> Result<vernier::plan::Plan> {
+        Ok(match (self.time, self.quick) {
+            (Some(t), _) if t > 0.0 && t.is_finite() => {
+                vernier::plan::Plan::with_budget((t * 1e9) as u64)
+            }
+            (Some(t), _) => bail!("--time {t}: expected a positive number of seconds"),
+            (None, true) => vernier::plan::Plan::quick(),
+            (None, false) => vernier::plan::Plan::default(),
+        })
+    }
+
+    fn filter(&self) -> Result<Option<regex::Regex>> {
+        self.filter
+            .as_deref()
+            .map(|f| {
+                regex::Regex::new(f)
+                    .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
+            })
+            .transpose()
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("vernier: error: {e:#}");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Demo(c) => demo_command(&c),
+    }
+}
+
+fn demo_command(c: &Common) -> Result<i32> {
+    let filter = c.filter()?;
+    let options = Options {
+        plan: c.plan()?,
+        json: c.json.clone(),
+        quick: c.quick,
+        ..Options::default()
+    };
+    let mut suite = Suite::new(options);
+    demo::register(&mut suite);
+    if let Some(re) = &filter {
+        let names = suite.names();
+        if !names.iter().any(|n| re.is_match(n)) {
+            bail!(
+                "--filter matches no benchmark; the demo has: {}",
+                names.join(", ")
+            );
+        }
+        suite = Suite::new(Options {
+            filter: None,
+            ..suite.options().clone()
+        });
+        demo::register_filtered(&mut suite, re);
+    }
+    term::install_ctrlc();
+    let style = term::style();
+    let mut progress = term::ProgressLine::new();
+    let mut head = false;
+    let started = std::time::Instant::now();
+    let file = suite.run_in_process(&mut |ev| match ev {
+        Event::Start { .. } => {}
+        Event::Progress { name, progress: p } => progress.update(name, p),
+        Event::Done { result } => {
+            progress.clear();
+            if !head {
+                println!("{}", report::table_head(style));
+                head = true;
+            }
+            println!("{}", report::row(result, style));
+        }
+    });
+    progress.clear();
+    print!("\n{}", report::header(&file.timer, &file.harness, style));
+    println!("{}\n", report::legend(style));
+    for line in demo::summary(&file) {
+        println!("• {line}");
+    }
+    println!(
+        "\n{} benchmarks in {:.1} s{}",
+        file.benchmarks.len(),
+        started.elapsed().as_secs_f64(),
+        c.json
+            .as_ref()
+            .map(|p| format!("; result written to {}", p.display()))
+            .unwrap_or_default()
+    );
+    if term::interrupted() {
+        eprintln!("vernier: interrupted; every benchmark finished before Ctrl-C is kept");
+        return Ok(130);
+    }
+    Ok(0)
+}

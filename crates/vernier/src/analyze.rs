@@ -97,8 +97,11 @@ pub const OPTIMIZED_AWAY_CYCLES: f64 = 0.25;
 pub const OPTIMIZED_AWAY_NS: f64 = 0.1;
 /// An interval wider than ±1 % at the end of the budget is `unstable`.
 pub const UNSTABLE_REL_CI: f64 = 0.01;
-/// More than 2 % far outliers is reported as `outliers`.
-pub const OUTLIER_FRACTION: f64 = 0.02;
+/// More than 5 % far outliers is reported as `outliers` (below that, the median shrugs them
+/// off and the count is still in the result).
+pub const OUTLIER_FRACTION: f64 = 0.05;
+/// A far outlier is at least 10 % away from the median (5 % for a mild one), whatever the IQR.
+pub const OUTLIER_MIN_REL: f64 = 0.10;
 
 fn steady_main(m: &Measurement) -> Vec<&Sample> {
     m.samples
@@ -158,8 +161,17 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let mut worst_sigma = 0.0;
     if per.len() >= 4 {
         let sorted = stats::sorted(&per);
-        let (lo1, hi1) = stats::tukey_fences_sorted(&sorted, 1.5);
-        let (lo3, hi3) = stats::tukey_fences_sorted(&sorted, 3.0);
+        // Tukey fences, but never closer to the median than OUTLIER_MIN_REL: on a quiet
+        // machine the IQR is so small that 3 × IQR is a fraction of a percent, and samples a
+        // hair slower than the bulk are not disturbances worth a word.
+        let med = per_iter.median_ns;
+        let widen =
+            |(lo, hi): (f64, f64), rel: f64| (lo.min(med * (1.0 - rel)), hi.max(med * (1.0 + rel)));
+        let (lo1, hi1) = widen(
+            stats::tukey_fences_sorted(&sorted, 1.5),
+            OUTLIER_MIN_REL / 2.0,
+        );
+        let (lo3, hi3) = widen(stats::tukey_fences_sorted(&sorted, 3.0), OUTLIER_MIN_REL);
         outliers.mild = per.iter().filter(|&&x| x < lo1 || x > hi1).count();
         let far_times: Vec<f64> = main
             .iter()

@@ -11,12 +11,39 @@
 
 pub mod analyze;
 pub mod diagnostic;
+pub mod kernels;
+pub mod machine;
 pub mod measure;
 pub mod plan;
 pub mod protocol;
+pub mod report;
+pub mod result;
 pub mod samples;
 pub mod stats;
 pub mod steady;
+pub mod suite;
 pub mod timer;
 
 pub use std::hint::black_box;
+pub use suite::{pool, Options, Rng, Suite};
+
+/// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
+/// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a
+/// worker when launched by `vernier run`.
+///
+/// ```no_run
+/// fn arithmetic(s: &mut vernier::Suite) {
+///     s.bench("sqrt", || vernier::black_box(4.2f64).sqrt());
+/// }
+/// vernier::main!(arithmetic);
+/// ```
+#[macro_export]
+macro_rules! main {
+    ($($group:path),+ $(,)?) => {
+        fn main() {
+            let mut suite = $crate::Suite::from_args();
+            $( $group(&mut suite); )+
+            suite.finish();
+        }
+    };
+}

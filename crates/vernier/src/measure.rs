@@ -43,6 +43,10 @@ impl Batch {
 /// Something that can be measured: runs `count` samples of `iters` iterations each.
 pub trait Target {
     fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String>;
+    /// One-time set-up before the budget starts (state built outside every timed region).
+    fn prepare(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The wall clock that keeps the budget.
@@ -126,6 +130,7 @@ pub fn measure(
     timer: &TimerInfo,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Measurement {
+    let prepared = target.prepare();
     let start = clock.now_ns();
     let mut m = Measurement {
         samples: Samples::default(),
@@ -144,6 +149,11 @@ pub fn measure(
     let mut main_batch = MIN_MAIN_BATCH;
     let mut turn = 0usize;
     let mut rel_ci = None;
+    if let Err(e) = prepared {
+        m.error = Some(e);
+        m.stop = StopReason::Failed;
+        state = State::Done;
+    }
 
     // Takes one batch and appends it; returns false when the target failed.
     let mut take = |m: &mut Measurement, iters: u64, count: usize, phase: Phase| -> bool {
@@ -205,7 +215,7 @@ pub fn measure(
                     // Jump straight past counts that are far too short (each step stays a
                     // doubling when close to the goal, so samples exist at several counts).
                     let factor = if best > 0 {
-                        (goal as f64 / best as f64 / 8.0).max(2.0).min(1024.0)
+                        (goal as f64 / best as f64 / 8.0).clamp(2.0, 1024.0)
                     } else {
                         2.0
                     };
@@ -391,8 +401,10 @@ mod tests {
 
     #[test]
     fn budget_is_never_exceeded_by_more_than_a_batch() {
-        let mut plan = Plan::default();
-        plan.target_rel_ci = 0.0; // never precise enough
+        let plan = Plan {
+            target_rel_ci: 0.0, // never precise enough
+            ..Plan::default()
+        };
         let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
         assert_eq!(m.stop, StopReason::Budget);
         let slack = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION * 1.5) as u64;
@@ -488,7 +500,7 @@ mod tests {
                     return Err("worker died: signal 11 (SIGSEGV)".into());
                 }
                 self.0 -= 1;
-                out.ns.extend(std::iter::repeat(25_000).take(count));
+                out.ns.extend(std::iter::repeat_n(25_000, count));
                 Ok(())
             }
         }

@@ -1,0 +1,84 @@
+//! Terminal concerns: colour decisions, the progress line, Ctrl-C.
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use vernier::measure::{Progress, INTERRUPTED};
+use vernier::report::Style;
+
+/// Colour on a terminal unless `NO_COLOR` is set (https://no-color.org).
+pub fn style() -> Style {
+    Style {
+        color: std::env::var_os("NO_COLOR").is_none() && is_tty(1),
+    }
+}
+
+pub fn is_tty(fd: i32) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+/// A one-line progress indicator on stderr, shown only when stderr is a terminal.
+pub struct ProgressLine {
+    enabled: bool,
+    shown: bool,
+}
+
+impl ProgressLine {
+    pub fn new() -> ProgressLine {
+        ProgressLine {
+            enabled: is_tty(2),
+            shown: false,
+        }
+    }
+
+    pub fn update(&mut self, name: &str, p: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        let frac = (p.elapsed_ns as f64 / p.budget_ns.max(1) as f64).min(1.0);
+        let width = 20;
+        let filled = (frac * width as f64) as usize;
+        let ci = p
+            .rel_ci
+            .map(|c| format!("±{:.2}%", c * 100.0))
+            .unwrap_or_else(|| "warming up".into());
+        eprint!(
+            "\r\x1b[2K  {name:<28} [{}{}] {:>7} samples  {ci}",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            p.samples
+        );
+        let _ = std::io::stderr().flush();
+        self.shown = true;
+    }
+
+    pub fn clear(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+            let _ = std::io::stderr().flush();
+            self.shown = false;
+        }
+    }
+}
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// First Ctrl-C: stop measuring at the next batch boundary and keep everything measured.
+/// A second Ctrl-C kills the process (the handler resets itself).
+pub fn install_ctrlc() {
+    // SAFETY: the handler only stores to an atomic (async-signal-safe); sigaction is given a
+    // fully initialised struct.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigint as *const () as usize;
+        sa.sa_flags = libc::SA_RESETHAND;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+    }
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}

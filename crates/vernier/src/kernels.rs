@@ -1,0 +1,67 @@
+//! Reference kernels of known cost, used to estimate the clock frequency and as benchmarks of
+//! known behaviour for comparisons and tests.
+
+/// A chain of `n` dependent one-cycle integer additions starting from `start` (inline
+/// assembly on x86-64, so the compiler cannot fold it); returns `start + n`. Each add waits for
+/// the previous one, so the chain takes `n` cycles at whatever frequency the core runs. The
+/// added value sits in a register, not in an immediate: recent cores fold chains of
+/// add-immediate at register renaming, which would make the chain faster than one cycle per
+/// add. Feed the result of one call into the next (`x = add_chain(x, n)`) so successive calls
+/// cannot overlap in the out-of-order window.
+#[inline(never)]
+pub fn add_chain(start: u64, n: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut x: u64 = start;
+        let mut blocks = n / 8;
+        let mut rest = n % 8;
+        // SAFETY: register-only arithmetic on the named operands; no memory, no stack.
+        unsafe {
+            if blocks > 0 {
+                core::arch::asm!(
+                    "2:",
+                    "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
+                    "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
+                    "dec {b}",
+                    "jnz 2b",
+                    x = inout(reg) x,
+                    b = inout(reg) blocks,
+                    one = in(reg) 1u64,
+                    options(nomem, nostack),
+                );
+            }
+            if rest > 0 {
+                core::arch::asm!(
+                    "2:",
+                    "add {x}, {one}",
+                    "dec {r}",
+                    "jnz 2b",
+                    x = inout(reg) x,
+                    r = inout(reg) rest,
+                    one = in(reg) 1u64,
+                    options(nomem, nostack),
+                );
+            }
+        }
+        let _ = (blocks, rest);
+        x
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut x = start;
+        for _ in 0..n {
+            x = std::hint::black_box(x + 1);
+        }
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn chain_adds_n() {
+        for n in [0, 1, 7, 8, 9, 100, 1001] {
+            assert_eq!(super::add_chain(5, n), 5 + n);
+        }
+    }
+}

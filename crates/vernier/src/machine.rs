@@ -1,0 +1,73 @@
+//! Facts about the machine and the build, recorded as structured fields in every result.
+
+use serde::{Deserialize, Serialize};
+
+/// The machine and the build that produced a result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: String,
+    pub arch: String,
+    pub cpu_model: String,
+    pub logical_cpus: usize,
+    /// rustc that built the harness (`rustc --version`).
+    pub rustc: String,
+    /// `release` or `debug`: how the harness itself was compiled.
+    pub build_profile: String,
+    /// Compiler of a C++ worker when known (from its `hello`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_impl: Option<String>,
+}
+
+fn uname() -> (String, String, String) {
+    // SAFETY: utsname is plain old data; uname fills it and NUL-terminates each field.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return (String::new(), String::new(), String::new());
+        }
+        let f = |p: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(p.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        (f(&u.nodename), f(&u.sysname), f(&u.release))
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+impl Machine {
+    /// Read this machine's facts.
+    pub fn detect() -> Machine {
+        let (hostname, os, kernel) = uname();
+        Machine {
+            hostname,
+            os,
+            kernel,
+            arch: std::env::consts::ARCH.into(),
+            cpu_model: cpu_model(),
+            logical_cpus: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            rustc: env!("VERNIER_RUSTC_VERSION").into(),
+            build_profile: if cfg!(debug_assertions) {
+                "debug".into()
+            } else {
+                "release".into()
+            },
+            worker_impl: None,
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! The result file, schema 1 (`docs/result-schema.md`): every figure, every raw sample, the
+//! timer's calibration, the harness's own costs and the machine, as structured fields.
+//! Written atomically (temporary file + rename) so a crash never leaves half a file.
+
+use crate::analyze::Analysis;
+use crate::diagnostic::Diagnostic;
+use crate::machine::Machine;
+use crate::measure::{Measurement, StopReason};
+use crate::samples::Phase;
+use crate::steady::WarmupClass;
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The schema version written by this crate.
+pub const SCHEMA: u32 = 1;
+
+/// `f64` fields that may be undefined (a benchmark that failed before its first sample) are
+/// written as `null` and read back as NaN.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_f64(*x)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
+mod nan_pair {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &[f64; 2], s: S) -> Result<S::Ok, S::Error> {
+        let f = |v: f64| v.is_finite().then_some(v);
+        [f(x[0]), f(x[1])].serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+        let v = <[Option<f64>; 2]>::deserialize(d)?;
+        Ok([v[0].unwrap_or(f64::NAN), v[1].unwrap_or(f64::NAN)])
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for Tool {
+    fn default() -> Self {
+        Tool {
+            name: "vernier".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// The harness's own costs, measured once at start-up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Harness {
+    /// Per-iteration cost of the measuring loop around an empty body.
+    #[serde(with = "nan_as_null")]
+    pub empty_iter_ns: f64,
+    /// Cost of one sample with zero iterations: timer reads plus the loop's entry and exit.
+    #[serde(with = "nan_as_null")]
+    pub sample_cost_ns: f64,
+    /// Duration of one CPU cycle, and where it comes from (`add-chain`: a chain of dependent
+    /// one-cycle additions timed at start-up; `counters`: cycles / task-clock).
+    #[serde(with = "nan_as_null")]
+    pub cycle_ns: f64,
+    pub cycle_source: String,
+    /// For workers: the runner's median cost between two batches (protocol round trip and
+    /// bookkeeping, outside every timed region).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_batch_cost_ns: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PerIterJson {
+    #[serde(with = "nan_as_null")]
+    pub median_ns: f64,
+    #[serde(with = "nan_as_null")]
+    pub min_ns: f64,
+    #[serde(with = "nan_as_null")]
+    pub mean_ns: f64,
+    /// σ_iter = σ_sample / √N with σ_sample = IQR/1.349 of the sample times.
+    #[serde(with = "nan_as_null")]
+    pub sigma_ns: f64,
+    #[serde(with = "nan_pair")]
+    pub ci95_ns: [f64; 2],
+    #[serde(with = "nan_as_null")]
+    pub slope_ns: f64,
+    #[serde(with = "nan_as_null")]
+    pub intercept_ns: f64,
+    #[serde(with = "nan_as_null")]
+    pub r2: f64,
+    /// Robust spread of one sample's per-iteration mean (IQR/1.349 of ns/N).
+    #[serde(default, with = "nan_as_null")]
+    pub sample_sigma_ns: f64,
+    #[serde(default, with = "nan_as_null")]
+    pub mad_ns: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WarmupJson {
+    pub samples: usize,
+    pub seconds: f64,
+    pub class: WarmupClass,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessJson {
+    pub index: u32,
+    pub env_pad_bytes: u64,
+    #[serde(with = "nan_as_null")]
+    pub median_ns: f64,
+    #[serde(default, with = "nan_pair")]
+    pub ci95_ns: [f64; 2],
+    #[serde(default)]
+    pub samples: usize,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutliersJson {
+    pub mild: usize,
+    pub far: usize,
+    pub period_ns: Option<f64>,
+}
+
+/// Raw samples, column by column.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplesJson {
+    pub iters: Vec<u64>,
+    pub ns: Vec<u64>,
+    pub t_s: Vec<f64>,
+    pub phase: Vec<Phase>,
+    pub process: Vec<u32>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, Vec<u64>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkResult {
+    pub name: String,
+    pub status: Status,
+    pub error: Option<String>,
+    pub iters_per_sample: u64,
+    pub per_iter: PerIterJson,
+    /// T_tot: the benchmark's whole wall time, calibration and warm-up included.
+    pub total_s: f64,
+    pub warmup: WarmupJson,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<BTreeMap<String, f64>>,
+    pub processes: Vec<ProcessJson>,
+    pub diagnostics: Vec<Diagnostic>,
+    #[serde(default)]
+    pub steady_samples: usize,
+    #[serde(default)]
+    pub outliers: OutliersJson,
+    #[serde(default)]
+    pub worst_sigma: f64,
+    /// Why sampling stopped: `precise`, `budget`, `interrupted`, `failed`.
+    #[serde(default)]
+    pub stop: String,
+    pub samples: SamplesJson,
+}
+
+/// A whole result file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultFile {
+    pub schema: u32,
+    pub tool: Tool,
+    pub machine: Machine,
+    /// Summary of the system audit (`vernier system show`), when the runner has one.
+    #[serde(default)]
+    pub system: serde_json::Value,
+    pub timer: TimerInfo,
+    #[serde(default)]
+    pub harness: Harness,
+    /// `time` (default) or `instructions` (deterministic counts under valgrind).
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    pub benchmarks: Vec<BenchmarkResult>,
+}
+
+fn default_mode() -> String {
+    "time".into()
+}
+
+fn stop_str(s: StopReason) -> &'static str {
+    match s {
+        StopReason::Precise => "precise",
+        StopReason::Budget => "budget",
+        StopReason::Interrupted => "interrupted",
+        StopReason::Failed => "failed",
+    }
+}
+
+impl BenchmarkResult {
+    /// Assemble a benchmark's entry from its measurement and analysis.
+    pub fn new(
+        name: &str,
+        m: &Measurement,
+        a: &Analysis,
+        env_pad: &dyn Fn(u32) -> u64,
+    ) -> BenchmarkResult {
+        let fit = a.per_iter.fit;
+        let s = &m.samples.samples;
+        BenchmarkResult {
+            name: name.to_string(),
+            status: if m.error.is_some() {
+                Status::Failed
+            } else {
+                Status::Ok
+            },
+            error: m.error.clone(),
+            iters_per_sample: m.iters_per_sample,
+            per_iter: PerIterJson {
+                median_ns: a.per_iter.median_ns,
+                min_ns: a.per_iter.min_ns,
+                mean_ns: a.per_iter.mean_ns,
+                sigma_ns: a.per_iter.sigma_ns,
+                ci95_ns: [a.per_iter.ci95_ns.0, a.per_iter.ci95_ns.1],
+                slope_ns: fit.map(|f| f.slope).unwrap_or(f64::NAN),
+                intercept_ns: fit.map(|f| f.intercept).unwrap_or(f64::NAN),
+                r2: fit.map(|f| f.r2).unwrap_or(f64::NAN),
+                sample_sigma_ns: a.per_iter.sample_sigma_ns,
+                mad_ns: a.per_iter.mad_ns,
+            },
+            total_s: m.wall_ns as f64 * 1e-9,
+            warmup: WarmupJson {
+                samples: a.warmup.samples,
+                seconds: a.warmup.seconds,
+                class: a.warmup.class,
+            },
+            counters: None,
+            processes: a
+                .processes
+                .iter()
+                .map(|p| ProcessJson {
+                    index: p.index,
+                    env_pad_bytes: env_pad(p.index),
+                    median_ns: p.median_ns,
+                    ci95_ns: [p.ci95_ns.0, p.ci95_ns.1],
+                    samples: p.samples,
+                })
+                .collect(),
+            diagnostics: a.diagnostics.clone(),
+            steady_samples: a.steady_samples,
+            outliers: OutliersJson {
+                mild: a.outliers.mild,
+                far: a.outliers.far,
+                period_ns: a.outliers.period_ns,
+            },
+            worst_sigma: a.worst_sigma,
+            stop: stop_str(m.stop).into(),
+            samples: SamplesJson {
+                iters: s.iter().map(|x| x.iters).collect(),
+                ns: s.iter().map(|x| x.ns).collect(),
+                t_s: s.iter().map(|x| x.t_ns as f64 * 1e-9).collect(),
+                phase: s.iter().map(|x| x.phase).collect(),
+                process: s.iter().map(|x| x.process).collect(),
+                counters: m
+                    .samples
+                    .counters
+                    .iter()
+                    .map(|c| (c.event.clone(), c.values.clone()))
+                    .collect(),
+            },
+        }
+    }
+
+    /// A benchmark that could not be measured at all.
+    pub fn failed(name: &str, error: String) -> BenchmarkResult {
+        let nan = f64::NAN;
+        BenchmarkResult {
+            name: name.into(),
+            status: Status::Failed,
+            error: Some(error),
+            iters_per_sample: 0,
+            per_iter: PerIterJson {
+                median_ns: nan,
+                min_ns: nan,
+                mean_ns: nan,
+                sigma_ns: nan,
+                ci95_ns: [nan, nan],
+                slope_ns: nan,
+                intercept_ns: nan,
+                r2: nan,
+                sample_sigma_ns: nan,
+                mad_ns: nan,
+            },
+            total_s: 0.0,
+            warmup: WarmupJson {
+                samples: 0,
+                seconds: 0.0,
+                class: WarmupClass::Flat,
+            },
+            counters: None,
+            processes: vec![],
+            diagnostics: vec![],
+            steady_samples: 0,
+            outliers: OutliersJson::default(),
+            worst_sigma: 0.0,
+            stop: "failed".into(),
+            samples: SamplesJson::default(),
+        }
+    }
+}
+
+/// Errors reading a result file.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a vernier result file (invalid JSON at line {line}, column {column}: {msg}); was it truncated? Re-run with --json to produce it again")]
+    Json {
+        path: String,
+        line: usize,
+        column: usize,
+        msg: String,
+    },
+    #[error(
+        "{path} has schema {found}, this vernier reads schema {SCHEMA}; upgrade vernier to read it"
+    )]
+    Schema { path: String, found: u64 },
+}
+
+impl ResultFile {
+    /// Write atomically: a temporary file beside the target, then a rename.
+    pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        write_atomic(path, &json)
+    }
+
+    /// Read and check a result file.
+    pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| LoadError::Json {
+            path: p.clone(),
+            line: e.line(),
+            column: e.column(),
+            msg: e.to_string(),
+        })?;
+        let schema = v.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
+        if schema != SCHEMA as u64 {
+            return Err(LoadError::Schema {
+                path: p,
+                found: schema,
+            });
+        }
+        serde_json::from_value(v).map_err(|e| LoadError::Json {
+            path: p,
+            line: 0,
+            column: 0,
+            msg: e.to_string(),
+        })
+    }
+}
+
+/// Write bytes to `path` atomically (temporary file in the same directory, fsync, rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "result".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

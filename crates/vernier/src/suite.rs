@@ -1,0 +1,687 @@
+//! The Rust API: register benchmarks as closures, then either measure them in this process
+//! (standalone, `cargo bench`) or serve them to a runner (`vernier run`) through the worker
+//! protocol. The timed loop is monomorphised per closure; dynamic dispatch happens once per
+//! sample, outside the timed region.
+
+use crate::analyze::{self, Context};
+use crate::machine::Machine;
+use crate::measure::{self, Batch, MonotonicClock, Progress, Target};
+use crate::plan::Plan;
+use crate::protocol::{self, BenchRef, Hello, Worker};
+use crate::report::{self, Style};
+use crate::result::{BenchmarkResult, Harness, ResultFile, Tool, SCHEMA};
+use crate::timer::Timer;
+use std::hint::black_box;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+
+/// Something measurable: runs `iters` iterations between two clock reads and returns the
+/// elapsed ticks. Implemented for the closure forms below.
+pub trait Routine {
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64;
+    /// Build whatever the routine needs before its first sample (not timed, not budgeted).
+    fn prepare(&mut self) {}
+}
+
+/// The timed loop. `inline(never)` and this name make it easy to find in a disassembly and
+/// let `--instructions` switch valgrind's collection on around it. Both the closure and its
+/// result pass the optimisation barrier on every iteration (the seed's `bench_iter`), so the
+/// compiler can neither hoist the work out of the loop nor drop an unused result.
+#[inline(never)]
+pub fn vernier_measured_loop<F: FnMut() -> R, R>(f: &mut F, timer: &Timer, iters: u64) -> u64 {
+    let t0 = timer.start();
+    for _ in 0..iters {
+        let g = black_box(&mut *f);
+        black_box(g());
+    }
+    timer.stop().wrapping_sub(t0)
+}
+
+struct Plain<F>(F);
+
+impl<F: FnMut() -> R, R> Routine for Plain<F> {
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        vernier_measured_loop(&mut self.0, timer, iters)
+    }
+}
+
+/// State built once, before the first sample, outside every timed region.
+struct WithInit<S, I, F> {
+    init: Option<I>,
+    state: Option<S>,
+    routine: F,
+}
+
+impl<S, I: FnOnce() -> S, F: FnMut(&mut S) -> R, R> Routine for WithInit<S, I, F> {
+    fn prepare(&mut self) {
+        if let Some(init) = self.init.take() {
+            self.state = Some(init());
+        }
+    }
+
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        self.prepare();
+        let state = self.state.as_mut().expect("prepare built the state");
+        let routine = &mut self.routine;
+        vernier_measured_loop(&mut || routine(state), timer, iters)
+    }
+}
+
+/// Per-iteration inputs built before the clock starts; outputs dropped after it stops.
+struct WithSetup<S, F, I, R> {
+    setup: S,
+    routine: F,
+    inputs: Vec<I>,
+    outputs: Vec<R>,
+}
+
+#[inline(never)]
+fn vernier_measured_loop_with_input<F: FnMut(I) -> R, I, R>(
+    f: &mut F,
+    inputs: &mut Vec<I>,
+    outputs: &mut Vec<R>,
+    timer: &Timer,
+) -> u64 {
+    let t0 = timer.start();
+    for input in inputs.drain(..) {
+        outputs.push(black_box(f(black_box(input))));
+    }
+    timer.stop().wrapping_sub(t0)
+}
+
+impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R> Routine for WithSetup<S, F, I, R> {
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        self.inputs.clear();
+        self.inputs.extend((0..iters).map(|_| (self.setup)()));
+        self.outputs.clear();
+        self.outputs.reserve(iters as usize);
+        let t = vernier_measured_loop_with_input(
+            &mut self.routine,
+            &mut self.inputs,
+            &mut self.outputs,
+            timer,
+        );
+        self.outputs.clear();
+        t
+    }
+}
+
+/// Inputs drawn in turn from a pool too large for a branch predictor to learn.
+struct Pooled<I, F> {
+    pool: Vec<I>,
+    next: usize,
+    routine: F,
+}
+
+#[inline(never)]
+fn vernier_measured_loop_pool<F: FnMut(&I) -> R, I, R>(
+    f: &mut F,
+    pool: &[I],
+    next: &mut usize,
+    timer: &Timer,
+    iters: u64,
+) -> u64 {
+    let len = pool.len();
+    let mut i = *next;
+    let t0 = timer.start();
+    for _ in 0..iters {
+        black_box(f(black_box(&pool[i])));
+        i += 1;
+        if i == len {
+            i = 0;
+        }
+    }
+    let t = timer.stop().wrapping_sub(t0);
+    *next = i;
+    t
+}
+
+impl<I, F: FnMut(&I) -> R, R> Routine for Pooled<I, F> {
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        vernier_measured_loop_pool(&mut self.routine, &self.pool, &mut self.next, timer, iters)
+    }
+}
+
+/// A small, seeded generator (SplitMix64) for input pools: reproducible, no dependency.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Default pool size: 64 Ki inputs, beyond what branch predictors learn (they memorise a few
+/// thousand outcomes of a repeated pattern), yet small enough to stay in L2 for scalar inputs.
+pub const DEFAULT_POOL: usize = 1 << 16;
+
+/// Build a pool of `size` inputs from a seeded generator.
+pub fn pool<I>(size: usize, seed: u64, mut make: impl FnMut(&mut Rng) -> I) -> Vec<I> {
+    let mut rng = Rng::new(seed);
+    (0..size).map(|_| make(&mut rng)).collect()
+}
+
+/// A registered benchmark.
+pub struct Entry {
+    pub name: String,
+    routine: Box<dyn Routine>,
+}
+
+/// Options of a suite run (parsed from the command line by `Suite::from_args`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Substring a benchmark name must contain.
+    pub filter: Option<String>,
+    pub exact: bool,
+    pub plan: Plan,
+    pub json: Option<PathBuf>,
+    pub list: bool,
+    pub quick: bool,
+}
+
+
+impl Options {
+    /// Parse the arguments of a benchmark executable (`cargo bench -- [FILTER] [OPTIONS]`).
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options::default();
+        let mut time: Option<f64> = None;
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--bench" | "--nocapture" | "--color=never" | "--color=auto" => {}
+                "--quick" => o.quick = true,
+                "--list" => o.list = true,
+                "--exact" => o.exact = true,
+                "--time" => {
+                    let v = it.next().ok_or("--time needs a number of seconds")?;
+                    time = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|t: &f64| *t > 0.0)
+                            .ok_or(format!("--time {v}: expected a positive number of seconds"))?,
+                    );
+                }
+                "--json" => {
+                    o.json = Some(it.next().ok_or("--json needs a file name")?.into());
+                }
+                "-h" | "--help" => {
+                    return Err("usage: BENCH [FILTER] [--quick] [--time SECONDS] [--json FILE] [--list] [--exact]\n\
+                                For the full analysis across processes: vernier run -- BENCH"
+                        .into())
+                }
+                s if s.starts_with('-') => {
+                    return Err(format!(
+                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact)"
+                    ))
+                }
+                s => o.filter = Some(s.to_string()),
+            }
+        }
+        o.plan = match (time, o.quick) {
+            (Some(t), _) => Plan::with_budget((t * 1e9) as u64),
+            (None, true) => Plan::quick(),
+            (None, false) => Plan::default(),
+        };
+        Ok(o)
+    }
+
+    pub fn selects(&self, name: &str) -> bool {
+        match &self.filter {
+            None => true,
+            Some(f) if self.exact => name == f,
+            Some(f) => name.contains(f.as_str()),
+        }
+    }
+}
+
+/// A set of benchmarks.
+pub struct Suite {
+    entries: Vec<Entry>,
+    options: Options,
+}
+
+impl Default for Suite {
+    fn default() -> Self {
+        Suite::new(Options::default())
+    }
+}
+
+/// An event of an in-process run, for progress displays.
+pub enum Event<'a> {
+    Start {
+        name: &'a str,
+    },
+    Progress {
+        name: &'a str,
+        progress: &'a Progress,
+    },
+    Done {
+        result: &'a BenchmarkResult,
+    },
+}
+
+impl Suite {
+    pub fn new(options: Options) -> Suite {
+        Suite {
+            entries: Vec::new(),
+            options,
+        }
+    }
+
+    /// A suite configured from the process's arguments; a worker when launched by a runner.
+    pub fn from_args() -> Suite {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        match Options::parse(&args) {
+            Ok(o) => Suite::new(o),
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(if e.starts_with("usage") { 0 } else { 1 });
+            }
+        }
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.entries.iter().map(|e| e.name.clone()).collect()
+    }
+
+    /// Register `f`: each iteration calls it, and the closure and its result pass the barrier.
+    pub fn bench<F, R>(&mut self, name: impl Into<String>, f: F) -> &mut Self
+    where
+        F: FnMut() -> R + 'static,
+    {
+        self.add(name, Box::new(Plain(f)))
+    }
+
+    /// Register `routine` with a fresh input from `setup` for each iteration; inputs are built
+    /// before the clock starts and outputs dropped after it stops, so neither is measured.
+    pub fn bench_with_setup<S, F, I, R>(
+        &mut self,
+        name: impl Into<String>,
+        setup: S,
+        routine: F,
+    ) -> &mut Self
+    where
+        S: FnMut() -> I + 'static,
+        F: FnMut(I) -> R + 'static,
+        I: 'static,
+        R: 'static,
+    {
+        self.add(
+            name,
+            Box::new(WithSetup {
+                setup,
+                routine,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            }),
+        )
+    }
+
+    /// Register `routine` on a state that `init` builds once, before the first sample and
+    /// outside the timed region (a large buffer, a data set): nothing is built for benchmarks
+    /// that a filter leaves out.
+    pub fn bench_with_init<S, I, F, R>(
+        &mut self,
+        name: impl Into<String>,
+        init: I,
+        routine: F,
+    ) -> &mut Self
+    where
+        S: 'static,
+        I: FnOnce() -> S + 'static,
+        F: FnMut(&mut S) -> R + 'static,
+    {
+        self.add(
+            name,
+            Box::new(WithInit {
+                init: Some(init),
+                state: None,
+                routine,
+            }),
+        )
+    }
+
+    /// Register `routine` fed from `pool` in turn (see `pool()`): with a pool larger than a
+    /// branch predictor's memory, data-dependent branches behave as on fresh data.
+    pub fn bench_with_pool<I, F, R>(
+        &mut self,
+        name: impl Into<String>,
+        pool: Vec<I>,
+        routine: F,
+    ) -> &mut Self
+    where
+        I: 'static,
+        F: FnMut(&I) -> R + 'static,
+    {
+        assert!(!pool.is_empty(), "bench_with_pool needs a non-empty pool");
+        self.add(
+            name,
+            Box::new(Pooled {
+                pool,
+                next: 0,
+                routine,
+            }),
+        )
+    }
+
+    /// Take the registered benchmarks out (to re-register a selection elsewhere).
+    pub fn into_entries(self) -> Vec<(String, Box<dyn Routine>)> {
+        self.entries
+            .into_iter()
+            .map(|e| (e.name, e.routine))
+            .collect()
+    }
+
+    /// Register any `Routine`.
+    pub fn add(&mut self, name: impl Into<String>, routine: Box<dyn Routine>) -> &mut Self {
+        self.entries.push(Entry {
+            name: name.into(),
+            routine,
+        });
+        self
+    }
+
+    /// Run: as a worker if a runner launched this process, otherwise measure and print.
+    pub fn finish(mut self) {
+        if let Ok(fds) = std::env::var(protocol::FDS_ENV) {
+            match self.serve_fds(&fds) {
+                Ok(()) => std::process::exit(0),
+                Err(e) => {
+                    eprintln!("vernier worker: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        if self.options.list {
+            for n in self.names() {
+                println!("{n}");
+            }
+            return;
+        }
+        let style = Style {
+            color: std::env::var_os("NO_COLOR").is_none() && is_terminal(1),
+        };
+        // Output errors (a closed pipe) stop the printing, never the measuring.
+        use std::io::Write as _;
+        let mut out = std::io::stdout();
+        let mut printed_head = false;
+        let file = self.run_in_process(&mut |ev| {
+            if let Event::Done { result } = ev {
+                if !printed_head {
+                    let _ = writeln!(out, "{}", report::table_head(style));
+                    printed_head = true;
+                }
+                let _ = writeln!(out, "{}", report::row(result, style));
+            }
+        });
+        if file.benchmarks.is_empty() {
+            let _ = writeln!(out, "no benchmark matches the filter");
+            return;
+        }
+        let _ = writeln!(out, "\n{}", report::legend(style));
+        let _ = writeln!(
+            out,
+            "For layout randomisation across processes and the full analysis: vernier run -- {}",
+            std::env::args().next().unwrap_or_default()
+        );
+    }
+
+    fn serve_fds(&mut self, fds: &str) -> Result<(), String> {
+        use std::os::fd::FromRawFd;
+        let (r, w) = fds
+            .split_once(',')
+            .and_then(|(r, w)| Some((r.parse::<i32>().ok()?, w.parse::<i32>().ok()?)))
+            .ok_or_else(|| format!("{}='{fds}' is not 'R,W'", protocol::FDS_ENV))?;
+        // SAFETY: the runner opened these descriptors for this process and nothing else in
+        // the process owns them; each File takes sole ownership of one.
+        let (input, mut output) =
+            unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
+        let mut input = std::io::BufReader::new(input);
+        let mut worker = SuiteWorker {
+            suite: self,
+            timer: Timer::detect(),
+            empty: Box::new(Plain(|| ())),
+        };
+        protocol::serve(&mut worker, &mut input, &mut output).map_err(|e| e.to_string())
+    }
+
+    /// Measure every selected benchmark in this process; `on_event` sees each step. Returns
+    /// the result file's content (also written to `--json` after each benchmark).
+    pub fn run_in_process(&mut self, on_event: &mut dyn FnMut(Event)) -> ResultFile {
+        let timer = Timer::detect();
+        let harness = calibrate_harness(&timer, &self.options.plan);
+        let mut file = ResultFile {
+            schema: SCHEMA,
+            tool: Tool::default(),
+            machine: Machine::detect(),
+            system: serde_json::Value::Null,
+            timer: timer.info(),
+            harness: harness.clone(),
+            mode: "time".into(),
+            benchmarks: Vec::new(),
+        };
+        let ctx = Context {
+            timer: timer.info(),
+            empty_iter_ns: Some(harness.empty_iter_ns),
+            cycle_ns: Some(harness.cycle_ns).filter(|c| c.is_finite()),
+            debug_build: cfg!(debug_assertions),
+            target_rel_ci: self.options.plan.target_rel_ci,
+            timer_factor: self.options.plan.timer_factor,
+        };
+        let plan = self.options.plan.clone();
+        for i in 0..self.entries.len() {
+            if !self.options.selects(&self.entries[i].name) {
+                continue;
+            }
+            if measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            let name = self.entries[i].name.clone();
+            on_event(Event::Start { name: &name });
+            let mut target = InProcess {
+                routine: self.entries[i].routine.as_mut(),
+                timer: &timer,
+            };
+            let m = measure::measure(
+                &mut target,
+                &MonotonicClock,
+                &plan,
+                &timer.info(),
+                &mut |p| {
+                    on_event(Event::Progress {
+                        name: &name,
+                        progress: p,
+                    })
+                },
+            );
+            let a = analyze::analyze(&m, &ctx);
+            let r = BenchmarkResult::new(&name, &m, &a, &|_| 0);
+            file.benchmarks.push(r);
+            if let Some(path) = &self.options.json {
+                if let Err(e) = file.write_atomic(path) {
+                    eprintln!("vernier: cannot write {}: {e}", path.display());
+                }
+            }
+            on_event(Event::Done {
+                result: file.benchmarks.last().unwrap(),
+            });
+        }
+        file
+    }
+}
+
+/// The in-process target: samples a routine with this process's timer. A panic in the
+/// benchmark becomes an error (the samples before it are kept by the engine).
+pub struct InProcess<'a> {
+    pub routine: &'a mut dyn Routine,
+    pub timer: &'a Timer,
+}
+
+impl Target for InProcess<'_> {
+    fn prepare(&mut self) -> Result<(), String> {
+        let routine = &mut *self.routine;
+        panic::catch_unwind(AssertUnwindSafe(|| routine.prepare()))
+            .map_err(|p| format!("benchmark set-up panicked: {}", panic_message(&p)))
+    }
+
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        let routine = &mut *self.routine;
+        let timer = self.timer;
+        let ns = &mut out.ns;
+        panic::catch_unwind(AssertUnwindSafe(|| {
+            for _ in 0..count {
+                let ticks = routine.sample(timer, iters);
+                ns.push(timer.ticks_to_ns(ticks));
+            }
+        }))
+        .map_err(|p| format!("benchmark panicked: {}", panic_message(&p)))
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-string panic)".into())
+}
+
+struct SuiteWorker<'a> {
+    suite: &'a mut Suite,
+    timer: Timer,
+    empty: Box<dyn Routine>,
+}
+
+impl Worker for SuiteWorker<'_> {
+    fn hello(&self) -> Hello {
+        Hello {
+            version: protocol::VERSION,
+            implementation: format!("vernier-rust/{}", env!("CARGO_PKG_VERSION")),
+            timer: self.timer.info(),
+            debug_build: cfg!(debug_assertions),
+            pid: std::process::id(),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.suite.names()
+    }
+
+    fn run(
+        &mut self,
+        bench: BenchRef,
+        iters: u64,
+        samples: usize,
+        _extra: &[(String, String)],
+        out: &mut Batch,
+    ) -> Result<(), String> {
+        let count = self.suite.entries.len();
+        let routine: &mut dyn Routine = match bench {
+            BenchRef::Empty => self.empty.as_mut(),
+            BenchRef::Index(i) if i < count => self.suite.entries[i].routine.as_mut(),
+            BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
+        };
+        let mut t = InProcess {
+            routine,
+            timer: &self.timer,
+        };
+        t.measure(iters, samples, out).map_err(|e| match bench {
+            BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
+            BenchRef::Empty => format!("benchmark empty failed: {e}"),
+        })
+    }
+
+    fn probe(&self) -> String {
+        probe_line()
+    }
+}
+
+/// Facts about this process for the runner's tests: CPU, environment size, a stack address,
+/// whether address-space randomisation is on.
+pub fn probe_line() -> String {
+    let local = 0u8;
+    // SAFETY: sched_getcpu has no preconditions; personality(0xffffffff) only queries.
+    let (cpu, pers) = unsafe { (libc::sched_getcpu(), libc::personality(0xffff_ffff)) };
+    let env_bytes: usize = std::env::vars_os()
+        .map(|(k, v)| k.len() + v.len() + 2)
+        .sum();
+    let aslr = if pers >= 0 && (pers & libc::ADDR_NO_RANDOMIZE) != 0 {
+        0
+    } else {
+        1
+    };
+    format!(
+        "probe pid={} cpu={cpu} env_bytes={env_bytes} stack={:p} aslr={aslr}",
+        std::process::id(),
+        &local as *const u8
+    )
+}
+
+fn is_terminal(fd: i32) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
+/// Budget for each start-up self-measurement (empty loop, add chain).
+const SELF_BUDGET_NS: u64 = 60_000_000;
+/// Additions per chain when estimating the cycle time.
+const CHAIN_LEN: u64 = 1000;
+
+/// Measure the harness's own costs with the engine itself: the per-iteration cost of the loop
+/// around an empty body, the cost of a sample with no iterations, and the cycle time (from a
+/// chain of dependent one-cycle additions).
+pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
+    let mut short = Plan::with_budget(SELF_BUDGET_NS.min(plan.time_budget_ns));
+    short.target_sample_ns = plan.target_sample_ns;
+    let median_of = |routine: &mut dyn Routine| -> f64 {
+        let mut t = InProcess { routine, timer };
+        let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
+        let per: Vec<f64> = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.iters == m.iters_per_sample && s.phase == crate::samples::Phase::Measure)
+            .map(|s| s.per_iter_ns())
+            .collect();
+        if per.is_empty() {
+            f64::NAN
+        } else {
+            crate::stats::median(&per)
+        }
+    };
+    let empty_iter_ns = median_of(&mut Plain(|| ()));
+    let mut x = 0u64;
+    let chain = median_of(&mut Plain(move || {
+        x = crate::kernels::add_chain(x, black_box(CHAIN_LEN));
+        x
+    }));
+    let mut zero = Plain(|| ());
+    let mut costs: Vec<f64> = (0..2000)
+        .map(|_| timer.ticks_to_ns_f64(zero.sample(timer, 0)))
+        .collect();
+    costs.sort_by(|a, b| a.total_cmp(b));
+    Harness {
+        empty_iter_ns,
+        sample_cost_ns: costs[costs.len() / 2],
+        cycle_ns: chain / CHAIN_LEN as f64,
+        cycle_source: "add-chain".into(),
+        runner_batch_cost_ns: None,
+    }
+}
