@@ -16,6 +16,8 @@ pub mod machine;
 pub mod measure;
 pub mod plan;
 pub mod protocol;
+#[cfg(doctest)]
+mod readme;
 pub mod report;
 pub mod result;
 pub mod samples;

@@ -193,7 +193,6 @@ pub struct Options {
     pub quick: bool,
 }
 
-
 impl Options {
     /// Parse the arguments of a benchmark executable (`cargo bench -- [FILTER] [OPTIONS]`).
     pub fn parse(args: &[String]) -> Result<Options, String> {

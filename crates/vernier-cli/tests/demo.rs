@@ -1,0 +1,111 @@
+//! Drives the real `vernier demo` binary. No absolute times: orderings measured in the same
+//! run, structure, and the flags the seeds predict.
+
+use std::process::Command;
+use vernier::diagnostic::Code;
+use vernier::result::{ResultFile, Status};
+
+fn vernier() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vernier"))
+}
+
+fn has(file: &ResultFile, name: &str, code: Code) -> bool {
+    bench(file, name).diagnostics.iter().any(|d| d.code == code)
+}
+
+fn bench<'a>(file: &'a ResultFile, name: &str) -> &'a vernier::result::BenchmarkResult {
+    file.benchmarks
+        .iter()
+        .find(|b| b.name == name)
+        .unwrap_or_else(|| panic!("no benchmark {name}"))
+}
+
+#[test]
+fn demo_quick_writes_a_complete_result_file() {
+    let dir = std::env::temp_dir().join(format!("vernier-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("demo.json");
+    let out = vernier()
+        .args(["demo", "--quick", "--json"])
+        .arg(&json)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Plain text when piped: no escape sequences.
+    assert!(!stdout.contains('\x1b'));
+    assert!(stdout.contains("median/iter"));
+
+    let file = ResultFile::load(&json).unwrap();
+    assert_eq!(file.schema, 1);
+    assert_eq!(file.benchmarks.len(), 16);
+    assert!(file.timer.resolution_ns > 0.0 && file.timer.overhead_ns > 0.0);
+    assert!(file.harness.empty_iter_ns > 0.0);
+    assert!(!file.machine.cpu_model.is_empty());
+    for b in &file.benchmarks {
+        assert_eq!(b.status, Status::Ok, "{}: {:?}", b.name, b.error);
+        let s = &b.samples;
+        let n = s.ns.len();
+        assert!(n > 0);
+        assert!(
+            s.iters.len() == n && s.t_s.len() == n && s.phase.len() == n && s.process.len() == n
+        );
+        // Calibration samples are kept and flagged.
+        assert!(s
+            .phase
+            .iter()
+            .any(|p| *p == vernier::samples::Phase::Calibration));
+        assert!(b.per_iter.ci95_ns[0] <= b.per_iter.median_ns);
+        assert!(b.per_iter.median_ns <= b.per_iter.ci95_ns[1]);
+        assert!(b.per_iter.min_ns <= b.per_iter.median_ns);
+    }
+
+    // The seed's lesson: without a barrier the computation disappears; with one it does not.
+    assert!(has(&file, "sqrt(4.2) without barrier", Code::OptimizedAway));
+    assert!(!has(&file, "sqrt(4.2) with barrier", Code::OptimizedAway));
+    assert!(has(&file, "empty closure", Code::OptimizedAway));
+    // Orderings within the same run.
+    let med = |n: &str| bench(&file, n).per_iter.median_ns;
+    assert!(
+        med("div") > med("add"),
+        "div {} add {}",
+        med("div"),
+        med("add")
+    );
+    assert!(
+        med("event copy, 256Ki events (cold)") > med("event copy, same event (hot)"),
+        "cold memory must cost more than hot"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_filter_is_a_clear_error() {
+    let out = vernier().args(["demo", "--filter", "("]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--filter"), "{err}");
+    let out = vernier()
+        .args(["demo", "--filter", "nothing-matches-this"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the demo has"));
+}
+
+#[test]
+fn corrupt_result_file_is_named() {
+    let p = std::env::temp_dir().join(format!("vernier-corrupt-{}.json", std::process::id()));
+    std::fs::write(&p, "{\"schema\": 1, \"benchmarks\": [").unwrap();
+    let e = ResultFile::load(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("not a vernier result file") && e.contains("truncated"),
+        "{e}"
+    );
+    std::fs::remove_file(&p).ok();
+}
