@@ -2,7 +2,9 @@
 //! target → plan → measure → analyze → result → report.
 
 mod demo;
+mod run;
 mod term;
+mod worker;
 
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, Parser, Subcommand};
@@ -26,11 +28,13 @@ struct Cli {
 enum Command {
     /// The built-in suite: the seeds' experiments, measured in this process.
     Demo(Common),
+    /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
+    Run(run::RunArgs),
 }
 
 /// Options shared by `demo`, `run` and `compare`.
 #[derive(Args, Clone, Debug)]
-struct Common {
+pub struct Common {
     /// Write the result (schema 1, every raw sample) to FILE, atomically, after each benchmark.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -83,6 +87,7 @@ fn main() {
 fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Demo(c) => demo_command(&c),
+        Command::Run(a) => run::run_command(&a),
     }
 }
 

@@ -208,6 +208,14 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     };
 
     let processes = per_process(&main);
+    let mut per_iter = per_iter;
+    let layout = layout_spread(&processes);
+    if let Some(l) = layout {
+        // Each process is one draw of the memory layout: the interval of the median must
+        // cover the spread between draws, not only the noise within one (random effects).
+        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - l.half_width_ns);
+        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + l.half_width_ns);
+    }
 
     // Diagnostics, in the order a reader should act on them.
     if ctx.debug_build {
@@ -237,6 +245,19 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
                 ),
             ));
         }
+    }
+    if let Some(l) = layout.filter(|l| l.significant) {
+        diagnostics.push(Diagnostic::new(
+            Code::LayoutSensitive,
+            format!(
+                "the {} processes disagree by {:.2} % (medians {} to {}), more than their own                  intervals (±{:.2} %) explain: the code is sensitive to memory layout                  (environment size, stack and code alignment). The interval above covers the                  spread between processes; reproduce one layout with --env-pad BYTES --no-aslr.",
+                processes.len(),
+                l.spread * 100.0,
+                crate::report::format_ns(l.lo),
+                crate::report::format_ns(l.hi),
+                l.within * 100.0
+            ),
+        ));
     }
     if warmup.class == WarmupClass::NoSteadyState {
         diagnostics.push(Diagnostic::new(
@@ -378,6 +399,50 @@ fn optimized_away(p: &PerIter, ctx: &Context) -> Option<Diagnostic> {
         }
     }
     None
+}
+
+/// Spread between processes' medians.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    lo: f64,
+    hi: f64,
+    /// (hi − lo) / lo.
+    spread: f64,
+    /// Largest relative half-width of a process's own interval.
+    within: f64,
+    /// Half-width of the t-interval on the processes' medians.
+    half_width_ns: f64,
+    significant: bool,
+}
+
+/// Between-process spread below this (relative) is never reported.
+pub const LAYOUT_MIN_SPREAD: f64 = 0.005;
+
+fn layout_spread(processes: &[ProcessFigure]) -> Option<Layout> {
+    let meds: Vec<f64> = processes
+        .iter()
+        .filter(|p| p.samples >= 10)
+        .map(|p| p.median_ns)
+        .collect();
+    if meds.len() < 2 {
+        return None;
+    }
+    let lo = meds.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = meds.iter().cloned().fold(0.0, f64::max);
+    let within = processes
+        .iter()
+        .map(|p| (p.ci95_ns.1 - p.ci95_ns.0) / 2.0 / p.median_ns)
+        .fold(0.0, f64::max);
+    let spread = hi / lo - 1.0;
+    Some(Layout {
+        lo,
+        hi,
+        spread,
+        within,
+        half_width_ns: stats::t975(meds.len() - 1) * stats::std_dev(&meds)
+            / (meds.len() as f64).sqrt(),
+        significant: spread > LAYOUT_MIN_SPREAD && spread > 2.0 * within,
+    })
 }
 
 /// The median gap between events when they recur regularly (robust spread < 25 % of it).

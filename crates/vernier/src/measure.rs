@@ -143,7 +143,7 @@ pub fn measure(
     let mut batch = Batch::default();
     let goal = plan.min_sample_ns(timer);
     let mut state = State::Calibrate;
-    let mut iters = 1u64;
+    let mut iters = plan.fixed_iters.unwrap_or(1).max(1);
     let mut main_idx: Vec<usize> = Vec::new();
     let mut est_sample_ns = goal as f64;
     let mut main_batch = MIN_MAIN_BATCH;
@@ -205,6 +205,7 @@ pub fn measure(
                     .unwrap_or(0);
                 let elapsed = clock.now_ns().saturating_sub(start);
                 if best >= goal
+                    || plan.fixed_iters.is_some()
                     || iters >= plan.max_iters
                     || elapsed as f64 >= plan.time_budget_ns as f64 * CALIBRATION_FRACTION
                 {

@@ -22,6 +22,9 @@ pub struct Plan {
     pub min_steady_samples: usize,
     /// Samples per step of the doubling calibration (the smallest is kept as that step's time).
     pub calibration_samples: usize,
+    /// Skip the doubling and use this many iterations per sample (set by a runner so every
+    /// process of a benchmark uses the count calibrated by the first).
+    pub fixed_iters: Option<u64>,
     /// Upper bound on iterations per sample (a guard against a body the compiler removed:
     /// doubling would otherwise go on for ever).
     pub max_iters: u64,
@@ -60,6 +63,7 @@ impl Plan {
             target_rel_ci: DEFAULT_TARGET_REL_CI,
             min_steady_samples: MIN_STEADY_SAMPLES,
             calibration_samples: 3,
+            fixed_iters: None,
             max_iters: 1 << 40,
         }
     }

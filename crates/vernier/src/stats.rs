@@ -162,6 +162,20 @@ pub fn tukey_fences_sorted(sorted: &[f64], k: f64) -> (f64, f64) {
     (q1 - k * iqr, q3 + k * iqr)
 }
 
+/// Student's t quantile at 97.5 % for `df` degrees of freedom (two-sided 95 % intervals).
+pub fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        _ => Z95 + 2.4 / df as f64,
+    }
+}
+
 /// Number of contiguous blocks for the batch-medians interval.
 pub const CI_BLOCKS: usize = 20;
 /// Student's t quantile, 97.5 %, 19 degrees of freedom (for `CI_BLOCKS` = 20).

@@ -1,0 +1,360 @@
+//! `vernier run [OPTIONS] -- PROGRAM [ARGS]`: drive a benchmark executable as a worker.
+//!
+//! For each selected benchmark, `--processes` worker processes are started one after the
+//! other, each with its own randomised environment padding (the layout effect of seed 003);
+//! the first calibrates the iteration count and the others reuse it so all samples are
+//! comparable. The engine decides everything; the worker only measures. A worker that
+//! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
+//! and the run goes on; the result file is rewritten after every benchmark.
+
+use crate::worker::{Control, WorkerProcess, WorkerTarget};
+use crate::{term, Common};
+use anyhow::{bail, Result};
+use clap::Args;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+use vernier::analyze::{self, Context};
+use vernier::measure::{self, Measurement, MonotonicClock, StopReason};
+use vernier::plan::Plan;
+use vernier::protocol::BenchRef;
+use vernier::report;
+use vernier::result::{BenchmarkResult, Harness, ResultFile, Tool, SCHEMA};
+use vernier::samples::Samples;
+use vernier::suite::Rng;
+
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub process: ProcessArgs,
+    /// The benchmark executable and its arguments.
+    #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
+    pub program: Vec<OsString>,
+}
+
+/// Process control, shared by `run` and `compare`.
+#[derive(Args, Clone, Debug)]
+pub struct ProcessArgs {
+    /// Worker processes per benchmark, each with its own memory layout (default 3, fewer when
+    /// --time is too short for each to reach a steady state).
+    #[arg(long, value_name = "N")]
+    pub processes: Option<usize>,
+    /// Pin workers to these CPUs (e.g. `1` or `2,3` or `0-3`).
+    #[arg(long, value_name = "LIST")]
+    pub cpu: Option<String>,
+    /// Run workers under SCHED_FIFO (needs root or CAP_SYS_NICE).
+    #[arg(long)]
+    pub fifo: bool,
+    /// Run workers without address-space layout randomisation.
+    #[arg(long)]
+    pub no_aslr: bool,
+    /// Fixed environment padding in bytes for every worker (default: random per process).
+    #[arg(long, value_name = "BYTES")]
+    pub env_pad: Option<u64>,
+    /// Longest wait for a worker's reply before it is declared hung, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+}
+
+/// Largest random environment padding: a few pages moves the stack across alignments.
+pub const MAX_ENV_PAD: u64 = 4096;
+/// Each process needs at least this much of the budget to calibrate and settle.
+pub const MIN_PROCESS_BUDGET_NS: u64 = 100_000_000;
+/// Default number of processes.
+pub const DEFAULT_PROCESSES: usize = 3;
+/// SCHED_FIFO priority for --fifo: above normal tasks, below the kernel's own threads (50).
+pub const FIFO_PRIORITY: i32 = 10;
+
+/// Parse a CPU list: `1`, `0,2`, `0-3`, `0-1,4`.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        let bad = || anyhow::anyhow!("--cpu '{s}': expected CPU numbers like 1, 0,2 or 0-3");
+        if let Some((a, b)) = part.split_once('-') {
+            let (a, b): (usize, usize) =
+                (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+            if a > b {
+                return Err(bad());
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if let Some(c) = out.iter().find(|&&c| c >= n.max(1024).min(1024)) {
+        bail!("--cpu {c}: no such CPU");
+    }
+    if out.is_empty() {
+        bail!("--cpu '{s}': no CPU given");
+    }
+    Ok(out)
+}
+
+impl ProcessArgs {
+    pub fn control(&self) -> Result<Control> {
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            bail!(
+                "--timeout {}: expected a positive number of seconds",
+                self.timeout
+            );
+        }
+        Ok(Control {
+            cpus: self
+                .cpu
+                .as_deref()
+                .map(parse_cpu_list)
+                .transpose()?
+                .unwrap_or_default(),
+            fifo: self.fifo.then_some(FIFO_PRIORITY),
+            no_aslr: self.no_aslr,
+            env_pad: self.env_pad.unwrap_or(0),
+            timeout: Duration::from_secs_f64(self.timeout),
+        })
+    }
+
+    pub fn process_count(&self, plan: &Plan) -> Result<usize> {
+        let fit = (plan.time_budget_ns / MIN_PROCESS_BUDGET_NS).max(1) as usize;
+        match self.processes {
+            Some(0) => bail!("--processes 0: at least one process is needed"),
+            Some(n) => Ok(n),
+            None => Ok(DEFAULT_PROCESSES.min(fit)),
+        }
+    }
+}
+
+/// Splits a program path from its arguments.
+pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
+    (PathBuf::from(&v[0]), v[1..].to_vec())
+}
+
+/// Run `measure` for one benchmark in `processes` workers and merge their samples.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_in_processes(
+    program: &std::path::Path,
+    args: &[OsString],
+    index: usize,
+    processes: usize,
+    plan: &Plan,
+    ctl: &Control,
+    pads: &[u64],
+    batch_costs: &mut Vec<f64>,
+    on_progress: &mut dyn FnMut(&measure::Progress),
+) -> Measurement {
+    let mut merged = Measurement {
+        samples: Samples::default(),
+        iters_per_sample: 1,
+        wall_ns: 0,
+        stop: StopReason::Budget,
+        steady: None,
+        error: None,
+    };
+    let mut per_plan = Plan::with_budget((plan.time_budget_ns / processes as u64).max(1));
+    per_plan.target_sample_ns = plan.target_sample_ns;
+    per_plan.target_rel_ci = plan.target_rel_ci;
+    for p in 0..processes {
+        if term::interrupted() {
+            merged.stop = StopReason::Interrupted;
+            break;
+        }
+        let mut c = ctl.clone();
+        c.env_pad = pads[p];
+        let mut worker = match WorkerProcess::spawn(program, args, &c) {
+            Ok(w) => w,
+            Err(e) => {
+                merged.error = Some(e);
+                merged.stop = StopReason::Failed;
+                break;
+            }
+        };
+        let timer = worker.hello.timer;
+        let mut target = WorkerTarget {
+            worker: &mut worker,
+            bench: BenchRef::Index(index),
+            batch_costs_ns: Vec::new(),
+        };
+        let m = measure::measure(&mut target, &MonotonicClock, &per_plan, &timer, on_progress);
+        batch_costs.extend(target.batch_costs_ns.iter().copied());
+        if p == 0 {
+            per_plan.fixed_iters = Some(m.iters_per_sample);
+            merged.iters_per_sample = m.iters_per_sample;
+            merged.steady = m.steady;
+        }
+        let offset = merged.wall_ns;
+        let mut s = m.samples;
+        for x in &mut s.samples {
+            x.process = p as u32;
+            x.t_ns += offset;
+        }
+        merged.samples.push_batch(&s.samples, &s.counters);
+        merged.wall_ns += m.wall_ns;
+        merged.stop = m.stop;
+        if m.error.is_some() {
+            merged.error = m.error;
+            break;
+        }
+        if m.stop == StopReason::Interrupted {
+            break;
+        }
+        worker.quit();
+    }
+    merged
+}
+
+pub fn run_command(a: &RunArgs) -> Result<i32> {
+    let plan = a.common.plan()?;
+    let filter = a.common.filter()?;
+    let ctl = a.process.control()?;
+    let processes = a.process.process_count(&plan)?;
+    let (program, args) = split_program(&a.program);
+    term::install_ctrlc();
+
+    // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
+    let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+    let names = first.names.clone();
+    let selected: Vec<usize> = (0..names.len())
+        .filter(|&i| filter.as_ref().is_none_or(|re| re.is_match(&names[i])))
+        .collect();
+    if names.is_empty() {
+        bail!("{} registers no benchmark", program.display());
+    }
+    if selected.is_empty() {
+        bail!(
+            "--filter matches no benchmark; {} has: {}",
+            program.display(),
+            names.join(", ")
+        );
+    }
+    let hello = first.hello.clone();
+    let runner_timer = vernier::timer::Timer::detect();
+    let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
+    let mut empty_plan = Plan::with_budget(60_000_000.min(plan.time_budget_ns));
+    empty_plan.target_sample_ns = plan.target_sample_ns;
+    let empty = {
+        let mut t = WorkerTarget {
+            worker: &mut first,
+            bench: BenchRef::Empty,
+            batch_costs_ns: Vec::new(),
+        };
+        let m = measure::measure(
+            &mut t,
+            &MonotonicClock,
+            &empty_plan,
+            &hello.timer,
+            &mut |_| {},
+        );
+        let per: Vec<f64> = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| {
+                s.iters == m.iters_per_sample && s.phase == vernier::samples::Phase::Measure
+            })
+            .map(|s| s.per_iter_ns())
+            .collect();
+        (!per.is_empty()).then(|| vernier::stats::median(&per))
+    };
+    first.quit();
+
+    let mut machine = vernier::machine::Machine::detect();
+    machine.worker_impl = Some(hello.implementation.clone());
+    let mut file = ResultFile {
+        schema: SCHEMA,
+        tool: Tool::default(),
+        machine,
+        system: serde_json::Value::Null,
+        timer: hello.timer,
+        harness: Harness {
+            empty_iter_ns: empty.unwrap_or(f64::NAN),
+            sample_cost_ns: hello.timer.overhead_ns,
+            cycle_ns: own.cycle_ns,
+            cycle_source: own.cycle_source.clone(),
+            runner_batch_cost_ns: None,
+        },
+        mode: "time".into(),
+        benchmarks: Vec::new(),
+    };
+    let ctx = Context {
+        timer: hello.timer,
+        empty_iter_ns: empty,
+        cycle_ns: Some(own.cycle_ns).filter(|c| c.is_finite()),
+        debug_build: hello.debug_build,
+        target_rel_ci: plan.target_rel_ci,
+        timer_factor: plan.timer_factor,
+    };
+    let style = term::style();
+    let mut progress = term::ProgressLine::new();
+    let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
+    let mut batch_costs = Vec::new();
+    let mut failed = 0;
+    println!("{}", report::table_head(style));
+    for &i in &selected {
+        if term::interrupted() {
+            break;
+        }
+        let pads: Vec<u64> = (0..processes)
+            .map(|_| {
+                a.process
+                    .env_pad
+                    .unwrap_or_else(|| rng.next_u64() % MAX_ENV_PAD)
+            })
+            .collect();
+        let name = &names[i];
+        let m = measure_in_processes(
+            &program,
+            &args,
+            i,
+            processes,
+            &plan,
+            &ctl,
+            &pads,
+            &mut batch_costs,
+            &mut |p| progress.update(name, p),
+        );
+        progress.clear();
+        let an = analyze::analyze(&m, &ctx);
+        let r = BenchmarkResult::new(name, &m, &an, &|p| {
+            pads.get(p as usize).copied().unwrap_or(0)
+        });
+        if r.status == vernier::result::Status::Failed {
+            failed += 1;
+        }
+        println!("{}", report::row(&r, style));
+        file.benchmarks.push(r);
+        if !batch_costs.is_empty() {
+            file.harness.runner_batch_cost_ns = Some(vernier::stats::median(&batch_costs));
+        }
+        if let Some(path) = &a.common.json {
+            file.write_atomic(path)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    print!("\n{}", report::header(&file.timer, &file.harness, style));
+    if let Some(c) = file.harness.runner_batch_cost_ns {
+        println!(
+            "{}",
+            style_dim(style, &format!(
+                "worker {} · {} process(es) per benchmark · runner's cost between batches {} (outside every timed region)",
+                hello.implementation, processes, report::format_ns(c)
+            ))
+        );
+    }
+    println!("{}", report::legend(style));
+    if term::interrupted() {
+        eprintln!("vernier: interrupted; every benchmark finished before Ctrl-C is kept");
+        return Ok(130);
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+fn style_dim(style: report::Style, s: &str) -> String {
+    if style.color {
+        format!("\x1b[2m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}

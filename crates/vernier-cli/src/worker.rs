@@ -1,0 +1,455 @@
+//! A benchmark executable driven as a worker: spawned with the protocol on file descriptors
+//! 3 (commands) and 4 (replies), in its own process group (so a terminal's Ctrl-C reaches the
+//! runner only), with the process controls the runner asks for: CPU affinity, SCHED_FIFO,
+//! no address-space randomisation, environment padding. Its stdout and stderr are collected
+//! so a failure can quote their last lines.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use vernier::measure::{Batch, Target};
+use vernier::protocol::{self, BenchRef, Hello};
+
+/// How the runner controls a worker process.
+#[derive(Clone, Debug, Default)]
+pub struct Control {
+    /// CPUs the worker may run on (sched_setaffinity); empty: no pinning.
+    pub cpus: Vec<usize>,
+    /// Run under SCHED_FIFO at this priority.
+    pub fifo: Option<i32>,
+    /// Disable address-space layout randomisation (personality ADDR_NO_RANDOMIZE).
+    pub no_aslr: bool,
+    /// Bytes of padding added to the environment (moves the initial stack).
+    pub env_pad: u64,
+    /// Longest wait for one reply.
+    pub timeout: Duration,
+}
+
+/// Lines kept from the worker's output for error messages.
+const TAIL_LINES: usize = 12;
+
+/// A running worker.
+pub struct WorkerProcess {
+    child: Child,
+    to: std::fs::File,
+    from: OwnedFd,
+    buf: Vec<u8>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    program: PathBuf,
+    timeout: Duration,
+    pub hello: Hello,
+    pub names: Vec<String>,
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two ints; O_CLOEXEC keeps them out of other children.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just returned these two descriptors, owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn collect_tail(
+    mut r: impl Read + Send + 'static,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    tag: &'static str,
+) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        let mut line = Vec::new();
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            for &b in &buf[..n] {
+                if b == b'\n' {
+                    let mut t = tail.lock().unwrap();
+                    t.push_back(format!("{tag}{}", String::from_utf8_lossy(&line)));
+                    if t.len() > TAIL_LINES {
+                        t.pop_front();
+                    }
+                    line.clear();
+                } else if line.len() < 500 {
+                    line.push(b);
+                }
+            }
+        }
+        if !line.is_empty() {
+            let mut t = tail.lock().unwrap();
+            t.push_back(format!("{tag}{}", String::from_utf8_lossy(&line)));
+            if t.len() > TAIL_LINES {
+                t.pop_front();
+            }
+        }
+    });
+}
+
+/// Why a worker could not be started or stopped answering.
+pub fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = status.signal() {
+        // SAFETY: strsignal returns a pointer to a static (or thread-local) string.
+        let name = unsafe {
+            let p = libc::strsignal(sig);
+            if p.is_null() {
+                String::new()
+            } else {
+                std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        format!(
+            "killed by signal {sig} ({name}{})",
+            if status.core_dumped() {
+                ", core dumped"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!("exited with status {}", status.code().unwrap_or(-1))
+    }
+}
+
+impl WorkerProcess {
+    /// Start `program` as a worker and do the handshake (`hello`, `list`).
+    pub fn spawn(
+        program: &Path,
+        args: &[OsString],
+        ctl: &Control,
+    ) -> Result<WorkerProcess, String> {
+        let (cmd_r, cmd_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        let (rep_r, rep_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env(protocol::FDS_ENV, "3,4")
+            .env("VERNIER_ENV_PAD", "x".repeat(ctl.env_pad as usize))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let (in_fd, out_fd) = (cmd_r.as_raw_fd(), rep_w.as_raw_fd());
+        let ctl2 = ctl.clone();
+        // SAFETY: only async-signal-safe calls between fork and exec (dup2, setpgid,
+        // sched_setaffinity, sched_setscheduler, personality); no allocation.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Move both ends out of the way first: either may already be 3 or 4, and
+                // dup2 onto itself would leave its close-on-exec flag set.
+                let hi_in = libc::fcntl(in_fd, libc::F_DUPFD, 10);
+                let hi_out = libc::fcntl(out_fd, libc::F_DUPFD, 10);
+                if hi_in < 0 || hi_out < 0 || libc::dup2(hi_in, 3) < 0 || libc::dup2(hi_out, 4) < 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(hi_in);
+                libc::close(hi_out);
+                libc::setpgid(0, 0);
+                if !ctl2.cpus.is_empty() {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    for &c in &ctl2.cpus {
+                        libc::CPU_SET(c, &mut set);
+                    }
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if let Some(prio) = ctl2.fifo {
+                    let p = libc::sched_param {
+                        sched_priority: prio,
+                    };
+                    if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                        let e = std::io::Error::last_os_error();
+                        return Err(std::io::Error::new(e.kind(), "SCHED_FIFO"));
+                    }
+                }
+                if ctl2.no_aslr && libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            if e.to_string().contains("SCHED_FIFO") {
+                "--fifo: SCHED_FIFO was refused (permission denied): it needs root or the \
+                 CAP_SYS_NICE capability, or a real-time limit (`ulimit -r 99`). Run without \
+                 --fifo, or as root."
+                    .to_string()
+            } else if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "{}: no such program (give the path of a benchmark executable)",
+                    program.display()
+                )
+            } else if e.kind() == std::io::ErrorKind::PermissionDenied {
+                format!(
+                    "{}: permission denied (is it executable? chmod +x)",
+                    program.display()
+                )
+            } else {
+                format!("cannot start {}: {e}", program.display())
+            }
+        })?;
+        drop(cmd_r);
+        drop(rep_w);
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        collect_tail(child.stdout.take().unwrap(), tail.clone(), "stdout: ");
+        collect_tail(child.stderr.take().unwrap(), tail.clone(), "");
+        let mut w = WorkerProcess {
+            child,
+            to: std::fs::File::from(cmd_w),
+            from: rep_r,
+            buf: Vec::new(),
+            tail,
+            program: program.to_path_buf(),
+            timeout: ctl.timeout,
+            hello: Hello::parse("hello 0").unwrap_or_else(|_| unreachable!()),
+            names: Vec::new(),
+        };
+        w.handshake()?;
+        Ok(w)
+    }
+
+    fn not_a_worker(&mut self, why: &str) -> String {
+        format!(
+            "{} is not a vernier worker ({why}). Make it one: in C++, register benchmarks with \
+             vernier::bench and end main with `return vernier::main(argc, argv);` \
+             (#include \"vernier.hpp\"); in Rust, use `vernier::main!` or `Suite::from_args()` \
+             … `suite.finish()`.{}",
+            self.program.display(),
+            self.tail_text()
+        )
+    }
+
+    fn handshake(&mut self) -> Result<(), String> {
+        self.send(&format!("hello {}", protocol::VERSION))?;
+        let line = match self
+            .read_line(Duration::from_secs(10).min(self.timeout.max(Duration::from_secs(2))))
+        {
+            Ok(l) => l,
+            Err(e) => return Err(self.not_a_worker(&e)),
+        };
+        if !line.starts_with("hello ") {
+            if let Some(msg) = line.strip_prefix("error ") {
+                return Err(format!("{}: {msg}", self.program.display()));
+            }
+            return Err(self.not_a_worker(&format!(
+                "it answered '{}' to 'hello'",
+                protocol::clip(&line)
+            )));
+        }
+        self.hello = Hello::parse(&line)?;
+        self.send("list")?;
+        loop {
+            let line = self
+                .read_line(self.timeout)
+                .map_err(|e| format!("during 'list': {e}"))?;
+            let mut t = line.splitn(3, ' ');
+            match (t.next(), t.next(), t.next()) {
+                (Some("bench"), Some(_), Some(name)) => {
+                    self.names.push(protocol::decode_name(name)?)
+                }
+                (Some("end"), Some(n), None) => {
+                    if n.parse::<usize>().ok() != Some(self.names.len()) {
+                        return Err(format!("malformed protocol line '{line}': it announces {n} benchmarks after listing {}", self.names.len()));
+                    }
+                    return Ok(());
+                }
+                _ => {
+                    return Err(format!(
+                        "malformed protocol line '{}' in reply to 'list'",
+                        protocol::clip(&line)
+                    ))
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, line: &str) -> Result<(), String> {
+        let mut s = line.to_string();
+        s.push('\n');
+        self.to
+            .write_all(s.as_bytes())
+            .map_err(|e| format!("cannot send '{line}' to the worker ({e}){}", self.death()))
+    }
+
+    /// Exit status and output tail of a worker that stopped answering.
+    fn death(&mut self) -> String {
+        // Give a dying process a moment to be reaped.
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => break None,
+            }
+        };
+        let what = status
+            .map(|s| format!(": the worker {}", describe_status(s)))
+            .unwrap_or_default();
+        std::thread::sleep(Duration::from_millis(20));
+        format!("{what}{}", self.tail_text())
+    }
+
+    fn tail_text(&self) -> String {
+        let t = self.tail.lock().unwrap();
+        if t.is_empty() {
+            String::new()
+        } else {
+            let lines: Vec<&str> = t.iter().map(|s| s.as_str()).collect();
+            format!("\n      last output:\n        {}", lines.join("\n        "))
+        }
+    }
+
+    /// Read one reply line, waiting at most `timeout`.
+    fn read_line(&mut self, timeout: Duration) -> Result<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(pos) = self.buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buf.drain(..=pos).collect();
+                return String::from_utf8(line[..line.len() - 1].to_vec())
+                    .map(|s| s.trim_end_matches('\r').to_string())
+                    .map_err(|_| "malformed protocol line: not UTF-8".to_string());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                self.kill();
+                return Err(format!(
+                    "no reply within {:.0} s: the benchmark hangs or is slower than --timeout; \
+                     the worker was killed{}",
+                    timeout.as_secs_f64(),
+                    self.tail_text()
+                ));
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.from.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: pfd is a valid pollfd for the duration of the call.
+            let r = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(format!("poll: {e}"));
+            }
+            if r == 0 {
+                continue;
+            }
+            let mut chunk = [0u8; 65536];
+            // SAFETY: chunk is writable for its length; the fd is open.
+            let n = unsafe {
+                libc::read(
+                    self.from.as_raw_fd(),
+                    chunk.as_mut_ptr().cast(),
+                    chunk.len(),
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(format!("reading the worker's reply: {e}"));
+            }
+            if n == 0 {
+                return Err(format!("the worker closed the protocol{}", self.death()));
+            }
+            self.buf.extend_from_slice(&chunk[..n as usize]);
+            if self.buf.len() > 64 << 20 {
+                return Err("malformed protocol reply: a line longer than 64 MiB".into());
+            }
+        }
+    }
+
+    /// One batch of samples.
+    pub fn run(
+        &mut self,
+        bench: BenchRef,
+        iters: u64,
+        samples: usize,
+        out: &mut Batch,
+    ) -> Result<(), String> {
+        let cmd = protocol::Command::Run {
+            bench,
+            iters,
+            samples,
+            extra: vec![],
+        };
+        self.send(&cmd.to_line())?;
+        let line = self.read_line(self.timeout)?;
+        let b = protocol::parse_samples(&line, samples)?;
+        out.ns.extend_from_slice(&b.ns);
+        out.counters.extend(b.counters);
+        Ok(())
+    }
+
+    /// A `probe` reply.
+    pub fn probe(&mut self) -> Result<String, String> {
+        self.send("probe")?;
+        self.read_line(self.timeout)
+    }
+
+    pub fn kill(&mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: signalling our own child's process group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Ask the worker to quit; kill it if it does not.
+    pub fn quit(mut self) {
+        if self.send("quit").is_ok() && self.read_line(Duration::from_secs(2)).is_ok() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.kill();
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
+        }
+    }
+}
+
+/// One benchmark of a worker, as a target for the engine. Counts the runner's own time
+/// between batches (round trip minus the samples' time).
+pub struct WorkerTarget<'a> {
+    pub worker: &'a mut WorkerProcess,
+    pub bench: BenchRef,
+    pub batch_costs_ns: Vec<f64>,
+}
+
+impl Target for WorkerTarget<'_> {
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        let t0 = Instant::now();
+        let before = out.ns.len();
+        self.worker.run(self.bench, iters, count, out)?;
+        let inside: u64 = out.ns[before..].iter().sum();
+        let total = t0.elapsed().as_nanos() as f64;
+        self.batch_costs_ns.push((total - inside as f64).max(0.0));
+        Ok(())
+    }
+}
