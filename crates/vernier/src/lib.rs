@@ -10,6 +10,7 @@
 //! (`result`) → report (`report`).
 
 pub mod analyze;
+pub mod compare_stats;
 pub mod diagnostic;
 pub mod kernels;
 pub mod machine;

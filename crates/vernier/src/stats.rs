@@ -1,9 +1,11 @@
 //! Statistics, pure functions with no I/O.
 //!
 //! Robust first: the median and its distribution-free confidence interval (order statistics of
-//! a binomial(n, ½)), the minimum, the IQR-based σ (IQR/1.349, equal to σ for a normal law),
-//! the MAD, Tukey fences. Quantiles use linear interpolation between order statistics
-//! (numpy's default, "type 7"), so golden values computed with numpy match exactly.
+//! a binomial(n, ½), exact for every n), the minimum, the IQR-based σ (IQR/1.349, equal to σ
+//! for a normal law), the MAD, Tukey fences, outlier counts with the period of recurring
+//! spikes, the worst sigma event. Quantiles use linear interpolation between order statistics
+//! (numpy's default, "type 7"), so golden values computed with numpy match exactly
+//! (`tests/stats_golden.rs`, fixtures from `scripts/gen_stats_fixtures.py`).
 
 /// Sorted copy of the data (NaNs are not expected: samples are finite by construction).
 pub fn sorted(xs: &[f64]) -> Vec<f64> {
@@ -67,8 +69,8 @@ fn sorted_dev(xs: &[f64], m: f64) -> Vec<f64> {
 pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// Distribution-free 95 % interval of the median: the pair of order statistics
-/// (X_(j), X_(k)) with P(X_(j) ≤ median ≤ X_(k)) ≥ 95 % under binomial(n, ½).
-/// Exact binomial for n ≤ 1000, normal approximation beyond. Returns (lo, hi) of sorted data.
+/// (X_(j), X_(k)) with P(X_(j) ≤ median ≤ X_(k)) ≥ 95 % under binomial(n, ½), computed exactly
+/// for every n (see [`median_ci_rank`]). Returns (lo, hi) of sorted data.
 pub fn median_ci_sorted(sorted: &[f64]) -> (f64, f64) {
     let n = sorted.len();
     if n == 0 {
@@ -83,27 +85,167 @@ pub fn median_ci_sorted(sorted: &[f64]) -> (f64, f64) {
     (sorted[j], sorted[n - 1 - j])
 }
 
-/// 0-based lower rank j of the distribution-free 95 % interval of the median.
+/// 0-based lower rank j of the distribution-free 95 % interval of the median: the largest j
+/// with P(B ≤ j) ≤ 2.5 %, B ~ binomial(n, ½). The interval [x_(j), x_(n-1-j)] then covers the
+/// median with probability 1 − 2·P(B ≤ j) ≥ 95 %.
+///
+/// Exact for every n: the normal approximation (with continuity correction) gives a first guess,
+/// then the exact binomial tail ([`binom_half_cdf`], log-space, O(√n) per evaluation) moves it to
+/// the right rank. For n < 6 no rank reaches 95 % and this returns 0 (the whole range).
 pub fn median_ci_rank(n: usize) -> usize {
-    if n > 1000 {
-        let j = (n as f64 / 2.0 - Z95 * (n as f64).sqrt() / 2.0).floor();
-        return (j.max(0.0) as usize).saturating_sub(1).min(n / 2);
+    if n < 6 {
+        return 0;
     }
-    // Largest j such that P(B ≤ j) ≤ 2.5 %, B ~ binomial(n, ½): then the interval
-    // [x_(j), x_(n-1-j)] (0-based) covers the median with probability 1 − 2·P(B ≤ j) ≥ 95 %.
-    let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
-    let mut cdf = 0.0;
-    let mut ln_c = 0.0; // ln C(n, 0)
-    let mut j = 0;
-    for i in 0..n {
-        cdf += (ln_c + ln_half_n).exp();
-        if cdf > 0.025 {
-            break;
-        }
-        j = i;
-        ln_c += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+    let nf = n as f64;
+    let guess = (nf / 2.0 - 0.5 - Z95 * nf.sqrt() / 2.0).floor().max(0.0) as usize;
+    let mut j = guess.min(n / 2);
+    while j > 0 && binom_half_cdf(j, n) > 0.025 {
+        j -= 1;
+    }
+    while binom_half_cdf(j + 1, n) <= 0.025 {
+        j += 1;
     }
     j
+}
+
+/// P(B ≤ k) for B ~ binomial(n, ½), accurate to a few ulps in relative terms for every n
+/// (the point probabilities use Loader's saddle-point expansion, the tail is summed downwards
+/// until its terms vanish; the larger tail is obtained by symmetry).
+pub fn binom_half_cdf(k: usize, n: usize) -> f64 {
+    if k >= n {
+        return 1.0;
+    }
+    if 2 * k >= n {
+        // P(B ≤ k) = 1 − P(B ≥ k + 1) = 1 − P(B ≤ n − k − 1) by symmetry.
+        return 1.0 - binom_half_cdf(n - k - 1, n);
+    }
+    let mut term = binom_half_pmf(k, n);
+    let mut sum = term;
+    let mut i = k;
+    while i > 0 && term > sum * 1e-18 {
+        term *= i as f64 / (n - i + 1) as f64;
+        sum += term;
+        i -= 1;
+    }
+    sum
+}
+
+/// P(B = k) for B ~ binomial(n, ½) (Loader, "Fast and accurate computation of binomial
+/// probabilities", 2000: no cancellation even for very large n).
+pub fn binom_half_pmf(k: usize, n: usize) -> f64 {
+    if k > n {
+        return 0.0;
+    }
+    let nf = n as f64;
+    if k == 0 || k == n {
+        return (-nf * std::f64::consts::LN_2).exp();
+    }
+    let kf = k as f64;
+    let half = nf / 2.0;
+    let lc = stirlerr(n) - stirlerr(k) - stirlerr(n - k) - bd0(kf, half) - bd0(nf - kf, half);
+    let lf = (2.0 * std::f64::consts::PI).ln() + kf.ln() + (1.0 - kf / nf).ln();
+    (lc - 0.5 * lf).exp()
+}
+
+/// ln(n!) − ((n + ½)·ln n − n + ln √(2π)): the error of Stirling's formula.
+fn stirlerr(n: usize) -> f64 {
+    const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+    const S0: f64 = 1.0 / 12.0;
+    const S1: f64 = 1.0 / 360.0;
+    const S2: f64 = 1.0 / 1260.0;
+    const S3: f64 = 1.0 / 1680.0;
+    const S4: f64 = 1.0 / 1188.0;
+    let x = n as f64;
+    if n <= 15 {
+        // n! is exact in f64 up to 18!, so ln(n!) is correctly rounded here.
+        let fact: f64 = (1..=n).map(|i| i as f64).product();
+        return fact.ln() - (x + 0.5) * x.ln() + x - LN_SQRT_2PI;
+    }
+    let xx = x * x;
+    if n > 500 {
+        (S0 - S1 / xx) / x
+    } else if n > 80 {
+        (S0 - (S1 - S2 / xx) / xx) / x
+    } else if n > 35 {
+        (S0 - (S1 - (S2 - S3 / xx) / xx) / xx) / x
+    } else {
+        (S0 - (S1 - (S2 - (S3 - S4 / xx) / xx) / xx) / xx) / x
+    }
+}
+
+/// x·ln(x/m) + m − x, computed without cancellation when x ≈ m.
+fn bd0(x: f64, m: f64) -> f64 {
+    if (x - m).abs() < 0.1 * (x + m) {
+        let mut v = (x - m) / (x + m);
+        let mut s = (x - m) * v;
+        let mut ej = 2.0 * x * v;
+        v *= v;
+        for j in 1..1000 {
+            ej *= v;
+            let s1 = s + ej / (2 * j + 1) as f64;
+            if s1 == s {
+                return s1;
+            }
+            s = s1;
+        }
+        return s;
+    }
+    x * (x / m).ln() + m - x
+}
+
+/// Upper tail of the standard normal law, P(Z > z), with full relative accuracy in the tail
+/// (p-values of 1e-50 are still meaningful to compare).
+pub fn normal_sf(z: f64) -> f64 {
+    if z.is_nan() {
+        return f64::NAN;
+    }
+    if z < 0.0 {
+        return 1.0 - normal_sf(-z);
+    }
+    0.5 * erfc_pos(z / std::f64::consts::SQRT_2, 0.5 * z * z)
+}
+
+/// Complementary error function for x ≥ 0; `x2` is x² (passed in so the caller can compute it
+/// from a more accurate source).
+fn erfc_pos(x: f64, x2: f64) -> f64 {
+    const FRAC_1_SQRT_PI: f64 = 0.564_189_583_547_756_3;
+    if x < 3.0 {
+        // erf(x) = 2/√π · e^{−x²} · Σ 2ⁿ x^{2n+1} / (1·3·…·(2n+1)): positive terms, no
+        // cancellation; 1 − erf(x) keeps ≥ 11 significant digits for x < 3.
+        let mut term = x;
+        let mut sum = x;
+        let mut n = 0.0;
+        while term > sum * 1e-17 {
+            n += 1.0;
+            term *= 2.0 * x2 / (2.0 * n + 1.0);
+            sum += term;
+        }
+        return 1.0 - 2.0 * FRAC_1_SQRT_PI * (-x2).exp() * sum;
+    }
+    // Continued fraction e^{−x²}/√π · 1/(x + ½/(x + 1/(x + 3/2/(x + …)))), Lentz's method;
+    // converges in a few dozen terms for x ≥ 3.
+    let tiny = 1e-300;
+    let mut f = x;
+    let mut c = x;
+    let mut d = 0.0;
+    for n in 1..5000 {
+        let a = n as f64 / 2.0;
+        d = x + a * d;
+        if d.abs() < tiny {
+            d = tiny;
+        }
+        d = 1.0 / d;
+        c = x + a / c;
+        if c.abs() < tiny {
+            c = tiny;
+        }
+        let delta = c * d;
+        f *= delta;
+        if (delta - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    FRAC_1_SQRT_PI * (-x2).exp() / f
 }
 
 /// Least-squares line y = a + b·x with its coefficient of determination and the
@@ -221,6 +363,106 @@ pub fn median_interval(series: &[f64]) -> MedianInterval {
     }
 }
 
+/// The worst sigma event: the largest |x − median| / σ over the values, with σ a robust spread
+/// (IQR/1.349 or a scaled MAD). A lone 40σ spike in otherwise quiet data is the signature of an
+/// interrupt or a preemption. Returns 0 for empty data or when every value equals the median,
+/// and +∞ when σ ≤ 0 but some value differs from the median.
+pub fn worst_sigma(values: &[f64], median: f64, robust_sigma: f64) -> f64 {
+    let worst = values
+        .iter()
+        .map(|x| (x - median).abs())
+        .fold(0.0, f64::max);
+    if worst == 0.0 {
+        0.0
+    } else if robust_sigma > 0.0 {
+        worst / robust_sigma
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Tukey's k for a mild outlier (beyond Q1 − 1.5·IQR or Q3 + 1.5·IQR).
+pub const MILD_K: f64 = 1.5;
+/// Tukey's k for a far outlier (beyond Q1 − 3·IQR or Q3 + 3·IQR).
+pub const FAR_K: f64 = 3.0;
+/// Fewest high far outliers from which a period is estimated (four gaps or more).
+pub const PERIOD_MIN_OUTLIERS: usize = 5;
+/// Largest spread of the gaps (IQR/1.349), relative to their median, still called regular.
+pub const PERIOD_MAX_REL_SPREAD: f64 = 0.25;
+
+/// Outlier counts by Tukey fences, and the period of the high far outliers when they recur
+/// regularly.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Outliers {
+    /// Between Q1 − 3·IQR (inclusive) and Q1 − 1.5·IQR (exclusive).
+    pub low_mild: usize,
+    /// Between Q3 + 1.5·IQR (exclusive) and Q3 + 3·IQR (inclusive).
+    pub high_mild: usize,
+    /// Below Q1 − 3·IQR.
+    pub low_far: usize,
+    /// Above Q3 + 3·IQR.
+    pub high_far: usize,
+    /// Median time between consecutive high far outliers, when there are at least
+    /// [`PERIOD_MIN_OUTLIERS`] of them and the gaps are regular (robust spread of the gaps below
+    /// [`PERIOD_MAX_REL_SPREAD`] of their median): a scheduler tick (4 ms at 250 Hz, 1 ms at
+    /// 1000 Hz) or a periodic interrupt.
+    pub period_ns: Option<f64>,
+}
+
+impl Outliers {
+    /// Number of outliers of every kind.
+    pub fn total(&self) -> usize {
+        self.low_mild + self.high_mild + self.low_far + self.high_far
+    }
+}
+
+/// Classifies the values (in time order) against Tukey fences at k = 1.5 (mild) and k = 3
+/// (far); each value falls in at most one class. `times_ns[i]` is when value i was taken
+/// (e.g. nanoseconds since the start of the run); when its length differs from `values`, no
+/// period is estimated.
+pub fn outliers(values_in_time_order: &[f64], times_ns: &[u64]) -> Outliers {
+    let mut out = Outliers::default();
+    if values_in_time_order.is_empty() {
+        return out;
+    }
+    let s = sorted(values_in_time_order);
+    let (mild_lo, mild_hi) = tukey_fences_sorted(&s, MILD_K);
+    let (far_lo, far_hi) = tukey_fences_sorted(&s, FAR_K);
+    let mut far_times = Vec::new();
+    for (i, &x) in values_in_time_order.iter().enumerate() {
+        if x < far_lo {
+            out.low_far += 1;
+        } else if x < mild_lo {
+            out.low_mild += 1;
+        } else if x > far_hi {
+            out.high_far += 1;
+            if let Some(&t) = times_ns.get(i) {
+                far_times.push(t);
+            }
+        } else if x > mild_hi {
+            out.high_mild += 1;
+        }
+    }
+    if times_ns.len() == values_in_time_order.len() && far_times.len() >= PERIOD_MIN_OUTLIERS {
+        out.period_ns = regular_period(&far_times);
+    }
+    out
+}
+
+/// Median gap between consecutive timestamps when the gaps are regular.
+fn regular_period(times_ns: &[u64]) -> Option<f64> {
+    let gaps: Vec<f64> = times_ns
+        .windows(2)
+        .map(|w| w[1].abs_diff(w[0]) as f64)
+        .collect();
+    let g = sorted(&gaps);
+    let med = median_sorted(&g);
+    if med <= 0.0 {
+        return None;
+    }
+    (iqr_sigma_sorted(&g) / med < PERIOD_MAX_REL_SPREAD).then_some(med)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +491,123 @@ mod tests {
         assert!((f.slope - 2.0).abs() < 1e-12);
         assert!((f.intercept - 3.0).abs() < 1e-12);
         assert!((f.r2 - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn median_ci_rank_is_exact_for_large_n() {
+        for n in [1001usize, 5000, 65537, 1_000_000] {
+            let j = median_ci_rank(n);
+            assert!(binom_half_cdf(j, n) <= 0.025, "n = {n}");
+            assert!(binom_half_cdf(j + 1, n) > 0.025, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn binomial_cdf_matches_direct_sum_for_small_n() {
+        for n in 1..=40usize {
+            let mut c = 1.0f64; // C(n, 0)
+            let mut acc = 0.0;
+            for k in 0..=n {
+                acc += c / 2f64.powi(n as i32);
+                let got = binom_half_cdf(k, n);
+                assert!((got - acc).abs() <= 1e-13 * acc, "n={n} k={k} {got} {acc}");
+                c = c * (n - k) as f64 / (k + 1) as f64;
+            }
+        }
+    }
+
+    #[test]
+    fn worst_sigma_edges() {
+        assert_eq!(worst_sigma(&[], 1.0, 1.0), 0.0);
+        assert_eq!(worst_sigma(&[2.0, 2.0], 2.0, 0.0), 0.0);
+        assert_eq!(worst_sigma(&[2.0, 3.0], 2.0, 0.0), f64::INFINITY);
+        assert_eq!(worst_sigma(&[1.0, 2.0, 10.0], 2.0, 0.5), 16.0);
+    }
+
+    /// Deterministic pseudo-random numbers in [0, 1) (splitmix64).
+    fn unit(state: &mut u64) -> f64 {
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    #[test]
+    fn outliers_find_a_scheduler_tick() {
+        // Samples every 20 µs; every 4 ms (250 Hz) one sample is hit by the tick.
+        let mut st = 7u64;
+        let n = 2000;
+        let times: Vec<u64> = (0..n as u64).map(|i| i * 20_000).collect();
+        let values: Vec<f64> = (0..n)
+            .map(|i| {
+                let base = 100.0 + unit(&mut st);
+                if i % 200 == 13 {
+                    base + 50.0
+                } else {
+                    base
+                }
+            })
+            .collect();
+        let o = outliers(&values, &times);
+        assert_eq!(o.high_far, 10);
+        assert_eq!(o.low_far + o.low_mild + o.high_mild, 0);
+        assert_eq!(o.period_ns, Some(4_000_000.0));
+        assert_eq!(o.total(), 10);
+
+        // Irregular spikes: counted, but no period.
+        let spikes = [13usize, 40, 400, 410, 1200, 1900];
+        let values: Vec<f64> = (0..n)
+            .map(|i| 100.0 + unit(&mut st) + if spikes.contains(&i) { 50.0 } else { 0.0 })
+            .collect();
+        let o = outliers(&values, &times);
+        assert_eq!(o.high_far, 6);
+        assert_eq!(o.period_ns, None);
+    }
+
+    #[test]
+    fn outliers_classify_mild_and_far() {
+        // 0..=100 plus five points: Q1 = 23.25, Q3 = 75.75 (numpy), so the mild fences are
+        // (-55.5, 154.5) and the far fences (-134.25, 233.25).
+        let mut v: Vec<f64> = (0..=100).map(f64::from).collect();
+        v.extend([200.0, 300.0, -100.0, -200.0, -150.0]);
+        let o = outliers(&v, &[]);
+        assert_eq!(
+            o,
+            Outliers {
+                low_mild: 1,
+                high_mild: 1,
+                low_far: 2,
+                high_far: 1,
+                period_ns: None
+            }
+        );
+    }
+
+    #[test]
+    fn normal_sf_reference_points() {
+        assert_eq!(normal_sf(0.0), 0.5);
+        assert!((normal_sf(Z95) - 0.025).abs() < 1e-15);
+        assert!((normal_sf(-Z95) - 0.975).abs() < 1e-15);
+    }
+
+    /// Coverage of the distribution-free median interval on iid data: ≈ 95 % (a little more,
+    /// since the binomial is discrete), over 2000 seeded trials.
+    #[test]
+    fn median_ci_covers_the_true_median_about_95_percent() {
+        let mut st = 42u64;
+        let trials = 2000;
+        let mut covered = 0;
+        for t in 0..trials {
+            let n = 30 + (t % 5) * 37;
+            // Exponential law, true median ln 2.
+            let xs: Vec<f64> = (0..n).map(|_| -(1.0 - unit(&mut st)).ln()).collect();
+            let (lo, hi) = median_ci_sorted(&sorted(&xs));
+            if lo <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= hi {
+                covered += 1;
+            }
+        }
+        let rate = covered as f64 / trials as f64;
+        assert!((0.93..=0.97).contains(&rate), "coverage {rate}");
     }
 }

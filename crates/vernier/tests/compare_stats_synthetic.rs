@@ -1,0 +1,183 @@
+//! Behaviour of `vernier::compare_stats` on seeded synthetic benchmarks: interval coverage,
+//! false alarms on A-vs-A, detection of a real shift. Deterministic (a fixed-seed generator
+//! written here), so the rates below are the same on every run.
+
+use vernier::compare_stats::{self as cs, Verdict};
+
+/// splitmix64 with Box–Muller normals.
+struct Rng {
+    state: u64,
+    spare: Option<f64>,
+}
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng {
+            state: seed,
+            spare: None,
+        }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1).
+    fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        let r = (-2.0 * self.unit().ln()).sqrt();
+        let t = 2.0 * std::f64::consts::PI * self.unit();
+        self.spare = Some(r * t.sin());
+        r * t.cos()
+    }
+}
+
+/// `n` interleaved pairs: a slow drift common to both members of a pair (the machine warming
+/// up, another process starting), independent lognormal noise of log-sd `sigma` on each, and
+/// NEW = `shift` × OLD in distribution.
+fn paired_run(rng: &mut Rng, n: usize, shift: f64, sigma: f64) -> (Vec<f64>, Vec<f64>) {
+    let phase = rng.unit() * 6.0;
+    let (mut old, mut new) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let drift = (0.15 * (phase + i as f64 / 15.0).sin() + 0.05 * rng.normal()).exp();
+        old.push(250.0 * drift * (sigma * rng.normal()).exp());
+        new.push(250.0 * shift * drift * (sigma * rng.normal()).exp());
+    }
+    (old, new)
+}
+
+const TRIALS: usize = 500;
+
+#[test]
+fn paired_interval_covers_the_true_ratio_about_95_percent() {
+    let mut rng = Rng::new(0xC0FF_EE01);
+    let truth = 1.03;
+    let mut covered = 0;
+    for t in 0..TRIALS {
+        // Both branches: exact distribution (n ≤ 50) and normal approximation.
+        let n = [12, 30, 50, 120, 400][t % 5];
+        let (old, new) = paired_run(&mut rng, n, truth, 0.02);
+        let r = cs::paired(&old, &new).unwrap();
+        if r.ci95.0 <= truth && truth <= r.ci95.1 {
+            covered += 1;
+        }
+    }
+    let rate = covered as f64 / TRIALS as f64;
+    eprintln!("coverage {rate}");
+    assert!((0.92..=0.98).contains(&rate), "coverage {rate}");
+}
+
+#[test]
+fn unpaired_interval_covers_the_true_ratio_about_95_percent() {
+    let mut rng = Rng::new(0xC0FF_EE02);
+    let truth = 0.97;
+    let mut covered = 0;
+    for t in 0..TRIALS {
+        let (n_old, n_new) = [(8, 11), (40, 50), (150, 120)][t % 3];
+        let old: Vec<f64> = (0..n_old).map(|_| (0.05 * rng.normal()).exp()).collect();
+        let new: Vec<f64> = (0..n_new)
+            .map(|_| truth * (0.05 * rng.normal()).exp())
+            .collect();
+        let r = cs::unpaired(&old, &new).unwrap();
+        if r.ci95.0 <= truth && truth <= r.ci95.1 {
+            covered += 1;
+        }
+    }
+    let rate = covered as f64 / TRIALS as f64;
+    eprintln!("coverage {rate}");
+    assert!((0.92..=0.98).contains(&rate), "coverage {rate}");
+}
+
+#[test]
+fn a_versus_a_is_no_change() {
+    let mut rng = Rng::new(0xC0FF_EE03);
+    let mut paired_same = 0;
+    let mut unpaired_same = 0;
+    for t in 0..TRIALS {
+        let n = [20, 60, 200][t % 3];
+        let (old, new) = paired_run(&mut rng, n, 1.0, 0.02);
+        let r = cs::paired(&old, &new).unwrap();
+        if cs::verdict(r.ratio, r.ci95, r.p_value, cs::DEFAULT_THRESHOLD) == Verdict::NoChange {
+            paired_same += 1;
+        }
+        // Unpaired: independent samples from one lognormal law (no common drift to cancel).
+        let old: Vec<f64> = (0..n).map(|_| (0.02 * rng.normal()).exp()).collect();
+        let new: Vec<f64> = (0..n + 7).map(|_| (0.02 * rng.normal()).exp()).collect();
+        let r = cs::unpaired(&old, &new).unwrap();
+        if cs::verdict(r.ratio, r.ci95, r.p_value, cs::DEFAULT_THRESHOLD) == Verdict::NoChange {
+            unpaired_same += 1;
+        }
+    }
+    let paired_rate = paired_same as f64 / TRIALS as f64;
+    let unpaired_rate = unpaired_same as f64 / TRIALS as f64;
+    eprintln!("no change: paired {paired_rate}, unpaired {unpaired_rate}");
+    assert!(paired_rate >= 0.93, "paired no-change rate {paired_rate}");
+    assert!(
+        unpaired_rate >= 0.93,
+        "unpaired no-change rate {unpaired_rate}"
+    );
+}
+
+#[test]
+fn a_two_percent_shift_is_detected() {
+    let mut rng = Rng::new(0xC0FF_EE04);
+    for (shift, want) in [(1.02, Verdict::Slower), (1.0 / 1.02, Verdict::Faster)] {
+        let (old, new) = paired_run(&mut rng, 100, shift, 0.005);
+        let r = cs::paired(&old, &new).unwrap();
+        let v = cs::verdict(r.ratio, r.ci95, r.p_value, cs::DEFAULT_THRESHOLD);
+        assert_eq!(v, want, "{r:?}");
+        assert!((r.ratio / shift - 1.0).abs() < 0.003, "{r:?}");
+        assert!(r.sign_p_value.unwrap() < 1e-6, "{r:?}");
+    }
+}
+
+#[test]
+fn holm_keeps_a_suite_of_unchanged_benchmarks_quiet() {
+    // 200 suites of 10 unchanged benchmarks: with Holm's adjustment, the share of suites that
+    // report any change stays near α or below (no adjustment would give ≈ 1 − 0.95¹⁰ ≈ 40 %
+    // before the threshold).
+    let mut rng = Rng::new(0xC0FF_EE05);
+    let suites = 200;
+    let mut noisy_suites = 0;
+    for _ in 0..suites {
+        let results: Vec<cs::RatioEstimate> = (0..10)
+            .map(|_| {
+                let (old, new) = paired_run(&mut rng, 40, 1.0, 0.01);
+                cs::paired(&old, &new).unwrap()
+            })
+            .collect();
+        let p: Vec<f64> = results.iter().map(|r| r.p_value).collect();
+        let adjusted = cs::holm(&p);
+        let any = results
+            .iter()
+            .zip(&adjusted)
+            .any(|(r, &pa)| cs::verdict(r.ratio, r.ci95, pa, 0.0) != Verdict::NoChange);
+        if any {
+            noisy_suites += 1;
+        }
+    }
+    let rate = noisy_suites as f64 / suites as f64;
+    eprintln!("family-wise false alarm rate {rate}");
+    assert!(rate <= 0.08, "family-wise false alarm rate {rate}");
+}
+
+#[test]
+fn geomean_of_identical_ratios_is_that_ratio() {
+    let g = cs::geomean(&[(1.1, (1.0, 1.21)), (1.1, (1.0, 1.21))]).unwrap();
+    assert!((g.ratio - 1.1).abs() < 1e-12);
+    // Two independent equal intervals: the mean's interval is narrower by √2.
+    let half = (1.21f64.ln() - 1.0f64.ln()) / 2.0 / 2f64.sqrt();
+    assert!((g.ci95.1.ln() - (1.1f64.ln() + half)).abs() < 1e-12);
+    assert!(cs::geomean(&[]).is_none());
+    assert!(cs::geomean(&[(0.0, (1.0, 1.0))]).is_none());
+}
