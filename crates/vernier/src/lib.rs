@@ -9,6 +9,7 @@
 //! `timer`) → raw samples (`samples`) → analyze (`steady`, `stats`, `analyze`) → result
 //! (`result`) → report (`report`).
 
+pub mod counters;
 pub mod diagnostic;
 pub mod measure;
 pub mod plan;
