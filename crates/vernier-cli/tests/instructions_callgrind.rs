@@ -216,8 +216,9 @@ fn cold_memory_misses_the_simulated_cache_and_hot_does_not() {
         .per_iteration(1000, 2000, &mut c_launcher("cold"))
         .unwrap();
     eprintln!("hot:  {:?}\ncold: {:?}", hot.per_iter, cold.per_iter);
-    // The same code runs in both: the same instructions per iteration.
-    assert_eq!(hot.instructions(), cold.instructions());
+    // Nearly the same code runs in both (cold also computes the struct's address).
+    let (hot_ir, cold_ir) = (hot.instructions().unwrap(), cold.instructions().unwrap());
+    assert!((hot_ir - cold_ir).abs() <= 2.0, "{hot_ir} vs {cold_ir}");
     let hot_w = hot.get("D1mw").unwrap();
     let cold_w = cold.get("D1mw").unwrap();
     // 1 KiB = 16 cache lines of 64 bytes, each written for the first time.
