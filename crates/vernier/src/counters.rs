@@ -40,6 +40,8 @@
 //! absent from every result, not zero.
 
 use crate::samples::CounterColumn;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::os::raw::c_int;
 
@@ -185,6 +187,24 @@ impl Event {
     }
 }
 
+impl Serialize for Event {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        let name = String::deserialize(d)?;
+        Event::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown counter `{name}`; valid counters: {}",
+                valid_names()
+            ))
+        })
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -327,6 +347,18 @@ impl CounterSample {
             };
         }
         out
+    }
+}
+
+/// Serialized as a map from event name to value, counted events only (in [`Event::ALL`]
+/// order); the scaled flags are not part of it.
+impl Serialize for CounterSample {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for e in self.events() {
+            map.serialize_entry(e.name(), &self.get(e))?;
+        }
+        map.end()
     }
 }
 
@@ -672,7 +704,7 @@ pub fn parse_tokens(line: &str, samples: usize) -> Result<Vec<CounterSample>, Co
 // ---------------------------------------------------------------------------------------------
 
 /// An event that could not be opened (or was dropped to avoid multiplexing).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unavailable {
     pub event: Event,
     /// Why, in words (with the errno's name when there is one).
@@ -1033,7 +1065,7 @@ impl Group {
 const SCHEDULABLE_PROBE_NS: u64 = 4_000_000;
 
 /// The cost of reading the counters, measured with nothing between the reads.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ReadCost {
     /// Wall time of one `read_start` + `read_stop` pair, median over batches, in ns.
     pub ns: f64,

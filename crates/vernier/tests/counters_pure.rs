@@ -344,3 +344,34 @@ fn one_note_groups_events_by_reason() {
     assert!(note.contains("not zero"), "{note}");
     assert_eq!(note.matches("fix:").count(), 2, "{note}");
 }
+
+#[test]
+fn serialized_forms_use_perf_names_and_leave_absent_events_out() {
+    let s = sample(&[(Event::TaskClock, 400), (Event::PageFaults, 0)]);
+    assert_eq!(
+        serde_json::to_string(&s).unwrap(),
+        r#"{"task-clock":400,"page-faults":0}"#
+    );
+    let cost = ReadCost {
+        ns: 800.0,
+        baseline: s,
+        reads_per_side: 1,
+    };
+    assert_eq!(
+        serde_json::to_value(cost).unwrap(),
+        serde_json::json!({"ns": 800.0, "baseline": {"task-clock": 400, "page-faults": 0},
+                           "reads_per_side": 1})
+    );
+    let u = Unavailable {
+        event: Event::L1dLoadMisses,
+        reason: "r".into(),
+        fix: None,
+    };
+    let json = serde_json::to_string(&u).unwrap();
+    assert_eq!(
+        json,
+        r#"{"event":"L1-dcache-load-misses","reason":"r","fix":null}"#
+    );
+    assert_eq!(serde_json::from_str::<Unavailable>(&json).unwrap(), u);
+    assert!(serde_json::from_str::<Event>(r#""cylces""#).is_err());
+}
