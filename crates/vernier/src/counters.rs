@@ -835,6 +835,21 @@ pub fn classify_failure(event: Event, errno: i32, env: &Environment) -> Unavaila
     Unavailable { event, reason, fix }
 }
 
+/// A hardware event left out because the group would not fit the PMU's counters.
+fn does_not_fit(event: Event, evidence: &str) -> Unavailable {
+    Unavailable {
+        event,
+        reason: format!(
+            "does not fit in the PMU's counters with the other selected events ({evidence})"
+        ),
+        fix: Some(
+            "select fewer hardware events with --counters, or free a counter (sudo sysctl \
+             kernel.nmi_watchdog=0)"
+                .to_string(),
+        ),
+    }
+}
+
 /// One note for the user about everything that could not be read: the events grouped by
 /// reason, each with its fix. `None` when the list is empty.
 pub fn unavailable_note(list: &[Unavailable]) -> Option<String> {
@@ -1020,6 +1035,10 @@ impl Group {
                     g.fds.push(fd);
                     g.events.push(e);
                 }
+                // x86 validates at open that the group fits the PMU's counters.
+                Err(libc::EINVAL) if !leader && e.kind() == EventKind::Hardware => {
+                    unavailable.push(does_not_fit(e, "EINVAL"))
+                }
                 Err(errno) => unavailable.push(classify_failure(e, errno, env)),
             }
         }
@@ -1044,7 +1063,17 @@ impl Group {
         g.start = vec![0; len];
         g.stop = vec![0; len];
         // SAFETY: plain ioctl on the leader fd we own; the argument is a flag, not a pointer.
-        unsafe { libc::ioctl(g.fds[0], PERF_EVENT_IOC_ENABLE as _, PERF_IOC_FLAG_GROUP) };
+        let r = unsafe { libc::ioctl(g.fds[0], PERF_EVENT_IOC_ENABLE as _, PERF_IOC_FLAG_GROUP) };
+        if r != 0 {
+            // A group that never counts would read as zeros: report it instead.
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EINVAL);
+            for &e in &g.events {
+                unavailable.push(classify_failure(e, errno, env));
+            }
+            return None;
+        }
         Some(g)
     }
 
@@ -1138,17 +1167,7 @@ impl CounterSet {
             let dropped = *g.events.last().expect("a group has a leader");
             drop(g);
             hw.retain(|&e| e != dropped);
-            unavailable.push(Unavailable {
-                event: dropped,
-                reason: "does not fit in the PMU's counters with the other selected events \
-                         (the group never ran)"
-                    .to_string(),
-                fix: Some(
-                    "select fewer hardware events with --counters, or free a counter (sudo \
-                     sysctl kernel.nmi_watchdog=0)"
-                        .to_string(),
-                ),
-            });
+            unavailable.push(does_not_fit(dropped, "the group never ran"));
         }
         unavailable.sort_by_key(|u| u.event);
         let mut opened: Vec<Event> = Vec::new();
