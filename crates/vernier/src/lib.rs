@@ -11,6 +11,7 @@
 
 pub mod analyze;
 pub mod compare_stats;
+pub mod counters;
 pub mod diagnostic;
 pub mod kernels;
 pub mod machine;
