@@ -30,6 +30,10 @@ enum Command {
     Demo(Common),
     /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
     Run(run::RunArgs),
+    /// Start a worker with the given process controls and print what it reports about itself
+    /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
+    #[command(hide = true)]
+    Probe(run::RunArgs),
 }
 
 /// Options shared by `demo`, `run` and `compare`.
@@ -88,6 +92,7 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Demo(c) => demo_command(&c),
         Command::Run(a) => run::run_command(&a),
+        Command::Probe(a) => run::probe_command(&a),
     }
 }
 

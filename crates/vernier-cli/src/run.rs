@@ -205,6 +205,18 @@ pub fn measure_in_processes(
     merged
 }
 
+/// `vernier probe`: one worker with the requested controls, its `probe` line on stdout.
+pub fn probe_command(a: &RunArgs) -> Result<i32> {
+    let mut ctl = a.process.control()?;
+    ctl.env_pad = a.process.env_pad.unwrap_or(0);
+    let (program, args) = split_program(&a.program);
+    let mut w = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+    let line = w.probe().map_err(anyhow::Error::msg)?;
+    w.quit();
+    println!("{line}");
+    Ok(0)
+}
+
 pub fn run_command(a: &RunArgs) -> Result<i32> {
     let plan = a.common.plan()?;
     let filter = a.common.filter()?;

@@ -250,7 +250,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         diagnostics.push(Diagnostic::new(
             Code::LayoutSensitive,
             format!(
-                "the {} processes disagree by {:.2} % (medians {} to {}), more than their own                  intervals (±{:.2} %) explain: the code is sensitive to memory layout                  (environment size, stack and code alignment). The interval above covers the                  spread between processes; reproduce one layout with --env-pad BYTES --no-aslr.",
+                "the {} processes disagree by {:.2} % (medians {} to {}), more than their own intervals (±{:.2} %) explain: the code is sensitive to memory layout (environment size, stack and code alignment). The interval above covers the spread between processes; reproduce one layout with --env-pad BYTES --no-aslr.",
                 processes.len(),
                 l.spread * 100.0,
                 crate::report::format_ns(l.lo),
