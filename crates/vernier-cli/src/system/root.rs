@@ -20,7 +20,7 @@ pub struct SysRoot {
 /// Why a write to a kernel file failed, kept apart from the path so callers can decide
 /// whether the kernel merely refused a value (`EIO`/`EINVAL`) or the tree is broken.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write {path}: {source}")]
+#[error("cannot write {path}")]
 pub struct WriteError {
     pub path: String,
     #[source]

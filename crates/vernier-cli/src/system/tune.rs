@@ -543,6 +543,17 @@ fn write_state(path: &Path, state: &TuneState) -> Result<()> {
     Ok(())
 }
 
+/// Remove the state file, and its directory when it is the default one and now empty.
+fn remove_state(_root: &SysRoot, path: &Path, explicit: Option<&Path>) -> std::io::Result<()> {
+    std::fs::remove_file(path)?;
+    if explicit.is_none() {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    Ok(())
+}
+
 fn is_root_user() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -594,6 +605,9 @@ fn privileged_refusal(verb: &str, ops: &[OpState]) -> anyhow::Error {
     for s in services {
         what.push_str(&format!("\n  {s}"));
     }
+    if what.is_empty() {
+        what.push_str(" change nothing right now");
+    }
     anyhow::anyhow!(
         "`vernier system {verb}` needs root privileges to change the running kernel's settings; run it with sudo. It would:{what}"
     )
@@ -626,6 +640,9 @@ pub fn tune(
             dry_run: true,
         });
     }
+    if root.is_real() && !is_root_user() {
+        return Err(privileged_refusal("tune", &ops));
+    }
     if path.exists() {
         bail!(
             "already tuned: {} holds the state from before; run `vernier system reset` first (tuning twice would lose the original settings)",
@@ -633,9 +650,6 @@ pub fn tune(
         );
     }
     let has_changes = ops.iter().any(|o| !o.is_empty());
-    if root.is_real() && !is_root_user() && has_changes {
-        return Err(privileged_refusal("tune", &ops));
-    }
     let mut state = TuneState {
         ops: ops.clone(),
         ..state
@@ -661,7 +675,7 @@ pub fn tune(
                 }
             }
             if rollback_errors.is_empty() {
-                let _ = std::fs::remove_file(&path);
+                let _ = remove_state(root, &path, state_file);
                 return Err(e.context("tuning failed; everything already changed was rolled back"));
             }
             state.ops = ops;
@@ -746,7 +760,8 @@ pub fn reset(root: &SysRoot, state_file: Option<&Path>) -> Result<ResetReport> {
             path.display()
         );
     }
-    std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+    remove_state(root, &path, state_file)
+        .with_context(|| format!("cannot remove {}", path.display()))?;
     Ok(ResetReport {
         state_path: path,
         state: Some(state),
