@@ -2,7 +2,9 @@
 //! target → plan → measure → analyze → result → report.
 
 mod demo;
+mod load;
 mod run;
+mod system;
 mod term;
 mod worker;
 
@@ -30,6 +32,10 @@ enum Command {
     Demo(Common),
     /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
     Run(run::RunArgs),
+    /// Audit, tune, undo, or measure the machine's noise floor.
+    System(system::SystemArgs),
+    /// A bounded background load generator for robustness experiments.
+    Load(load::LoadArgs),
     /// Start a worker with the given process controls and print what it reports about itself
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
@@ -93,6 +99,8 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Demo(c) => demo_command(&c),
         Command::Run(a) => run::run_command(&a),
         Command::Probe(a) => run::probe_command(&a),
+        Command::System(a) => system::system_command(a),
+        Command::Load(a) => load::load_command(a),
     }
 }
 
