@@ -104,9 +104,19 @@ fn run(cli: Cli) -> Result<i32> {
     }
 }
 
+/// The audit summary for the result file; prints one line when the machine is not tuned.
+pub fn audit_and_hint() -> serde_json::Value {
+    let root = system::SysRoot::from_option(None);
+    if let Some(h) = system::untuned_hint(&root) {
+        eprintln!("vernier: {h}");
+    }
+    system::audit_summary(&root)
+}
+
 fn demo_command(c: &Common) -> Result<i32> {
     let filter = c.filter()?;
     let options = Options {
+        system: audit_and_hint(),
         plan: c.plan()?,
         json: c.json.clone(),
         quick: c.quick,

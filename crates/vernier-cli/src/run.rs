@@ -20,7 +20,6 @@ use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::report;
 use vernier::result::{BenchmarkResult, Harness, ResultFile, Tool, SCHEMA};
-use vernier::samples::Samples;
 use vernier::suite::Rng;
 
 #[derive(Args, Clone, Debug)]
@@ -145,14 +144,7 @@ pub fn measure_in_processes(
     batch_costs: &mut Vec<f64>,
     on_progress: &mut dyn FnMut(&measure::Progress),
 ) -> Measurement {
-    let mut merged = Measurement {
-        samples: Samples::default(),
-        iters_per_sample: 1,
-        wall_ns: 0,
-        stop: StopReason::Budget,
-        steady: None,
-        error: None,
-    };
+    let mut merged = Measurement::empty();
     let mut per_plan = Plan::with_budget((plan.time_budget_ns / processes as u64).max(1));
     per_plan.target_sample_ns = plan.target_sample_ns;
     per_plan.target_rel_ci = plan.target_rel_ci;
@@ -181,23 +173,10 @@ pub fn measure_in_processes(
         batch_costs.extend(target.batch_costs_ns.iter().copied());
         if p == 0 {
             per_plan.fixed_iters = Some(m.iters_per_sample);
-            merged.iters_per_sample = m.iters_per_sample;
-            merged.steady = m.steady;
         }
-        let offset = merged.wall_ns;
-        let mut s = m.samples;
-        for x in &mut s.samples {
-            x.process = p as u32;
-            x.t_ns += offset;
-        }
-        merged.samples.push_batch(&s.samples, &s.counters);
-        merged.wall_ns += m.wall_ns;
-        merged.stop = m.stop;
-        if m.error.is_some() {
-            merged.error = m.error;
-            break;
-        }
-        if m.stop == StopReason::Interrupted {
+        let stop = m.stop;
+        merged.append(m, p as u32, 0);
+        if merged.error.is_some() || stop == StopReason::Interrupted {
             break;
         }
         worker.quit();
@@ -278,7 +257,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         schema: SCHEMA,
         tool: Tool::default(),
         machine,
-        system: serde_json::Value::Null,
+        system: crate::audit_and_hint(),
         timer: hello.timer,
         harness: Harness {
             empty_iter_ns: empty.unwrap_or(f64::NAN),

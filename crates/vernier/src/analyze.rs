@@ -207,15 +207,30 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         class: m.steady.map(|s| s.class).unwrap_or(WarmupClass::Flat),
     };
 
-    let processes = per_process(&main);
+    let processes = per_group(&main, |s| s.process);
     let mut per_iter = per_iter;
-    let layout = layout_spread(&processes);
-    if let Some(l) = layout {
-        // Each process is one draw of the memory layout: the interval of the median must
-        // cover the spread between draws, not only the noise within one (random effects).
-        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - l.half_width_ns);
-        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + l.half_width_ns);
+    // Each process is one draw of the memory layout, each round one draw of the machine's
+    // slowly changing state: the interval of the median must cover the spread between draws,
+    // not only the noise within one (a random-effects view).
+    let groups = per_group(&main, |s| (s.process << 16) | s.round);
+    if let Some(g) = layout_spread(&groups) {
+        // With few draws a t-interval on their medians is uselessly wide (t = 12.7 for two):
+        // the interval then simply covers every draw's median.
+        let hw = if groups.len() > 3 {
+            g.half_width_ns
+        } else {
+            (per_iter.median_ns - g.lo).max(g.hi - per_iter.median_ns)
+        };
+        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - hw);
+        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + hw);
     }
+    // A sample's time is known to one timer step: the interval is never narrower than that.
+    if per_iter.median_ns.is_finite() {
+        let step = ctx.timer.resolution_ns / n;
+        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - step);
+        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + step);
+    }
+    let layout = layout_spread(&processes);
 
     // Diagnostics, in the order a reader should act on them.
     if ctx.debug_build {
@@ -456,10 +471,10 @@ fn regular_period(times: &[f64]) -> Option<f64> {
     (med > 0.0 && stats::iqr_sigma_sorted(&s) < 0.25 * med).then_some(med)
 }
 
-fn per_process(main: &[&Sample]) -> Vec<ProcessFigure> {
+fn per_group(main: &[&Sample], key: impl Fn(&Sample) -> u32) -> Vec<ProcessFigure> {
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for s in main {
-        by.entry(s.process).or_default().push(s.per_iter_ns());
+        by.entry(key(s)).or_default().push(s.per_iter_ns());
     }
     by.into_iter()
         .map(|(index, v)| {
@@ -515,6 +530,7 @@ mod tests {
                 ns,
                 t_ns: t,
                 process: 0,
+                round: 0,
                 phase: Phase::Measure,
             });
         }

@@ -110,6 +110,43 @@ pub struct Measurement {
     pub error: Option<String>,
 }
 
+impl Measurement {
+    /// An empty measurement to append to.
+    pub fn empty() -> Measurement {
+        Measurement {
+            samples: Samples::default(),
+            iters_per_sample: 0,
+            wall_ns: 0,
+            stop: StopReason::Budget,
+            steady: None,
+            error: None,
+        }
+    }
+
+    /// Append another measurement of the same benchmark (another process or round): its
+    /// samples are tagged with `process` and `round` and follow this one's in time. The first
+    /// measurement appended fixes the iteration count and the steady state reported.
+    pub fn append(&mut self, other: Measurement, process: u32, round: u32) {
+        let offset = self.wall_ns;
+        let mut s = other.samples;
+        for x in &mut s.samples {
+            x.process = process;
+            x.round = round;
+            x.t_ns += offset;
+        }
+        if self.samples.is_empty() {
+            self.iters_per_sample = other.iters_per_sample;
+            self.steady = other.steady;
+        }
+        self.samples.push_batch(&s.samples, &s.counters);
+        self.wall_ns += other.wall_ns;
+        self.stop = other.stop;
+        if other.error.is_some() {
+            self.error = other.error;
+        }
+    }
+}
+
 /// Samples per ladder batch.
 pub const LADDER_SAMPLES: usize = 4;
 /// Ladder iteration counts as (numerator, denominator) of N, visited in turn between main
@@ -175,6 +212,7 @@ pub fn measure(
                     ns,
                     t_ns: t,
                     process: 0,
+                    round: 0,
                     phase,
                 };
                 t = t.saturating_sub(ns);
@@ -234,7 +272,7 @@ pub fn measure(
                 let cap_by_time = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION / est_sample_ns)
                     .max(1.0) as usize;
                 let fits = (remaining / est_sample_ns).ceil().max(1.0) as usize;
-                let is_main = turn % 2 == 0;
+                let is_main = turn.is_multiple_of(2);
                 let (it, count) = if is_main {
                     (n, main_batch.min(cap_by_time).min(fits).max(1))
                 } else {

@@ -150,6 +150,9 @@ pub struct SamplesJson {
     pub t_s: Vec<f64>,
     pub phase: Vec<Phase>,
     pub process: Vec<u32>,
+    /// Round of each sample; absent when everything was measured in one round.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round: Vec<u32>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, Vec<u64>>,
 }
@@ -275,6 +278,11 @@ impl BenchmarkResult {
                 t_s: s.iter().map(|x| x.t_ns as f64 * 1e-9).collect(),
                 phase: s.iter().map(|x| x.phase).collect(),
                 process: s.iter().map(|x| x.process).collect(),
+                round: if s.iter().any(|x| x.round > 0) {
+                    s.iter().map(|x| x.round).collect()
+                } else {
+                    Vec::new()
+                },
                 counters: m
                     .samples
                     .counters

@@ -25,6 +25,9 @@ pub struct Sample {
     pub t_ns: u64,
     /// Which worker process took it (0 in-process).
     pub process: u32,
+    /// Which round of the suite (benchmarks are visited in several rounds, spread in time, so
+    /// slow changes of the machine's state show as a spread between rounds).
+    pub round: u32,
     pub phase: Phase,
 }
 

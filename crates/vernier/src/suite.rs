@@ -5,7 +5,7 @@
 
 use crate::analyze::{self, Context};
 use crate::machine::Machine;
-use crate::measure::{self, Batch, MonotonicClock, Progress, Target};
+use crate::measure::{self, Batch, Measurement, MonotonicClock, Progress, Target};
 use crate::plan::Plan;
 use crate::protocol::{self, BenchRef, Hello, Worker};
 use crate::report::{self, Style};
@@ -191,7 +191,16 @@ pub struct Options {
     pub json: Option<PathBuf>,
     pub list: bool,
     pub quick: bool,
+    /// The machine audit to record in the result (filled by the `vernier` command).
+    pub system: serde_json::Value,
+    /// Rounds over the suite (0: the default, `DEFAULT_ROUNDS`).
+    pub rounds: usize,
 }
+
+/// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
+/// half the budget: a change of the machine's state between rounds (another tenant, frequency)
+/// widens the interval instead of passing unnoticed, as it would in one contiguous run.
+pub const DEFAULT_ROUNDS: usize = 2;
 
 impl Options {
     /// Parse the arguments of a benchmark executable (`cargo bench -- [FILTER] [OPTIONS]`).
@@ -471,7 +480,7 @@ impl Suite {
             schema: SCHEMA,
             tool: Tool::default(),
             machine: Machine::detect(),
-            system: serde_json::Value::Null,
+            system: self.options.system.clone(),
             timer: timer.info(),
             harness: harness.clone(),
             mode: "time".into(),
@@ -485,35 +494,62 @@ impl Suite {
             target_rel_ci: self.options.plan.target_rel_ci,
             timer_factor: self.options.plan.timer_factor,
         };
-        let plan = self.options.plan.clone();
-        for i in 0..self.entries.len() {
-            if !self.options.selects(&self.entries[i].name) {
+        let rounds = match self.options.rounds {
+            0 => DEFAULT_ROUNDS,
+            r => r,
+        };
+        let mut plan = self.options.plan.clone();
+        plan.time_budget_ns /= rounds as u64;
+        plan.min_time_ns /= rounds as u64;
+        let selected: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.options.selects(&self.entries[i].name))
+            .collect();
+        let mut acc: Vec<Measurement> = selected.iter().map(|_| Measurement::empty()).collect();
+        let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
+        let mut done = vec![false; selected.len()];
+        for round in 0..rounds {
+            for (k, &i) in selected.iter().enumerate() {
+                if done[k] || interrupted() {
+                    continue;
+                }
+                let name = self.entries[i].name.clone();
+                on_event(Event::Start { name: &name });
+                let mut plan_r = plan.clone();
+                if round > 0 {
+                    plan_r.fixed_iters = Some(acc[k].iters_per_sample);
+                }
+                let mut target = InProcess {
+                    routine: self.entries[i].routine.as_mut(),
+                    timer: &timer,
+                };
+                let m = measure::measure(
+                    &mut target,
+                    &MonotonicClock,
+                    &plan_r,
+                    &timer.info(),
+                    &mut |p| {
+                        on_event(Event::Progress {
+                            name: &name,
+                            progress: p,
+                        })
+                    },
+                );
+                acc[k].append(m, 0, round as u32);
+                done[k] = acc[k].error.is_some() || round + 1 == rounds;
+            }
+        }
+        // Report in suite order; after Ctrl-C, whatever was measured is reported too.
+        for (k, &i) in selected.iter().enumerate() {
+            if acc[k].samples.is_empty() && acc[k].error.is_none() {
                 continue;
             }
-            if measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-                break;
-            }
-            let name = self.entries[i].name.clone();
-            on_event(Event::Start { name: &name });
-            let mut target = InProcess {
-                routine: self.entries[i].routine.as_mut(),
-                timer: &timer,
-            };
-            let m = measure::measure(
-                &mut target,
-                &MonotonicClock,
-                &plan,
-                &timer.info(),
-                &mut |p| {
-                    on_event(Event::Progress {
-                        name: &name,
-                        progress: p,
-                    })
-                },
-            );
-            let a = analyze::analyze(&m, &ctx);
-            let r = BenchmarkResult::new(&name, &m, &a, &|_| 0);
-            file.benchmarks.push(r);
+            let a = analyze::analyze(&acc[k], &ctx);
+            file.benchmarks.push(BenchmarkResult::new(
+                &self.entries[i].name,
+                &acc[k],
+                &a,
+                &|_| 0,
+            ));
             if let Some(path) = &self.options.json {
                 if let Err(e) = file.write_atomic(path) {
                     eprintln!("vernier: cannot write {}: {e}", path.display());

@@ -104,7 +104,6 @@ pub fn system_command(args: SystemArgs) -> Result<i32> {
 }
 
 // Called by the result writer (`"system"` in result files), not by the system commands.
-#[allow(dead_code)]
 /// The audit summary embedded in result files: `tuned`, the failing check ids, the CPU
 /// model and the virtualisation.
 pub fn audit_summary(root: &SysRoot) -> serde_json::Value {
@@ -113,7 +112,6 @@ pub fn audit_summary(root: &SysRoot) -> serde_json::Value {
 }
 
 // Called by `run`, `demo` and `compare` before measuring.
-#[allow(dead_code)]
 /// One line for other commands to print when the machine is not tuned, `None` when it is.
 pub fn untuned_hint(root: &SysRoot) -> Option<String> {
     let a = audit::audit(root, None);
