@@ -54,9 +54,9 @@ fn compile(out: &str, sources: &[PathBuf], flags: &[&str]) -> PathBuf {
             .args(sources)
             .arg("-o")
             .arg(&exe);
-        let o = cmd.output().unwrap_or_else(|e| {
-            panic!("cannot run the C++ compiler '{}' (set CXX): {e}", cxx())
-        });
+        let o = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run the C++ compiler '{}' (set CXX): {e}", cxx()));
         assert!(
             o.status.success(),
             "{cmd:?} failed:\n{}",
@@ -171,7 +171,10 @@ int main(int argc, char** argv) {
     // The setup form and a void routine run through the protocol too.
     let mut s = Session::spawn(Command::new(&exe));
     for i in 0..4 {
-        assert_eq!(run(&mut s, &format!("run {i} iters=50 samples=3"), 3).len(), 3);
+        assert_eq!(
+            run(&mut s, &format!("run {i} iters=50 samples=3"), 3).len(),
+            3
+        );
     }
     assert_eq!(s.ask("quit"), "bye");
 }
@@ -183,7 +186,18 @@ fn seed000_conforms_to_the_protocol() {
     assert!(!r.hello.debug_build);
     assert_eq!(
         r.names,
-        ["rand", "sqrt no barrier", "sqrt", "add", "mul", "div", "exp", "ln", "sin", "atan"]
+        [
+            "rand",
+            "sqrt no barrier",
+            "sqrt",
+            "add",
+            "mul",
+            "div",
+            "exp",
+            "ln",
+            "sin",
+            "atan"
+        ]
     );
 }
 
@@ -201,9 +215,21 @@ fn benchmark_output_never_reaches_the_protocol() {
     // call. The conformance run must not see any of it, and the worker's own stdout must.
     let r = conformance::check(Command::new(example("faulty")));
     assert_eq!(r.names, ["ok", "segfault", "hang", "throws"]);
-    assert!(r.stdout.contains("faulty: banner on standard output"), "{}", r.stdout);
-    assert!(r.stdout.contains("'ok' runs for the first time"), "{}", r.stdout);
-    assert!(r.stderr.contains("faulty: banner on standard error"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("faulty: banner on standard output"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("'ok' runs for the first time"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("faulty: banner on standard error"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -326,7 +352,11 @@ fn standalone_flags_the_sqrt_without_barrier_and_not_the_one_with() {
         assert!(l.contains("samples ×") && l.contains("iters)"), "{l}");
     }
     assert!(out.contains("vernier run -- "), "{out}");
-    assert_eq!(out.matches("T_iter ~").count(), 2, "only the filtered benchmarks:\n{out}");
+    assert_eq!(
+        out.matches("T_iter ~").count(),
+        2,
+        "only the filtered benchmarks:\n{out}"
+    );
 }
 
 #[test]

@@ -125,7 +125,10 @@ impl Session {
 
     /// Send one command line.
     pub fn send(&mut self, line: &str) {
-        let w = self.to_worker.as_mut().expect("protocol pipe already closed");
+        let w = self
+            .to_worker
+            .as_mut()
+            .expect("protocol pipe already closed");
         w.write_all(format!("{line}\n").as_bytes())
             .and_then(|_| w.flush())
             .unwrap_or_else(|e| panic!("cannot send '{line}' to the worker: {e}"));
@@ -241,7 +244,9 @@ pub fn parse_probe(line: &str) -> Probe {
     assert_eq!(toks.next(), Some("probe"), "not a probe reply: '{line}'");
     let (mut pid, mut cpu, mut env, mut stack, mut aslr) = (None, None, None, None, None);
     for t in toks {
-        let (k, v) = t.split_once('=').unwrap_or_else(|| panic!("token '{t}' in '{line}'"));
+        let (k, v) = t
+            .split_once('=')
+            .unwrap_or_else(|| panic!("token '{t}' in '{line}'"));
         fn bad<T>(t: &str, line: &str) -> T {
             panic!("malformed '{t}' in '{line}'")
         }
@@ -280,7 +285,11 @@ pub fn list(s: &mut Session) -> Vec<String> {
     loop {
         let line = s.reply();
         if let Some(n) = line.strip_prefix("end ") {
-            assert_eq!(n.parse::<usize>().ok(), Some(names.len()), "bad end line '{line}'");
+            assert_eq!(
+                n.parse::<usize>().ok(),
+                Some(names.len()),
+                "bad end line '{line}'"
+            );
             return names;
         }
         let parts: Vec<&str> = line.split(' ').collect();
@@ -288,7 +297,11 @@ pub fn list(s: &mut Session) -> Vec<String> {
             parts.len() == 3 && parts[0] == "bench",
             "malformed list line '{line}'"
         );
-        assert_eq!(parts[1].parse::<usize>().ok(), Some(names.len()), "index in '{line}'");
+        assert_eq!(
+            parts[1].parse::<usize>().ok(),
+            Some(names.len()),
+            "index in '{line}'"
+        );
         let name = decode_name(parts[2]).unwrap_or_else(|e| panic!("{e}"));
         assert!(!name.is_empty(), "empty name in '{line}'");
         names.push(name);
@@ -331,7 +344,10 @@ pub fn check(cmd: Command) -> Report {
     // list
     let names = list(&mut s);
     assert!(!names.is_empty(), "a worker with no benchmark");
-    assert!(names.len() < 99, "the error checks below assume fewer than 99 benchmarks");
+    assert!(
+        names.len() < 99,
+        "the error checks below assume fewer than 99 benchmarks"
+    );
 
     // run
     assert_eq!(run(&mut s, "run 0 iters=1 samples=1", 1).len(), 1);
@@ -391,7 +407,11 @@ pub fn check(cmd: Command) -> Report {
     // quit
     assert_eq!(s.ask("quit"), "bye");
     let (status, stdout, stderr) = s.wait(REPLY_TIMEOUT);
-    assert_eq!(status.code(), Some(0), "exit after quit ({status:?}); stderr:\n{stderr}");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "exit after quit ({status:?}); stderr:\n{stderr}"
+    );
     assert!(
         !stdout.contains("samples ") && !stdout.contains("hello 1 "),
         "protocol replies leaked to stdout:\n{stdout}"
