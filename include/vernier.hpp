@@ -601,6 +601,27 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
     for (auto& t : ns) t = timer.to_ns(t);
 }
 
+/// Run `f`; if it throws, put the message in `what` and return false. Compiled with
+/// -fno-exceptions, just run it.
+template <class F>
+bool guarded(F&& f, std::string& what) {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+    try {
+        f();
+        return true;
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+        what = "unknown exception";
+    }
+    return false;
+#else
+    f();
+    (void)what;
+    return true;
+#endif
+}
+
 // ---- Text helpers ------------------------------------------------------------------------------
 
 inline void append_u64(std::string& s, std::uint64_t v) {
@@ -853,21 +874,15 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             return true;
         }
         if (index == static_cast<std::size_t>(-2)) return true;  // the "no benchmark" reply
-        try {
-            ns.reserve(as_size(samples));
-        } catch (const std::exception&) {
+        std::string what;
+        if (!guarded([&] { ns.reserve(as_size(samples)); }, what)) {
             reply = "error cannot allocate ";
             append_u64(reply, samples);
-            reply += " samples";
+            reply += " samples: " + what;
             return true;
         }
-        try {
-            measure_batch(timer, index, iters, as_size(samples), ns);
-        } catch (const std::exception& e) {
-            reply = "error benchmark " + std::to_string(index) + " failed: " + e.what();
-            return true;
-        } catch (...) {
-            reply = "error benchmark " + std::to_string(index) + " failed: unknown exception";
+        if (!guarded([&] { measure_batch(timer, index, iters, as_size(samples), ns); }, what)) {
+            reply = "error benchmark " + std::to_string(index) + " failed: " + what;
             return true;
         }
         // Formatting happens only now, after the whole batch.
@@ -1204,14 +1219,9 @@ inline int standalone(int argc, char** argv) {
         std::printf("%-*s  ", w, entries[i].name.c_str());
         std::fflush(stdout);
         StandaloneResult r;
-        try {
-            r = measure_standalone(timer, i, budget_ns);
-        } catch (const std::exception& e) {
-            std::printf("failed: %s\n", e.what());
-            status = 1;
-            continue;
-        } catch (...) {
-            std::printf("failed: unknown exception\n");
+        std::string what;
+        if (!guarded([&] { r = measure_standalone(timer, i, budget_ns); }, what)) {
+            std::printf("failed: %s\n", what.c_str());
             status = 1;
             continue;
         }

@@ -29,10 +29,12 @@ int main(int argc, char** argv) {
 
     vernier::bench("ijk loop", [] {
         volatile int inc = inc_from_env;
-        for (volatile int g = 0; g < 65536; g = g + 1) {
+        volatile int g = 0;
+        while (g < 65536) {
             i = i + inc;
             j = j + inc;
             k = k + inc;
+            g = g + 1;
         }
     });
 
