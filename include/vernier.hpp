@@ -976,6 +976,10 @@ constexpr double kBatchFraction = 0.02;
 constexpr double kOptimizedAwayNs = 0.1;
 /// Budget of the empty-loop baseline measured once at start-up, as a fraction of --time.
 constexpr double kEmptyBudgetFraction = 0.4;
+/// Samples of the empty loop taken just before and just after each benchmark (about 1 ms
+/// each): the baseline then follows the clock frequency of the moment, and a benchmark is
+/// compared with the slower of the two.
+constexpr std::size_t kEmptyCheckSamples = 51;
 
 /// 0-based lower rank j of the distribution-free 95 % interval of the median, [x_(j),
 /// x_(n-1-j)]: exact binomial(n, ½) up to n = 1000, normal approximation beyond (the same
@@ -1206,10 +1210,16 @@ inline int standalone(int argc, char** argv) {
     std::fflush(stdout);
     const StandaloneResult empty = measure_standalone(
         timer, static_cast<std::size_t>(-1), std::min(0.25e9, budget_ns * kEmptyBudgetFraction));
-    const double empty_ns = empty.summary.median;
     std::printf("empty loop: %s ns/iter (not subtracted below; a result within %.1f ns of it is "
                 "flagged)\n\n",
-                fmt_sig(empty_ns, 3).c_str(), kOptimizedAwayNs);
+                fmt_sig(empty.summary.median, 3).c_str(), kOptimizedAwayNs);
+    std::vector<std::uint64_t> ns;
+    const auto empty_now = [&] {
+        measure_batch(timer, static_cast<std::size_t>(-1), empty.iters, kEmptyCheckSamples, ns);
+        std::vector<double> per_iter;
+        for (auto t : ns) per_iter.push_back(static_cast<double>(t) / static_cast<double>(empty.iters));
+        return median_of(per_iter);
+    };
 
     std::size_t width = 0;
     for (auto i : chosen) width = std::max(width, entries[i].name.size());
@@ -1220,11 +1230,13 @@ inline int standalone(int argc, char** argv) {
         std::fflush(stdout);
         StandaloneResult r;
         std::string what;
+        const double empty_before = empty_now();
         if (!guarded([&] { r = measure_standalone(timer, i, budget_ns); }, what)) {
             std::printf("failed: %s\n", what.c_str());
             status = 1;
             continue;
         }
+        const double empty_ns = std::max(empty_before, empty_now());
         const Summary& s = r.summary;
         // Unit: ns below 10 µs per iteration, µs below 10 ms, ms beyond.
         double scale = 1.0;
@@ -1243,7 +1255,7 @@ inline int standalone(int argc, char** argv) {
                     fmt_sig(s.min * scale, 5).c_str(), unit, fmt_sig(s.sigma * scale, 2).c_str(),
                     unit, s.n, static_cast<unsigned long long>(r.iters));
         if (s.median - empty_ns < kOptimizedAwayNs) {
-            std::printf("  optimized away? (%s ns above the empty loop)",
+            std::printf("  optimized away? (T_iter - empty loop = %s ns)",
                         fmt_sig(s.median - empty_ns, 2).c_str());
         }
         if (!r.warmup_settled) std::printf("  [warm-up not over within its budget]");
