@@ -536,11 +536,14 @@ void characterise(Timer& t) {
     t.resolution_ns = t.to_ns_f64(min_step);
 }
 
-/// The best clock for this machine, calibrated and characterised.
+/// The best clock for this machine, calibrated and characterised. `VERNIER_TIMER=monotonic`
+/// in the environment forces CLOCK_MONOTONIC (to test the fallback, or to distrust a TSC).
 inline Timer detect_timer() {
     Timer t;
 #if defined(__x86_64__)
-    if (invariant_tsc_available()) {
+    const char* forced = std::getenv("VERNIER_TIMER");
+    const bool tsc_allowed = !(forced && std::strcmp(forced, "monotonic") == 0);
+    if (tsc_allowed && invariant_tsc_available()) {
         t.kind = ClockKind::tsc;
         t.tsc_hz = calibrate_tsc_hz();
         t.ns_per_tick_q32 =

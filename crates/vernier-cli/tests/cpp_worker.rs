@@ -417,3 +417,12 @@ fn the_add_chain_grows_with_its_length() {
     let ratio = median(b) / median(a);
     assert!((2.5..6.0).contains(&ratio), "ratio {ratio}");
 }
+
+#[test]
+fn the_monotonic_fallback_conforms_too() {
+    let mut cmd = Command::new(example("seed000"));
+    cmd.env("VERNIER_TIMER", "monotonic");
+    let r = conformance::check(cmd);
+    assert_eq!(r.hello.timer.kind, vernier::timer::TimerKind::Monotonic);
+    assert_eq!(r.hello.timer.tsc_hz, None);
+}
