@@ -1,0 +1,1292 @@
+// vernier.hpp: precision micro-benchmarks in C++17, one header.
+//
+//     #include "vernier.hpp"
+//     #include <cmath>
+//
+//     int main(int argc, char** argv) {
+//         double x = 4.2;
+//         vernier::bench("sqrt", [&] { return std::sqrt(x); });  // lambda and result pass the barrier
+//         return vernier::main(argc, argv);
+//     }
+//
+// Run on its own, the program calibrates, measures and prints robust figures for each
+// benchmark. Launched by the `vernier` runner (`vernier run -- ./prog`), it is a *worker*: it
+// answers the line protocol of docs/protocol.md on the file descriptors named by
+// `VERNIER_FDS` and leaves every decision (iterations, warm-up, when to stop) and all the
+// statistics to the runner.
+//
+// Layout of this file:
+//   1. version macros
+//   2. the public API: do_not_optimize, clobber_memory, bench, bench_setup, main, batch_number
+//   3. inline templates for the hot loop (the only code that runs while the clock runs)
+//   4. the implementation: timer, registry, worker protocol, standalone mode
+//
+// Requirements: C++17, GCC or Clang (inline assembly), Linux. Nothing beyond the standard
+// library and system calls. Every function is `inline`: include the header from as many
+// translation units as you like.
+//
+// SPDX-License-Identifier: MIT OR Apache-2.0
+
+#ifndef VERNIER_HPP_INCLUDED
+#define VERNIER_HPP_INCLUDED
+
+// ---------------------------------------------------------------------------------------------
+// 1. Version
+// ---------------------------------------------------------------------------------------------
+
+#define VERNIER_VERSION_MAJOR 0
+#define VERNIER_VERSION_MINOR 1
+#define VERNIER_VERSION_PATCH 0
+#define VERNIER_VERSION "0.1.0"
+/// Version of the worker protocol this header speaks (docs/protocol.md).
+#define VERNIER_PROTOCOL_VERSION 1
+
+#define VERNIER_STRINGIFY_(x) #x
+#define VERNIER_STRINGIFY(x) VERNIER_STRINGIFY_(x)
+
+#if !defined(__GNUC__)
+#error "vernier.hpp needs GCC-style inline assembly (GCC or Clang)"
+#endif
+#if __cplusplus < 201703L
+#error "vernier.hpp needs C++17 (-std=c++17)"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#define VERNIER_ALWAYS_INLINE inline __attribute__((always_inline))
+#if defined(__has_attribute)
+#if __has_attribute(noipa)
+// noipa: callers know nothing about the loop function, so no constant from the call site
+// (iteration count, benchmark state) is propagated into it and no clone is specialised.
+#define VERNIER_LOOP_ATTRIBUTES __attribute__((noinline, noipa))
+#endif
+#endif
+#ifndef VERNIER_LOOP_ATTRIBUTES
+#define VERNIER_LOOP_ATTRIBUTES __attribute__((noinline))
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// 2. Public API
+// ---------------------------------------------------------------------------------------------
+
+namespace vernier {
+
+namespace detail {
+// Which register class holds a value of type T in an asm operand: 'x' (SSE register) for
+// float and double on x86-64, 'w' (FP/SIMD register) on AArch64, 'r' (general register) for
+// other trivially copyable values of 1, 2, 4 or 8 bytes, none (memory) for everything else.
+template <class T>
+constexpr bool in_fp_register =
+#if defined(__x86_64__) || defined(__aarch64__)
+    std::is_floating_point<T>::value && sizeof(T) <= 8;
+#else
+    false;
+#endif
+template <class T>
+constexpr bool in_gp_register = !in_fp_register<T> && std::is_trivially_copyable<T>::value &&
+                                !std::is_empty<T>::value &&
+                                (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
+                                 sizeof(T) == 8);
+}  // namespace detail
+
+/// The optimisation barrier. As far as the compiler knows, `value` is read and then
+/// overwritten with an unknown value by code it cannot see, and any memory may have been read
+/// or written. Use it on a benchmark's inputs (so they cannot be constant-folded or hoisted
+/// out of the loop) and on its outputs (so the computation cannot be removed).
+///
+/// A register-sized value stays in its register (no store/reload is added to the measured
+/// code); a larger object, or one that is not trivially copyable, is forced to memory.
+template <class T>
+VERNIER_ALWAYS_INLINE void do_not_optimize(T& value) {
+    if constexpr (detail::in_fp_register<T>) {
+#if defined(__x86_64__)
+        asm volatile("" : "+x"(value) : : "memory");
+#elif defined(__aarch64__)
+        asm volatile("" : "+w"(value) : : "memory");
+#endif
+    } else if constexpr (detail::in_gp_register<T>) {
+        asm volatile("" : "+r"(value) : : "memory");
+    } else if constexpr (std::is_empty<T>::value) {
+        asm volatile("" : : : "memory");  // no state to hide
+    } else {
+        asm volatile("" : "+m"(value) : : "memory");
+    }
+}
+
+/// The barrier on a value the compiler must consider read (but not modified).
+template <class T>
+VERNIER_ALWAYS_INLINE void do_not_optimize(const T& value) {
+    if constexpr (detail::in_fp_register<T>) {
+#if defined(__x86_64__)
+        asm volatile("" : : "x"(value) : "memory");
+#elif defined(__aarch64__)
+        asm volatile("" : : "w"(value) : "memory");
+#endif
+    } else if constexpr (detail::in_gp_register<T>) {
+        asm volatile("" : : "r"(value) : "memory");
+    } else if constexpr (std::is_empty<T>::value) {
+        asm volatile("" : : : "memory");
+    } else {
+        asm volatile("" : : "m"(value) : "memory");
+    }
+}
+
+/// The barrier on a temporary: `do_not_optimize(f(x))`.
+template <class T>
+VERNIER_ALWAYS_INLINE std::enable_if_t<!std::is_lvalue_reference<T>::value> do_not_optimize(
+    T&& value) {
+    do_not_optimize(static_cast<T&>(value));
+}
+
+/// Tell the compiler that any memory may have been read and written here: pending stores
+/// must be done and values cached in registers must be reloaded. No instruction is emitted.
+VERNIER_ALWAYS_INLINE void clobber_memory() { asm volatile("" : : : "memory"); }
+
+/// Register a benchmark: `routine` is called once per iteration; the routine object and its
+/// result (unless it returns void) pass through do_not_optimize on every iteration. It may
+/// throw: the benchmark is then reported as failed. Register before calling vernier::main.
+template <class Routine>
+void bench(std::string name, Routine&& routine);
+
+/// Register a benchmark whose iterations each need fresh input prepared outside the timed
+/// region: before each sample, `setup()` is called once per iteration and its results are
+/// stored in a buffer; then the clock starts and `routine(input)` runs on each stored input
+/// (`Input&`, which it may modify or consume). The inputs are destroyed after the clock stops.
+template <class Setup, class Routine>
+void bench_setup(std::string name, Setup&& setup, Routine&& routine);
+
+/// Run the registered benchmarks. With `VERNIER_FDS=R,W` in the environment (set by the
+/// `vernier` runner) serve the worker protocol on those descriptors; otherwise measure and
+/// print a summary (arguments: `[FILTER...] [--time S] [--list]`). Returns the exit status.
+inline int main(int argc, char** argv);
+
+/// 1-based number of the batch of samples now being measured for the running benchmark
+/// (one per `run` command in worker mode, one per sampling round standalone); 0 outside a
+/// run. Meant for tests and for benchmarks that must change behaviour between batches.
+inline std::uint64_t batch_number();
+
+}  // namespace vernier
+
+// ---------------------------------------------------------------------------------------------
+// 3. The hot loop
+//
+// `vernier_measured_loop` is the only code that runs between the two clock reads. It is
+// `noinline` so it can be found in a disassembly (`objdump -d --no-show-raw-insn -C prog | grep
+// -A30 vernier_measured_loop`) and so callgrind can restrict collection to it
+// (`valgrind --tool=callgrind --toggle-collect='*vernier_measured_loop*' ./prog`).
+// ---------------------------------------------------------------------------------------------
+
+namespace vernier {
+namespace detail {
+
+#if defined(__x86_64__)
+/// The time-stamp counter. `lfence; rdtsc` at the start: earlier instructions have completed
+/// and later ones have not started. `rdtscp; lfence` at the stop: the measured code has
+/// completed and later instructions wait. The "memory" clobbers also stop the compiler from
+/// moving loads and stores across the reads.
+struct TscClock {
+    static VERNIER_ALWAYS_INLINE std::uint64_t start() {
+        std::uint32_t lo, hi;
+        asm volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi) : : "memory");
+        return (static_cast<std::uint64_t>(hi) << 32) | lo;
+    }
+    static VERNIER_ALWAYS_INLINE std::uint64_t stop() {
+        std::uint32_t lo, hi, aux;
+        asm volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) : : "memory");
+        (void)aux;
+        return (static_cast<std::uint64_t>(hi) << 32) | lo;
+    }
+};
+#endif
+
+/// CLOCK_MONOTONIC in nanoseconds (defined in the implementation section).
+inline std::uint64_t monotonic_now_ns();
+
+struct MonotonicClock {
+    static VERNIER_ALWAYS_INLINE std::uint64_t start() {
+        clobber_memory();
+        const std::uint64_t t = monotonic_now_ns();
+        clobber_memory();
+        return t;
+    }
+    static VERNIER_ALWAYS_INLINE std::uint64_t stop() { return start(); }
+};
+
+/// One iteration: the routine object and its result pass the barrier.
+template <class Routine>
+VERNIER_ALWAYS_INLINE void iterate(Routine& routine) {
+    do_not_optimize(routine);
+    if constexpr (std::is_void<decltype(routine())>::value) {
+        routine();
+        clobber_memory();
+    } else {
+        decltype(auto) result = routine();
+        do_not_optimize(result);
+    }
+}
+
+/// `samples` back-to-back samples of `iters` iterations; raw clock ticks into `ticks`.
+template <class Clock, class Routine>
+VERNIER_ALWAYS_INLINE void sample_loop(Routine& routine, std::uint64_t iters,
+                                       std::size_t samples, std::uint64_t* ticks) {
+    for (std::size_t s = 0; s < samples; ++s) {
+        const std::uint64_t t0 = Clock::start();
+        for (std::uint64_t i = iters; i != 0; --i) {
+            iterate(routine);
+        }
+        const std::uint64_t t1 = Clock::stop();
+        ticks[s] = t1 - t0;
+    }
+}
+
+/// The measured loop: a batch of samples of one benchmark.
+template <class Clock, class Routine>
+VERNIER_LOOP_ATTRIBUTES void vernier_measured_loop(Routine& routine, std::uint64_t iters,
+                                                   std::size_t samples, std::uint64_t* ticks) {
+    // A trivially copyable routine (the usual lambda capturing by reference) is copied into
+    // a local for the batch: the barrier then keeps it in a register instead of loading it
+    // from and storing it back to the registry's heap memory on every iteration. Its state
+    // is copied back after the batch, so a `mutable` lambda goes on from where it was.
+    if constexpr (std::is_trivially_copyable<Routine>::value &&
+                  std::is_copy_constructible<Routine>::value) {
+        Routine local(routine);
+        sample_loop<Clock>(local, iters, samples, ticks);
+        std::memcpy(static_cast<void*>(std::addressof(routine)), std::addressof(local),
+                    sizeof(Routine));
+    } else {
+        sample_loop<Clock>(routine, iters, samples, ticks);
+    }
+}
+
+/// One sample of `iters` iterations of `routine(inputs[i])`; returns raw clock ticks.
+template <class Clock, class Routine, class Input>
+VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_inputs(Routine& routine,
+                                                                   Input* inputs,
+                                                                   std::uint64_t iters) {
+    const std::uint64_t t0 = Clock::start();
+    for (std::uint64_t i = 0; i != iters; ++i) {
+        do_not_optimize(routine);
+        if constexpr (std::is_void<decltype(routine(inputs[i]))>::value) {
+            routine(inputs[i]);
+            clobber_memory();
+        } else {
+            decltype(auto) result = routine(inputs[i]);
+            do_not_optimize(result);
+        }
+    }
+    const std::uint64_t t1 = Clock::stop();
+    return t1 - t0;
+}
+
+enum class ClockKind { tsc, monotonic };
+
+/// A count as a size (both are 64-bit on the Linux targets this header supports).
+VERNIER_ALWAYS_INLINE std::size_t as_size(std::uint64_t n) { return n; }
+
+/// Dispatch a batch to the loop instantiated for the clock in use.
+template <class Routine>
+void run_batch(Routine& routine, ClockKind clock, std::uint64_t iters, std::size_t samples,
+               std::uint64_t* ticks) {
+#if defined(__x86_64__)
+    if (clock == ClockKind::tsc) {
+        vernier_measured_loop<TscClock>(routine, iters, samples, ticks);
+        return;
+    }
+#endif
+    (void)clock;
+    vernier_measured_loop<MonotonicClock>(routine, iters, samples, ticks);
+}
+
+/// Type-erased benchmark: `run` measures `samples` samples of `iters` iterations into
+/// `ticks` (raw clock ticks). It may throw whatever the benchmark throws.
+using RunFn = void (*)(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
+                       std::uint64_t* ticks);
+
+struct Entry {
+    std::string name;
+    std::shared_ptr<void> state;
+    RunFn run;
+};
+
+inline std::vector<Entry>& registry();
+
+template <class Routine>
+void run_plain(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
+               std::uint64_t* ticks) {
+    run_batch(*static_cast<Routine*>(state), clock, iters, samples, ticks);
+}
+
+template <class Setup, class Routine>
+struct SetupState {
+    using Input = std::decay_t<decltype(std::declval<Setup&>()())>;
+    Setup setup;
+    Routine routine;
+    std::vector<Input> inputs;
+
+    template <class Clock>
+    void run(std::uint64_t iters, std::size_t samples, std::uint64_t* ticks) {
+        for (std::size_t s = 0; s < samples; ++s) {
+            inputs.clear();
+            inputs.reserve(as_size(iters));
+            for (std::uint64_t i = 0; i != iters; ++i) {
+                inputs.emplace_back(setup());
+            }
+            ticks[s] = vernier_measured_loop_inputs<Clock>(routine, inputs.data(), iters);
+            inputs.clear();
+        }
+    }
+};
+
+template <class State>
+void run_with_setup(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
+                    std::uint64_t* ticks) {
+    auto& st = *static_cast<State*>(state);
+#if defined(__x86_64__)
+    if (clock == ClockKind::tsc) {
+        st.template run<TscClock>(iters, samples, ticks);
+        return;
+    }
+#endif
+    (void)clock;
+    st.template run<MonotonicClock>(iters, samples, ticks);
+}
+
+}  // namespace detail
+
+template <class Routine>
+void bench(std::string name, Routine&& routine) {
+    using R = std::decay_t<Routine>;
+    static_assert(std::is_invocable<R&>::value,
+                  "vernier::bench: the routine must be callable with no argument");
+    auto state = std::make_shared<R>(std::forward<Routine>(routine));
+    detail::registry().push_back(
+        detail::Entry{std::move(name), std::move(state), &detail::run_plain<R>});
+}
+
+template <class Setup, class Routine>
+void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
+    using S = std::decay_t<Setup>;
+    using R = std::decay_t<Routine>;
+    static_assert(std::is_invocable<S&>::value,
+                  "vernier::bench_setup: setup must be callable with no argument");
+    using State = detail::SetupState<S, R>;
+    static_assert(std::is_invocable<R&, typename State::Input&>::value,
+                  "vernier::bench_setup: the routine must accept the setup's result (Input&)");
+    auto state = std::shared_ptr<State>(
+        new State{std::forward<Setup>(setup), std::forward<Routine>(routine), {}});
+    detail::registry().push_back(
+        detail::Entry{std::move(name), std::move(state), &detail::run_with_setup<State>});
+}
+
+}  // namespace vernier
+
+// ---------------------------------------------------------------------------------------------
+// 4. Implementation
+// ---------------------------------------------------------------------------------------------
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include <sched.h>
+#include <sys/personality.h>
+#include <time.h>
+#include <unistd.h>
+
+extern "C" char** environ;
+
+namespace vernier {
+namespace detail {
+
+// ---- Clock -----------------------------------------------------------------------------------
+
+inline std::uint64_t monotonic_now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+/// How long the TSC is calibrated against CLOCK_MONOTONIC, per round (two rounds). 10 ms
+/// bounds the frequency error to ~1e-5 with a monotonic clock read to within ~100 ns.
+constexpr std::uint64_t kTscCalibrationNs = 10000000;
+/// Back-to-back clock reads used to find the resolution and the cost of a start/stop pair.
+constexpr std::size_t kOverheadProbes = 20000;
+
+/// What was measured about the clock at start-up (the `hello` reply carries it).
+struct Timer {
+    ClockKind kind = ClockKind::monotonic;
+    /// Nanoseconds per tick, fixed point with 32 fractional bits (integers in the core).
+    std::uint64_t ns_per_tick_q32 = std::uint64_t{1} << 32;
+    double tsc_hz = 0.0;
+    /// Smallest non-zero difference between two consecutive reads, in ns.
+    double resolution_ns = 0.0;
+    /// Median cost of a start/stop pair with nothing between them, in ns.
+    double overhead_ns = 0.0;
+
+    /// Raw ticks to whole nanoseconds, rounded.
+    std::uint64_t to_ns(std::uint64_t ticks) const {
+        if (kind == ClockKind::monotonic) return ticks;
+        __extension__ typedef unsigned __int128 u128;
+        const u128 p = static_cast<u128>(ticks) * ns_per_tick_q32 + (u128{1} << 31);
+        return static_cast<std::uint64_t>(p >> 32);
+    }
+    double to_ns_f64(std::uint64_t ticks) const {
+        return static_cast<double>(ticks) * static_cast<double>(ns_per_tick_q32) / 4294967296.0;
+    }
+};
+
+/// Whether /proc/cpuinfo advertises an invariant TSC (`constant_tsc`, `nonstop_tsc`) and
+/// `rdtscp`.
+inline bool invariant_tsc_available() {
+#if defined(__x86_64__)
+    std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+    if (!f) return false;
+    char* line = nullptr;
+    std::size_t cap = 0;
+    bool found = false, ok = false;
+    while (!found && getline(&line, &cap, f) > 0) {
+        if (std::strncmp(line, "flags", 5) != 0) continue;
+        found = true;
+        const auto has = [&](const char* flag) {
+            const std::size_t n = std::strlen(flag);
+            for (const char* p = std::strstr(line, flag); p; p = std::strstr(p + 1, flag)) {
+                const char before = p == line ? ' ' : p[-1];
+                const char after = p[n];
+                if ((before == ' ' || before == '\t') &&
+                    (after == ' ' || after == '\n' || after == '\0'))
+                    return true;
+            }
+            return false;
+        };
+        ok = has("constant_tsc") && has("nonstop_tsc") && has("rdtscp");
+    }
+    std::free(line);
+    std::fclose(f);
+    return ok;
+#else
+    return false;
+#endif
+}
+
+#if defined(__x86_64__)
+/// TSC frequency against CLOCK_MONOTONIC: two rounds; the round whose monotonic reads were
+/// bracketed most tightly by TSC reads wins (a preempted read widens its bracket).
+inline double calibrate_tsc_hz() {
+    struct Bracket {
+        std::uint64_t tsc, ns, width;
+    };
+    const auto bracket = [] {
+        const std::uint64_t t0 = TscClock::start();
+        const std::uint64_t m = monotonic_now_ns();
+        const std::uint64_t t1 = TscClock::stop();
+        return Bracket{t0 / 2 + t1 / 2, m, t1 - t0};
+    };
+    double best_hz = 1e9;
+    std::uint64_t best_width = ~std::uint64_t{0};
+    for (int round = 0; round < 2; ++round) {
+        const Bracket a = bracket();
+        while (monotonic_now_ns() - a.ns < kTscCalibrationNs) {
+        }
+        const Bracket b = bracket();
+        const double hz =
+            static_cast<double>(b.tsc - a.tsc) * 1e9 / static_cast<double>(b.ns - a.ns);
+        if (a.width + b.width < best_width) {
+            best_width = a.width + b.width;
+            best_hz = hz;
+        }
+    }
+    return best_hz;
+}
+#endif
+
+template <class Clock>
+void characterise(Timer& t) {
+    std::vector<std::uint64_t> pairs(kOverheadProbes);
+    std::uint64_t min_step = ~std::uint64_t{0};
+    for (auto& d : pairs) {
+        const std::uint64_t a = Clock::start();
+        const std::uint64_t b = Clock::stop();
+        d = b - a;
+        if (d > 0 && d < min_step) min_step = d;
+    }
+    // Resolution: the smallest non-zero step between consecutive reads of the raw counter.
+    for (std::size_t i = 0; i < kOverheadProbes; ++i) {
+        const std::uint64_t a = Clock::start();
+        std::uint64_t b = Clock::start();
+        while (b == a) b = Clock::start();
+        min_step = std::min(min_step, b - a);
+    }
+    std::nth_element(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(pairs.size() / 2),
+                     pairs.end());
+    t.overhead_ns = t.to_ns_f64(pairs[pairs.size() / 2]);
+    t.resolution_ns = t.to_ns_f64(min_step);
+}
+
+/// The best clock for this machine, calibrated and characterised. `VERNIER_TIMER=monotonic`
+/// in the environment forces CLOCK_MONOTONIC (to test the fallback, or to distrust a TSC).
+inline Timer detect_timer() {
+    Timer t;
+#if defined(__x86_64__)
+    const char* forced = std::getenv("VERNIER_TIMER");
+    const bool tsc_allowed = !(forced && std::strcmp(forced, "monotonic") == 0);
+    if (tsc_allowed && invariant_tsc_available()) {
+        t.kind = ClockKind::tsc;
+        t.tsc_hz = calibrate_tsc_hz();
+        t.ns_per_tick_q32 =
+            static_cast<std::uint64_t>(std::llround(1e9 / t.tsc_hz * 4294967296.0));
+        characterise<TscClock>(t);
+        return t;
+    }
+#endif
+    characterise<MonotonicClock>(t);
+    return t;
+}
+
+// ---- Registry --------------------------------------------------------------------------------
+
+inline std::vector<Entry>& registry() {
+    static std::vector<Entry> entries;
+    return entries;
+}
+
+inline std::uint64_t& current_batch() {
+    static std::uint64_t n = 0;
+    return n;
+}
+
+/// Per-benchmark count of batches run so far (index = registry index).
+inline std::vector<std::uint64_t>& batches_run() {
+    static std::vector<std::uint64_t> v;
+    return v;
+}
+
+/// The harness's own loop around an empty body (`run empty`).
+inline Entry empty_entry() {
+    return Entry{"(empty)", std::shared_ptr<void>(),
+                 [](void*, ClockKind clock, std::uint64_t iters, std::size_t samples,
+                    std::uint64_t* ticks) {
+                     auto routine = [] {};
+                     run_batch(routine, clock, iters, samples, ticks);
+                 }};
+}
+
+/// Run one batch of benchmark `index` (or the empty loop when `index` is npos); ticks to ns.
+/// Throws what the benchmark throws.
+inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t iters,
+                          std::size_t samples, std::vector<std::uint64_t>& ns) {
+    ns.resize(samples);
+    if (index == static_cast<std::size_t>(-1)) {
+        empty_entry().run(nullptr, timer.kind, iters, samples, ns.data());
+    } else {
+        auto& entries = registry();
+        auto& counts = batches_run();
+        if (counts.size() < entries.size()) counts.resize(entries.size(), 0);
+        current_batch() = ++counts[index];
+        struct Reset {
+            ~Reset() { current_batch() = 0; }
+        } reset;
+        entries[index].run(entries[index].state.get(), timer.kind, iters, samples, ns.data());
+    }
+    for (auto& t : ns) t = timer.to_ns(t);
+}
+
+/// Run `f`; if it throws, put the message in `what` and return false. Compiled with
+/// -fno-exceptions, just run it.
+template <class F>
+bool guarded(F&& f, std::string& what) {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+    try {
+        f();
+        return true;
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+        what = "unknown exception";
+    }
+    return false;
+#else
+    f();
+    (void)what;
+    return true;
+#endif
+}
+
+// ---- Text helpers ------------------------------------------------------------------------------
+
+inline void append_u64(std::string& s, std::uint64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    s.append(buf, r.ptr);
+}
+
+/// Shortest representation that reads back to the same double, independent of the locale.
+inline void append_f64(std::string& s, double v) {
+    char buf[64];
+#if defined(__cpp_lib_to_chars)
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    s.append(buf, r.ptr);
+#else
+    const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+    s.append(buf, static_cast<std::size_t>(n));
+#endif
+}
+
+/// Percent-encode a name: bytes outside `A-Za-z0-9-_./:+,` become `%XX`.
+inline std::string encode_name(const std::string& name) {
+    static const char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char ch : name) {
+        const auto b = static_cast<unsigned char>(ch);
+        if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
+            std::strchr("-_./:+,", b) != nullptr) {
+            out.push_back(ch);
+        } else {
+            out.push_back('%');
+            out.push_back(hex[b >> 4]);
+            out.push_back(hex[b & 15]);
+        }
+    }
+    return out;
+}
+
+/// Parse a whole token as an unsigned decimal (an optional leading '+' is accepted, as the
+/// Rust side does).
+inline bool parse_u64(const std::string& tok, std::uint64_t& out) {
+    const char* first = tok.data();
+    const char* last = tok.data() + tok.size();
+    if (first != last && *first == '+') ++first;
+    if (first == last) return false;
+    const auto r = std::from_chars(first, last, out);
+    return r.ec == std::errc() && r.ptr == last;
+}
+
+inline bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+inline std::vector<std::string> split_ws(const std::string& line) {
+    std::vector<std::string> toks;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && is_space(line[i])) ++i;
+        const std::size_t start = i;
+        while (i < line.size() && !is_space(line[i])) ++i;
+        if (i > start) toks.emplace_back(line, start, i - start);
+    }
+    return toks;
+}
+
+// ---- Worker protocol -----------------------------------------------------------------------
+
+/// Reads lines from a file descriptor.
+class LineReader {
+public:
+    explicit LineReader(int fd) : fd_(fd) {}
+    /// The next line without its '\n'; false at end of input or on a read error.
+    bool next(std::string& line) {
+        for (;;) {
+            const std::size_t nl = buf_.find('\n', pos_);
+            if (nl != std::string::npos) {
+                line.assign(buf_, pos_, nl - pos_);
+                pos_ = nl + 1;
+                return true;
+            }
+            buf_.erase(0, pos_);
+            pos_ = 0;
+            char chunk[4096];
+            const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                if (buf_.empty()) return false;
+                line.swap(buf_);  // a last line without '\n'
+                buf_.clear();
+                return true;
+            }
+            buf_.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+
+private:
+    int fd_;
+    std::string buf_;
+    std::size_t pos_ = 0;
+};
+
+inline bool write_all(int fd, const std::string& s) {
+    std::size_t done = 0;
+    while (done < s.size()) {
+        const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+inline bool debug_build() {
+#if defined(__OPTIMIZE__)
+    return false;
+#else
+    return true;
+#endif
+}
+
+inline std::string hello_line(const Timer& t) {
+    std::string s = "hello " VERNIER_STRINGIFY(VERNIER_PROTOCOL_VERSION) " impl=vernier-cpp/" VERNIER_VERSION;
+    s += t.kind == ClockKind::tsc ? " timer=tsc" : " timer=monotonic";
+    s += " resolution_ns=";
+    append_f64(s, t.resolution_ns);
+    s += " overhead_ns=";
+    append_f64(s, t.overhead_ns);
+    s += " tsc_hz=";
+    if (t.kind == ClockKind::tsc) {
+        append_f64(s, std::round(t.tsc_hz));
+    } else {
+        s += '0';
+    }
+    s += debug_build() ? " build=debug" : " build=release";
+    s += " pid=";
+    append_u64(s, static_cast<std::uint64_t>(::getpid()));
+    return s;
+}
+
+inline std::string probe_line() {
+    std::uint64_t env_bytes = 0;
+    for (char** e = environ; e && *e; ++e) env_bytes += std::strlen(*e) + 1;
+    int stack_variable = 0;
+    do_not_optimize(stack_variable);
+    const int cpu = sched_getcpu();
+    const int persona = personality(0xffffffff);
+    const bool aslr = persona == -1 || (persona & ADDR_NO_RANDOMIZE) == 0;
+    std::string s = "probe pid=";
+    append_u64(s, static_cast<std::uint64_t>(::getpid()));
+    s += " cpu=";
+    append_u64(s, cpu < 0 ? 0 : static_cast<std::uint64_t>(cpu));
+    s += " env_bytes=";
+    append_u64(s, env_bytes);
+    s += " stack=";
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf,
+                                 reinterpret_cast<std::uintptr_t>(&stack_variable), 16);
+    s.append(buf, r.ptr);
+    s += aslr ? " aslr=1" : " aslr=0";
+    return s;
+}
+
+inline std::string bad_option(const std::string& tok, const std::string& line) {
+    return "error bad option '" + tok + "' in '" + line + "'";
+}
+
+/// Carry out one command line; the reply (without its final '\n') goes to `reply`. Returns
+/// false for `quit`.
+inline bool handle_command(const Timer& timer, std::string line, std::string& reply,
+                           std::vector<std::uint64_t>& ns) {
+    while (!line.empty() && is_space(line.back())) line.pop_back();
+    const std::vector<std::string> toks = split_ws(line);
+    const std::string cmd = toks.empty() ? std::string() : toks[0];
+    auto& entries = registry();
+    reply.clear();
+    if (cmd == "hello") {
+        std::uint64_t v = 0;
+        if (toks.size() < 2 || !parse_u64(toks[1], v)) {
+            reply = bad_option(toks.size() < 2 ? std::string() : toks[1], line);
+        } else if (v != VERNIER_PROTOCOL_VERSION) {
+            reply = "error unsupported protocol version ";
+            append_u64(reply, v);
+            reply += " (this worker speaks " VERNIER_STRINGIFY(VERNIER_PROTOCOL_VERSION) ")";
+        } else {
+            reply = hello_line(timer);
+        }
+    } else if (cmd == "list") {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            reply += "bench ";
+            append_u64(reply, i);
+            reply += ' ';
+            reply += encode_name(entries[i].name);
+            reply += '\n';
+        }
+        reply += "end ";
+        append_u64(reply, entries.size());
+    } else if (cmd == "probe") {
+        reply = probe_line();
+    } else if (cmd == "quit") {
+        reply = "bye";
+        return false;
+    } else if (cmd == "run") {
+        if (toks.size() < 2) {
+            reply = bad_option(std::string(), line);
+            return true;
+        }
+        std::size_t index = static_cast<std::size_t>(-1);  // the empty loop
+        if (toks[1] != "empty") {
+            std::uint64_t i = 0;
+            if (!parse_u64(toks[1], i)) {
+                reply = bad_option(toks[1], line);
+                return true;
+            }
+            index = i >= entries.size() ? entries.size() : as_size(i);
+            if (index == entries.size()) {
+                reply = "error no benchmark ";
+                append_u64(reply, i);
+                reply += " (there are ";
+                append_u64(reply, entries.size());
+                reply += ')';
+                // Options are checked first, as the Rust side does.
+                index = static_cast<std::size_t>(-2);
+            }
+        }
+        std::uint64_t iters = 0, samples = 0;
+        for (std::size_t t = 2; t < toks.size(); ++t) {
+            const std::size_t eq = toks[t].find('=');
+            if (eq == std::string::npos) {
+                reply = bad_option(toks[t], line);
+                return true;
+            }
+            const std::string key = toks[t].substr(0, eq);
+            const std::string value = toks[t].substr(eq + 1);
+            if (key == "iters" || key == "samples") {
+                std::uint64_t v = 0;
+                if (!parse_u64(value, v) || v == 0) {
+                    reply = bad_option(toks[t], line);
+                    return true;
+                }
+                (key == "iters" ? iters : samples) = v;
+            }
+            // Other options (counters=, cache=, ...) are ignored by this worker.
+        }
+        if (iters == 0) {
+            reply = bad_option("iters", line);
+            return true;
+        }
+        if (samples == 0) {
+            reply = bad_option("samples", line);
+            return true;
+        }
+        if (index == static_cast<std::size_t>(-2)) return true;  // the "no benchmark" reply
+        std::string what;
+        if (!guarded([&] { ns.reserve(as_size(samples)); }, what)) {
+            reply = "error cannot allocate ";
+            append_u64(reply, samples);
+            reply += " samples: " + what;
+            return true;
+        }
+        if (!guarded([&] { measure_batch(timer, index, iters, as_size(samples), ns); }, what)) {
+            reply = "error benchmark " + std::to_string(index) + " failed: " + what;
+            return true;
+        }
+        // Formatting happens only now, after the whole batch.
+        reply = "samples ";
+        append_u64(reply, samples);
+        reply += " ns=";
+        for (std::size_t i = 0; i < ns.size(); ++i) {
+            if (i) reply += ',';
+            append_u64(reply, ns[i]);
+        }
+    } else {
+        reply = "error unknown command '" + cmd + "'";
+    }
+    return true;
+}
+
+inline int serve(int in_fd, int out_fd) {
+    const Timer timer = detect_timer();
+    LineReader reader(in_fd);
+    std::string line, reply;
+    std::vector<std::uint64_t> ns;
+    for (;;) {
+        if (!reader.next(line)) return 0;  // the runner closed the pipe
+        const bool more = handle_command(timer, line, reply, ns);
+        reply += '\n';
+        if (!write_all(out_fd, reply)) return 1;
+        if (!more) return 0;
+    }
+}
+
+/// Parse `VERNIER_FDS=R,W`.
+inline bool parse_fds(const char* value, int& in_fd, int& out_fd) {
+    const std::string s(value);
+    const std::size_t comma = s.find(',');
+    if (comma == std::string::npos) return false;
+    std::uint64_t r = 0, w = 0;
+    if (!parse_u64(s.substr(0, comma), r) || !parse_u64(s.substr(comma + 1), w)) return false;
+    if (r > 1000000 || w > 1000000) return false;
+    in_fd = static_cast<int>(r);
+    out_fd = static_cast<int>(w);
+    return true;
+}
+
+// ---- Standalone mode -------------------------------------------------------------------------
+//
+// A small version of the runner's engine, as a state machine. Each state's exit condition and
+// constants:
+//
+// | state     | does                                             | leaves when                   |
+// |-----------|--------------------------------------------------|-------------------------------|
+// | Calibrate | doubles iters from 1, kCalibrationSamples each   | the fastest sample ≥ the goal |
+// | Warmup    | blocks of kWarmupBlock samples, discarded        | the median of the last        |
+// |           |                                                  | kWarmupWindow blocks drops by |
+// |           |                                                  | < kWarmupTolerance, or the    |
+// |           |                                                  | warm-up budget is spent       |
+// | Measure   | batches of samples, kept                         | the median's 95 % interval is |
+// |           |                                                  | within ±kTargetRelCi, or the  |
+// |           |                                                  | budget is spent               |
+//
+// The runner (`vernier run -- ./prog`) does this properly: steady-state detection from the
+// data, a linearity ladder, diagnostics, several processes, JSON.
+
+/// Default budget per benchmark, calibration and warm-up included (`--time`).
+constexpr double kDefaultBudgetS = 0.5;
+/// A sample lasts at least this long: far below the scheduler tick (1-4 ms), so a tick or an
+/// interrupt spoils few samples...
+constexpr double kMinSampleNs = 20000.0;
+/// ...and at least this many times the timer's overhead (its error is then ≤ 0.1 %).
+constexpr double kTimerFactor = 1000.0;
+/// Samples per calibration step (the fastest is kept: one interrupted sample does not
+/// inflate the iteration count's estimate).
+constexpr std::size_t kCalibrationSamples = 3;
+/// Upper bound on iterations per sample (a body the compiler removed would double for ever).
+constexpr std::uint64_t kMaxIters = std::uint64_t{1} << 40;
+/// Warm-up: blocks of 20 samples, the median over the last 3 blocks compared from one block to
+/// the next; warm-up is over when it no longer drops by more than 1 %.
+constexpr std::size_t kWarmupBlock = 20;
+constexpr std::size_t kWarmupWindow = 3;
+constexpr double kWarmupTolerance = 0.01;
+/// Warm-up may use at most this fraction of the budget.
+constexpr double kWarmupFraction = 0.3;
+/// Stop early when the median's 95 % interval is within ±0.5 % of it...
+constexpr double kTargetRelCi = 0.005;
+/// ...and rests on at least this many samples (not on the extreme order statistics).
+constexpr std::size_t kMinMeasureSamples = 100;
+/// A batch of measured samples takes at most this fraction of the budget (stopping is checked
+/// between batches).
+constexpr double kBatchFraction = 0.02;
+/// Per-iteration time above the empty loop's under which a result is flagged: a fraction of a
+/// cycle on any current CPU.
+constexpr double kOptimizedAwayNs = 0.1;
+/// Budget of the empty-loop baseline measured once at start-up, as a fraction of --time.
+constexpr double kEmptyBudgetFraction = 0.4;
+/// Samples of the empty loop taken just before and just after each benchmark (about 1 ms
+/// each): the baseline then follows the clock frequency of the moment, and a benchmark is
+/// compared with the slower of the two.
+constexpr std::size_t kEmptyCheckSamples = 51;
+
+/// 0-based lower rank j of the distribution-free 95 % interval of the median, [x_(j),
+/// x_(n-1-j)]: exact binomial(n, ½) up to n = 1000, normal approximation beyond (the same
+/// rule as the Rust side's stats::median_ci_rank).
+inline std::size_t median_ci_rank(std::size_t n) {
+    constexpr double kZ95 = 1.959963984540054;
+    if (n > 1000) {
+        const double nf = static_cast<double>(n);
+        const double j = std::floor(nf / 2.0 - kZ95 * std::sqrt(nf) / 2.0);
+        std::size_t r = j <= 0.0 ? 0 : static_cast<std::size_t>(j);
+        r = r == 0 ? 0 : r - 1;
+        return std::min(r, n / 2);
+    }
+    const double ln_half_n = -static_cast<double>(n) * std::log(2.0);
+    double cdf = 0.0, ln_c = 0.0;
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        cdf += std::exp(ln_c + ln_half_n);
+        if (cdf > 0.025) break;
+        j = i;
+        ln_c += std::log(static_cast<double>(n - i)) - std::log(static_cast<double>(i + 1));
+    }
+    return j;
+}
+
+/// Quantile q of sorted data, linear interpolation (numpy's default).
+inline double quantile_sorted(const std::vector<double>& v, double q) {
+    const double h = static_cast<double>(v.size() - 1) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const auto hi = static_cast<std::size_t>(std::ceil(h));
+    return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+struct Summary {
+    double median = 0, ci_lo = 0, ci_hi = 0, min = 0, sigma = 0;
+    std::size_t n = 0;
+};
+
+inline Summary summarise(std::vector<double> per_iter) {
+    Summary s;
+    std::sort(per_iter.begin(), per_iter.end());
+    s.n = per_iter.size();
+    if (s.n == 0) return s;
+    s.median = quantile_sorted(per_iter, 0.5);
+    s.min = per_iter.front();
+    s.sigma = (quantile_sorted(per_iter, 0.75) - quantile_sorted(per_iter, 0.25)) / 1.349;
+    if (s.n < 6) {
+        s.ci_lo = per_iter.front();
+        s.ci_hi = per_iter.back();
+    } else {
+        const std::size_t j = median_ci_rank(s.n);
+        s.ci_lo = per_iter[j];
+        s.ci_hi = per_iter[s.n - 1 - j];
+    }
+    return s;
+}
+
+inline double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return quantile_sorted(v, 0.5);
+}
+
+struct StandaloneResult {
+    Summary summary;
+    std::uint64_t iters = 0;
+    bool warmup_settled = true;
+};
+
+/// Measure benchmark `index` (npos: the empty loop) standalone within `budget_ns`.
+inline StandaloneResult measure_standalone(const Timer& timer, std::size_t index,
+                                           double budget_ns) {
+    enum class State { calibrate, warmup, measure, done };
+    std::vector<std::uint64_t> ns;
+    // One untimed call first: a benchmark's lazy initialisation (allocating and touching a
+    // large input set on first use, say) is not charged to its budget.
+    measure_batch(timer, index, 1, 1, ns);
+    const std::uint64_t t_start = monotonic_now_ns();
+    const auto elapsed = [&] { return static_cast<double>(monotonic_now_ns() - t_start); };
+    const double goal_ns = std::max(kMinSampleNs, kTimerFactor * timer.overhead_ns);
+    std::vector<double> kept, warm;
+    StandaloneResult res;
+    std::uint64_t iters = 1;
+    double sample_ns = goal_ns;
+    double last_window = 0;
+    State state = State::calibrate;
+    while (state != State::done) {
+        switch (state) {
+            case State::calibrate: {
+                measure_batch(timer, index, iters, kCalibrationSamples, ns);
+                const std::uint64_t best = *std::min_element(ns.begin(), ns.end());
+                if (static_cast<double>(best) >= goal_ns || iters >= kMaxIters ||
+                    elapsed() >= budget_ns * kWarmupFraction) {
+                    sample_ns = std::max(1.0, static_cast<double>(best));
+                    state = State::warmup;
+                } else {
+                    iters *= 2;
+                }
+                break;
+            }
+            case State::warmup: {
+                measure_batch(timer, index, iters, kWarmupBlock, ns);
+                for (auto t : ns) warm.push_back(static_cast<double>(t));
+                if (warm.size() >= kWarmupBlock * kWarmupWindow) {
+                    const std::vector<double> window(
+                        warm.end() - static_cast<std::ptrdiff_t>(kWarmupBlock * kWarmupWindow),
+                        warm.end());
+                    const double m = median_of(window);
+                    const bool settled =
+                        last_window > 0 && m > last_window * (1.0 - kWarmupTolerance);
+                    last_window = m;
+                    if (settled) state = State::measure;
+                }
+                if (state == State::warmup && elapsed() >= budget_ns * kWarmupFraction) {
+                    res.warmup_settled = false;
+                    state = State::measure;
+                }
+                break;
+            }
+            case State::measure: {
+                const double batch_budget = budget_ns * kBatchFraction;
+                const std::size_t batch = static_cast<std::size_t>(
+                    std::clamp(batch_budget / sample_ns, 1.0, 1000.0));
+                measure_batch(timer, index, iters, batch, ns);
+                for (auto t : ns) kept.push_back(static_cast<double>(t) / static_cast<double>(iters));
+                if (elapsed() >= budget_ns) {
+                    state = State::done;
+                } else if (kept.size() >= kMinMeasureSamples) {
+                    const Summary s = summarise(kept);
+                    const double half = std::max(s.median - s.ci_lo, s.ci_hi - s.median);
+                    if (half <= kTargetRelCi * s.median) state = State::done;
+                }
+                break;
+            }
+            case State::done:
+                break;
+        }
+    }
+    res.summary = summarise(kept);
+    res.iters = iters;
+    return res;
+}
+
+/// `x` with `sig` significant digits (at most 6 decimals).
+inline std::string fmt_sig(double x, int sig) {
+    int decimals = 0;
+    if (x != 0.0 && std::isfinite(x)) {
+        decimals = sig - 1 - static_cast<int>(std::floor(std::log10(std::fabs(x))));
+    }
+    decimals = std::clamp(decimals, 0, 6);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+    return buf;
+}
+
+inline const char* usage() {
+    return "usage: %s [FILTER...] [--time SECONDS] [--list]\n"
+           "  FILTER         run the benchmarks whose name contains one of these strings\n"
+           "  --time S       measurement budget per benchmark in seconds (default 0.5)\n"
+           "  --list         print the benchmark names and exit\n"
+           "Under the vernier runner (`vernier run -- %s`) this program is a worker instead.\n";
+}
+
+inline int standalone(int argc, char** argv) {
+    const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
+    double budget_s = kDefaultBudgetS;
+    bool list = false;
+    std::vector<std::string> filters;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--list") {
+            list = true;
+        } else if (a == "--time" || a.rfind("--time=", 0) == 0) {
+            std::string v;
+            if (a == "--time") {
+                if (i + 1 >= argc) {
+                    std::fprintf(stderr, "%s: --time needs a value in seconds\n", prog);
+                    return 1;
+                }
+                v = argv[++i];
+            } else {
+                v = a.substr(7);
+            }
+            char* end = nullptr;
+            budget_s = std::strtod(v.c_str(), &end);
+            if (end == v.c_str() || *end != '\0' || !(budget_s > 0) || budget_s > 1e6) {
+                std::fprintf(stderr, "%s: bad --time value '%s' (seconds, > 0)\n", prog,
+                             v.c_str());
+                return 1;
+            }
+        } else if (a == "-h" || a == "--help") {
+            std::printf(usage(), prog, prog);
+            return 0;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "%s: unknown option '%s'\n", prog, a.c_str());
+            std::fprintf(stderr, usage(), prog, prog);
+            return 1;
+        } else {
+            filters.push_back(a);
+        }
+    }
+    auto& entries = registry();
+    std::vector<std::size_t> chosen;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        bool match = filters.empty();
+        for (const auto& f : filters) match = match || entries[i].name.find(f) != std::string::npos;
+        if (match) chosen.push_back(i);
+    }
+    if (list) {
+        for (auto i : chosen) std::printf("%s\n", entries[i].name.c_str());
+        return 0;
+    }
+    if (chosen.empty()) {
+        std::fprintf(stderr, "%s: no benchmark matches\n", prog);
+        return 1;
+    }
+
+    const Timer timer = detect_timer();
+    const double budget_ns = budget_s * 1e9;
+    std::printf("vernier-cpp %s: timer %s", VERNIER_VERSION,
+                timer.kind == ClockKind::tsc ? "tsc" : "monotonic");
+    if (timer.kind == ClockKind::tsc) std::printf(" at %.4f GHz", timer.tsc_hz / 1e9);
+    std::printf(", resolution %s ns, overhead %s ns\n", fmt_sig(timer.resolution_ns, 3).c_str(),
+                fmt_sig(timer.overhead_ns, 3).c_str());
+    if (debug_build()) {
+        std::printf("warning: built without optimisation; the figures describe a debug build "
+                    "(compile with -O2)\n");
+    }
+    std::fflush(stdout);
+    const StandaloneResult empty = measure_standalone(
+        timer, static_cast<std::size_t>(-1), std::min(0.25e9, budget_ns * kEmptyBudgetFraction));
+    std::printf("empty loop: %s ns/iter (not subtracted below; a result within %.1f ns of it is "
+                "flagged)\n\n",
+                fmt_sig(empty.summary.median, 3).c_str(), kOptimizedAwayNs);
+    std::vector<std::uint64_t> ns;
+    const auto empty_now = [&] {
+        measure_batch(timer, static_cast<std::size_t>(-1), empty.iters, kEmptyCheckSamples, ns);
+        std::vector<double> per_iter;
+        for (auto t : ns) per_iter.push_back(static_cast<double>(t) / static_cast<double>(empty.iters));
+        return median_of(per_iter);
+    };
+
+    std::size_t width = 0;
+    for (auto i : chosen) width = std::max(width, entries[i].name.size());
+    int status = 0;
+    for (auto i : chosen) {
+        const int w = static_cast<int>(width);
+        std::printf("%-*s  ", w, entries[i].name.c_str());
+        std::fflush(stdout);
+        StandaloneResult r;
+        std::string what;
+        const double empty_before = empty_now();
+        if (!guarded([&] { r = measure_standalone(timer, i, budget_ns); }, what)) {
+            std::printf("failed: %s\n", what.c_str());
+            status = 1;
+            continue;
+        }
+        const double empty_ns = std::max(empty_before, empty_now());
+        const Summary& s = r.summary;
+        // Unit: ns below 10 µs per iteration, µs below 10 ms, ms beyond.
+        double scale = 1.0;
+        const char* unit = "ns";
+        if (s.median >= 1e7) {
+            scale = 1e-6;
+            unit = "ms";
+        } else if (s.median >= 1e4) {
+            scale = 1e-3;
+            unit = "us";
+        }
+        const double half = std::max(s.median - s.ci_lo, s.ci_hi - s.median);
+        std::printf("T_iter ~ %s ± %s %s  (95%% CI of the median, min %s %s, robust σ %s %s, "
+                    "%zu samples × %llu iters)",
+                    fmt_sig(s.median * scale, 5).c_str(), fmt_sig(half * scale, 2).c_str(), unit,
+                    fmt_sig(s.min * scale, 5).c_str(), unit, fmt_sig(s.sigma * scale, 2).c_str(),
+                    unit, s.n, static_cast<unsigned long long>(r.iters));
+        if (s.median - empty_ns < kOptimizedAwayNs) {
+            std::printf("  optimized away? (T_iter - empty loop = %s ns)",
+                        fmt_sig(s.median - empty_ns, 2).c_str());
+        }
+        if (!r.warmup_settled) std::printf("  [warm-up not over within its budget]");
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+    std::printf("\nrobust σ = IQR/1.349 of the per-sample T_iter. For the full analysis "
+                "(warm-up detection, linearity, diagnostics, JSON): vernier run -- %s\n",
+                prog);
+    return status;
+}
+
+}  // namespace detail
+
+inline std::uint64_t batch_number() { return detail::current_batch(); }
+
+inline int main(int argc, char** argv) {
+    if (const char* fds = std::getenv("VERNIER_FDS")) {
+        int in_fd = -1, out_fd = -1;
+        if (!detail::parse_fds(fds, in_fd, out_fd)) {
+            std::fprintf(stderr, "vernier: malformed VERNIER_FDS='%s' (expected R,W)\n", fds);
+            return 1;
+        }
+        return detail::serve(in_fd, out_fd);
+    }
+    return detail::standalone(argc, argv);
+}
+
+}  // namespace vernier
+
+#endif  // VERNIER_HPP_INCLUDED
