@@ -82,11 +82,13 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
             out.push(part.parse().map_err(|_| bad())?);
         }
     }
-    let n = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if let Some(c) = out.iter().find(|&&c| c >= n.max(1024).min(1024)) {
-        bail!("--cpu {c}: no such CPU");
+    // SAFETY: sysconf only reads a system value.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    if let Some(c) = out.iter().find(|&&c| c >= online) {
+        bail!(
+            "--cpu {c}: no such CPU (this machine has CPUs 0-{})",
+            online - 1
+        );
     }
     if out.is_empty() {
         bail!("--cpu '{s}': no CPU given");
