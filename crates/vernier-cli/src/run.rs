@@ -139,7 +139,6 @@ pub fn measure_in_processes(
     program: &std::path::Path,
     args: &[OsString],
     index: usize,
-    processes: usize,
     plan: &Plan,
     ctl: &Control,
     pads: &[u64],
@@ -147,16 +146,17 @@ pub fn measure_in_processes(
     on_progress: &mut dyn FnMut(&measure::Progress),
 ) -> Measurement {
     let mut merged = Measurement::empty();
+    let processes = pads.len().max(1);
     let mut per_plan = Plan::with_budget((plan.time_budget_ns / processes as u64).max(1));
     per_plan.target_sample_ns = plan.target_sample_ns;
     per_plan.target_rel_ci = plan.target_rel_ci;
-    for p in 0..processes {
+    for (p, &pad) in pads.iter().enumerate() {
         if term::interrupted() {
             merged.stop = StopReason::Interrupted;
             break;
         }
         let mut c = ctl.clone();
-        c.env_pad = pads[p];
+        c.env_pad = pad;
         let mut worker = match WorkerProcess::spawn(program, args, &c) {
             Ok(w) => w,
             Err(e) => {
@@ -301,7 +301,6 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &program,
             &args,
             i,
-            processes,
             &plan,
             &ctl,
             &pads,
