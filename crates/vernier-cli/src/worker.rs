@@ -166,8 +166,8 @@ impl WorkerProcess {
                         sched_priority: prio,
                     };
                     if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-                        let e = std::io::Error::last_os_error();
-                        return Err(std::io::Error::new(e.kind(), "SCHED_FIFO"));
+                        // Only the errno crosses back to the parent: EPERM here means FIFO.
+                        return Err(std::io::Error::last_os_error());
                     }
                 }
                 if ctl2.no_aslr && libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) < 0 {
@@ -177,7 +177,7 @@ impl WorkerProcess {
             });
         }
         let mut child = cmd.spawn().map_err(|e| {
-            if e.to_string().contains("SCHED_FIFO") {
+            if ctl.fifo.is_some() && e.raw_os_error() == Some(libc::EPERM) {
                 "--fifo: SCHED_FIFO was refused (permission denied): it needs root or the \
                  CAP_SYS_NICE capability, or a real-time limit (`ulimit -r 99`). Run without \
                  --fifo, or as root."

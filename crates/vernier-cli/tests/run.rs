@@ -1,0 +1,306 @@
+//! `vernier run` driving real workers (the C++ examples, compiled here with the real
+//! compiler): results, process control, and robustness to workers that crash, hang, babble or
+//! are not workers at all. No absolute times: flags, orderings within one run, structure.
+
+#[path = "common/cpp.rs"]
+mod cpp;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+use vernier::diagnostic::Code;
+use vernier::result::{ResultFile, Status};
+
+fn vernier() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run-tests");
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn bench<'a>(f: &'a ResultFile, name: &str) -> &'a vernier::result::BenchmarkResult {
+    f.benchmarks
+        .iter()
+        .find(|b| b.name == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+fn flagged(f: &ResultFile, name: &str, code: Code) -> bool {
+    bench(f, name).diagnostics.iter().any(|d| d.code == code)
+}
+
+#[test]
+fn cpp_seed000_through_the_runner() {
+    let exe = cpp::example("seed000");
+    let json = tmp("seed000.json");
+    let o = vernier()
+        .args([
+            "run",
+            "--quick",
+            "--processes",
+            "2",
+            "--filter",
+            "^(add|div|sqrt|sqrt no barrier)$",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let f = ResultFile::load(&json).unwrap();
+    assert_eq!(f.benchmarks.len(), 4, "{}", text(&o));
+    assert!(f
+        .machine
+        .worker_impl
+        .as_deref()
+        .unwrap()
+        .starts_with("vernier-cpp/"));
+    assert!(f.harness.runner_batch_cost_ns.unwrap() > 0.0);
+    assert!(
+        flagged(&f, "sqrt no barrier", Code::OptimizedAway),
+        "{}",
+        text(&o)
+    );
+    assert!(!flagged(&f, "sqrt", Code::OptimizedAway), "{}", text(&o));
+    let med = |n: &str| bench(&f, n).per_iter.median_ns;
+    assert!(med("div") > med("add"));
+    for b in &f.benchmarks {
+        assert_eq!(b.status, Status::Ok);
+        // Two processes, each with its own environment padding, both in the samples.
+        assert_eq!(b.processes.len(), 2, "{}", b.name);
+        assert!(b.samples.process.contains(&0) && b.samples.process.contains(&1));
+        assert!(b.processes.iter().all(|p| p.env_pad_bytes < 4096));
+    }
+}
+
+#[test]
+fn crashes_hangs_and_exceptions_fail_their_benchmark_only() {
+    let exe = cpp::example("faulty");
+    let json = tmp("faulty.json");
+    let o = vernier()
+        .args([
+            "run",
+            "--quick",
+            "--processes",
+            "1",
+            "--timeout",
+            "2",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let f = ResultFile::load(&json).unwrap();
+    let names: Vec<&str> = f.benchmarks.iter().map(|b| b.name.as_str()).collect();
+    assert!(names.len() >= 4, "{names:?}");
+    let ok = bench(&f, "ok");
+    assert_eq!(ok.status, Status::Ok);
+    let seg = bench(&f, "segfault");
+    assert_eq!(seg.status, Status::Failed);
+    let e = seg.error.as_deref().unwrap();
+    assert!(e.contains("signal 11"), "{e}");
+    // What was measured before the crash is kept.
+    assert!(!seg.samples.ns.is_empty());
+    let hang = bench(&f, "hang");
+    assert!(
+        hang.error
+            .as_deref()
+            .unwrap()
+            .contains("no reply within 2 s"),
+        "{:?}",
+        hang.error
+    );
+    let throws = bench(&f, "throws");
+    assert!(
+        throws.error.as_deref().unwrap().contains("failed"),
+        "{:?}",
+        throws.error
+    );
+}
+
+#[test]
+fn a_program_that_is_not_a_worker_is_told_how_to_become_one() {
+    let o = vernier()
+        .args(["run", "--quick", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a vernier worker") && err.contains("vernier::main"),
+        "{err}"
+    );
+    let o = vernier()
+        .args(["run", "--", "/no/such/program"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such program"));
+}
+
+/// A worker written as a shell script: correct handshake, then a malformed reply.
+fn babbling_worker() -> PathBuf {
+    let p = tmp("babble.sh");
+    std::fs::write(
+        &p,
+        "#!/bin/sh\n\
+         while read -r cmd rest <&3; do\n\
+           case \"$cmd\" in\n\
+             hello) echo 'hello 1 impl=sh/0 timer=monotonic resolution_ns=1 overhead_ns=20 tsc_hz=0 build=release pid=1' >&4;;\n\
+             list) printf 'bench 0 x\\nend 1\\n' >&4;;\n\
+             run) echo 'samples 3 ns=1,2,banana' >&4;;\n\
+             quit) echo bye >&4; exit 0;;\n\
+             *) echo \"error unknown command '$cmd'\" >&4;;\n\
+           esac\n\
+         done\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn a_malformed_protocol_line_is_quoted() {
+    let json = tmp("babble.json");
+    let o = vernier()
+        .args(["run", "--quick", "--processes", "1", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(babbling_worker())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let f = ResultFile::load(&json).unwrap();
+    let e = f.benchmarks[0].error.as_deref().unwrap();
+    assert!(e.contains("banana"), "{e}");
+}
+
+fn probe(args: &[&str], exe: &Path) -> String {
+    let o = vernier()
+        .arg("probe")
+        .args(args)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn field<'a>(line: &'a str, key: &str) -> &'a str {
+    line.split_whitespace()
+        .find_map(|t| t.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+}
+
+#[test]
+fn env_padding_aslr_and_pinning_reach_the_worker() {
+    let exe = cpp::example("seed000");
+    let a = probe(&["--env-pad", "0"], &exe);
+    let b = probe(&["--env-pad", "1000"], &exe);
+    let env = |l: &str| field(l, "env_bytes").parse::<i64>().unwrap();
+    assert_eq!(env(&b) - env(&a), 1000, "{a}\n{b}");
+    // Without randomisation the stack lands at the same address every time.
+    let x = probe(&["--no-aslr", "--env-pad", "64"], &exe);
+    let y = probe(&["--no-aslr", "--env-pad", "64"], &exe);
+    assert_eq!(field(&x, "aslr"), "0");
+    assert_eq!(field(&x, "stack"), field(&y, "stack"));
+    assert_eq!(field(&a, "aslr"), "1");
+    // Pinning: the worker runs where it is told.
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    for cpu in 0..cpus.min(2) {
+        let l = probe(&["--cpu", &cpu.to_string()], &exe);
+        assert_eq!(field(&l, "cpu"), cpu.to_string(), "{l}");
+    }
+    let o = vernier()
+        .args(["probe", "--cpu", "4096", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such CPU"));
+}
+
+#[test]
+fn fifo_refused_names_the_missing_permission() {
+    let exe = cpp::example("seed000");
+    let setpriv = Path::new("/usr/bin/setpriv");
+    // SAFETY: geteuid has no preconditions.
+    if !setpriv.exists() || unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root and setpriv to drop privileges");
+        return;
+    }
+    let o = Command::new(setpriv)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_vernier"))
+        .args(["probe", "--fifo", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if err.contains("Permission denied") && !err.contains("SCHED_FIFO") {
+        eprintln!("skipped: the unprivileged user cannot run the test binaries: {err}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        err.contains("SCHED_FIFO") && err.contains("CAP_SYS_NICE"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ctrl_c_keeps_every_finished_benchmark() {
+    let exe = cpp::example("seed000");
+    let json = tmp("interrupted.json");
+    let _ = std::fs::remove_file(&json);
+    let mut child = vernier()
+        .args(["run", "--time", "0.5", "--processes", "1", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until at least one benchmark is in the file, then interrupt.
+    let start = Instant::now();
+    while !json.exists() && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let f = ResultFile::load(&json).unwrap();
+    assert!(!f.benchmarks.is_empty());
+    assert!(f.benchmarks.len() < 10, "Ctrl-C stopped the run early");
+    assert!(f.benchmarks.iter().all(|b| b.status == Status::Ok));
+}
