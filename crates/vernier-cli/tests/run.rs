@@ -304,3 +304,22 @@ fn ctrl_c_keeps_every_finished_benchmark() {
     assert!(f.benchmarks.len() < 10, "Ctrl-C stopped the run early");
     assert!(f.benchmarks.iter().all(|b| b.status == Status::Ok));
 }
+
+#[test]
+fn the_readme_cpp_snippet_compiles_and_runs() {
+    let readme = std::fs::read_to_string(cpp::repo_root().join("README.md")).unwrap();
+    let start = readme
+        .find("```cpp\n")
+        .expect("a C++ snippet in the README")
+        + 7;
+    let end = start + readme[start..].find("```").unwrap();
+    let src = tmp("readme_snippet.cpp");
+    std::fs::write(&src, &readme[start..end]).unwrap();
+    let exe = cpp::compile("readme_snippet", &[src], &["-O2"]);
+    let o = Command::new(&exe)
+        .args(["--time", "0.05"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("sqrt"));
+}
