@@ -225,7 +225,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
-    let mut empty_plan = Plan::with_budget(60_000_000.min(plan.time_budget_ns));
+    let mut empty_plan = Plan::with_budget(80_000_000);
     empty_plan.target_sample_ns = plan.target_sample_ns;
     let empty = {
         let mut t = WorkerTarget {
@@ -240,16 +240,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &hello.timer,
             &mut |_| {},
         );
-        let per: Vec<f64> = m
-            .samples
-            .samples
-            .iter()
-            .filter(|s| {
-                s.iters == m.iters_per_sample && s.phase == vernier::samples::Phase::Measure
-            })
-            .map(|s| s.per_iter_ns())
-            .collect();
-        (!per.is_empty()).then(|| vernier::stats::median(&per))
+        vernier::suite::self_measurement(&m, &empty_plan, &hello.timer)
     };
     first.quit();
 

@@ -228,7 +228,9 @@ impl WorkerProcess {
     }
 
     fn handshake(&mut self) -> Result<(), String> {
-        self.send(&format!("hello {}", protocol::VERSION))?;
+        if let Err(e) = self.send(&format!("hello {}", protocol::VERSION)) {
+            return Err(self.not_a_worker(&format!("it did not read the protocol: {e}")));
+        }
         let line = match self
             .read_line(Duration::from_secs(10).min(self.timeout.max(Duration::from_secs(2))))
         {

@@ -674,8 +674,32 @@ fn is_terminal(fd: i32) -> bool {
     unsafe { libc::isatty(fd) == 1 }
 }
 
+/// The per-iteration median of a self-measurement (empty loop, add chain), or `None` when
+/// calibration could not lengthen its samples to the plan's minimum (a loaded machine, a
+/// budget too short): a harness cost taken from samples dominated by the timer would be wrong,
+/// and everything compared with it too.
+pub fn self_measurement(
+    m: &Measurement,
+    plan: &Plan,
+    timer: &crate::timer::TimerInfo,
+) -> Option<f64> {
+    let per: Vec<f64> = m
+        .samples
+        .samples
+        .iter()
+        .filter(|s| s.iters == m.iters_per_sample && s.phase == crate::samples::Phase::Measure)
+        .map(|s| s.per_iter_ns())
+        .collect();
+    if per.is_empty() || m.error.is_some() {
+        return None;
+    }
+    let median = crate::stats::median(&per);
+    let sample_ns = median * m.iters_per_sample as f64;
+    (sample_ns >= plan.min_sample_ns(timer) as f64 / 2.0).then_some(median)
+}
+
 /// Budget for each start-up self-measurement (empty loop, add chain).
-const SELF_BUDGET_NS: u64 = 60_000_000;
+const SELF_BUDGET_NS: u64 = 80_000_000;
 /// Additions per chain when estimating the cycle time.
 const CHAIN_LEN: u64 = 1000;
 
@@ -683,23 +707,12 @@ const CHAIN_LEN: u64 = 1000;
 /// around an empty body, the cost of a sample with no iterations, and the cycle time (from a
 /// chain of dependent one-cycle additions).
 pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
-    let mut short = Plan::with_budget(SELF_BUDGET_NS.min(plan.time_budget_ns));
+    let mut short = Plan::with_budget(SELF_BUDGET_NS);
     short.target_sample_ns = plan.target_sample_ns;
     let median_of = |routine: &mut dyn Routine| -> f64 {
         let mut t = InProcess { routine, timer };
         let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
-        let per: Vec<f64> = m
-            .samples
-            .samples
-            .iter()
-            .filter(|s| s.iters == m.iters_per_sample && s.phase == crate::samples::Phase::Measure)
-            .map(|s| s.per_iter_ns())
-            .collect();
-        if per.is_empty() {
-            f64::NAN
-        } else {
-            crate::stats::median(&per)
-        }
+        self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN)
     };
     let empty_iter_ns = median_of(&mut Plain(|| ()));
     let mut x = 0u64;
