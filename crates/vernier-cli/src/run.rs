@@ -83,10 +83,8 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
             out.push(part.parse().map_err(|_| bad())?);
         }
     }
-    let n = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    if let Some(c) = out.iter().find(|&&c| c >= n.max(1024).min(1024)) {
+    // A cpu_set_t holds CPU_SETSIZE (1024) CPUs.
+    if let Some(c) = out.iter().find(|&&c| c >= libc::CPU_SETSIZE as usize) {
         bail!("--cpu {c}: no such CPU");
     }
     if out.is_empty() {
@@ -156,13 +154,13 @@ pub fn measure_in_processes(
     let mut per_plan = Plan::with_budget((plan.time_budget_ns / processes as u64).max(1));
     per_plan.target_sample_ns = plan.target_sample_ns;
     per_plan.target_rel_ci = plan.target_rel_ci;
-    for p in 0..processes {
+    for (p, &pad) in pads.iter().enumerate().take(processes) {
         if term::interrupted() {
             merged.stop = StopReason::Interrupted;
             break;
         }
         let mut c = ctl.clone();
-        c.env_pad = pads[p];
+        c.env_pad = pad;
         let mut worker = match WorkerProcess::spawn(program, args, &c) {
             Ok(w) => w,
             Err(e) => {

@@ -396,6 +396,7 @@ impl WorkerProcess {
     }
 
     /// A `probe` reply.
+    #[allow(dead_code)] // for tests and debugging of process controls
     pub fn probe(&mut self) -> Result<String, String> {
         self.send("probe")?;
         self.read_line(self.timeout)
