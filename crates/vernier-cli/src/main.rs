@@ -1,6 +1,7 @@
 //! `vernier`: the runner. Reads the command line, then runs one pipeline:
 //! target → plan → measure → analyze → result → report.
 
+mod compare;
 mod demo;
 mod run;
 mod term;
@@ -30,6 +31,8 @@ enum Command {
     Demo(Common),
     /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
     Run(run::RunArgs),
+    /// Is NEW faster than OLD? Two executables (live, paired, interleaved) or two result files.
+    Compare(compare::CompareArgs),
 }
 
 /// Options shared by `demo`, `run` and `compare`.
@@ -88,6 +91,7 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Demo(c) => demo_command(&c),
         Command::Run(a) => run::run_command(&a),
+        Command::Compare(a) => compare::compare_command(&a),
     }
 }
 

@@ -417,7 +417,7 @@ pub fn measure_pair<'t>(
                         .max(m.old_ns.len() + 1);
                     m.looks += 1;
                     let ratios = ratio_series(&m.old_ns, &m.new_ns);
-                    if let Some(st) = steady::detect(&ratios) {
+                    if let Some(st) = steady_ratios(&ratios, plan.threshold) {
                         if ratios.len() - st.first >= MIN_PAIRS {
                             let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
                             let (lo, hi) = compare_stats::hodges_lehmann_paired_ci_z(&d, STOP_Z);
@@ -451,7 +451,7 @@ pub fn measure_pair<'t>(
         });
     }
     let ratios = ratio_series(&m.old_ns, &m.new_ns);
-    let st = steady::detect(&ratios);
+    let st = steady_ratios(&ratios, plan.threshold);
     m.warmup = st.map(|s| s.class);
     m.first_steady = st.map(|s| s.first).unwrap_or(0).min(ratios.len());
     let (o, n) = (&m.old_ns[m.first_steady..], &m.new_ns[m.first_steady..]);
@@ -459,6 +459,30 @@ pub fn measure_pair<'t>(
         m.estimate = compare_stats::paired(o, n).ok();
     }
     m
+}
+
+/// A cut of the ratio series whose head differs from the rest by less than this fraction of
+/// the threshold is not a warm-up that matters to the verdict: nothing is excluded.
+pub const NEGLIGIBLE_SHIFT_OF_THRESHOLD: f64 = 0.25;
+
+/// Steady-state detection on the pair ratios. MSER's "no steady state" (a cut in the second
+/// half) is kept only when what it cuts differs from what remains by more than a quarter of the
+/// threshold: on a very quiet machine the ratio series is so flat that MSER's minimum lands on
+/// structure far below anything the verdict could see, and cutting half the pairs would only
+/// widen the interval.
+fn steady_ratios(ratios: &[f64], threshold: f64) -> Option<steady::SteadyState> {
+    let st = steady::detect(ratios)?;
+    if st.class == WarmupClass::NoSteadyState && st.first > 0 && st.first < ratios.len() {
+        let head = crate::stats::median(&ratios[..st.first]);
+        let tail = crate::stats::median(&ratios[st.first..]);
+        if (head / tail).ln().abs() < NEGLIGIBLE_SHIFT_OF_THRESHOLD * threshold {
+            return Some(steady::SteadyState {
+                first: 0,
+                class: WarmupClass::Flat,
+            });
+        }
+    }
+    Some(st)
 }
 
 fn ratio_series(old: &[f64], new: &[f64]) -> Vec<f64> {
