@@ -564,6 +564,36 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     finish(a, &file)
 }
 
+/// `vernier demo`: run the suite's variant pairs in process, after its benchmarks; with
+/// `--json`, the result file gains a `comparison` member (a comparison file, schema 1).
+pub fn demo_pairs(
+    suite: &mut vernier::Suite,
+    results: &ResultFile,
+    json: Option<&Path>,
+) -> Result<Option<ComparisonFile>> {
+    if suite.comparison_names().is_empty() || term::interrupted() {
+        return Ok(None);
+    }
+    let mut progress = term::ProgressLine::new();
+    let file = cmp::run_suite_pairs(
+        suite,
+        compare_stats::DEFAULT_THRESHOLD,
+        &mut |ev| match ev {
+            cmp::PairEvent::Progress { name, progress: p } => progress.update(name, p),
+            cmp::PairEvent::Done { .. } => progress.clear(),
+            cmp::PairEvent::Start { .. } => {}
+        },
+    );
+    progress.clear();
+    if let Some(path) = json {
+        let mut v = serde_json::to_value(results)?;
+        v["comparison"] = serde_json::to_value(&file)?;
+        vernier::result::write_atomic(path, &serde_json::to_vec(&v)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(Some(file))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

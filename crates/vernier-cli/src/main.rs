@@ -137,10 +137,15 @@ fn demo_command(c: &Common) -> Result<i32> {
         }
     });
     progress.clear();
+    let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     println!("{}\n", report::legend(style));
     for line in demo::summary(&file) {
         println!("• {line}");
+    }
+    if let Some(p) = &pairs {
+        println!("\nVariants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):");
+        print!("{}", vernier::compare::table(p, style));
     }
     println!(
         "\n{} benchmarks in {:.1} s{}",

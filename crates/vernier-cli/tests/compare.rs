@@ -271,3 +271,25 @@ fn result_files_are_compared_unpaired_with_a_drift_warning() {
         text(&out)
     );
 }
+
+#[test]
+fn demo_compares_its_variant_pairs_in_process() {
+    let json = tmp("demo-pairs.json");
+    let out = vernier()
+        .args(["demo", "--quick", "--filter", "event", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(so.contains("event copy: cold / hot"), "{so}");
+    let v = load(&json);
+    assert_eq!(v["benchmarks"].as_array().unwrap().len(), 2);
+    let c = &v["comparison"];
+    assert_eq!(c["mode"], "paired");
+    assert_eq!(c["comparisons"][0]["name"], "event copy: cold / hot");
+    // Cold memory is slower than hot, measured in the same pairs.
+    assert_eq!(c["comparisons"][0]["verdict"], "slower");
+    // The result file still loads as schema 1.
+    vernier::result::ResultFile::load(&json).unwrap();
+}
