@@ -15,6 +15,7 @@ pub fn register(s: &mut Suite) {
     barriers(s);
     events(s);
     fractions(s);
+    pairs(s);
 }
 
 /// Register only the benchmarks whose name matches `re`.
@@ -24,6 +25,30 @@ pub fn register_filtered(s: &mut Suite, re: &regex::Regex) {
     for (name, routine) in all.into_entries() {
         if re.is_match(&name) {
             s.add(name, routine);
+        }
+    }
+    pairs(s);
+}
+
+/// The variant pairs, compared paired and interleaved after the benchmarks (`Suite::compare`):
+/// registered only when both members are in the suite (a filter may leave one out).
+pub fn pairs(s: &mut Suite) {
+    let names = s.names();
+    let pairs = [
+        (
+            "fraction to text: merged or / nested if",
+            "fraction to text, nested if",
+            "fraction to text, merged or",
+        ),
+        (
+            "event copy: cold / hot",
+            "event copy, same event (hot)",
+            "event copy, 256Ki events (cold)",
+        ),
+    ];
+    for (name, old, new) in pairs {
+        if names.iter().any(|n| n == old) && names.iter().any(|n| n == new) {
+            s.compare_benches(name, old, new);
         }
     }
 }

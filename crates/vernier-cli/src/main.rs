@@ -1,6 +1,7 @@
 //! `vernier`: the runner. Reads the command line, then runs one pipeline:
 //! target → plan → measure → analyze → result → report.
 
+mod compare;
 mod demo;
 mod load;
 mod run;
@@ -32,6 +33,8 @@ enum Command {
     Demo(Common),
     /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
     Run(run::RunArgs),
+    /// Is NEW faster than OLD? Two executables (live, paired, interleaved) or two result files.
+    Compare(compare::CompareArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
@@ -98,6 +101,7 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Demo(c) => demo_command(&c),
         Command::Run(a) => run::run_command(&a),
+        Command::Compare(a) => compare::compare_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
@@ -156,10 +160,15 @@ fn demo_command(c: &Common) -> Result<i32> {
         }
     });
     progress.clear();
+    let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     println!("{}\n", report::legend(style));
     for line in demo::summary(&file) {
         println!("• {line}");
+    }
+    if let Some(p) = &pairs {
+        println!("\nVariants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):");
+        print!("{}", vernier::compare::table(p, style));
     }
     println!(
         "\n{} benchmarks in {:.1} s{}",

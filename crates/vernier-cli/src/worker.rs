@@ -125,10 +125,21 @@ impl WorkerProcess {
         args: &[OsString],
         ctl: &Control,
     ) -> Result<WorkerProcess, String> {
+        WorkerProcess::spawn_with_env(program, args, &[], ctl)
+    }
+
+    /// `spawn`, with extra environment variables for the worker.
+    pub fn spawn_with_env(
+        program: &Path,
+        args: &[OsString],
+        env: &[(OsString, OsString)],
+        ctl: &Control,
+    ) -> Result<WorkerProcess, String> {
         let (cmd_r, cmd_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
         let (rep_r, rep_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
         let mut cmd = Command::new(program);
         cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env(protocol::FDS_ENV, "3,4")
             .env("VERNIER_ENV_PAD", "x".repeat(ctl.env_pad as usize))
             .stdin(Stdio::null())
@@ -398,6 +409,7 @@ impl WorkerProcess {
     }
 
     /// A `probe` reply.
+    #[allow(dead_code)] // for tests and debugging of process controls
     pub fn probe(&mut self) -> Result<String, String> {
         self.send("probe")?;
         self.read_line(self.timeout)

@@ -180,6 +180,26 @@ pub fn hodges_lehmann_paired_ci(d: &[f64]) -> (f64, f64) {
     (kth_walsh(&s, c), kth_walsh(&s, total - 1 - c))
 }
 
+/// An interval of the Hodges–Lehmann estimate at a given two-sided normal quantile `z` (e.g.
+/// 2.576 for 99 %): the order statistics (W₍c₎, W₍N−1−c₎) of the Walsh averages with c from the
+/// normal approximation of the signed-rank distribution, with continuity correction (the same
+/// formula as [`hodges_lehmann_paired_ci`] beyond [`WILCOXON_EXACT_MAX_N`] values). For
+/// sequential stopping rules, which look at the data several times and need a wider interval
+/// than the 95 % one they report. The whole range when no rank reaches the level.
+pub fn hodges_lehmann_paired_ci_z(d: &[f64], z: f64) -> (f64, f64) {
+    if d.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let s = crate::stats::sorted(d);
+    let total = walsh_count(s.len());
+    let nf = s.len() as f64;
+    let mean = nf * (nf + 1.0) / 4.0;
+    let sd = (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0).sqrt();
+    let c = (mean - 0.5 - z * sd).floor().max(0.0) as usize;
+    let c = c.min((total - 1) / 2);
+    (kth_walsh(&s, c), kth_walsh(&s, total - 1 - c))
+}
+
 fn walsh_count(n: usize) -> usize {
     n * (n + 1) / 2
 }

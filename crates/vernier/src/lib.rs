@@ -10,6 +10,7 @@
 //! (`result`) → report (`report`).
 
 pub mod analyze;
+pub mod compare;
 pub mod compare_stats;
 pub mod counters;
 pub mod diagnostic;

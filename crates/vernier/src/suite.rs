@@ -178,7 +178,7 @@ pub fn pool<I>(size: usize, seed: u64, mut make: impl FnMut(&mut Rng) -> I) -> V
 /// A registered benchmark.
 pub struct Entry {
     pub name: String,
-    routine: Box<dyn Routine>,
+    pub(crate) routine: Box<dyn Routine>,
 }
 
 /// Options of a suite run (parsed from the command line by `Suite::from_args`).
@@ -258,8 +258,11 @@ impl Options {
 
 /// A set of benchmarks.
 pub struct Suite {
-    entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     options: Options,
+    /// Paired comparisons (`compare`, `compare_benches`), run in this process after the
+    /// benchmarks.
+    pub(crate) pairs: Vec<crate::compare::PairEntry>,
 }
 
 impl Default for Suite {
@@ -287,6 +290,7 @@ impl Suite {
         Suite {
             entries: Vec::new(),
             options,
+            pairs: Vec::new(),
         }
     }
 
@@ -390,6 +394,45 @@ impl Suite {
         )
     }
 
+    /// Register a paired comparison of OLD (`old`) and NEW (`new`): measured alternately, in a
+    /// random order within each pair, with the same iterations per sample, and reported as the
+    /// ratio NEW/OLD with its interval and a verdict (see `vernier::compare`). Comparisons run
+    /// in this process only (as a worker, a suite serves its benchmarks; `vernier compare`
+    /// compares two executables).
+    pub fn compare<A, RA, B, RB>(&mut self, name: impl Into<String>, old: A, new: B) -> &mut Self
+    where
+        A: FnMut() -> RA + 'static,
+        B: FnMut() -> RB + 'static,
+    {
+        self.pairs.push(crate::compare::PairEntry {
+            name: name.into(),
+            old: crate::compare::PairSide::Routine(Box::new(Plain(old))),
+            new: crate::compare::PairSide::Routine(Box::new(Plain(new))),
+        });
+        self
+    }
+
+    /// Register a paired comparison of two benchmarks of this suite, by name (they are also
+    /// measured on their own).
+    pub fn compare_benches(
+        &mut self,
+        name: impl Into<String>,
+        old: impl Into<String>,
+        new: impl Into<String>,
+    ) -> &mut Self {
+        self.pairs.push(crate::compare::PairEntry {
+            name: name.into(),
+            old: crate::compare::PairSide::Bench(old.into()),
+            new: crate::compare::PairSide::Bench(new.into()),
+        });
+        self
+    }
+
+    /// Names of the registered comparisons.
+    pub fn comparison_names(&self) -> Vec<String> {
+        self.pairs.iter().map(|p| p.name.clone()).collect()
+    }
+
     /// Take the registered benchmarks out (to re-register a selection elsewhere).
     pub fn into_entries(self) -> Vec<(String, Box<dyn Routine>)> {
         self.entries
@@ -440,8 +483,20 @@ impl Suite {
                 let _ = writeln!(out, "{}", report::row(result, style));
             }
         });
+        if !self.pairs.is_empty() {
+            let cf = crate::compare::run_suite_pairs(
+                &mut self,
+                crate::compare_stats::DEFAULT_THRESHOLD,
+                &mut |_| {},
+            );
+            if !cf.comparisons.is_empty() || !cf.failed.is_empty() {
+                let _ = write!(out, "\n{}", crate::compare::table(&cf, style));
+            }
+        }
         if file.benchmarks.is_empty() {
-            let _ = writeln!(out, "no benchmark matches the filter");
+            if self.pairs.is_empty() {
+                let _ = writeln!(out, "no benchmark matches the filter");
+            }
             return;
         }
         let _ = writeln!(out, "\n{}", report::legend(style));

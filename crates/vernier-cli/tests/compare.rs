@@ -1,0 +1,295 @@
+//! Drives the real `vernier compare` binary on real workers (the crate's `chain` and
+//! `fault_worker` examples, built here with cargo) and on result files. Ratios and structure
+//! only, never absolute times.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn vernier() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// The examples directory of the profile this test runs with, after building the workers.
+fn examples() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let bin = Path::new(env!("CARGO_BIN_EXE_vernier"));
+        let profile_dir = bin.parent().unwrap();
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-q", "-p", "vernier", "--example", "chain"])
+            .args(["--example", "fault_worker"]);
+        if profile_dir.file_name().unwrap() == "release" {
+            cmd.arg("--release");
+        }
+        let target_dir = profile_dir.parent().unwrap();
+        let st = cmd.env("CARGO_TARGET_DIR", target_dir).status().unwrap();
+        assert!(st.success(), "building the example workers failed");
+        profile_dir.join("examples")
+    })
+}
+
+fn chain() -> PathBuf {
+    examples().join("chain")
+}
+
+fn fault_worker() -> PathBuf {
+    examples().join("fault_worker")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vernier-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn load(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn compare_chains(old_n: u32, new_n: u32, extra: &[&str]) -> (Output, serde_json::Value) {
+    let json = tmp(&format!("chain-{old_n}-{new_n}.json"));
+    let c = chain();
+    let out = vernier()
+        .arg("compare")
+        .arg(&c)
+        .arg(&c)
+        .arg(format!("--old-env=CHAIN_N={old_n}"))
+        .arg(format!("--new-env=CHAIN_N={new_n}"))
+        .arg("--json")
+        .arg(&json)
+        .args(extra)
+        .output()
+        .unwrap();
+    let v = load(&json);
+    (out, v)
+}
+
+#[test]
+fn chain_100_against_100_is_no_change() {
+    let (out, v) = compare_chains(100, 100, &[]);
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["mode"], "paired");
+    let c = &v["comparisons"][0];
+    assert_eq!(c["name"], "chain");
+    assert_eq!(c["verdict"], "no-change", "{so}");
+    let r = c["ratio"].as_f64().unwrap();
+    assert!((r - 1.0).abs() < 0.02, "{r}");
+    for k in ["ci95", "p_value", "seconds", "pairs"] {
+        assert!(!c[k].is_null(), "{k}");
+    }
+    assert!(v["geomean_ratio"].as_f64().is_some());
+    assert!(so.contains("no-change") && so.contains("Paired"), "{so}");
+}
+
+#[test]
+fn chain_100_against_200_is_twice_as_slow_and_gates() {
+    let (out, v) = compare_chains(100, 200, &["--fail-on-regression"]);
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{so}\n{se}");
+    assert!(se.contains("regression"), "{se}");
+    let c = &v["comparisons"][0];
+    assert_eq!(c["verdict"], "slower");
+    let r = c["ratio"].as_f64().unwrap();
+    assert!(r > 1.7 && r < 2.3, "{r}");
+    let ci = c["ci95"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= r && r <= ci[1].as_f64().unwrap());
+    // Both sides ran the same iterations per sample; the pairs are in the file.
+    assert_eq!(c["iters_per_sample"][0], c["iters_per_sample"][1]);
+    let ps = &c["pair_samples"];
+    assert_eq!(
+        ps["old_ns"].as_array().unwrap().len(),
+        ps["new_ns"].as_array().unwrap().len()
+    );
+    // The reverse is faster, and without the flag a verdict is not a failure.
+    let (out, v) = compare_chains(200, 100, &["--quick"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(v["comparisons"][0]["verdict"], "faster");
+}
+
+#[test]
+fn a_crash_fails_its_benchmark_and_the_others_go_on() {
+    let w = fault_worker();
+    let json = tmp("crash.json");
+    let out = vernier()
+        .arg("compare")
+        .arg(&w)
+        .arg(&w)
+        .args(["--new-env", "WORKER_NAMES=crash,chain,extra"])
+        .args(["--new-env", "CRASH_IN=crash", "--quick", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    let v = load(&json);
+    assert_eq!(v["failed"][0]["name"], "crash");
+    let e = v["failed"][0]["error"].as_str().unwrap();
+    assert!(e.starts_with("NEW failed"), "{e}");
+    assert!(e.contains("signal 6") || e.contains("Abort"), "{e}");
+    assert!(e.contains("aborting on purpose"), "{e}");
+    // The benchmark after the crash was compared with fresh workers.
+    assert_eq!(v["comparisons"][0]["name"], "chain");
+    assert_eq!(v["comparisons"][0]["verdict"], "no-change");
+    // Names only one side has are reported, not compared.
+    assert_eq!(v["only_new"][0], "extra");
+    assert!(se.contains("only in NEW"), "{se}");
+    assert!(so.contains("FAILED"), "{so}");
+}
+
+#[test]
+fn no_benchmark_in_common_is_an_error_naming_both_sides() {
+    let w = fault_worker();
+    let out = vernier()
+        .arg("compare")
+        .arg(&w)
+        .arg(&w)
+        .args([
+            "--old-env",
+            "WORKER_NAMES=a,b",
+            "--new-env",
+            "WORKER_NAMES=c",
+        ])
+        .output()
+        .unwrap();
+    let (_, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(se.contains("no benchmark in common"), "{se}");
+    assert!(
+        se.contains("OLD has: a, b") && se.contains("NEW has: c"),
+        "{se}"
+    );
+}
+
+#[test]
+fn a_program_that_is_not_a_worker_is_named() {
+    let script = tmp("not-a-worker.sh");
+    std::fs::write(&script, "#!/bin/sh\necho 'just a program'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = vernier()
+        .arg("compare")
+        .arg(chain())
+        .arg(&script)
+        .output()
+        .unwrap();
+    let (_, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(se.contains("NEW"), "{se}");
+    assert!(se.contains("is not a vernier worker"), "{se}");
+    assert!(se.contains("just a program"), "{se}");
+}
+
+fn demo_json(name: &str) -> PathBuf {
+    let json = tmp(name);
+    let out = vernier()
+        .args(["demo", "--time", "0.1", "--filter", "^(add|mul)$", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{:?}", text(&out));
+    json
+}
+
+#[test]
+fn result_files_are_compared_unpaired_with_a_drift_warning() {
+    let (a, b) = (demo_json("a.json"), demo_json("b.json"));
+    // Rename one benchmark in NEW: it is reported as one-sided.
+    let mut v = load(&b);
+    v["benchmarks"][1]["name"] = "mul2".into();
+    std::fs::write(&b, serde_json::to_vec(&v).unwrap()).unwrap();
+    let json = tmp("unpaired.json");
+    let out = vernier()
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
+    assert!(so.contains("Unpaired") && so.contains("drift"), "{so}");
+    let v = load(&json);
+    assert_eq!(v["mode"], "unpaired");
+    assert_eq!(v["comparisons"].as_array().unwrap().len(), 1);
+    assert_eq!(v["comparisons"][0]["name"], "add");
+    assert_eq!(v["only_old"][0], "mul");
+    assert_eq!(v["only_new"][0], "mul2");
+    let r = v["comparisons"][0]["ratio"].as_f64().unwrap();
+    assert!(r > 0.5 && r < 2.0, "{r}");
+
+    // A mix of a result file and an executable.
+    let out = vernier()
+        .arg("compare")
+        .arg(&a)
+        .arg(chain())
+        .output()
+        .unwrap();
+    let (_, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(se.contains("same kind"), "{se}");
+
+    // A missing file, a truncated result file, a comparison file.
+    let out = vernier()
+        .arg("compare")
+        .arg(tmp("nope.json"))
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(text(&out).1.contains("OLD") && text(&out).1.contains("no such file"));
+    let bad = tmp("truncated.json");
+    let full = std::fs::read(&a).unwrap();
+    std::fs::write(&bad, &full[..full.len() / 2]).unwrap();
+    let out = vernier().arg("compare").arg(&a).arg(&bad).output().unwrap();
+    let (_, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        se.contains("NEW") && se.contains("not a vernier result file"),
+        "{se}"
+    );
+    let out = vernier()
+        .arg("compare")
+        .arg(&json)
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(
+        text(&out).1.contains("is a comparison file"),
+        "{:?}",
+        text(&out)
+    );
+}
+
+#[test]
+fn demo_compares_its_variant_pairs_in_process() {
+    let json = tmp("demo-pairs.json");
+    let out = vernier()
+        .args(["demo", "--quick", "--filter", "event", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(so.contains("event copy: cold / hot"), "{so}");
+    let v = load(&json);
+    assert_eq!(v["benchmarks"].as_array().unwrap().len(), 2);
+    let c = &v["comparison"];
+    assert_eq!(c["mode"], "paired");
+    assert_eq!(c["comparisons"][0]["name"], "event copy: cold / hot");
+    // Cold memory is slower than hot, measured in the same pairs.
+    assert_eq!(c["comparisons"][0]["verdict"], "slower");
+    // The result file still loads as schema 1.
+    vernier::result::ResultFile::load(&json).unwrap();
+}
