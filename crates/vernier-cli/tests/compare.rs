@@ -2,33 +2,16 @@
 //! `fault_worker` examples, built here with cargo) and on result files. Ratios and structure
 //! only, never absolute times.
 
+#[path = "common/rust_examples.rs"]
+mod rust_examples;
+use rust_examples::examples;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 fn vernier() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
     c.env("NO_COLOR", "1");
     c
-}
-
-/// The examples directory of the profile this test runs with, after building the workers.
-fn examples() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let bin = Path::new(env!("CARGO_BIN_EXE_vernier"));
-        let profile_dir = bin.parent().unwrap();
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-q", "-p", "vernier", "--example", "chain"])
-            .args(["--example", "fault_worker"]);
-        if profile_dir.file_name().unwrap() == "release" {
-            cmd.arg("--release");
-        }
-        let target_dir = profile_dir.parent().unwrap();
-        let st = cmd.env("CARGO_TARGET_DIR", target_dir).status().unwrap();
-        assert!(st.success(), "building the example workers failed");
-        profile_dir.join("examples")
-    })
 }
 
 fn chain() -> PathBuf {

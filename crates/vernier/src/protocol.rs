@@ -105,10 +105,10 @@ impl Command {
         let cmd = toks.next().unwrap_or("");
         match cmd {
             "hello" => {
-                let v = toks
-                    .next()
-                    .and_then(|t| t.parse().ok())
-                    .ok_or_else(|| format!("bad option '' in '{line}'"))?;
+                let t = toks.next().unwrap_or("");
+                let v = t
+                    .parse()
+                    .map_err(|_| format!("bad option '{t}' in '{line}'"))?;
                 Ok(Command::Hello(v))
             }
             "list" => Ok(Command::List),
