@@ -954,17 +954,8 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::MockClock;
     use crate::timer::TimerKind;
-    use std::cell::Cell;
-    use std::rc::Rc;
-
-    #[derive(Clone, Default)]
-    struct MockClock(Rc<Cell<u64>>);
-    impl WallClock for MockClock {
-        fn now_ns(&self) -> u64 {
-            self.0.get()
-        }
-    }
 
     /// A side whose per-iteration cost is `base × drift(t) × (1 + noise)`; it advances the
     /// shared clock by what it took.

@@ -348,21 +348,22 @@ pub fn measure(
     m
 }
 
+/// A clock for tests that only moves when a scripted target says time passed.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct MockClock(pub(crate) std::rc::Rc<std::cell::Cell<u64>>);
+
+#[cfg(test)]
+impl WallClock for MockClock {
+    fn now_ns(&self) -> u64 {
+        self.0.get()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::timer::TimerKind;
-    use std::cell::Cell;
-    use std::rc::Rc;
-
-    /// A clock that only moves when the scripted target says time passed.
-    #[derive(Clone, Default)]
-    struct MockClock(Rc<Cell<u64>>);
-    impl WallClock for MockClock {
-        fn now_ns(&self) -> u64 {
-            self.0.get()
-        }
-    }
 
     /// A target whose per-iteration cost is a function of the time elapsed, plus a fixed
     /// per-sample overhead; it advances the mock clock by what it "took".
