@@ -234,7 +234,7 @@ pub fn measure(
                 let cap_by_time = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION / est_sample_ns)
                     .max(1.0) as usize;
                 let fits = (remaining / est_sample_ns).ceil().max(1.0) as usize;
-                let is_main = turn % 2 == 0;
+                let is_main = turn.is_multiple_of(2);
                 let (it, count) = if is_main {
                     (n, main_batch.min(cap_by_time).min(fits).max(1))
                 } else {
