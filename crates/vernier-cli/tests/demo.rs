@@ -56,10 +56,7 @@ fn demo_quick_writes_a_complete_result_file() {
             s.iters.len() == n && s.t_s.len() == n && s.phase.len() == n && s.process.len() == n
         );
         // Calibration samples are kept and flagged.
-        assert!(s
-            .phase
-            .iter()
-            .any(|p| *p == vernier::samples::Phase::Calibration));
+        assert!(s.phase.contains(&vernier::samples::Phase::Calibration));
         assert!(b.per_iter.ci95_ns[0] <= b.per_iter.median_ns);
         assert!(b.per_iter.median_ns <= b.per_iter.ci95_ns[1]);
         assert!(b.per_iter.min_ns <= b.per_iter.median_ns);
