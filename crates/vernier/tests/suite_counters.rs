@@ -110,7 +110,7 @@ fn sleeper(s: &mut Suite, every: u64) {
     s.bench("sleeps now and then", move || {
         let n = calls.get() + 1;
         calls.set(n);
-        if n % every == 0 {
+        if n.is_multiple_of(every) {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         vernier::black_box(n)
