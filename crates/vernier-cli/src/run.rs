@@ -318,6 +318,7 @@ pub fn worker_counters(
         note: vernier::counters::unavailable_note(&unavailable),
         unavailable,
         read_cost_ns: if read.is_empty() { f64::NAN } else { cost },
+        read_pair_ns: None,
         reads_per_side: groups,
         baseline,
         target_sample_ns: plan.target_sample_ns,

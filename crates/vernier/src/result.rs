@@ -174,9 +174,14 @@ pub struct CountersHarness {
     pub unavailable: Vec<crate::counters::Unavailable>,
     /// One sentence for the user about `unavailable`.
     pub note: Option<String>,
-    /// Wall time the reads add to each sample (one `read_start` + `read_stop` pair), in ns.
+    /// Wall time counters add to each sample, in ns: the reads, the deltas and the columns, as
+    /// the engine takes samples (in-process: empty samples timed with and without counters;
+    /// in a worker: a batch's round trip with and without, per sample).
     #[serde(with = "nan_as_null")]
     pub read_cost_ns: f64,
+    /// One `read_start` + `read_stop` pair alone, in ns (in-process only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_pair_ns: Option<f64>,
     /// `read(2)` calls per side of the timed region (one per group).
     pub reads_per_side: usize,
     /// Each event's delta over an empty timed region: what the reads themselves add to every

@@ -951,7 +951,8 @@ pub fn counter_harness(
         let t0 = timer.start();
         black_box(timer.stop().wrapping_sub(t0));
     });
-    h.read_cost_ns = cost.ns;
+    h.read_pair_ns = Some(cost.ns);
+    h.read_cost_ns = pipeline_cost(set, timer).max(cost.ns);
     h.reads_per_side = cost.reads_per_side;
     h.baseline = cost
         .baseline
@@ -963,8 +964,40 @@ pub fn counter_harness(
             )
         })
         .collect();
-    plan.target_sample_ns = crate::plan::sample_ns_for_counters(plan.target_sample_ns, cost.ns);
+    plan.target_sample_ns =
+        crate::plan::sample_ns_for_counters(plan.target_sample_ns, h.read_cost_ns);
     h.target_sample_ns = plan.target_sample_ns;
-    h.overhead = cost.ns / plan.target_sample_ns as f64;
+    h.overhead = h.read_cost_ns / plan.target_sample_ns as f64;
     h
+}
+
+/// Samples per batch, and batches per setting, when timing what counters add to a sample.
+const PIPELINE_PROBE_SAMPLES: usize = 256;
+const PIPELINE_PROBE_BATCHES: usize = 9;
+
+/// Wall time the counters add to one sample as the engine takes it (the reads, the deltas and
+/// the columns): batches of empty samples with the counters minus the same without, per
+/// sample; medians over batches, the two settings alternated.
+fn pipeline_cost(set: &mut CounterSet, timer: &Timer) -> f64 {
+    let mut empty = Plain(|| ());
+    let mut batch = Batch::default();
+    let mut with = Vec::new();
+    let mut without = Vec::new();
+    for k in 0..PIPELINE_PROBE_BATCHES * 2 {
+        let on = k % 2 == 0;
+        batch.clear();
+        let t0 = crate::timer::monotonic_ns();
+        let counters = if on { Some(&mut *set) } else { None };
+        let _ = sample_routine(
+            &mut empty,
+            timer,
+            counters,
+            0,
+            PIPELINE_PROBE_SAMPLES,
+            &mut batch,
+        );
+        let dt = (crate::timer::monotonic_ns() - t0) as f64 / PIPELINE_PROBE_SAMPLES as f64;
+        if on { &mut with } else { &mut without }.push(dt);
+    }
+    (crate::stats::median(&with) - crate::stats::median(&without)).max(0.0)
 }
