@@ -288,6 +288,47 @@ pub fn parse_event_list(list: &str) -> Result<Vec<Event>, CounterError> {
     Ok(out)
 }
 
+/// Which counters are read around each sample.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CounterSelection {
+    /// `DEFAULT_EVENTS`, those of them that can be opened.
+    #[default]
+    Default,
+    /// None (`--counters none`).
+    Off,
+    /// These events.
+    Events(Vec<Event>),
+}
+
+impl CounterSelection {
+    /// Parse a `--counters` value: `none`, `default`, or perf event names separated by commas.
+    pub fn parse(list: &str) -> Result<CounterSelection, String> {
+        match list.trim() {
+            "none" | "off" => Ok(CounterSelection::Off),
+            "default" => Ok(CounterSelection::Default),
+            l => parse_event_list(l)
+                .map(CounterSelection::Events)
+                .map_err(|e| format!("--counters: {e}, or none")),
+        }
+    }
+
+    /// The events asked for (empty when off).
+    pub fn events(&self) -> Vec<Event> {
+        match self {
+            CounterSelection::Default => DEFAULT_EVENTS.to_vec(),
+            CounterSelection::Off => Vec::new(),
+            CounterSelection::Events(v) => v.clone(),
+        }
+    }
+
+    /// Open the counters for the calling thread; `None` when off or when nothing opened (the
+    /// reasons are then in `suite::counter_harness`'s note).
+    pub fn open(&self) -> Option<CounterSet> {
+        let events = self.events();
+        (!events.is_empty()).then(|| CounterSet::open(&events))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // One sample's counter values
 // ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 //! sample, outside the timed region.
 
 use crate::analyze::{self, Context};
+pub use crate::counters::CounterSelection;
 use crate::counters::{self, CounterSample, CounterSet, Event as CounterEvent};
 use crate::machine::Machine;
 use crate::measure::{self, Batch, MonotonicClock, Progress, Target};
@@ -279,47 +280,6 @@ pub struct Options {
     pub counters: CounterSelection,
     /// Keep interrupted samples in the estimates (`--keep-interrupted`).
     pub keep_interrupted: bool,
-}
-
-/// Which counters are read around each sample.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum CounterSelection {
-    /// `counters::DEFAULT_EVENTS`, those of them that can be opened.
-    #[default]
-    Default,
-    /// None (`--counters none`).
-    Off,
-    /// These events.
-    Events(Vec<CounterEvent>),
-}
-
-impl CounterSelection {
-    /// Parse a `--counters` value: `none`, `default`, or perf event names separated by commas.
-    pub fn parse(list: &str) -> Result<CounterSelection, String> {
-        match list.trim() {
-            "none" | "off" => Ok(CounterSelection::Off),
-            "default" => Ok(CounterSelection::Default),
-            l => counters::parse_event_list(l)
-                .map(CounterSelection::Events)
-                .map_err(|e| format!("--counters: {e}, or none")),
-        }
-    }
-
-    /// The events asked for (empty when off).
-    pub fn events(&self) -> Vec<CounterEvent> {
-        match self {
-            CounterSelection::Default => counters::DEFAULT_EVENTS.to_vec(),
-            CounterSelection::Off => Vec::new(),
-            CounterSelection::Events(v) => v.clone(),
-        }
-    }
-
-    /// Open the counters for the calling thread; `None` when off or when nothing opened (the
-    /// reasons are then in [`counter_harness`]'s note).
-    pub fn open(&self) -> Option<CounterSet> {
-        let events = self.events();
-        (!events.is_empty()).then(|| CounterSet::open(&events))
-    }
 }
 
 impl Options {
