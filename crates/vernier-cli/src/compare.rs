@@ -196,6 +196,10 @@ fn common(a: &CompareArgs) -> Common {
         filter: a.filter.clone(),
         time: a.time,
         quick: a.quick,
+        // Comparisons time the pairs; counters are not read there.
+        counters: "none".into(),
+        keep_interrupted: false,
+        instructions: false,
     }
 }
 

@@ -109,6 +109,20 @@ pub fn set_event(event: &mut Event, msg: &[u8]) -> usize {
 
 /// Events in the "cold" set: 2¹⁸ × 1 KiB = 256 MiB, far beyond any cache.
 pub const COLD_EVENTS: usize = 1 << 18;
+/// Overrides the size of the cold set (`demo --instructions` sets it: see below).
+pub const COLD_EVENTS_ENV: &str = "VERNIER_DEMO_COLD_EVENTS";
+/// The cold set under callgrind: `--instructions` runs at most N2 = 2000 iterations, each on
+/// the next event, so 4096 events (4 MiB) already give every iteration an event never written
+/// before, without building 256 MiB under simulation (seconds per run).
+pub const COLD_EVENTS_INSTRUCTIONS: usize = 4096;
+
+fn cold_events() -> usize {
+    std::env::var(COLD_EVENTS_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(COLD_EVENTS)
+}
 
 fn message() -> Vec<u8> {
     let mut m = vec![b'a'; 100];
@@ -124,17 +138,14 @@ fn events(s: &mut Suite) {
     });
     let msg = message();
     let mut i = 0usize;
+    let cold = cold_events();
     s.bench_with_init(
         "event copy, 256Ki events (cold)",
         // Built before the first sample and written once, so page faults are not measured.
-        || {
-            (0..COLD_EVENTS)
-                .map(|_| Event::new())
-                .collect::<Vec<Event>>()
-        },
+        move || (0..cold).map(|_| Event::new()).collect::<Vec<Event>>(),
         move |evs| {
             i += 1;
-            if i == COLD_EVENTS {
+            if i == cold {
                 i = 0;
             }
             set_event(&mut evs[i], black_box(&msg))

@@ -2,7 +2,11 @@
 //! target → plan → measure → analyze → result → report.
 
 mod compare;
+mod counted;
 mod demo;
+// `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
+#[allow(dead_code)]
+mod instructions;
 mod load;
 mod run;
 mod system;
@@ -13,7 +17,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use vernier::report;
-use vernier::suite::{Event, Options};
+use vernier::suite::{CounterSelection, Event, Options};
 use vernier::Suite;
 
 #[derive(Parser)]
@@ -43,6 +47,9 @@ enum Command {
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
     Probe(run::RunArgs),
+    /// Serve the demo suite over the worker protocol (what `demo --instructions` runs).
+    #[command(name = "__demo-worker", hide = true)]
+    DemoWorker,
 }
 
 /// Options shared by `demo`, `run` and `compare`.
@@ -60,6 +67,20 @@ pub struct Common {
     /// A short run: about 0.2 s per benchmark.
     #[arg(long)]
     quick: bool,
+    /// Performance counters read around each sample: perf event names separated by commas
+    /// (cycles, instructions, branches, branch-misses, cache-references, cache-misses,
+    /// L1-dcache-load-misses, task-clock, context-switches, cpu-migrations, page-faults),
+    /// `default`, or `none`.
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    counters: String,
+    /// Keep samples interrupted by a context switch or a CPU migration in the estimates
+    /// (by default they are excluded, and reported).
+    #[arg(long)]
+    keep_interrupted: bool,
+    /// Deterministic mode: count instructions and simulated cache misses and branch
+    /// mispredictions per iteration under valgrind (callgrind) instead of timing.
+    #[arg(long)]
+    instructions: bool,
 }
 
 impl Common {
@@ -72,6 +93,10 @@ impl Common {
             (None, true) => vernier::plan::Plan::quick(),
             (None, false) => vernier::plan::Plan::default(),
         })
+    }
+
+    fn counters(&self) -> Result<CounterSelection> {
+        CounterSelection::parse(&self.counters).map_err(anyhow::Error::msg)
     }
 
     fn filter(&self) -> Result<Option<regex::Regex>> {
@@ -105,6 +130,15 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
+        Command::DemoWorker => {
+            if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
+                bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");
+            }
+            let mut suite = Suite::new(Options::default());
+            demo::register(&mut suite);
+            suite.finish();
+            Ok(0)
+        }
     }
 }
 
@@ -119,11 +153,27 @@ pub fn audit_and_hint() -> serde_json::Value {
 
 fn demo_command(c: &Common) -> Result<i32> {
     let filter = c.filter()?;
+    if c.instructions {
+        // The demo serves itself as a worker (`vernier __demo-worker`), counted under callgrind
+        // like any other worker.
+        let exe = std::env::current_exe().context("cannot find this executable")?;
+        return counted::run_instructions(
+            c,
+            &exe,
+            &["__demo-worker".into()],
+            &[(
+                demo::COLD_EVENTS_ENV.into(),
+                demo::COLD_EVENTS_INSTRUCTIONS.to_string().into(),
+            )],
+        );
+    }
     let options = Options {
         system: audit_and_hint(),
         plan: c.plan()?,
         json: c.json.clone(),
         quick: c.quick,
+        counters: c.counters()?,
+        keep_interrupted: c.keep_interrupted,
         ..Options::default()
     };
     let mut suite = Suite::new(options);
@@ -162,6 +212,9 @@ fn demo_command(c: &Common) -> Result<i32> {
     progress.clear();
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     print!("\n{}", report::header(&file.timer, &file.harness, style));
+    if let Some(c) = report::counters_header(&file.harness, style) {
+        println!("{c}");
+    }
     println!("{}\n", report::legend(style));
     for line in demo::summary(&file) {
         println!("• {line}");

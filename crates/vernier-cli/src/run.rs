@@ -13,14 +13,16 @@ use anyhow::{bail, Result};
 use clap::Args;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use vernier::analyze::{self, Context};
-use vernier::measure::{self, Measurement, MonotonicClock, StopReason};
+use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
+use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::report;
-use vernier::result::{BenchmarkResult, Harness, ResultFile, Tool, SCHEMA};
-use vernier::suite::Rng;
+use vernier::result::{BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA};
+use vernier::samples::Samples;
+use vernier::suite::{CounterSelection, Rng};
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -115,6 +117,8 @@ impl ProcessArgs {
             no_aslr: self.no_aslr,
             env_pad: self.env_pad.unwrap_or(0),
             timeout: Duration::from_secs_f64(self.timeout),
+            run_options: Vec::new(),
+            env: Vec::new(),
         })
     }
 
@@ -198,10 +202,136 @@ pub fn probe_command(a: &RunArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// Samples per batch when measuring the counters' cost and baseline in a worker.
+const COUNTER_PROBE_SAMPLES: usize = 256;
+/// Batches per setting (the first, which opens the counters, is dropped).
+const COUNTER_PROBE_BATCHES: usize = 8;
+
+/// Counters in a worker: each `run` asks for `counters=<list>`; the worker opens them and
+/// returns `ctr.` tokens for those it reads. Here, on an empty loop of one iteration:
+/// - the baseline: each event's median delta per sample (what the reads add to every sample,
+///   subtracted by the analysis);
+/// - the cost: wall time per sample of a batch with the counters minus one without;
+/// - what was not read: requested events absent from the reply, explained by opening the same
+///   events in this process (same machine, same permissions); an event this process can read
+///   but the worker does not return is put down to the worker's harness.
+///
+/// Sets `ctl.run_options` and lengthens `plan`'s samples when the reads cost more than
+/// `MAX_COUNTER_OVERHEAD` of a sample. `None` when counters are off.
+pub fn worker_counters(
+    worker: &mut WorkerProcess,
+    selection: &CounterSelection,
+    ctl: &mut Control,
+    plan: &mut Plan,
+) -> Result<Option<CountersHarness>, String> {
+    let requested = selection.events();
+    if requested.is_empty() {
+        return Ok(None);
+    }
+    let list: Vec<&str> = requested.iter().map(|e| e.name()).collect();
+    let option = vec![("counters".to_string(), list.join(","))];
+    let timed = |worker: &mut WorkerProcess| -> Result<(f64, Samples), String> {
+        let mut times = Vec::new();
+        let mut all = Samples::default();
+        for k in 0..COUNTER_PROBE_BATCHES {
+            let mut b = Batch::default();
+            let t0 = Instant::now();
+            worker.run(BenchRef::Empty, 1, COUNTER_PROBE_SAMPLES, &mut b)?;
+            if k > 0 {
+                times.push(t0.elapsed().as_nanos() as f64);
+                let s: Vec<vernier::samples::Sample> =
+                    b.ns.iter()
+                        .map(|&ns| vernier::samples::Sample {
+                            iters: 1,
+                            ns,
+                            t_ns: 0,
+                            process: 0,
+                            round: 0,
+                            phase: vernier::samples::Phase::Calibration,
+                        })
+                        .collect();
+                all.push_batch(&s, &b.counters);
+            }
+        }
+        Ok((vernier::stats::median(&times), all))
+    };
+    worker.set_run_options(Vec::new());
+    let (without, _) = timed(worker)?;
+    worker.set_run_options(option.clone());
+    let (with, batch) = timed(worker)?;
+
+    let read: Vec<CounterEvent> = CounterEvent::ALL
+        .iter()
+        .copied()
+        .filter(|e| {
+            batch
+                .counters
+                .iter()
+                .any(|c| c.event == e.name() && c.values.iter().any(|v| v.is_some()))
+        })
+        .collect();
+    let own = CounterSet::open(&requested);
+    let mut unavailable: Vec<Unavailable> = requested
+        .iter()
+        .filter(|e| !read.contains(e))
+        .map(|&e| {
+            own.unavailable()
+                .iter()
+                .find(|u| u.event == e)
+                .cloned()
+                .unwrap_or_else(|| Unavailable {
+                    event: e,
+                    reason: "the worker did not return it (its harness does not read counters, \
+                             or could not open this one)"
+                        .into(),
+                    fix: None,
+                })
+        })
+        .collect();
+    unavailable.sort_by_key(|u| u.event);
+    let baseline = batch
+        .counters
+        .iter()
+        .filter_map(|c| {
+            let v: Vec<f64> = c.values.iter().flatten().map(|&x| x as f64).collect();
+            (!v.is_empty()).then(|| (c.event.clone(), vernier::stats::median(&v)))
+        })
+        .collect();
+    let cost = ((with - without) / COUNTER_PROBE_SAMPLES as f64).max(0.0);
+    if !read.is_empty() {
+        ctl.run_options = option;
+        plan.target_sample_ns = vernier::plan::sample_ns_for_counters(plan.target_sample_ns, cost);
+    } else {
+        worker.set_run_options(Vec::new());
+    }
+    let groups = read
+        .iter()
+        .map(|e| e.kind())
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    Ok(Some(CountersHarness {
+        requested: list.iter().map(|s| s.to_string()).collect(),
+        events: read.iter().map(|e| e.name().to_string()).collect(),
+        note: vernier::counters::unavailable_note(&unavailable),
+        unavailable,
+        read_cost_ns: if read.is_empty() { f64::NAN } else { cost },
+        read_pair_ns: None,
+        reads_per_side: groups,
+        baseline,
+        target_sample_ns: plan.target_sample_ns,
+        overhead: cost / plan.target_sample_ns as f64,
+    }))
+}
+
 pub fn run_command(a: &RunArgs) -> Result<i32> {
-    let plan = a.common.plan()?;
+    if a.common.instructions {
+        let (program, args) = split_program(&a.program);
+        return crate::counted::run_instructions(&a.common, &program, &args, &[]);
+    }
+    let mut plan = a.common.plan()?;
     let filter = a.common.filter()?;
-    let ctl = a.process.control()?;
+    let selection = a.common.counters()?;
+    let mut ctl = a.process.control()?;
     let processes = a.process.process_count(&plan)?;
     let (program, args) = split_program(&a.program);
     term::install_ctrlc();
@@ -242,6 +372,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
         vernier::suite::self_measurement(&m, &empty_plan, &hello.timer)
     };
+    let counters = worker_counters(&mut first, &selection, &mut ctl, &mut plan)
+        .map_err(|e| anyhow::anyhow!("measuring the counters' cost in the worker: {e}"))?;
     first.quit();
 
     let mut machine = vernier::machine::Machine::detect();
@@ -258,6 +390,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             cycle_ns: own.cycle_ns,
             cycle_source: own.cycle_source.clone(),
             runner_batch_cost_ns: None,
+            counters,
         },
         mode: "time".into(),
         benchmarks: Vec::new(),
@@ -269,6 +402,25 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         debug_build: hello.debug_build,
         target_rel_ci: plan.target_rel_ci,
         timer_factor: plan.timer_factor,
+        counter_baseline: file
+            .harness
+            .counters
+            .as_ref()
+            .map(|c| c.baseline.clone())
+            .unwrap_or_default(),
+        counters_note: file.harness.counters.as_ref().and_then(|c| c.note.clone()),
+        counters_unavailable: file
+            .harness
+            .counters
+            .as_ref()
+            .map(|c| {
+                c.unavailable
+                    .iter()
+                    .map(|u| u.event.name().to_string())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        keep_interrupted: a.common.keep_interrupted,
     };
     let style = term::style();
     let mut progress = term::ProgressLine::new();
@@ -317,6 +469,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     }
     print!("\n{}", report::header(&file.timer, &file.harness, style));
+    if let Some(c) = report::counters_header(&file.harness, style) {
+        println!("{c}");
+    }
     if let Some(c) = file.harness.runner_batch_cost_ns {
         println!(
             "{}",

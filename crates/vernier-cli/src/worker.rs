@@ -29,6 +29,10 @@ pub struct Control {
     pub env_pad: u64,
     /// Longest wait for one reply.
     pub timeout: Duration,
+    /// Options added to every `run` command (e.g. `counters=cycles,task-clock`).
+    pub run_options: Vec<(String, String)>,
+    /// Extra environment variables for the worker.
+    pub env: Vec<(OsString, OsString)>,
 }
 
 /// Lines kept from the worker's output for error messages.
@@ -43,6 +47,7 @@ pub struct WorkerProcess {
     tail: Arc<Mutex<VecDeque<String>>>,
     program: PathBuf,
     timeout: Duration,
+    run_options: Vec<(String, String)>,
     pub hello: Hello,
     pub names: Vec<String>,
 }
@@ -125,7 +130,9 @@ impl WorkerProcess {
         args: &[OsString],
         ctl: &Control,
     ) -> Result<WorkerProcess, String> {
-        WorkerProcess::spawn_with_env(program, args, &[], ctl)
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        WorkerProcess::spawn_command(cmd, program, ctl)
     }
 
     /// `spawn`, with extra environment variables for the worker.
@@ -135,11 +142,21 @@ impl WorkerProcess {
         env: &[(OsString, OsString)],
         ctl: &Control,
     ) -> Result<WorkerProcess, String> {
+        let mut ctl = ctl.clone();
+        ctl.env.extend(env.iter().cloned());
+        WorkerProcess::spawn(program, args, &ctl)
+    }
+
+    /// Start `cmd` (which runs `program`, possibly under another tool such as valgrind) as a
+    /// worker and do the handshake.
+    pub fn spawn_command(
+        mut cmd: Command,
+        program: &Path,
+        ctl: &Control,
+    ) -> Result<WorkerProcess, String> {
         let (cmd_r, cmd_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
         let (rep_r, rep_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
+        cmd.envs(ctl.env.iter().map(|(k, v)| (k, v)))
             .env(protocol::FDS_ENV, "3,4")
             .env("VERNIER_ENV_PAD", "x".repeat(ctl.env_pad as usize))
             .stdin(Stdio::null())
@@ -220,6 +237,7 @@ impl WorkerProcess {
             tail,
             program: program.to_path_buf(),
             timeout: ctl.timeout,
+            run_options: ctl.run_options.clone(),
             hello: Hello::parse("hello 0").unwrap_or_else(|_| unreachable!()),
             names: Vec::new(),
         };
@@ -398,7 +416,7 @@ impl WorkerProcess {
             bench,
             iters,
             samples,
-            extra: vec![],
+            extra: self.run_options.clone(),
         };
         self.send(&cmd.to_line())?;
         let line = self.read_line(self.timeout)?;
@@ -409,7 +427,7 @@ impl WorkerProcess {
     }
 
     /// A `probe` reply.
-    #[allow(dead_code)] // for tests and debugging of process controls
+    #[allow(dead_code)] // for checks of the process controls
     pub fn probe(&mut self) -> Result<String, String> {
         self.send("probe")?;
         self.read_line(self.timeout)
@@ -423,6 +441,42 @@ impl WorkerProcess {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Options added to every `run` command from now on.
+    pub fn set_run_options(&mut self, options: Vec<(String, String)>) {
+        self.run_options = options;
+    }
+
+    /// Ask the worker to quit and wait up to `timeout` for it to exit (a tool it runs under
+    /// writes its output then); an error when it does not, or exits with a failure.
+    pub fn quit_and_wait(mut self, timeout: Duration) -> Result<(), String> {
+        self.send("quit")?;
+        let _ = self.read_line(self.timeout);
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) if st.success() => return Ok(()),
+                Ok(Some(st)) => {
+                    std::thread::sleep(Duration::from_millis(20));
+                    return Err(format!(
+                        "the worker {} after 'quit'{}",
+                        describe_status(st),
+                        self.tail_text()
+                    ));
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => {
+                    self.kill();
+                    return Err(format!(
+                        "the worker did not exit within {:.0} s of 'quit'; killed",
+                        timeout.as_secs_f64()
+                    ));
+                }
+            }
+        }
     }
 
     /// Ask the worker to quit; kill it if it does not.

@@ -2,6 +2,7 @@
 //! No I/O, no clock: the same samples always give the same analysis, so a result file can be
 //! re-analysed offline.
 
+use crate::counters::Event;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
@@ -25,6 +26,35 @@ pub struct Context {
     pub target_rel_ci: f64,
     /// Samples shorter than this many times the timer's cost are timer-limited.
     pub timer_factor: f64,
+    /// What the counters' own reads add to each sample (event → count), subtracted from each
+    /// sample's deltas before any figure is computed. Empty when nothing was read.
+    pub counter_baseline: BTreeMap<String, f64>,
+    /// The note about counters that were asked for and could not be read: each benchmark then
+    /// carries the `counters-unavailable` diagnostic with it.
+    pub counters_note: Option<String>,
+    /// The events of that note (asked for, not read).
+    pub counters_unavailable: Vec<String>,
+    /// Keep interrupted samples in the estimates (`--keep-interrupted`); by default they are
+    /// excluded.
+    pub keep_interrupted: bool,
+}
+
+impl Context {
+    /// A context with no counters and the defaults of the plan's constants.
+    pub fn new(timer: TimerInfo) -> Context {
+        Context {
+            timer,
+            empty_iter_ns: None,
+            cycle_ns: None,
+            debug_build: false,
+            target_rel_ci: crate::plan::DEFAULT_TARGET_REL_CI,
+            timer_factor: crate::plan::TIMER_FACTOR,
+            counter_baseline: BTreeMap::new(),
+            counters_note: None,
+            counters_unavailable: Vec::new(),
+            keep_interrupted: false,
+        }
+    }
 }
 
 /// Per-iteration estimates (ns).
@@ -83,6 +113,28 @@ pub struct Analysis {
     pub worst_sigma: f64,
     pub processes: Vec<ProcessFigure>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Per-iteration counter figures (`<event>_per_iter`, intervals, derived ratios); empty
+    /// when no counter was read.
+    pub counters: BTreeMap<String, f64>,
+    /// Interrupted steady samples and their effect; `None` when context switches and
+    /// migrations were not counted.
+    pub interrupted: Option<Interrupted>,
+    /// Per sample (all of them, in order): interrupted or not. Empty when unknown.
+    pub interrupted_samples: Vec<bool>,
+    /// The cycle time the analysis used, and where it came from (`counters` when the
+    /// benchmark's own cycles and task-clock were read).
+    pub cycle_ns: Option<f64>,
+}
+
+/// Steady samples during which the thread was switched out or migrated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interrupted {
+    pub samples: usize,
+    pub of: usize,
+    pub share: f64,
+    pub median_with_ns: f64,
+    pub median_without_ns: f64,
+    pub excluded: bool,
 }
 
 /// R² below this is a poor linear fit.
@@ -103,27 +155,83 @@ pub const OUTLIER_FRACTION: f64 = 0.05;
 /// A far outlier is at least 10 % away from the median (5 % for a mild one), whatever the IQR.
 pub const OUTLIER_MIN_REL: f64 = 0.10;
 
-fn steady_main(m: &Measurement) -> Vec<&Sample> {
-    m.samples
-        .samples
-        .iter()
-        .filter(|s| s.phase == Phase::Measure && s.iters == m.iters_per_sample)
+/// A share of interrupted steady samples above this (1 %) is reported as `interrupted`: below
+/// it, excluding them moves the median by less than its interval on a typical run, and a few
+/// preemptions per second are what any machine shows.
+pub const INTERRUPTED_FRACTION: f64 = 0.01;
+
+/// The counter's delta in sample `i` minus the reads' baseline, if counted.
+fn counter_value(m: &Measurement, ctx: &Context, event: &str, i: usize) -> Option<f64> {
+    let c = m.samples.counter(event)?;
+    let v = (*c.values.get(i)?)? as f64;
+    let base = ctx.counter_baseline.get(event).copied().unwrap_or(0.0);
+    Some((v - base).max(0.0))
+}
+
+/// Per sample: a context switch or a CPU migration happened in it (empty when neither event
+/// was read). Unknown values count as not interrupted.
+fn interrupted_flags(m: &Measurement, ctx: &Context) -> Vec<bool> {
+    let cs = Event::ContextSwitches.name();
+    let mig = Event::CpuMigrations.name();
+    if m.samples.counter(cs).is_none() && m.samples.counter(mig).is_none() {
+        return Vec::new();
+    }
+    (0..m.samples.len())
+        .map(|i| {
+            counter_value(m, ctx, cs, i).unwrap_or(0.0) > 0.0
+                || counter_value(m, ctx, mig, i).unwrap_or(0.0) > 0.0
+        })
+        .collect()
+}
+
+/// Indices of the steady samples at the main iteration count.
+fn steady_main(m: &Measurement) -> Vec<usize> {
+    let s = &m.samples.samples;
+    let main: Vec<usize> = (0..s.len())
+        .filter(|&i| s[i].phase == Phase::Measure && s[i].iters == m.iters_per_sample)
+        .collect();
+    if !main.is_empty() {
+        return main;
+    }
+    // Nothing reached the steady state (a failure early on, or a very slow body): use whatever
+    // was measured at the final count, so a figure exists.
+    (0..s.len())
+        .filter(|&i| s[i].iters == m.iters_per_sample)
         .collect()
 }
 
 /// Analyse one benchmark's measurement.
 pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
-    let mut main = steady_main(m);
-    if main.is_empty() {
-        // Nothing reached the steady state (a failure early on, or a very slow body): use
-        // whatever was measured at the final count, so a figure exists, and say so.
-        main = m
-            .samples
-            .samples
-            .iter()
-            .filter(|s| s.iters == m.iters_per_sample)
-            .collect();
-    }
+    let flags = interrupted_flags(m, ctx);
+    let all_main = steady_main(m);
+    let is_int = |i: usize| flags.get(i).copied().unwrap_or(false);
+    let clean: Vec<usize> = all_main.iter().copied().filter(|&i| !is_int(i)).collect();
+    let interrupted = (!flags.is_empty() && !all_main.is_empty()).then(|| {
+        let med = |idx: &[usize]| {
+            let v: Vec<f64> = idx
+                .iter()
+                .map(|&i| m.samples.samples[i].per_iter_ns())
+                .collect();
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                stats::median(&v)
+            }
+        };
+        let k = all_main.len() - clean.len();
+        Interrupted {
+            samples: k,
+            of: all_main.len(),
+            share: k as f64 / all_main.len() as f64,
+            median_with_ns: med(&all_main),
+            median_without_ns: med(&clean),
+            // Exclude unless asked not to, or unless nothing would be left.
+            excluded: !ctx.keep_interrupted && k > 0 && !clean.is_empty(),
+        }
+    });
+    let excluded = interrupted.is_some_and(|i| i.excluded);
+    let main_idx = if excluded { clean } else { all_main };
+    let main: Vec<&Sample> = main_idx.iter().map(|&i| &m.samples.samples[i]).collect();
     let n = m.iters_per_sample.max(1) as f64;
     let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
     let sample_ns: Vec<f64> = main.iter().map(|s| s.ns as f64).collect();
@@ -152,7 +260,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             sample_sigma_ns: stats::iqr_sigma_sorted(&sorted),
             mad_ns: stats::mad_sorted(&sorted),
             ci95_ns: (ci.lo, ci.hi),
-            fit: linearity(m),
+            fit: linearity(m, &|i| excluded && is_int(i)),
         }
     };
 
@@ -240,7 +348,22 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
              release code. Build with --release (cargo) or -O2 (C++).",
         ));
     }
-    if let Some(d) = optimized_away(&per_iter, ctx) {
+    let counters = counter_figures(m, ctx, &main_idx);
+    // The benchmark's own cycle time when its cycles were counted: task-clock / cycles.
+    let measured_cycle_ns = match (
+        counters.get("task-clock_per_iter"),
+        counters.get("cycles_per_iter"),
+    ) {
+        (Some(&t), Some(&c)) if t > 0.0 && c > 0.0 => Some(t / c),
+        _ => None,
+    };
+    let cycle_ns = measured_cycle_ns.or(ctx.cycle_ns);
+    let cycle_source = if measured_cycle_ns.is_some() {
+        "counted cycles"
+    } else {
+        "an add-chain estimate"
+    };
+    if let Some(d) = optimized_away(&per_iter, ctx, cycle_ns, cycle_source) {
         diagnostics.push(d);
     }
     if let Some(f) = per_iter.fit {
@@ -332,6 +455,39 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         ));
     }
 
+    if let Some(i) = interrupted.filter(|i| i.share > INTERRUPTED_FRACTION) {
+        let shift = (i.median_with_ns / i.median_without_ns - 1.0) * 100.0;
+        let what = if i.excluded {
+            "excluded from the estimates (--keep-interrupted keeps them)"
+        } else if ctx.keep_interrupted {
+            "kept in the estimates (--keep-interrupted)"
+        } else {
+            "kept in the estimates: every steady sample was interrupted"
+        };
+        diagnostics.push(Diagnostic::new(
+            Code::Interrupted,
+            format!(
+                "{} of {} steady samples ({:.1} %) had a context switch or a CPU migration, \
+                 {what}; median {} with them, {} without ({shift:+.2} %). Another task shares \
+                 the CPU or the benchmark blocks (sleeps, I/O, locks): pin it to a quiet CPU \
+                 (--cpu) and see `vernier system show`.",
+                i.samples,
+                i.of,
+                i.share * 100.0,
+                crate::report::format_ns(i.median_with_ns),
+                crate::report::format_ns(i.median_without_ns),
+            ),
+        ));
+    }
+    if let Some(note) = &ctx.counters_note {
+        // First sentence: what is missing (the report prints it under every benchmark); then
+        // the note with the reasons and fixes (printed once per run).
+        diagnostics.push(Diagnostic::new(
+            Code::CountersUnavailable,
+            format!("not read: {}. {note}", ctx.counters_unavailable.join(", ")),
+        ));
+    }
+
     Analysis {
         per_iter,
         steady_samples: per.len(),
@@ -340,20 +496,69 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         worst_sigma,
         processes,
         diagnostics,
+        counters,
+        interrupted,
+        interrupted_samples: flags,
+        cycle_ns,
     }
+}
+
+/// Ratios derived from two counters: (key, numerator, denominator).
+const DERIVED: [(&str, &str, &str); 4] = [
+    ("ipc", "instructions", "cycles"),
+    ("branch_miss_rate", "branch-misses", "branches"),
+    ("cache_miss_rate", "cache-misses", "cache-references"),
+    ("ghz", "cycles", "task-clock"),
+];
+
+/// Per-iteration counter figures over the given samples: for each event read,
+/// `<event>_per_iter` = median over samples of (delta − baseline) / iters, with the
+/// distribution-free 95 % interval of that median (`…_ci95_lo`, `…_ci95_hi`); the same for
+/// the ratios of [`DERIVED`], computed per sample. Samples without a value are skipped, so an
+/// absent value never becomes a zero.
+fn counter_figures(m: &Measurement, ctx: &Context, idx: &[usize]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let mut put = |key: &str, xs: &[f64]| {
+        if xs.is_empty() {
+            return;
+        }
+        let ci = stats::median_interval(xs);
+        out.insert(key.to_string(), ci.median);
+        out.insert(format!("{key}_ci95_lo"), ci.lo);
+        out.insert(format!("{key}_ci95_hi"), ci.hi);
+    };
+    for c in &m.samples.counters {
+        let xs: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| {
+                let n = m.samples.samples[i].iters.max(1) as f64;
+                counter_value(m, ctx, &c.event, i).map(|v| v / n)
+            })
+            .collect();
+        put(&format!("{}_per_iter", c.event), &xs);
+    }
+    for (key, num, den) in DERIVED {
+        let xs: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| {
+                let a = counter_value(m, ctx, num, i)?;
+                let b = counter_value(m, ctx, den, i)?;
+                (b > 0.0).then_some(a / b)
+            })
+            .collect();
+        put(key, &xs);
+    }
+    out
 }
 
 /// The seed's linearity test on the steady ladder: T = a + b·N fitted to the median sample
 /// time at each iteration count (medians, so interrupts cannot bend the line).
-fn linearity(m: &Measurement) -> Option<LinearFit> {
+fn linearity(m: &Measurement, skip: &dyn Fn(usize) -> bool) -> Option<LinearFit> {
     let mut by_n: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    for s in m
-        .samples
-        .samples
-        .iter()
-        .filter(|s| s.phase == Phase::Measure)
-    {
-        by_n.entry(s.iters).or_default().push(s.ns as f64);
+    for (i, s) in m.samples.samples.iter().enumerate() {
+        if s.phase == Phase::Measure && !skip(i) {
+            by_n.entry(s.iters).or_default().push(s.ns as f64);
+        }
     }
     if by_n.len() < 2 {
         return None;
@@ -363,16 +568,20 @@ fn linearity(m: &Measurement) -> Option<LinearFit> {
     stats::linear_fit(&xs, &ys)
 }
 
-fn optimized_away(p: &PerIter, ctx: &Context) -> Option<Diagnostic> {
+fn optimized_away(
+    p: &PerIter,
+    ctx: &Context,
+    cycle_ns: Option<f64>,
+    cycle_source: &str,
+) -> Option<Diagnostic> {
     if !p.median_ns.is_finite() {
         return None;
     }
-    let quarter = ctx
-        .cycle_ns
+    let quarter = cycle_ns
         .map(|c| OPTIMIZED_AWAY_CYCLES * c)
         .unwrap_or(OPTIMIZED_AWAY_NS);
-    let cycles = |ns: f64| match ctx.cycle_ns {
-        Some(c) => format!("{:.2} cycles", ns / c),
+    let cycles = |ns: f64| match cycle_ns {
+        Some(c) => format!("{:.2} cycles by {cycle_source}", ns / c),
         None => "no cycle estimate".into(),
     };
     let fix = "Pass inputs through vernier::black_box (C++: vernier::do_not_optimize) and \
@@ -509,6 +718,10 @@ mod tests {
             debug_build: false,
             target_rel_ci: 0.005,
             timer_factor: 1000.0,
+            counter_baseline: BTreeMap::new(),
+            counters_note: None,
+            counters_unavailable: Vec::new(),
+            keep_interrupted: false,
         }
     }
 
@@ -642,5 +855,161 @@ mod tests {
     fn short_samples_are_timer_limited() {
         let a = analyze(&synth(16, 20.0, |i| 4.0 * wiggle(i)), &ctx());
         assert!(codes(&a).contains(&Code::TimerLimited));
+    }
+
+    /// Adds counter columns: `f(i, iters)` gives sample i's deltas as (event, value) pairs.
+    fn with_counters(
+        mut m: Measurement,
+        f: impl Fn(usize, u64) -> Vec<(&'static str, u64)>,
+    ) -> Measurement {
+        use crate::samples::CounterColumn;
+        let mut cols: Vec<CounterColumn> = Vec::new();
+        for (i, s) in m.samples.samples.iter().enumerate() {
+            for (e, v) in f(i, s.iters) {
+                match cols.iter_mut().find(|c| c.event == e) {
+                    Some(c) => c.values.push(Some(v)),
+                    None => cols.push(CounterColumn {
+                        event: e.into(),
+                        values: vec![Some(v)],
+                        scaled: vec![],
+                    }),
+                }
+            }
+        }
+        m.samples.counters = cols;
+        m
+    }
+
+    #[test]
+    fn interrupted_samples_are_counted_and_excluded() {
+        // Every 50th sample is interrupted and 3× slower: 2 % of the samples.
+        let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i));
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            if i % 50 == 7 {
+                s.ns *= 3;
+            }
+        }
+        let m = with_counters(m, |i, _| {
+            vec![
+                ("context-switches", (i % 50 == 7) as u64),
+                ("cpu-migrations", 0),
+                ("task-clock", 500),
+            ]
+        });
+        let a = analyze(&m, &ctx());
+        let i = a.interrupted.unwrap();
+        assert!(i.excluded);
+        assert_eq!(i.of, a.steady_samples + i.samples);
+        // 40 of the 1400 samples at the main count (index 7 mod 10 is a main sample).
+        assert_eq!((i.samples, i.of), (40, 1400));
+        assert!((i.share - 40.0 / 1400.0).abs() < 1e-12, "{i:?}");
+        assert!(i.median_with_ns >= i.median_without_ns);
+        assert!(codes(&a).contains(&Code::Interrupted));
+        // The estimate is the clean one; no interrupted sample is left in it.
+        assert!(a.per_iter.median_ns < 4.1);
+        assert_eq!(a.interrupted_samples.iter().filter(|&&b| b).count(), 40);
+
+        let mut keep = ctx();
+        keep.keep_interrupted = true;
+        let k = analyze(&m, &keep);
+        assert!(!k.interrupted.unwrap().excluded);
+        assert_eq!(k.steady_samples, i.of);
+        let d = k.diagnostics.iter().find(|d| d.code == Code::Interrupted);
+        assert!(d.unwrap().message.contains("--keep-interrupted"));
+    }
+
+    #[test]
+    fn a_rare_interruption_is_excluded_without_a_diagnostic() {
+        let m = with_counters(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |i, _| {
+            vec![("context-switches", (i == 500) as u64)]
+        });
+        let a = analyze(&m, &ctx());
+        assert_eq!(a.interrupted.unwrap().samples, 1);
+        assert!(a.interrupted.unwrap().excluded);
+        assert!(!codes(&a).contains(&Code::Interrupted));
+    }
+
+    #[test]
+    fn counter_figures_subtract_the_baseline_and_derive_ratios() {
+        // 3 cycles, 4 instructions and 1.2 ns of task-clock per iteration, plus what the
+        // reads add (baseline: 100 cycles, 400 ns).
+        let m = with_counters(synth(8192, 20.0, |i| 1.2 * wiggle(i)), |i, n| {
+            vec![
+                ("cycles", 3 * n + 100),
+                ("instructions", 4 * n + 50 + (i % 3) as u64),
+                ("task-clock", (1.2 * n as f64) as u64 + 400),
+                ("page-faults", 0),
+            ]
+        });
+        let mut c = ctx();
+        c.counter_baseline = [
+            ("cycles", 100.0),
+            ("instructions", 50.0),
+            ("task-clock", 400.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let a = analyze(&m, &c);
+        let f = &a.counters;
+        assert!((f["cycles_per_iter"] - 3.0).abs() < 1e-9, "{f:?}");
+        assert!((f["instructions_per_iter"] - 4.0).abs() < 1e-3);
+        assert!(f["instructions_per_iter_ci95_lo"] <= f["instructions_per_iter"]);
+        assert!(f["instructions_per_iter_ci95_hi"] >= f["instructions_per_iter"]);
+        assert!((f["ipc"] - 4.0 / 3.0).abs() < 1e-3);
+        assert!((f["ghz"] - 2.5).abs() < 0.01, "{}", f["ghz"]);
+        assert_eq!(f["page-faults_per_iter"], 0.0);
+        assert!(!f.contains_key("branch_miss_rate"));
+        assert!(a.interrupted.is_none());
+        // The counted cycle time (0.4 ns) replaces the add-chain estimate.
+        assert!((a.cycle_ns.unwrap() - 0.4).abs() < 0.01);
+    }
+
+    #[test]
+    fn optimized_away_uses_the_counted_cycle_time() {
+        // 0.2 ns per iteration: a quarter cycle of the context's 0.33 ns estimate would not
+        // flag it against a 0.1 ns empty loop, but the counted cycles say 1 cycle = 1 ns.
+        let m = with_counters(synth(65536, 20.0, |i| 0.2 * wiggle(i)), |_, n| {
+            vec![("cycles", n / 5), ("task-clock", n / 5)]
+        });
+        let mut c = ctx();
+        c.empty_iter_ns = Some(0.01);
+        let a = analyze(&m, &c);
+        assert!((a.cycle_ns.unwrap() - 1.0).abs() < 0.01);
+        let d = a
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::OptimizedAway)
+            .expect("flagged with the counted cycle time");
+        assert!(d.message.contains("counted cycles"), "{}", d.message);
+        assert!(
+            !codes(&analyze(&synth(65536, 20.0, |i| 0.2 * wiggle(i)), &c))
+                .contains(&Code::OptimizedAway)
+        );
+    }
+
+    #[test]
+    fn absent_counter_values_are_skipped_not_zero() {
+        let mut m = with_counters(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |_, n| {
+            vec![("cycles", 12 * n)]
+        });
+        for (i, v) in m.samples.counters[0].values.iter_mut().enumerate() {
+            if i % 2 == 0 {
+                *v = None;
+            }
+        }
+        let a = analyze(&m, &ctx());
+        assert_eq!(a.counters["cycles_per_iter"], 12.0);
+    }
+
+    #[test]
+    fn the_note_about_unavailable_counters_is_a_diagnostic() {
+        let mut c = ctx();
+        c.counters_note =
+            Some("counters not read (absent from the results, not zero): cycles: no PMU".into());
+        c.counters_unavailable = vec!["cycles".into()];
+        let a = analyze(&synth(8192, 20.0, |i| 4.0 * wiggle(i)), &c);
+        assert_eq!(codes(&a), vec![Code::CountersUnavailable]);
+        assert!(a.diagnostics[0].message.starts_with("not read: cycles. "));
     }
 }

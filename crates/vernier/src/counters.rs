@@ -288,6 +288,47 @@ pub fn parse_event_list(list: &str) -> Result<Vec<Event>, CounterError> {
     Ok(out)
 }
 
+/// Which counters are read around each sample.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CounterSelection {
+    /// `DEFAULT_EVENTS`, those of them that can be opened.
+    #[default]
+    Default,
+    /// None (`--counters none`).
+    Off,
+    /// These events.
+    Events(Vec<Event>),
+}
+
+impl CounterSelection {
+    /// Parse a `--counters` value: `none`, `default`, or perf event names separated by commas.
+    pub fn parse(list: &str) -> Result<CounterSelection, String> {
+        match list.trim() {
+            "none" | "off" => Ok(CounterSelection::Off),
+            "default" => Ok(CounterSelection::Default),
+            l => parse_event_list(l)
+                .map(CounterSelection::Events)
+                .map_err(|e| format!("--counters: {e}, or none")),
+        }
+    }
+
+    /// The events asked for (empty when off).
+    pub fn events(&self) -> Vec<Event> {
+        match self {
+            CounterSelection::Default => DEFAULT_EVENTS.to_vec(),
+            CounterSelection::Off => Vec::new(),
+            CounterSelection::Events(v) => v.clone(),
+        }
+    }
+
+    /// Open the counters for the calling thread; `None` when off or when nothing opened (the
+    /// reasons are then in `suite::counter_harness`'s note).
+    pub fn open(&self) -> Option<CounterSet> {
+        let events = self.events();
+        (!events.is_empty()).then(|| CounterSet::open(&events))
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // One sample's counter values
 // ---------------------------------------------------------------------------------------------
@@ -586,34 +627,27 @@ pub fn per_iter(sample: &CounterSample, iters: u64) -> Vec<(String, f64)> {
 // Columns and protocol tokens (pure)
 // ---------------------------------------------------------------------------------------------
 
-/// A batch of samples' counters as columns for the engine's `Batch`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BatchColumns {
-    /// One column per event counted in every sample of the batch. An event missing from any
-    /// sample of the batch is left out of the batch entirely (absent, not zero).
-    pub values: Vec<CounterColumn>,
-    /// For each event of `values` that was scaled in at least one sample: 1 where scaled.
-    pub scaled: Vec<CounterColumn>,
-}
-
-/// Columns for `events` over `samples`.
-pub fn to_columns(events: &[Event], samples: &[CounterSample]) -> BatchColumns {
-    let mut out = BatchColumns::default();
+/// A batch of samples' counters as the engine's columns (`Batch::counters`): one column per
+/// event of `events` counted in at least one sample, in the order given; a sample in which the
+/// event was not counted has no value (`None`, never 0); scaled values are flagged.
+pub fn to_columns(events: &[Event], samples: &[CounterSample]) -> Vec<CounterColumn> {
+    let mut out = Vec::new();
     if samples.is_empty() {
         return out;
     }
     for &e in events {
-        let vals: Option<Vec<u64>> = samples.iter().map(|s| s.get(e)).collect();
-        let Some(vals) = vals else { continue };
-        if samples.iter().any(|s| s.is_scaled(e)) {
-            out.scaled.push(CounterColumn {
-                event: e.name().to_string(),
-                values: samples.iter().map(|s| s.is_scaled(e) as u64).collect(),
-            });
+        if samples.iter().all(|s| s.get(e).is_none()) {
+            continue;
         }
-        out.values.push(CounterColumn {
+        let scaled = if samples.iter().any(|s| s.is_scaled(e)) {
+            samples.iter().map(|s| s.is_scaled(e)).collect()
+        } else {
+            Vec::new()
+        };
+        out.push(CounterColumn {
             event: e.name().to_string(),
-            values: vals,
+            values: samples.iter().map(|s| s.get(e)).collect(),
+            scaled,
         });
     }
     out

@@ -46,6 +46,21 @@ pub const MIN_STEADY_SAMPLES: usize = 100;
 /// The early stop waits at least 10 % of the budget.
 pub const MIN_TIME_FRACTION: f64 = 0.1;
 
+/// Reading the counters around a sample may add at most this fraction to the sample's wall
+/// time. The reads sit outside the timed region, so they never enter a measured time, but they
+/// cost budget: when one `read_start` + `read_stop` pair costs more than 5 % of the target
+/// sample length, samples are lengthened until it does not (`sample_ns_for_counters`).
+pub const MAX_COUNTER_OVERHEAD: f64 = 0.05;
+
+/// The sample length that keeps counter reads of `read_cost_ns` per sample within
+/// [`MAX_COUNTER_OVERHEAD`] of a sample: `target_ns`, or longer.
+pub fn sample_ns_for_counters(target_ns: u64, read_cost_ns: f64) -> u64 {
+    if !read_cost_ns.is_finite() || read_cost_ns <= 0.0 {
+        return target_ns;
+    }
+    target_ns.max((read_cost_ns / MAX_COUNTER_OVERHEAD).ceil() as u64)
+}
+
 impl Default for Plan {
     fn default() -> Self {
         Plan::with_budget(DEFAULT_TIME_NS)

@@ -231,9 +231,27 @@ impl Hello {
 pub fn samples_line(batch: &Batch) -> String {
     let mut s = format!("samples {} ns=", batch.ns.len());
     join_into(&mut s, &batch.ns);
+    // Counter tokens (docs/counters.md): every `ctr.` token, then the `scaled.` flags of the
+    // columns with a scaled value; an uncounted value is an empty field.
     for c in &batch.counters {
         let _ = write!(s, " ctr.{}=", c.event);
-        join_into(&mut s, &c.values);
+        for (i, v) in c.values.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            if let Some(v) = v {
+                let _ = write!(s, "{v}");
+            }
+        }
+    }
+    for c in batch.counters.iter().filter(|c| c.scaled.contains(&true)) {
+        let _ = write!(s, " scaled.{}=", c.event);
+        for (i, &f) in c.scaled.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push(if f { '1' } else { '0' });
+        }
     }
     s
 }
@@ -287,6 +305,7 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| format!("malformed reply '{}'", clip(line)))?;
     let mut batch = Batch::default();
+    let mut scaled: Vec<(String, String)> = Vec::new();
     for t in toks {
         let Some((k, v)) = t.split_once('=') else {
             return Err(format!("malformed token '{t}' in reply '{}'", clip(line)));
@@ -294,11 +313,53 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
         if k == "ns" {
             batch.ns = parse_list(v, line)?;
         } else if let Some(ev) = k.strip_prefix("ctr.") {
+            let values = v
+                .split(',')
+                .map(|x| {
+                    if x.is_empty() {
+                        Ok(None)
+                    } else {
+                        x.parse::<u64>().map(Some).map_err(|_| {
+                            format!("malformed counter value '{x}' in reply '{}'", clip(line))
+                        })
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             batch.counters.push(CounterColumn {
                 event: ev.to_string(),
-                values: parse_list(v, line)?,
+                values,
+                scaled: Vec::new(),
             });
+        } else if let Some(ev) = k.strip_prefix("scaled.") {
+            scaled.push((ev.to_string(), v.to_string()));
         }
+    }
+    // Flags after values: a flag belongs to a counter the reply carries.
+    for (ev, v) in scaled {
+        let flags = v
+            .split(',')
+            .map(|f| match f {
+                "0" => Ok(false),
+                "1" => Ok(true),
+                _ => Err(format!(
+                    "malformed scaled flag '{f}' for '{ev}' in reply '{}'",
+                    clip(line)
+                )),
+            })
+            .collect::<Result<Vec<bool>, String>>()?;
+        let Some(c) = batch.counters.iter_mut().find(|c| c.event == ev) else {
+            return Err(format!(
+                "'scaled.{ev}' without 'ctr.{ev}' in reply '{}'",
+                clip(line)
+            ));
+        };
+        if flags.len() != count {
+            return Err(format!(
+                "'scaled.{ev}' has {} flags for {count} samples",
+                flags.len()
+            ));
+        }
+        c.scaled = flags;
     }
     if batch.ns.len() != count || count != expected {
         return Err(format!(
@@ -435,7 +496,7 @@ mod tests {
     fn samples_reply_is_checked() {
         let b = parse_samples("samples 2 ns=10,20 ctr.page-faults=1,1", 2).unwrap();
         assert_eq!(b.ns, vec![10, 20]);
-        assert_eq!(b.counters[0].values, vec![1, 1]);
+        assert_eq!(b.counters[0].values, vec![Some(1), Some(1)]);
         assert!(parse_samples("samples 2 ns=10", 2).is_err());
         assert!(parse_samples("samples 1 ns=1x", 1)
             .unwrap_err()
@@ -444,6 +505,39 @@ mod tests {
             parse_samples("error no benchmark 7 (there are 2)", 1).unwrap_err(),
             "no benchmark 7 (there are 2)"
         );
+    }
+
+    #[test]
+    fn counter_tokens_keep_gaps_and_scaled_flags() {
+        let line = "samples 3 ns=10,20,30 ctr.cycles=1200,,1210 ctr.context-switches=0,1,0 \
+                    scaled.cycles=1,0,0";
+        let b = parse_samples(line, 3).unwrap();
+        assert_eq!(b.counters[0].event, "cycles");
+        assert_eq!(b.counters[0].values, vec![Some(1200), None, Some(1210)]);
+        assert_eq!(b.counters[0].scaled, vec![true, false, false]);
+        assert_eq!(b.counters[1].values, vec![Some(0), Some(1), Some(0)]);
+        assert!(b.counters[1].scaled.is_empty());
+        // The worker's own formatting reads back the same.
+        assert_eq!(samples_line(&b), line);
+        assert_eq!(
+            parse_samples(&samples_line(&b), 3).unwrap().counters,
+            b.counters
+        );
+        // The library's token writer agrees with the protocol's.
+        use crate::counters::{format_tokens, CounterSample, Event};
+        let mut a = CounterSample::default();
+        a.set(Event::Cycles, Some(1200), true);
+        a.set(Event::ContextSwitches, Some(0), false);
+        let mut m = CounterSample::default();
+        m.set(Event::ContextSwitches, Some(1), false);
+        let mut c = CounterSample::default();
+        c.set(Event::Cycles, Some(1210), false);
+        c.set(Event::ContextSwitches, Some(0), false);
+        let toks = format_tokens(&[Event::Cycles, Event::ContextSwitches], &[a, m, c]);
+        assert_eq!(format!("samples 3 ns=10,20,30 {toks}"), line);
+        assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,2 scaled.cycles=1", 2).is_err());
+        assert!(parse_samples("samples 2 ns=1,2 scaled.cycles=1,0", 2).is_err());
+        assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,x", 2).is_err());
     }
 
     #[test]

@@ -171,15 +171,242 @@ pub fn row(b: &BenchmarkResult, style: Style) -> String {
     if let Some(e) = &b.error {
         let _ = write!(s, "\n    {} {}", style.paint(RED, "error:"), e);
     }
+    let line = counters_line(b);
+    if let Some(line) = &line {
+        let _ = write!(s, "\n    {}", style.paint(DIM, line));
+    }
+    diagnostics_into(&mut s, b, style, line.is_some());
+    s
+}
+
+/// The events a `counters-unavailable` diagnostic names (its first sentence).
+fn not_read(b: &BenchmarkResult) -> Option<&str> {
+    b.diagnostics
+        .iter()
+        .find(|d| d.code == Code::CountersUnavailable)
+        .and_then(|d| d.message.strip_prefix("not read: "))
+        .map(|m| m.split_once(". ").map(|(a, _)| a).unwrap_or(m))
+}
+
+fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counters_line: bool) {
     for d in &b.diagnostics {
+        if d.code == Code::CountersUnavailable && in_counters_line && not_read(b).is_some() {
+            continue;
+        }
+        // The reasons and fixes of unavailable counters are the same for every benchmark of a
+        // run: each row names what is missing, the note below the table says why, once.
+        let message = if d.code == Code::CountersUnavailable {
+            match d.message.split_once(". ") {
+                Some((first, _)) => {
+                    format!("{first} (why, and the fix: the counters note of the run)")
+                }
+                None => d.message.clone(),
+            }
+        } else {
+            d.message.clone()
+        };
         let _ = write!(
             s,
             "\n    {} {}",
             style.paint(YELLOW, &format!("{}:", d.code)),
-            d.message
+            message
         );
     }
+}
+
+/// A count with four significant digits (0 as "0").
+pub fn format_count(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{x:.digits$}")
+}
+
+/// The short counters line under a benchmark's row: per-iteration figures (medians over the
+/// steady samples, the reads' baseline subtracted) and the interrupted samples. `None` when
+/// no counter was read.
+pub fn counters_line(b: &BenchmarkResult) -> Option<String> {
+    let c = b.counters.as_ref();
+    let get = |k: &str| c.and_then(|c| c.get(k)).copied();
+    let mut parts: Vec<String> = Vec::new();
+    let per = |k: &str, label: &str, parts: &mut Vec<String>| {
+        if let Some(v) = get(&format!("{k}_per_iter")) {
+            parts.push(format!("{} {label}", format_count(v)));
+        }
+    };
+    per("cycles", "cycles", &mut parts);
+    per("instructions", "instructions", &mut parts);
+    if let Some(v) = get("ipc") {
+        parts.push(format!("IPC {v:.2}"));
+    }
+    if let Some(v) = get("ghz") {
+        parts.push(format!("{v:.2} GHz"));
+    }
+    per("branches", "branches", &mut parts);
+    per("branch-misses", "branch-misses", &mut parts);
+    if let Some(v) = get("branch_miss_rate") {
+        parts.push(format!("{:.2} % of branches missed", v * 100.0));
+    }
+    per("cache-references", "cache-references", &mut parts);
+    per("cache-misses", "cache-misses", &mut parts);
+    per("L1-dcache-load-misses", "L1d load misses", &mut parts);
+    per("page-faults", "page-faults", &mut parts);
+    if let Some(v) = get("task-clock_per_iter") {
+        parts.push(format!("task-clock {}", format_ns(v)));
+    }
+    if parts.is_empty() && b.interrupted.is_none() {
+        return None;
+    }
+    if let Some(missing) = not_read(b) {
+        // Never a silently missing column: name what was asked for and not read.
+        parts.push(format!("not read: {missing} (counters-unavailable)"));
+    }
+    if let Some(i) = &b.interrupted {
+        if i.samples == 0 {
+            parts.push("no sample interrupted".into());
+        } else {
+            let shift = (i.median_with_ns / i.median_without_ns - 1.0) * 100.0;
+            let mut t = format!(
+                "{} of {} samples interrupted, {}",
+                i.samples,
+                i.of,
+                if i.excluded { "excluded" } else { "kept" }
+            );
+            if shift.abs() >= 0.005 {
+                let _ = write!(t, " (median {shift:+.2} % with them)");
+            }
+            parts.push(t);
+        }
+    }
+    Some(format!("counters/iter: {}", parts.join(" · ")))
+}
+
+/// The run's counters lines: what is read, what it costs, and the note about what could not
+/// be read. `None` when counters are off.
+pub fn counters_header(h: &Harness, style: Style) -> Option<String> {
+    let c = h.counters.as_ref()?;
+    let mut s = if c.events.is_empty() {
+        "counters: none could be read".to_string()
+    } else {
+        let base: Vec<String> = c
+            .baseline
+            .iter()
+            .filter(|(_, &v)| v > 0.0)
+            .map(|(e, &v)| {
+                if e == "task-clock" {
+                    format!("{e} {}", format_ns(v))
+                } else {
+                    format!("{e} {}", format_count(v))
+                }
+            })
+            .collect();
+        format!(
+            "counters: {} read around each sample ({} read(2) per side, {} per sample = {:.1} % \
+             of a {} sample{}); their baseline over an empty region is subtracted{}",
+            c.events.join(", "),
+            c.reads_per_side,
+            format_ns(c.read_cost_ns),
+            c.overhead * 100.0,
+            format_ns(c.target_sample_ns as f64),
+            if c.target_sample_ns > crate::plan::DEFAULT_SAMPLE_NS {
+                ", lengthened so the reads stay under 5 %"
+            } else {
+                ""
+            },
+            if base.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", base.join(", "))
+            }
+        )
+    };
+    s = style.paint(DIM, &s);
+    if let Some(note) = &c.note {
+        let _ = write!(
+            s,
+            "\n{} {note}",
+            style.paint(YELLOW, "counters-unavailable:")
+        );
+    }
+    Some(s)
+}
+
+/// Column titles of the deterministic mode (`--instructions`).
+pub fn instructions_table_head(style: Style) -> String {
+    style.paint(
+        BOLD,
+        &format!(
+            "{:<34} {:>14} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
+            "benchmark",
+            "instr/iter",
+            "D1 miss/iter",
+            "LL miss/iter",
+            "branch/iter",
+            "mispred/iter",
+            "N1 → N2",
+            "T_tot"
+        ),
+    )
+}
+
+/// One benchmark counted under callgrind: instructions and simulated misses per iteration.
+pub fn instructions_row(b: &BenchmarkResult, style: Style) -> String {
+    let mut s = String::new();
+    let name = if b.name.chars().count() > 34 {
+        let mut n: String = b.name.chars().take(33).collect();
+        n.push('…');
+        n
+    } else {
+        b.name.clone()
+    };
+    let get = |k: &str| b.counters.as_ref().and_then(|c| c.get(k)).copied();
+    let sum = |a: &str, c: &str| match (get(a), get(c)) {
+        (Some(x), Some(y)) => Some(x + y),
+        (x, y) => x.or(y),
+    };
+    let f = |v: Option<f64>| v.map(format_count).unwrap_or_else(|| "—".into());
+    match get("instructions_per_iter") {
+        None => {
+            let _ = write!(s, "{:<34} {}", name, style.paint(RED, "FAILED"));
+        }
+        Some(ir) => {
+            let n1 = b.samples.iters.first().copied().unwrap_or(0);
+            let n2 = b.samples.iters.last().copied().unwrap_or(0);
+            let _ = write!(
+                s,
+                "{:<34} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
+                name,
+                style.paint(BOLD, &format!("{:>14}", format_count(ir))),
+                f(sum("D1mr_per_iter", "D1mw_per_iter")),
+                f(sum("DLmr_per_iter", "DLmw_per_iter")),
+                f(sum("Bc_per_iter", "Bi_per_iter")),
+                f(sum("Bcm_per_iter", "Bim_per_iter")),
+                format!("{n1} → {n2}"),
+                format!("{:.2} s", b.total_s),
+            );
+        }
+    }
+    if let Some(e) = &b.error {
+        let _ = write!(s, "\n    {} {}", style.paint(RED, "error:"), e);
+    }
+    diagnostics_into(&mut s, b, style, false);
     s
+}
+
+/// What the columns of the deterministic mode mean.
+pub fn instructions_legend(style: Style) -> String {
+    style.paint(
+        DIM,
+        "Counted under valgrind's callgrind, only inside the measured loop, at N1 and N2\n\
+         iterations; per iteration = (count(N2) − count(N1)) / (N2 − N1), so the loop's fixed cost\n\
+         cancels. instr/iter is exact and repeats run to run. D1/LL miss: simulated first- and\n\
+         last-level data cache misses (reads + writes); branch, mispred: conditional + indirect\n\
+         branches and their simulated mispredictions. Simulated, not the hardware's counts.",
+    )
 }
 
 /// What each column means, printed once after the table.
@@ -196,6 +423,16 @@ pub fn legend(style: Style) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_keep_four_digits() {
+        assert_eq!(format_count(0.0), "0");
+        assert_eq!(format_count(1.0), "1.000");
+        assert_eq!(format_count(2.71234), "2.712");
+        assert_eq!(format_count(1234.5), "1234");
+        assert_eq!(format_count(0.01234), "0.01234");
+        assert_eq!(format_count(123456.0), "123456");
+    }
 
     #[test]
     fn units_keep_four_digits() {

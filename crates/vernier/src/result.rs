@@ -81,6 +81,9 @@ pub struct Harness {
     /// bookkeeping, outside every timed region).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner_batch_cost_ns: Option<f64>,
+    /// Counters read around each sample; absent when counters are off (`--counters none`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CountersHarness>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,6 +145,56 @@ pub struct OutliersJson {
     pub period_ns: Option<f64>,
 }
 
+/// Interrupted samples among the steady ones, and how much they move the estimate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InterruptedJson {
+    /// Steady samples with a context switch or a CPU migration.
+    pub samples: usize,
+    /// Steady samples in all.
+    pub of: usize,
+    /// samples / of.
+    pub share: f64,
+    /// Median per-iteration time with and without them.
+    #[serde(with = "nan_as_null")]
+    pub median_with_ns: f64,
+    #[serde(with = "nan_as_null")]
+    pub median_without_ns: f64,
+    /// Whether the estimates exclude them (the default; `--keep-interrupted` keeps them).
+    pub excluded: bool,
+}
+
+/// The counters the harness read and what reading them costs (see `docs/counters.md`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CountersHarness {
+    /// The events asked for.
+    pub requested: Vec<String>,
+    /// The events read (perf names).
+    pub events: Vec<String>,
+    /// The events that could not be read, why, and the fix.
+    pub unavailable: Vec<crate::counters::Unavailable>,
+    /// One sentence for the user about `unavailable`.
+    pub note: Option<String>,
+    /// Wall time counters add to each sample, in ns: the reads, the deltas and the columns, as
+    /// the engine takes samples (in-process: empty samples timed with and without counters;
+    /// in a worker: a batch's round trip with and without, per sample).
+    #[serde(with = "nan_as_null")]
+    pub read_cost_ns: f64,
+    /// One `read_start` + `read_stop` pair alone, in ns (in-process only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_pair_ns: Option<f64>,
+    /// `read(2)` calls per side of the timed region (one per group).
+    pub reads_per_side: usize,
+    /// Each event's delta over an empty timed region: what the reads themselves add to every
+    /// sample's counts; analysis subtracts it from each sample, as the timer's cost is
+    /// accounted for in times.
+    pub baseline: BTreeMap<String, f64>,
+    /// The sample length the plan used (lengthened when the reads would otherwise cost more
+    /// than `MAX_COUNTER_OVERHEAD` of a sample), in ns.
+    pub target_sample_ns: u64,
+    /// read_cost_ns / target_sample_ns.
+    pub overhead: f64,
+}
+
 /// Raw samples, column by column.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SamplesJson {
@@ -153,8 +206,18 @@ pub struct SamplesJson {
     /// Round of each sample; absent when everything was measured in one round.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round: Vec<u32>,
+    /// Raw counter deltas per sample, one array per event (`null`: not counted in that
+    /// sample, never a zero). The read cost's baseline (`harness.counters.baseline`) is not
+    /// subtracted here; analysis subtracts it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counters: BTreeMap<String, Vec<u64>>,
+    pub counters: BTreeMap<String, Vec<Option<u64>>>,
+    /// For events scaled by PMU multiplexing in at least one sample: which samples.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters_scaled: BTreeMap<String, Vec<bool>>,
+    /// Samples during which the thread was switched out or migrated (absent when those
+    /// events were not counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interrupted: Vec<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,8 +230,15 @@ pub struct BenchmarkResult {
     /// T_tot: the benchmark's whole wall time, calibration and warm-up included.
     pub total_s: f64,
     pub warmup: WarmupJson,
+    /// Per-iteration counter figures: `<event>_per_iter` (median over the steady samples,
+    /// the read cost's baseline subtracted) with `<event>_per_iter_ci95_lo` / `_hi`, and the
+    /// derived `ipc`, `branch_miss_rate`, `cache_miss_rate`, `ghz` (each with its interval).
+    /// In `instructions` mode: `instructions_per_iter`, `D1mr_per_iter`, … from callgrind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<BTreeMap<String, f64>>,
+    /// Steady samples during which a context switch or CPU migration happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<InterruptedJson>,
     pub processes: Vec<ProcessJson>,
     pub diagnostics: Vec<Diagnostic>,
     #[serde(default)]
@@ -251,7 +321,15 @@ impl BenchmarkResult {
                 seconds: a.warmup.seconds,
                 class: a.warmup.class,
             },
-            counters: None,
+            counters: (!a.counters.is_empty()).then(|| a.counters.clone()),
+            interrupted: a.interrupted.as_ref().map(|i| InterruptedJson {
+                samples: i.samples,
+                of: i.of,
+                share: i.share,
+                median_with_ns: i.median_with_ns,
+                median_without_ns: i.median_without_ns,
+                excluded: i.excluded,
+            }),
             processes: a
                 .processes
                 .iter()
@@ -289,6 +367,14 @@ impl BenchmarkResult {
                     .iter()
                     .map(|c| (c.event.clone(), c.values.clone()))
                     .collect(),
+                counters_scaled: m
+                    .samples
+                    .counters
+                    .iter()
+                    .filter(|c| c.scaled.contains(&true))
+                    .map(|c| (c.event.clone(), c.scaled.clone()))
+                    .collect(),
+                interrupted: a.interrupted_samples.clone(),
             },
         }
     }
@@ -320,6 +406,7 @@ impl BenchmarkResult {
                 class: WarmupClass::Flat,
             },
             counters: None,
+            interrupted: None,
             processes: vec![],
             diagnostics: vec![],
             steady_samples: 0,

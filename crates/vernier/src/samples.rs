@@ -39,10 +39,32 @@ impl Sample {
 }
 
 /// A named column of counter deltas, one value per sample (aligned with `Samples::samples`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A sample in which the event was not counted (its group never ran, a read failed, or the
+/// batch did not carry the event) has `None`: absent, never zero.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterColumn {
     pub event: String,
-    pub values: Vec<u64>,
+    pub values: Vec<Option<u64>>,
+    /// Per sample, whether the value was scaled for PMU multiplexing (an estimate). Empty when
+    /// no value of the column was scaled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaled: Vec<bool>,
+}
+
+impl CounterColumn {
+    /// A column of exact values.
+    pub fn exact(event: impl Into<String>, values: Vec<u64>) -> CounterColumn {
+        CounterColumn {
+            event: event.into(),
+            values: values.into_iter().map(Some).collect(),
+            scaled: Vec::new(),
+        }
+    }
+
+    /// Whether the value of sample `i` was scaled.
+    pub fn is_scaled(&self, i: usize) -> bool {
+        self.scaled.get(i).copied().unwrap_or(false)
+    }
 }
 
 /// Every sample of one benchmark, in the order they were taken.
@@ -72,18 +94,33 @@ impl Samples {
                 None => {
                     self.counters.push(CounterColumn {
                         event: col.event.clone(),
-                        values: vec![0; before],
+                        values: vec![None; before],
+                        scaled: Vec::new(),
                     });
                     self.counters.len() - 1
                 }
             };
-            self.counters[slot].values.extend_from_slice(&col.values);
+            let c = &mut self.counters[slot];
+            let start = c.values.len();
+            let n = col.values.len().min(batch.len());
+            c.values.extend_from_slice(&col.values[..n]);
+            if !col.scaled.is_empty() || !c.scaled.is_empty() {
+                c.scaled.resize(start, false);
+                c.scaled.extend((0..n).map(|i| col.is_scaled(i)));
+            }
         }
-        // Columns absent from this batch stay aligned (0 is never shown as a measurement:
-        // analysis only reads counters on samples whose batch carried them).
+        // Columns absent from this batch stay aligned, with no value (never a zero).
         for c in &mut self.counters {
-            c.values.resize(self.samples.len(), 0);
+            c.values.resize(self.samples.len(), None);
+            if !c.scaled.is_empty() {
+                c.scaled.resize(self.samples.len(), false);
+            }
         }
+    }
+
+    /// The column of `event`, if any sample carried it.
+    pub fn counter(&self, event: &str) -> Option<&CounterColumn> {
+        self.counters.iter().find(|c| c.event == event)
     }
 
     /// Mark samples with index < `cut` among the non-calibration ones as warm-up.

@@ -4,12 +4,14 @@
 //! sample, outside the timed region.
 
 use crate::analyze::{self, Context};
+pub use crate::counters::CounterSelection;
+use crate::counters::{self, CounterSample, CounterSet, Event as CounterEvent};
 use crate::machine::Machine;
 use crate::measure::{self, Batch, Measurement, MonotonicClock, Progress, Target};
 use crate::plan::Plan;
 use crate::protocol::{self, BenchRef, Hello, Worker};
 use crate::report::{self, Style};
-use crate::result::{BenchmarkResult, Harness, ResultFile, Tool, SCHEMA};
+use crate::result::{BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA};
 use crate::timer::Timer;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
@@ -19,8 +21,75 @@ use std::path::PathBuf;
 /// elapsed ticks. Implemented for the closure forms below.
 pub trait Routine {
     fn sample(&mut self, timer: &Timer, iters: u64) -> u64;
+    /// The same with the meter's counters read around the timed region. The default reads them
+    /// around `sample`; the closure forms read them inside their measured loop, next to the
+    /// clock.
+    fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
+        meter.counters_start();
+        let t = self.sample(meter.timer, iters);
+        meter.counters_stop();
+        t
+    }
     /// Build whatever the routine needs before its first sample (not timed, not budgeted).
     fn prepare(&mut self) {}
+}
+
+/// The clock and, when counters are on, the counter groups, read around the same region.
+///
+/// The counters are read *outside* the clock: `read_start` (one `read(2)` per group), then the
+/// first clock read, the loop, the second clock read, then `read_stop`. The timer's region is
+/// then exactly what it is without counters (a system call inside it would add about a
+/// microsecond and its noise to every measured time); the counters' region is the timer's plus
+/// the two clock reads and half of each system call, which is what their baseline, measured
+/// over an empty region with the same nesting, takes off again (see `docs/counters.md`).
+pub struct Meter<'a> {
+    pub timer: &'a Timer,
+    counters: Option<&'a mut CounterSet>,
+}
+
+impl<'a> Meter<'a> {
+    /// The clock alone.
+    pub fn new(timer: &'a Timer) -> Meter<'a> {
+        Meter {
+            timer,
+            counters: None,
+        }
+    }
+
+    /// The clock and `counters` (when `Some`).
+    pub fn with_counters(timer: &'a Timer, counters: Option<&'a mut CounterSet>) -> Meter<'a> {
+        Meter { timer, counters }
+    }
+
+    /// Read the counters (if any), then the clock: the start of a timed region.
+    #[inline(always)]
+    pub fn start(&mut self) -> u64 {
+        self.counters_start();
+        self.timer.start()
+    }
+
+    /// Read the clock, then the counters (if any): the end of the region started at `t0`.
+    /// Returns the elapsed ticks.
+    #[inline(always)]
+    pub fn stop(&mut self, t0: u64) -> u64 {
+        let t = self.timer.stop().wrapping_sub(t0);
+        self.counters_stop();
+        t
+    }
+
+    #[inline(always)]
+    pub fn counters_start(&mut self) {
+        if let Some(c) = self.counters.as_deref_mut() {
+            c.read_start();
+        }
+    }
+
+    #[inline(always)]
+    pub fn counters_stop(&mut self) {
+        if let Some(c) = self.counters.as_deref_mut() {
+            c.read_stop();
+        }
+    }
 }
 
 /// The timed loop. `inline(never)` and this name make it easy to find in a disassembly and
@@ -28,20 +97,24 @@ pub trait Routine {
 /// result pass the optimisation barrier on every iteration (the seed's `bench_iter`), so the
 /// compiler can neither hoist the work out of the loop nor drop an unused result.
 #[inline(never)]
-pub fn vernier_measured_loop<F: FnMut() -> R, R>(f: &mut F, timer: &Timer, iters: u64) -> u64 {
-    let t0 = timer.start();
+pub fn vernier_measured_loop<F: FnMut() -> R, R>(f: &mut F, meter: &mut Meter, iters: u64) -> u64 {
+    let t0 = meter.start();
     for _ in 0..iters {
         let g = black_box(&mut *f);
         black_box(g());
     }
-    timer.stop().wrapping_sub(t0)
+    meter.stop(t0)
 }
 
 struct Plain<F>(F);
 
 impl<F: FnMut() -> R, R> Routine for Plain<F> {
     fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
-        vernier_measured_loop(&mut self.0, timer, iters)
+        self.sample_metered(&mut Meter::new(timer), iters)
+    }
+
+    fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
+        vernier_measured_loop(&mut self.0, meter, iters)
     }
 }
 
@@ -60,10 +133,14 @@ impl<S, I: FnOnce() -> S, F: FnMut(&mut S) -> R, R> Routine for WithInit<S, I, F
     }
 
     fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        self.sample_metered(&mut Meter::new(timer), iters)
+    }
+
+    fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
         self.prepare();
         let state = self.state.as_mut().expect("prepare built the state");
         let routine = &mut self.routine;
-        vernier_measured_loop(&mut || routine(state), timer, iters)
+        vernier_measured_loop(&mut || routine(state), meter, iters)
     }
 }
 
@@ -80,17 +157,21 @@ fn vernier_measured_loop_with_input<F: FnMut(I) -> R, I, R>(
     f: &mut F,
     inputs: &mut Vec<I>,
     outputs: &mut Vec<R>,
-    timer: &Timer,
+    meter: &mut Meter,
 ) -> u64 {
-    let t0 = timer.start();
+    let t0 = meter.start();
     for input in inputs.drain(..) {
         outputs.push(black_box(f(black_box(input))));
     }
-    timer.stop().wrapping_sub(t0)
+    meter.stop(t0)
 }
 
 impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R> Routine for WithSetup<S, F, I, R> {
     fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        self.sample_metered(&mut Meter::new(timer), iters)
+    }
+
+    fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
         self.inputs.clear();
         self.inputs.extend((0..iters).map(|_| (self.setup)()));
         self.outputs.clear();
@@ -99,7 +180,7 @@ impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R> Routine for WithSetup<S, F, I, R> 
             &mut self.routine,
             &mut self.inputs,
             &mut self.outputs,
-            timer,
+            meter,
         );
         self.outputs.clear();
         t
@@ -118,12 +199,12 @@ fn vernier_measured_loop_pool<F: FnMut(&I) -> R, I, R>(
     f: &mut F,
     pool: &[I],
     next: &mut usize,
-    timer: &Timer,
+    meter: &mut Meter,
     iters: u64,
 ) -> u64 {
     let len = pool.len();
     let mut i = *next;
-    let t0 = timer.start();
+    let t0 = meter.start();
     for _ in 0..iters {
         black_box(f(black_box(&pool[i])));
         i += 1;
@@ -131,14 +212,18 @@ fn vernier_measured_loop_pool<F: FnMut(&I) -> R, I, R>(
             i = 0;
         }
     }
-    let t = timer.stop().wrapping_sub(t0);
+    let t = meter.stop(t0);
     *next = i;
     t
 }
 
 impl<I, F: FnMut(&I) -> R, R> Routine for Pooled<I, F> {
     fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
-        vernier_measured_loop_pool(&mut self.routine, &self.pool, &mut self.next, timer, iters)
+        self.sample_metered(&mut Meter::new(timer), iters)
+    }
+
+    fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
+        vernier_measured_loop_pool(&mut self.routine, &self.pool, &mut self.next, meter, iters)
     }
 }
 
@@ -195,6 +280,10 @@ pub struct Options {
     pub system: serde_json::Value,
     /// Rounds over the suite (0: the default, `DEFAULT_ROUNDS`).
     pub rounds: usize,
+    /// Counters read around each sample (`--counters`).
+    pub counters: CounterSelection,
+    /// Keep interrupted samples in the estimates (`--keep-interrupted`).
+    pub keep_interrupted: bool,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
@@ -213,6 +302,11 @@ impl Options {
                 "--bench" | "--nocapture" | "--color=never" | "--color=auto" => {}
                 "--quick" => o.quick = true,
                 "--list" => o.list = true,
+                "--keep-interrupted" => o.keep_interrupted = true,
+                "--counters" => {
+                    let v = it.next().ok_or("--counters needs a list (or none)")?;
+                    o.counters = CounterSelection::parse(v)?;
+                }
                 "--exact" => o.exact = true,
                 "--time" => {
                     let v = it.next().ok_or("--time needs a number of seconds")?;
@@ -228,12 +322,13 @@ impl Options {
                 }
                 "-h" | "--help" => {
                     return Err("usage: BENCH [FILTER] [--quick] [--time SECONDS] [--json FILE] [--list] [--exact]\n\
+                                \x20            [--counters LIST|none] [--keep-interrupted]\n\
                                 For the full analysis across processes: vernier run -- BENCH"
                         .into())
                 }
                 s if s.starts_with('-') => {
                     return Err(format!(
-                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact)"
+                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact, --counters LIST, --keep-interrupted)"
                     ))
                 }
                 s => o.filter = Some(s.to_string()),
@@ -500,6 +595,9 @@ impl Suite {
             return;
         }
         let _ = writeln!(out, "\n{}", report::legend(style));
+        if let Some(c) = report::counters_header(&file.harness, style) {
+            let _ = writeln!(out, "{c}");
+        }
         let _ = writeln!(
             out,
             "For layout randomisation across processes and the full analysis: vernier run -- {}",
@@ -522,6 +620,7 @@ impl Suite {
             suite: self,
             timer: Timer::detect(),
             empty: Box::new(Plain(|| ())),
+            counters: None,
         };
         protocol::serve(&mut worker, &mut input, &mut output).map_err(|e| e.to_string())
     }
@@ -530,7 +629,16 @@ impl Suite {
     /// the result file's content (also written to `--json` after each benchmark).
     pub fn run_in_process(&mut self, on_event: &mut dyn FnMut(Event)) -> ResultFile {
         let timer = Timer::detect();
-        let harness = calibrate_harness(&timer, &self.options.plan);
+        let mut plan = self.options.plan.clone();
+        let requested = self.options.counters.events();
+        let mut counter_set = self.options.counters.open();
+        let counters_info = (!requested.is_empty())
+            .then(|| counter_harness(&requested, counter_set.as_mut(), &timer, &mut plan));
+        if counter_set.as_ref().is_some_and(|c| c.is_empty()) {
+            counter_set = None;
+        }
+        let mut harness = calibrate_harness(&timer, &plan);
+        harness.counters = counters_info;
         let mut file = ResultFile {
             schema: SCHEMA,
             tool: Tool::default(),
@@ -546,14 +654,30 @@ impl Suite {
             empty_iter_ns: Some(harness.empty_iter_ns),
             cycle_ns: Some(harness.cycle_ns).filter(|c| c.is_finite()),
             debug_build: cfg!(debug_assertions),
-            target_rel_ci: self.options.plan.target_rel_ci,
-            timer_factor: self.options.plan.timer_factor,
+            target_rel_ci: plan.target_rel_ci,
+            timer_factor: plan.timer_factor,
+            counter_baseline: harness
+                .counters
+                .as_ref()
+                .map(|c| c.baseline.clone())
+                .unwrap_or_default(),
+            counters_note: harness.counters.as_ref().and_then(|c| c.note.clone()),
+            counters_unavailable: harness
+                .counters
+                .as_ref()
+                .map(|c| {
+                    c.unavailable
+                        .iter()
+                        .map(|u| u.event.name().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            keep_interrupted: self.options.keep_interrupted,
         };
         let rounds = match self.options.rounds {
             0 => DEFAULT_ROUNDS,
             r => r,
         };
-        let mut plan = self.options.plan.clone();
         plan.time_budget_ns /= rounds as u64;
         plan.min_time_ns /= rounds as u64;
         let selected: Vec<usize> = (0..self.entries.len())
@@ -573,9 +697,10 @@ impl Suite {
                 if round > 0 {
                     plan_r.fixed_iters = Some(acc[k].iters_per_sample);
                 }
-                let mut target = InProcess {
+                let mut target = Metered {
                     routine: self.entries[i].routine.as_mut(),
                     timer: &timer,
+                    counters: counter_set.as_mut(),
                 };
                 let m = measure::measure(
                     &mut target,
@@ -633,17 +758,68 @@ impl Target for InProcess<'_> {
     }
 
     fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
-        let routine = &mut *self.routine;
-        let timer = self.timer;
-        let ns = &mut out.ns;
-        panic::catch_unwind(AssertUnwindSafe(|| {
-            for _ in 0..count {
-                let ticks = routine.sample(timer, iters);
-                ns.push(timer.ticks_to_ns(ticks));
-            }
-        }))
-        .map_err(|p| format!("benchmark panicked: {}", panic_message(&p)))
+        sample_routine(&mut *self.routine, self.timer, None, iters, count, out)
     }
+}
+
+/// The in-process target with counters: like [`InProcess`], reading `counters` (when `Some`)
+/// around each sample's timed region.
+pub struct Metered<'a> {
+    pub routine: &'a mut dyn Routine,
+    pub timer: &'a Timer,
+    pub counters: Option<&'a mut CounterSet>,
+}
+
+impl Target for Metered<'_> {
+    fn prepare(&mut self) -> Result<(), String> {
+        InProcess {
+            routine: &mut *self.routine,
+            timer: self.timer,
+        }
+        .prepare()
+    }
+
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        let counters = self.counters.as_deref_mut();
+        sample_routine(&mut *self.routine, self.timer, counters, iters, count, out)
+    }
+}
+
+/// `count` samples of `iters` iterations of `routine` into `out`: times, and with `counters`
+/// one counter column per event read (computed after the batch, outside every region). A
+/// panic becomes an error; the samples before it are kept.
+pub fn sample_routine(
+    routine: &mut dyn Routine,
+    timer: &Timer,
+    mut counters: Option<&mut CounterSet>,
+    iters: u64,
+    count: usize,
+    out: &mut Batch,
+) -> Result<(), String> {
+    let ns = &mut out.ns;
+    let first = ns.len();
+    let mut deltas: Vec<CounterSample> = Vec::new();
+    if counters.is_some() {
+        deltas.reserve(count);
+    }
+    let r = panic::catch_unwind(AssertUnwindSafe(|| {
+        for _ in 0..count {
+            let mut meter = Meter::with_counters(timer, counters.as_deref_mut());
+            let ticks = routine.sample_metered(&mut meter, iters);
+            ns.push(timer.ticks_to_ns(ticks));
+            if let Some(c) = counters.as_deref() {
+                deltas.push(c.sample());
+            }
+        }
+    }))
+    .map_err(|p| format!("benchmark panicked: {}", panic_message(&p)));
+    if let Some(c) = counters.as_deref() {
+        if first == 0 && !deltas.is_empty() {
+            deltas.truncate(out.ns.len());
+            out.counters = counters::to_columns(c.events(), &deltas);
+        }
+    }
+    r
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
@@ -657,6 +833,8 @@ struct SuiteWorker<'a> {
     suite: &'a mut Suite,
     timer: Timer,
     empty: Box<dyn Routine>,
+    /// The counters of the last `counters=` option, kept open while it does not change.
+    counters: Option<(String, CounterSet)>,
 }
 
 impl Worker for SuiteWorker<'_> {
@@ -679,18 +857,34 @@ impl Worker for SuiteWorker<'_> {
         bench: BenchRef,
         iters: u64,
         samples: usize,
-        _extra: &[(String, String)],
+        extra: &[(String, String)],
         out: &mut Batch,
     ) -> Result<(), String> {
+        // `counters=<event,…>`: open them (once per distinct list) and read them per sample.
+        let wanted = extra.iter().find(|(k, _)| k == "counters").map(|(_, v)| v);
+        let counters = match wanted {
+            None => None,
+            Some(list) => {
+                if self.counters.as_ref().is_none_or(|(l, _)| l != list) {
+                    let events = counters::parse_event_list(list).map_err(|e| e.to_string())?;
+                    self.counters = Some((list.clone(), CounterSet::open(&events)));
+                }
+                self.counters
+                    .as_mut()
+                    .map(|(_, c)| c)
+                    .filter(|c| !c.is_empty())
+            }
+        };
         let count = self.suite.entries.len();
         let routine: &mut dyn Routine = match bench {
             BenchRef::Empty => self.empty.as_mut(),
             BenchRef::Index(i) if i < count => self.suite.entries[i].routine.as_mut(),
             BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
         };
-        let mut t = InProcess {
+        let mut t = Metered {
             routine,
             timer: &self.timer,
+            counters,
         };
         t.measure(iters, samples, out).map_err(|e| match bench {
             BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
@@ -786,5 +980,88 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
         cycle_ns: chain / CHAIN_LEN as f64,
         cycle_source: "add-chain".into(),
         runner_batch_cost_ns: None,
+        counters: None,
     }
+}
+
+/// Measure what reading `set` around a sample costs, the way the samples read it: pairs of
+/// `read_start` / `read_stop` around an empty timed region (the two clock reads). The wall
+/// time of a pair is the read cost; each event's median delta over the empty region is the
+/// baseline analysis subtracts from every sample. When the cost exceeds
+/// [`plan::MAX_COUNTER_OVERHEAD`](crate::plan::MAX_COUNTER_OVERHEAD) of the plan's sample
+/// length, the plan's samples are lengthened. `set` is `None` when nothing could be opened.
+pub fn counter_harness(
+    requested: &[CounterEvent],
+    set: Option<&mut CounterSet>,
+    timer: &Timer,
+    plan: &mut Plan,
+) -> CountersHarness {
+    let mut h = CountersHarness {
+        requested: requested.iter().map(|e| e.name().to_string()).collect(),
+        read_cost_ns: f64::NAN,
+        target_sample_ns: plan.target_sample_ns,
+        ..CountersHarness::default()
+    };
+    let Some(set) = set else {
+        return h;
+    };
+    h.events = set.events().iter().map(|e| e.name().to_string()).collect();
+    h.unavailable = set.unavailable().to_vec();
+    h.note = set.note();
+    if set.is_empty() {
+        return h;
+    }
+    let cost = set.read_cost_with(counters::READ_COST_PROBES, || {
+        let t0 = timer.start();
+        black_box(timer.stop().wrapping_sub(t0));
+    });
+    h.read_pair_ns = Some(cost.ns);
+    h.read_cost_ns = pipeline_cost(set, timer).max(cost.ns);
+    h.reads_per_side = cost.reads_per_side;
+    h.baseline = cost
+        .baseline
+        .events()
+        .map(|e| {
+            (
+                e.name().to_string(),
+                cost.baseline.get(e).unwrap_or(0) as f64,
+            )
+        })
+        .collect();
+    plan.target_sample_ns =
+        crate::plan::sample_ns_for_counters(plan.target_sample_ns, h.read_cost_ns);
+    h.target_sample_ns = plan.target_sample_ns;
+    h.overhead = h.read_cost_ns / plan.target_sample_ns as f64;
+    h
+}
+
+/// Samples per batch, and batches per setting, when timing what counters add to a sample.
+const PIPELINE_PROBE_SAMPLES: usize = 256;
+const PIPELINE_PROBE_BATCHES: usize = 9;
+
+/// Wall time the counters add to one sample as the engine takes it (the reads, the deltas and
+/// the columns): batches of empty samples with the counters minus the same without, per
+/// sample; medians over batches, the two settings alternated.
+fn pipeline_cost(set: &mut CounterSet, timer: &Timer) -> f64 {
+    let mut empty = Plain(|| ());
+    let mut batch = Batch::default();
+    let mut with = Vec::new();
+    let mut without = Vec::new();
+    for k in 0..PIPELINE_PROBE_BATCHES * 2 {
+        let on = k % 2 == 0;
+        batch.clear();
+        let t0 = crate::timer::monotonic_ns();
+        let counters = if on { Some(&mut *set) } else { None };
+        let _ = sample_routine(
+            &mut empty,
+            timer,
+            counters,
+            0,
+            PIPELINE_PROBE_SAMPLES,
+            &mut batch,
+        );
+        let dt = (crate::timer::monotonic_ns() - t0) as f64 / PIPELINE_PROBE_SAMPLES as f64;
+        if on { &mut with } else { &mut without }.push(dt);
+    }
+    (crate::stats::median(&with) - crate::stats::median(&without)).max(0.0)
 }

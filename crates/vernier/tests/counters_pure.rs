@@ -228,25 +228,26 @@ fn baseline_subtraction_saturates_and_keeps_absent_events_absent() {
 }
 
 #[test]
-fn columns_leave_out_events_missing_from_any_sample() {
+fn columns_keep_gaps_as_absent_values() {
     let mut a = sample(&[(Event::Cycles, 10), (Event::TaskClock, 5)]);
     let b = sample(&[(Event::TaskClock, 6)]);
-    let events = [Event::Cycles, Event::TaskClock];
+    let events = [Event::Cycles, Event::Instructions, Event::TaskClock];
     let cols = to_columns(&events, &[a, b]);
-    assert_eq!(cols.values.len(), 1);
-    assert_eq!(cols.values[0].event, "task-clock");
-    assert_eq!(cols.values[0].values, vec![5, 6]);
-    assert!(cols.scaled.is_empty());
+    assert_eq!(cols.len(), 2, "instructions was never counted: no column");
+    assert_eq!(cols[0].event, "cycles");
+    assert_eq!(cols[0].values, vec![Some(10), None]);
+    assert_eq!(cols[1].event, "task-clock");
+    assert_eq!(cols[1].values, vec![Some(5), Some(6)]);
+    assert!(cols.iter().all(|c| c.scaled.is_empty()));
 
     a.set(Event::Cycles, Some(40), true);
     let c = sample(&[(Event::Cycles, 11), (Event::TaskClock, 7)]);
     let cols = to_columns(&events, &[a, c]);
-    assert_eq!(cols.values[0].event, "cycles");
-    assert_eq!(cols.values[0].values, vec![40, 11]);
-    assert_eq!(cols.scaled.len(), 1);
-    assert_eq!(cols.scaled[0].event, "cycles");
-    assert_eq!(cols.scaled[0].values, vec![1, 0]);
-    assert!(to_columns(&events, &[]).values.is_empty());
+    assert_eq!(cols[0].event, "cycles");
+    assert_eq!(cols[0].values, vec![Some(40), Some(11)]);
+    assert_eq!(cols[0].scaled, vec![true, false]);
+    assert!(cols[1].scaled.is_empty());
+    assert!(to_columns(&events, &[]).is_empty());
 }
 
 #[test]
