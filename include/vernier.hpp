@@ -19,7 +19,8 @@
 //   1. version macros
 //   2. the public API: do_not_optimize, clobber_memory, bench, bench_setup, main, batch_number
 //   3. inline templates for the hot loop (the only code that runs while the clock runs)
-//   4. the implementation: timer, registry, worker protocol, standalone mode
+//   4. the implementation: timer, performance counters, registry, worker protocol,
+//      standalone mode
 //
 // Requirements: C++17, GCC or Clang (inline assembly), Linux. Nothing beyond the standard
 // library and system calls. Every function is `inline`: include the header from as many
@@ -232,16 +233,54 @@ VERNIER_ALWAYS_INLINE void iterate(Routine& routine) {
     }
 }
 
-/// `samples` back-to-back samples of `iters` iterations; raw clock ticks into `ticks`.
+/// The performance counters read around each sample (docs/counters.md): at most two groups
+/// (software, hardware), each read with one `read(2)` on each side of the timed region,
+/// outside the clock:
+///
+///     meter_start: read(software) read(hardware)   clock start … loop … clock stop
+///     meter_stop:  read(hardware) read(software)
+///
+/// A group whose leader is -1 is not open and not read; with no group open nothing is read
+/// and the timed region is the same. Each read stores the whole group (`words` u64) into the
+/// batch's buffer: sample s at `[2s × words]` (start) and `[(2s + 1) × words]` (stop). The
+/// deltas are computed after the batch.
+struct Meter {
+    int sw_fd = -1;
+    int hw_fd = -1;
+    std::size_t sw_words = 0;
+    std::size_t hw_words = 0;
+    std::uint64_t* sw = nullptr;
+    std::uint64_t* hw = nullptr;
+};
+
+/// One `read(2)` of a counter group into `dst` (`words` u64); a failed read sets `dst[0]`
+/// (the event count) to 0, which the deltas take as "not counted". Defined in section 4.
+inline void read_counter_group(int fd, std::uint64_t* dst, std::size_t words);
+
+VERNIER_ALWAYS_INLINE void meter_start(const Meter& m, std::size_t s) {
+    if (m.sw_fd >= 0) read_counter_group(m.sw_fd, m.sw + 2 * s * m.sw_words, m.sw_words);
+    if (m.hw_fd >= 0) read_counter_group(m.hw_fd, m.hw + 2 * s * m.hw_words, m.hw_words);
+}
+
+VERNIER_ALWAYS_INLINE void meter_stop(const Meter& m, std::size_t s) {
+    if (m.hw_fd >= 0) read_counter_group(m.hw_fd, m.hw + (2 * s + 1) * m.hw_words, m.hw_words);
+    if (m.sw_fd >= 0) read_counter_group(m.sw_fd, m.sw + (2 * s + 1) * m.sw_words, m.sw_words);
+}
+
+/// `samples` back-to-back samples of `iters` iterations; raw clock ticks into `ticks`, the
+/// counters (if any) read around each sample's clock reads.
 template <class Clock, class Routine>
 VERNIER_ALWAYS_INLINE void sample_loop(Routine& routine, std::uint64_t iters,
-                                       std::size_t samples, std::uint64_t* ticks) {
+                                       std::size_t samples, std::uint64_t* ticks,
+                                       const Meter& meter) {
     for (std::size_t s = 0; s < samples; ++s) {
+        meter_start(meter, s);
         const std::uint64_t t0 = Clock::start();
         for (std::uint64_t i = iters; i != 0; --i) {
             iterate(routine);
         }
         const std::uint64_t t1 = Clock::stop();
+        meter_stop(meter, s);
         ticks[s] = t1 - t0;
     }
 }
@@ -249,7 +288,8 @@ VERNIER_ALWAYS_INLINE void sample_loop(Routine& routine, std::uint64_t iters,
 /// The measured loop: a batch of samples of one benchmark.
 template <class Clock, class Routine>
 VERNIER_LOOP_ATTRIBUTES void vernier_measured_loop(Routine& routine, std::uint64_t iters,
-                                                   std::size_t samples, std::uint64_t* ticks) {
+                                                   std::size_t samples, std::uint64_t* ticks,
+                                                   const Meter& meter) {
     // A trivially copyable routine (the usual lambda capturing by reference) is copied into
     // a local for the batch: the barrier then keeps it in a register instead of loading it
     // from and storing it back to the registry's heap memory on every iteration. Its state
@@ -257,19 +297,23 @@ VERNIER_LOOP_ATTRIBUTES void vernier_measured_loop(Routine& routine, std::uint64
     if constexpr (std::is_trivially_copyable<Routine>::value &&
                   std::is_copy_constructible<Routine>::value) {
         Routine local(routine);
-        sample_loop<Clock>(local, iters, samples, ticks);
+        sample_loop<Clock>(local, iters, samples, ticks, meter);
         std::memcpy(static_cast<void*>(std::addressof(routine)), std::addressof(local),
                     sizeof(Routine));
     } else {
-        sample_loop<Clock>(routine, iters, samples, ticks);
+        sample_loop<Clock>(routine, iters, samples, ticks, meter);
     }
 }
 
-/// One sample of `iters` iterations of `routine(inputs[i])`; returns raw clock ticks.
+/// One sample (sample `s` of its batch) of `iters` iterations of `routine(inputs[i])`;
+/// returns raw clock ticks.
 template <class Clock, class Routine, class Input>
 VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_inputs(Routine& routine,
                                                                    Input* inputs,
-                                                                   std::uint64_t iters) {
+                                                                   std::uint64_t iters,
+                                                                   const Meter& meter,
+                                                                   std::size_t s) {
+    meter_start(meter, s);
     const std::uint64_t t0 = Clock::start();
     for (std::uint64_t i = 0; i != iters; ++i) {
         do_not_optimize(routine);
@@ -282,6 +326,7 @@ VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_inputs(Routine& rout
         }
     }
     const std::uint64_t t1 = Clock::stop();
+    meter_stop(meter, s);
     return t1 - t0;
 }
 
@@ -293,21 +338,22 @@ VERNIER_ALWAYS_INLINE std::size_t as_size(std::uint64_t n) { return n; }
 /// Dispatch a batch to the loop instantiated for the clock in use.
 template <class Routine>
 void run_batch(Routine& routine, ClockKind clock, std::uint64_t iters, std::size_t samples,
-               std::uint64_t* ticks) {
+               std::uint64_t* ticks, const Meter& meter) {
 #if defined(__x86_64__)
     if (clock == ClockKind::tsc) {
-        vernier_measured_loop<TscClock>(routine, iters, samples, ticks);
+        vernier_measured_loop<TscClock>(routine, iters, samples, ticks, meter);
         return;
     }
 #endif
     (void)clock;
-    vernier_measured_loop<MonotonicClock>(routine, iters, samples, ticks);
+    vernier_measured_loop<MonotonicClock>(routine, iters, samples, ticks, meter);
 }
 
 /// Type-erased benchmark: `run` measures `samples` samples of `iters` iterations into
-/// `ticks` (raw clock ticks). It may throw whatever the benchmark throws.
+/// `ticks` (raw clock ticks), reading `meter`'s counters around each. It may throw whatever
+/// the benchmark throws.
 using RunFn = void (*)(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
-                       std::uint64_t* ticks);
+                       std::uint64_t* ticks, const Meter& meter);
 
 struct Entry {
     std::string name;
@@ -319,8 +365,8 @@ inline std::vector<Entry>& registry();
 
 template <class Routine>
 void run_plain(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
-               std::uint64_t* ticks) {
-    run_batch(*static_cast<Routine*>(state), clock, iters, samples, ticks);
+               std::uint64_t* ticks, const Meter& meter) {
+    run_batch(*static_cast<Routine*>(state), clock, iters, samples, ticks, meter);
 }
 
 template <class Setup, class Routine>
@@ -331,14 +377,15 @@ struct SetupState {
     std::vector<Input> inputs;
 
     template <class Clock>
-    void run(std::uint64_t iters, std::size_t samples, std::uint64_t* ticks) {
+    void run(std::uint64_t iters, std::size_t samples, std::uint64_t* ticks, const Meter& meter) {
         for (std::size_t s = 0; s < samples; ++s) {
             inputs.clear();
             inputs.reserve(as_size(iters));
             for (std::uint64_t i = 0; i != iters; ++i) {
                 inputs.emplace_back(setup());
             }
-            ticks[s] = vernier_measured_loop_inputs<Clock>(routine, inputs.data(), iters);
+            ticks[s] =
+                vernier_measured_loop_inputs<Clock>(routine, inputs.data(), iters, meter, s);
             inputs.clear();
         }
     }
@@ -346,16 +393,16 @@ struct SetupState {
 
 template <class State>
 void run_with_setup(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
-                    std::uint64_t* ticks) {
+                    std::uint64_t* ticks, const Meter& meter) {
     auto& st = *static_cast<State*>(state);
 #if defined(__x86_64__)
     if (clock == ClockKind::tsc) {
-        st.template run<TscClock>(iters, samples, ticks);
+        st.template run<TscClock>(iters, samples, ticks, meter);
         return;
     }
 #endif
     (void)clock;
-    st.template run<MonotonicClock>(iters, samples, ticks);
+    st.template run<MonotonicClock>(iters, samples, ticks, meter);
 }
 
 }  // namespace detail
@@ -401,8 +448,11 @@ void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
 #include <exception>
 #include <new>
 
+#include <linux/perf_event.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -578,19 +628,21 @@ inline std::vector<std::uint64_t>& batches_run() {
 inline Entry empty_entry() {
     return Entry{"(empty)", std::shared_ptr<void>(),
                  [](void*, ClockKind clock, std::uint64_t iters, std::size_t samples,
-                    std::uint64_t* ticks) {
+                    std::uint64_t* ticks, const Meter& meter) {
                      auto routine = [] {};
-                     run_batch(routine, clock, iters, samples, ticks);
+                     run_batch(routine, clock, iters, samples, ticks, meter);
                  }};
 }
 
 /// Run one batch of benchmark `index` (or the empty loop when `index` is npos); ticks to ns.
-/// Throws what the benchmark throws.
+/// `meter`'s counters (none by default) are read around each sample. Throws what the
+/// benchmark throws.
 inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t iters,
-                          std::size_t samples, std::vector<std::uint64_t>& ns) {
+                          std::size_t samples, std::vector<std::uint64_t>& ns,
+                          const Meter& meter = Meter()) {
     ns.resize(samples);
     if (index == static_cast<std::size_t>(-1)) {
-        empty_entry().run(nullptr, timer.kind, iters, samples, ns.data());
+        empty_entry().run(nullptr, timer.kind, iters, samples, ns.data(), meter);
     } else {
         auto& entries = registry();
         auto& counts = batches_run();
@@ -599,7 +651,8 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
         struct Reset {
             ~Reset() { current_batch() = 0; }
         } reset;
-        entries[index].run(entries[index].state.get(), timer.kind, iters, samples, ns.data());
+        entries[index].run(entries[index].state.get(), timer.kind, iters, samples, ns.data(),
+                           meter);
     }
     for (auto& t : ns) t = timer.to_ns(t);
 }
@@ -689,6 +742,294 @@ inline std::vector<std::string> split_ws(const std::string& line) {
     }
     return toks;
 }
+
+// ---- Performance counters ----------------------------------------------------------------
+//
+// The same events, attributes, groups and reads as the Rust harness (crates/vernier/src/
+// counters.rs; the reference is docs/counters.md). Opened for the calling thread (the one that
+// runs the benchmarks) in at most two groups, one for the kernel's software events and one for
+// the PMU's hardware events, on the first `run` with a `counters=` option, and kept open while
+// the option does not change. What fails to open is left out: the worker returns no token for
+// it and the runner explains why (it opens the same events itself).
+
+/// An event Vernier reads, as `perf list` names it.
+struct CounterEvent {
+    const char* name;
+    std::uint32_t type;
+    std::uint64_t config;
+    bool hardware;
+    /// Hardware events, task-clock and page faults count with `exclude_kernel = 1`; context
+    /// switches and migrations happen in the scheduler and would always read 0 with it.
+    bool exclude_kernel;
+};
+
+constexpr std::size_t kCounterEventCount = 11;
+
+/// Every event, in the order of docs/counters.md (the order of the reply's tokens).
+inline const CounterEvent* counter_events() {
+    static const CounterEvent table[kCounterEventCount] = {
+        {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true, true},
+        {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, true, true},
+        {"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, true, true},
+        {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, true, true},
+        {"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, true, true},
+        {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, true, true},
+        {"L1-dcache-load-misses", PERF_TYPE_HW_CACHE,
+         PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+             (PERF_COUNT_HW_CACHE_RESULT_MISS << 16),
+         true, true},
+        {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false, true},
+        {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false, false},
+        {"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false, false},
+        {"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false, true},
+    };
+    return table;
+}
+
+/// `default`: cycles, instructions, branch-misses, cache-misses, task-clock, context-switches,
+/// cpu-migrations, page-faults (indices into counter_events()).
+constexpr std::size_t kDefaultCounterEvents[] = {0, 1, 3, 5, 7, 8, 9, 10};
+
+/// The events of a `counters=` value: perf names separated by commas, `default` for the
+/// default set; order kept, duplicates dropped, unknown names ignored (the runner checks them).
+inline std::vector<std::size_t> parse_counter_list(const std::string& list) {
+    std::vector<std::size_t> out;
+    const auto add = [&](std::size_t e) {
+        if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+    };
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        std::size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        const std::string name = list.substr(start, comma - start);
+        if (name == "default") {
+            for (const std::size_t e : kDefaultCounterEvents) add(e);
+        } else {
+            for (std::size_t e = 0; e < kCounterEventCount; ++e) {
+                if (name == counter_events()[e].name) add(e);
+            }
+        }
+        start = comma + 1;
+    }
+    return out;
+}
+
+/// `read_format`: `[nr, time_enabled, time_running, {value, id} × nr]`.
+constexpr std::uint64_t kCounterReadFormat =
+    PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+    PERF_FORMAT_ID;
+
+/// How long the hardware group may take to get onto the PMU before it is declared too big
+/// (as in the Rust harness).
+constexpr std::uint64_t kSchedulableProbeNs = 4000000;
+
+/// `perf_event_open(attr, 0, -1, group_fd, FD_CLOEXEC)` for `event`: the fd, or -errno.
+inline int open_counter(const CounterEvent& event, bool leader, int group_fd) {
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.type = event.type;
+    attr.size = 112;  // PERF_ATTR_SIZE_VER5, Linux >= 4.1
+    attr.config = event.config;
+    attr.read_format = kCounterReadFormat;
+    attr.disabled = leader ? 1u : 0u;
+    attr.exclude_kernel = event.exclude_kernel ? 1u : 0u;
+    attr.exclude_hv = 1;
+    const long fd = ::syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(0), -1, group_fd,
+                              static_cast<unsigned long>(PERF_FLAG_FD_CLOEXEC));
+    if (fd < 0) return errno > 0 ? -errno : -EINVAL;
+    return static_cast<int>(fd);
+}
+
+inline void read_counter_group(int fd, std::uint64_t* dst, std::size_t words) {
+    const std::size_t bytes = words * sizeof(std::uint64_t);
+    if (::read(fd, dst, bytes) != static_cast<ssize_t>(bytes)) dst[0] = 0;
+}
+
+/// One open group: the leader first (reads return the whole group), the events in group
+/// order, the kernel's ids of the events (empty when they could not be had).
+class CounterGroup {
+public:
+    CounterGroup() = default;
+    CounterGroup(const CounterGroup&) = delete;
+    CounterGroup& operator=(const CounterGroup&) = delete;
+    ~CounterGroup() { close(); }
+
+    /// Open `events` (indices into counter_events()) as one group; members that fail are left
+    /// out. Empty when nothing opened or the group could not be enabled.
+    void open(const std::vector<std::size_t>& events) {
+        close();
+        for (const std::size_t e : events) {
+            const bool leader = fds_.empty();
+            const int fd = open_counter(counter_events()[e], leader, leader ? -1 : fds_[0]);
+            if (fd < 0) continue;
+            fds_.push_back(fd);
+            events_.push_back(e);
+        }
+        if (fds_.empty()) return;
+        for (const int fd : fds_) {
+            std::uint64_t id = 0;
+            if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) break;
+            ids_.push_back(id);
+        }
+        if (ids_.size() != fds_.size()) ids_.clear();
+        // A group that never counts would read as zeros: left out instead.
+        if (::ioctl(fds_[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0) close();
+    }
+
+    /// Whether the group gets onto the PMU at all: spin briefly, then look at its running
+    /// time.
+    bool runs() const {
+        if (fds_.empty()) return false;
+        const std::uint64_t t0 = monotonic_now_ns();
+        while (monotonic_now_ns() - t0 < kSchedulableProbeNs) {
+        }
+        std::vector<std::uint64_t> buf(words(), 0);
+        read_counter_group(fds_[0], buf.data(), buf.size());
+        return buf[0] == fds_.size() && buf[2] > 0;
+    }
+
+    void close() {
+        for (auto it = fds_.rbegin(); it != fds_.rend(); ++it) ::close(*it);
+        fds_.clear();
+        events_.clear();
+        ids_.clear();
+    }
+
+    bool empty() const { return fds_.empty(); }
+    int leader() const { return fds_.empty() ? -1 : fds_[0]; }
+    std::size_t words() const { return 3 + 2 * fds_.size(); }
+    const std::vector<std::size_t>& events() const { return events_; }
+
+    /// The delta of the group's `member`-th event between the reads `a` and `b` (`words()`
+    /// u64 each): false when not counted (a failed or malformed read, or the group never ran
+    /// between them); `scaled` when the group ran only part of the time and the value is
+    /// extrapolated (value × enabled / running, rounded).
+    bool delta(const std::uint64_t* a, const std::uint64_t* b, std::size_t member,
+               std::uint64_t& value, bool& scaled) const {
+        const std::size_t n = fds_.size();
+        if (a[0] != n || b[0] != n) return false;
+        for (std::size_t k = 0; k < ids_.size(); ++k) {
+            if (a[4 + 2 * k] != ids_[k] || b[4 + 2 * k] != ids_[k]) return false;
+        }
+        const std::uint64_t enabled = b[1] - a[1];
+        const std::uint64_t running = b[2] - a[2];
+        const std::uint64_t dv = b[3 + 2 * member] - a[3 + 2 * member];
+        scaled = false;
+        if (running >= enabled) {
+            value = dv;
+            return true;
+        }
+        if (running == 0) return false;
+        __extension__ typedef unsigned __int128 u128;
+        const u128 v = (static_cast<u128>(dv) * enabled + running / 2) / running;
+        value = v > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(v);
+        scaled = true;
+        return true;
+    }
+
+private:
+    std::vector<int> fds_;
+    std::vector<std::size_t> events_;
+    std::vector<std::uint64_t> ids_;
+};
+
+/// The worker's counters: the groups opened for the last `counters=` list, and the buffers of
+/// the current batch's reads.
+class Counters {
+public:
+    /// Open the events of `list` unless it is the list already open.
+    void select(const std::string& list) {
+        if (opened_ && list == list_) return;
+        list_ = list;
+        opened_ = true;
+        const std::vector<std::size_t> events = parse_counter_list(list);
+        std::vector<std::size_t> sw, hw;
+        for (const std::size_t e : events) (counter_events()[e].hardware ? hw : sw).push_back(e);
+        software_.open(sw);
+        hardware_.close();
+        // A group with more events than the PMU has counters never runs: drop its last event
+        // until it does.
+        while (!hw.empty()) {
+            hardware_.open(hw);
+            if (hardware_.empty() || hardware_.runs()) break;
+            const std::size_t dropped = hardware_.events().back();
+            hardware_.close();
+            hw.erase(std::find(hw.begin(), hw.end(), dropped));
+        }
+    }
+
+    /// A meter for a batch of `samples` (may throw std::bad_alloc: call it outside the batch).
+    Meter meter(std::size_t samples) {
+        Meter m;
+        sw_reads_.assign(2 * samples * software_.words(), 0);
+        hw_reads_.assign(2 * samples * hardware_.words(), 0);
+        m.sw_fd = software_.leader();
+        m.hw_fd = hardware_.leader();
+        m.sw_words = software_.words();
+        m.hw_words = hardware_.words();
+        m.sw = sw_reads_.data();
+        m.hw = hw_reads_.data();
+        return m;
+    }
+
+    /// The reply's tokens for the batch just read: ` ctr.<event>=v1,v2,…` per event opened
+    /// (an empty field where a sample has no value), in the order of counter_events(), then
+    /// ` scaled.<event>=0,1,…` for events scaled in at least one sample.
+    void append_tokens(std::string& reply, std::size_t samples) const {
+        std::string flags;
+        for (std::size_t e = 0; e < kCounterEventCount; ++e) {
+            const CounterGroup* group = nullptr;
+            const std::vector<std::uint64_t>* reads = nullptr;
+            std::size_t member = 0;
+            for (const auto& [g, r] : {std::make_pair(&software_, &sw_reads_),
+                                       std::make_pair(&hardware_, &hw_reads_)}) {
+                const auto& evs = g->events();
+                const auto it = std::find(evs.begin(), evs.end(), e);
+                if (it != evs.end()) {
+                    group = g;
+                    reads = r;
+                    member = static_cast<std::size_t>(it - evs.begin());
+                }
+            }
+            if (group == nullptr) continue;
+            const std::size_t w = group->words();
+            std::string values;
+            std::string scaled_flags;
+            bool any_value = false, any_scaled = false;
+            for (std::size_t s = 0; s < samples; ++s) {
+                const std::uint64_t* a = reads->data() + 2 * s * w;
+                std::uint64_t v = 0;
+                bool scaled = false;
+                if (s) values += ',';
+                if (group->delta(a, a + w, member, v, scaled)) {
+                    append_u64(values, v);
+                    any_value = true;
+                }
+                any_scaled = any_scaled || scaled;
+                if (s) scaled_flags += ',';
+                scaled_flags += scaled ? '1' : '0';
+            }
+            if (!any_value) continue;  // never counted: no token, never a list of zeros
+            reply += " ctr.";
+            reply += counter_events()[e].name;
+            reply += '=';
+            reply += values;
+            if (any_scaled) {
+                flags += " scaled.";
+                flags += counter_events()[e].name;
+                flags += '=';
+                flags += scaled_flags;
+            }
+        }
+        reply += flags;
+    }
+
+private:
+    std::string list_;
+    bool opened_ = false;
+    CounterGroup software_, hardware_;
+    std::vector<std::uint64_t> sw_reads_, hw_reads_;
+};
 
 // ---- Worker protocol -----------------------------------------------------------------------
 
@@ -791,10 +1132,19 @@ inline std::string bad_option(const std::string& tok, const std::string& line) {
     return "error bad option '" + tok + "' in '" + line + "'";
 }
 
+/// What a worker keeps from one command to the next.
+struct WorkerState {
+    /// The last batch's times.
+    std::vector<std::uint64_t> ns;
+    /// The counters of the last `counters=` list.
+    Counters counters;
+};
+
 /// Carry out one command line; the reply (without its final '\n') goes to `reply`. Returns
 /// false for `quit`.
 inline bool handle_command(const Timer& timer, std::string line, std::string& reply,
-                           std::vector<std::uint64_t>& ns) {
+                           WorkerState& state) {
+    auto& ns = state.ns;
     while (!line.empty() && is_space(line.back())) line.pop_back();
     const std::vector<std::string> toks = split_ws(line);
     const std::string cmd = toks.empty() ? std::string() : toks[0];
@@ -850,6 +1200,8 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             }
         }
         std::uint64_t iters = 0, samples = 0;
+        bool counters = false;
+        std::string counter_list;
         for (std::size_t t = 2; t < toks.size(); ++t) {
             const std::size_t eq = toks[t].find('=');
             if (eq == std::string::npos) {
@@ -865,8 +1217,11 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                     return true;
                 }
                 (key == "iters" ? iters : samples) = v;
+            } else if (key == "counters") {
+                counters = true;
+                counter_list = value;
             }
-            // Other options (counters=, cache=, ...) are ignored by this worker.
+            // Other options (cache=, ...) are ignored by this worker.
         }
         if (iters == 0) {
             reply = bad_option("iters", line);
@@ -878,13 +1233,21 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         }
         if (index == static_cast<std::size_t>(-2)) return true;  // the "no benchmark" reply
         std::string what;
-        if (!guarded([&] { ns.reserve(as_size(samples)); }, what)) {
+        Meter meter;
+        if (counters) state.counters.select(counter_list);
+        if (!guarded(
+                [&] {
+                    ns.reserve(as_size(samples));
+                    if (counters) meter = state.counters.meter(as_size(samples));
+                },
+                what)) {
             reply = "error cannot allocate ";
             append_u64(reply, samples);
             reply += " samples: " + what;
             return true;
         }
-        if (!guarded([&] { measure_batch(timer, index, iters, as_size(samples), ns); }, what)) {
+        if (!guarded([&] { measure_batch(timer, index, iters, as_size(samples), ns, meter); },
+                     what)) {
             reply = "error benchmark " + std::to_string(index) + " failed: " + what;
             return true;
         }
@@ -896,6 +1259,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             if (i) reply += ',';
             append_u64(reply, ns[i]);
         }
+        if (counters) state.counters.append_tokens(reply, ns.size());
     } else {
         reply = "error unknown command '" + cmd + "'";
     }
@@ -906,10 +1270,10 @@ inline int serve(int in_fd, int out_fd) {
     const Timer timer = detect_timer();
     LineReader reader(in_fd);
     std::string line, reply;
-    std::vector<std::uint64_t> ns;
+    WorkerState state;
     for (;;) {
         if (!reader.next(line)) return 0;  // the runner closed the pipe
-        const bool more = handle_command(timer, line, reply, ns);
+        const bool more = handle_command(timer, line, reply, state);
         reply += '\n';
         if (!write_all(out_fd, reply)) return 1;
         if (!more) return 0;

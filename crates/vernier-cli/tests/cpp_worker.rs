@@ -16,7 +16,14 @@ use std::process::Command;
 use std::time::Duration;
 use vernier::protocol::Hello;
 
-const EXAMPLES: [&str; 5] = ["seed000", "seed003", "seed004", "chain", "faulty"];
+const EXAMPLES: [&str; 6] = [
+    "seed000",
+    "seed003",
+    "seed004",
+    "chain",
+    "faulty",
+    "pagefault",
+];
 
 fn standalone(exe: &Path, args: &[&str]) -> String {
     let o = Command::new(exe)
