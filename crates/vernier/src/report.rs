@@ -105,16 +105,24 @@ pub fn table_head(style: Style) -> String {
     )
 }
 
-/// One benchmark: its row, then each diagnostic on its own line.
-pub fn row(b: &BenchmarkResult, style: Style) -> String {
-    let mut s = String::new();
-    let name = if b.name.chars().count() > 34 {
-        let mut n: String = b.name.chars().take(33).collect();
+/// Width of the name column.
+const NAME_WIDTH: usize = 34;
+
+/// A benchmark name cut to the name column, with an ellipsis when cut.
+fn column_name(name: &str) -> String {
+    if name.chars().count() > NAME_WIDTH {
+        let mut n: String = name.chars().take(NAME_WIDTH - 1).collect();
         n.push('…');
         n
     } else {
-        b.name.clone()
-    };
+        name.to_string()
+    }
+}
+
+/// One benchmark: its row, then each diagnostic on its own line.
+pub fn row(b: &BenchmarkResult, style: Style) -> String {
+    let mut s = String::new();
+    let name = column_name(&b.name);
     let p = &b.per_iter;
     let invalid = b.diagnostics.iter().any(|d| d.code.invalidates_figure());
     let optimized_away = b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway);
@@ -356,13 +364,7 @@ pub fn instructions_table_head(style: Style) -> String {
 /// One benchmark counted under callgrind: instructions and simulated misses per iteration.
 pub fn instructions_row(b: &BenchmarkResult, style: Style) -> String {
     let mut s = String::new();
-    let name = if b.name.chars().count() > 34 {
-        let mut n: String = b.name.chars().take(33).collect();
-        n.push('…');
-        n
-    } else {
-        b.name.clone()
-    };
+    let name = column_name(&b.name);
     let get = |k: &str| b.counters.as_ref().and_then(|c| c.get(k)).copied();
     let sum = |a: &str, c: &str| match (get(a), get(c)) {
         (Some(x), Some(y)) => Some(x + y),
