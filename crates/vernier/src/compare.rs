@@ -349,12 +349,8 @@ pub fn measure_pair<'t>(
                     est_sample_ns = slow.max(1) as f64;
                     state = State::Collect;
                 } else {
-                    let factor = if slow > 0 {
-                        (goal as f64 / slow as f64 / 8.0).clamp(2.0, 1024.0)
-                    } else {
-                        2.0
-                    };
-                    iters = (iters as f64 * factor).ceil().min(plan.max_iters as f64) as u64;
+                    iters =
+                        crate::measure::next_calibration_count(iters, slow, goal, plan.max_iters);
                 }
             }
             State::Collect => {

@@ -159,6 +159,18 @@ pub const MAX_BATCH_FRACTION: f64 = 0.02;
 /// Calibration may use at most this fraction of the budget.
 pub const CALIBRATION_FRACTION: f64 = 0.5;
 
+/// The next iteration count of the doubling calibration, after a step whose fastest sample
+/// took `best_ns` against a goal of `goal_ns`: counts far too short are jumped over (by up to
+/// 1024×), and near the goal each step is a doubling, so samples exist at several counts.
+pub fn next_calibration_count(iters: u64, best_ns: u64, goal_ns: u64, max_iters: u64) -> u64 {
+    let factor = if best_ns > 0 {
+        (goal_ns as f64 / best_ns as f64 / 8.0).clamp(2.0, 1024.0)
+    } else {
+        2.0
+    };
+    (iters as f64 * factor).ceil().min(max_iters as f64) as u64
+}
+
 /// Run the state machine on one target.
 pub fn measure(
     target: &mut dyn Target,
@@ -251,14 +263,7 @@ pub fn measure(
                     est_sample_ns = best.max(1) as f64;
                     m.iters_per_sample = iters;
                 } else {
-                    // Jump straight past counts that are far too short (each step stays a
-                    // doubling when close to the goal, so samples exist at several counts).
-                    let factor = if best > 0 {
-                        (goal as f64 / best as f64 / 8.0).clamp(2.0, 1024.0)
-                    } else {
-                        2.0
-                    };
-                    iters = (iters as f64 * factor).ceil().min(plan.max_iters as f64) as u64;
+                    iters = next_calibration_count(iters, best, goal, plan.max_iters);
                 }
             }
             State::Collect => {
