@@ -2,34 +2,23 @@
 //! compiler): results, process control, and robustness to workers that crash, hang, babble or
 //! are not workers at all. No absolute times: flags, orderings within one run, structure.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/cpp.rs"]
 mod cpp;
 
+use cli::{text, vernier};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 use vernier::diagnostic::Code;
 use vernier::result::{ResultFile, Status};
-
-fn vernier() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
-    c.env("NO_COLOR", "1");
-    c
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("run-tests");
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn bench<'a>(f: &'a ResultFile, name: &str) -> &'a vernier::result::BenchmarkResult {
@@ -93,23 +82,8 @@ fn cpp_seed000_through_the_runner() {
 fn crashes_hangs_and_exceptions_fail_their_benchmark_only() {
     let exe = cpp::example("faulty");
     let json = tmp("faulty.json");
-    let o = vernier()
-        .args([
-            "run",
-            "--quick",
-            "--processes",
-            "1",
-            "--timeout",
-            "2",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
+    let (o, f) = cli::run_quick_one_process(&exe, &json);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let f = ResultFile::load(&json).unwrap();
     let names: Vec<&str> = f.benchmarks.iter().map(|b| b.name.as_str()).collect();
     assert!(names.len() >= 4, "{names:?}");
     let ok = bench(&f, "ok");

@@ -1,6 +1,8 @@
 //! The Rust harness as a worker: the same conformance suite as the C++ header, and the
 //! runner's robustness against a Rust worker that crashes, hangs or panics.
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "common/conformance.rs"]
 mod conformance;
 #[path = "common/cpp.rs"]
@@ -9,7 +11,7 @@ mod cpp;
 mod rust_examples;
 
 use std::process::Command;
-use vernier::result::{ResultFile, Status};
+use vernier::result::Status;
 
 #[test]
 fn rust_workers_conform_to_the_protocol() {
@@ -24,28 +26,13 @@ fn rust_workers_conform_to_the_protocol() {
 fn a_rust_worker_that_crashes_hangs_or_panics_fails_only_that_benchmark() {
     let exe = rust_examples::examples().join("faulty");
     let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rust-faulty.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_vernier"))
-        .args([
-            "run",
-            "--quick",
-            "--processes",
-            "1",
-            "--timeout",
-            "2",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
+    let (o, f) = cli::run_quick_one_process(&exe, &json);
     assert_eq!(
         o.status.code(),
         Some(1),
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
-    let f = ResultFile::load(&json).unwrap();
     let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
     assert_eq!(get("ok").status, Status::Ok);
     assert_eq!(get("chatty").status, Status::Ok);
