@@ -111,7 +111,12 @@ impl Common {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // Usage errors exit with 1 (an error), not clap's 2: 2 means a check failed.
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        let code = if e.use_stderr() { 1 } else { 0 };
+        let _ = e.print();
+        std::process::exit(code);
+    });
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
