@@ -7,8 +7,10 @@ mod demo;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
+mod link;
 mod load;
 mod run;
+mod pairs;
 mod system;
 mod term;
 mod worker;
