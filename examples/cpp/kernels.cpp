@@ -11,6 +11,7 @@
 // the environment variables override them for quick experiments. STARTUP_MS (default 0) makes
 // the program sleep that long before serving, to stand for a program with a slow start-up.
 
+#include "add_chain.hpp"
 #include "vernier.hpp"
 
 #include <chrono>
@@ -36,23 +37,6 @@ std::uint64_t env_or(const char* name, std::uint64_t dflt) {
     return s ? std::strtoull(s, nullptr, 10) : dflt;
 }
 
-#if defined(__x86_64__)
-std::uint64_t add_chain(std::uint64_t acc, std::uint64_t n) {
-    const std::uint64_t one = 1;
-    for (std::uint64_t i = 0; i < n; ++i) {
-        asm volatile("add %[one], %[acc]" : [acc] "+r"(acc) : [one] "r"(one) : "cc");
-    }
-    return acc;
-}
-#else
-std::uint64_t add_chain(std::uint64_t acc, std::uint64_t n) {
-    for (std::uint64_t s = 0; s < n; ++s) {
-        acc += 1;
-        vernier::do_not_optimize(acc);
-    }
-    return acc;
-}
-#endif
 
 constexpr std::size_t CHASE_BYTES = 64u << 20;
 constexpr std::size_t HUGE_PAGE = 2u << 20;
@@ -98,7 +82,7 @@ int main(int argc, char** argv) {
     next = make_cycle(CHASE_BYTES / sizeof(std::uint32_t));
 
     vernier::bench("chain", [acc = std::uint64_t{0}]() mutable {
-        acc = add_chain(acc, chain_n);
+        acc = examples::add_chain(acc, chain_n);
         return acc;
     });
     vernier::bench("sqrt", [x = 2.0]() mutable {

@@ -6,6 +6,16 @@
 //! drift common to both members of a pair cancels in their ratio, and the statistics
 //! ([`crate::compare_stats`]) work on the per-pair log-ratios.
 //!
+//! **Process pairs.** Across executables one OLD and one NEW process are not enough: each has
+//! its own memory layout, and the CPU each runs on may be slower than the other for seconds at
+//! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
+//! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
+//! pair ([`ProcessPair`]) and combines them with a random-effects t-interval
+//! ([`comparison_from_process_pairs`], [`compare_stats::random_effects`]): the interval then
+//! includes the spread between pairs. After each pair, [`pairs_settled`] decides whether a
+//! benchmark needs more. In process ([`run_suite_pairs`]) there is one process on one CPU, and
+//! the interval covers the noise within it only; the table says so.
+//!
 //! The engine is a state machine, like [`crate::measure`]:
 //!
 //! | state       | does | leaves when |
@@ -589,6 +599,9 @@ pub struct ProcessPair {
     pub new_median_ns: f64,
     pub seconds: f64,
     pub stop: String,
+    /// The pair's rounds (per-iteration time of each side), so any analysis can be redone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<PairSamples>,
 }
 
 impl ProcessPair {
@@ -621,6 +634,12 @@ impl ProcessPair {
             new_median_ns: median_of(&mut n),
             seconds: m.wall_ns as f64 / 1e9,
             stop: m.stop.as_str().into(),
+            samples: Some(PairSamples {
+                old_ns: m.old_ns.clone(),
+                new_ns: m.new_ns.clone(),
+                t_s: m.t_s.clone(),
+                first_steady: m.first_steady,
+            }),
         })
     }
 
@@ -1162,8 +1181,15 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
         }
     }
     let mut legend = format!(
-        "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), Hodges–Lehmann estimate; \
-         verdict at α = {} after Holm's correction over {} comparison(s), noise threshold ±{}%.",
+        "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \
+         after Holm's correction over {} comparison(s), noise threshold ±{}%: no-change when the \
+         interval lies within it, inconclusive when it straddles it; detect = the smallest \
+         change the run could have detected (80% power).",
+        match (file.mode, live) {
+            (Mode::Paired, true) => "geometric mean over process pairs",
+            (Mode::Paired, false) => "Hodges–Lehmann estimate",
+            (Mode::Unpaired, _) => "ratio of the files' medians",
+        },
         file.alpha,
         file.comparisons.len(),
         file.threshold * 100.0
@@ -1172,13 +1198,13 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
         Mode::Paired if live => legend.push_str(
             " Process pairs: each pair is an OLD and a NEW process on one CPU with one environment \
              padding, alternating batches; 95% CI is a t-interval over the pairs' log-ratios \
-             (random effects: it includes the spread between pairs). no-change: the interval \
-             lies within the threshold; inconclusive: it straddles it. detect = the smallest \
-             change this run could have detected (80% power).",
+             (random effects: it includes the spread between pairs).",
         ),
         Mode::Paired => legend.push_str(
-            " Paired: OLD and NEW alternated, same iterations per sample; 95% CI by inverting \
-             the Wilcoxon signed-rank test on the pairs' log-ratios.",
+            " Paired in one process on one CPU: OLD and NEW alternated, same iterations per \
+             sample; 95% CI by inverting the Wilcoxon signed-rank test on the pairs' log-ratios. \
+             It covers the noise within this process, not what differs between processes (memory \
+             layout, CPU): for that, compare two executables with vernier compare OLD NEW.",
         ),
         Mode::Unpaired => legend.push_str(
             " Unpaired: the two result files were measured at different times, so any drift of \

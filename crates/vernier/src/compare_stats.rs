@@ -33,6 +33,11 @@
 //!   ties ignored), otherwise the normal approximation with continuity correction. Zeros are
 //!   kept in the Walsh averages.
 //!
+//! - **Process pairs** (`vernier compare OLD NEW`): one log-ratio per OLD/NEW process pair, and
+//!   a random-effects t-interval over them ([`random_effects`]), which includes the spread
+//!   between pairs; Student's t is computed here ([`student_t_sf`], [`student_t_quantile`]).
+//! - **Two result files**: each file's own interval, combined ([`from_intervals`]).
+//!
 //! Several benchmarks compared at once are a family of tests: [`holm`] adjusts their p-values
 //! (the suite uses it: it controls the family-wise error rate, so a suite of 50 benchmarks does
 //! not report a false regression in most runs); [`benjamini_hochberg`] (false discovery rate) is
