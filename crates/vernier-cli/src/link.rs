@@ -23,8 +23,13 @@ pub trait WorkerLink {
     fn timer(&self) -> TimerInfo;
     fn debug_build(&self) -> bool;
     /// `samples` samples of `iters` iterations of benchmark `index`, appended to `out.ns`.
-    fn run(&mut self, index: usize, iters: u64, samples: usize, out: &mut Batch)
-        -> Result<(), String>;
+    fn run(
+        &mut self,
+        index: usize,
+        iters: u64,
+        samples: usize,
+        out: &mut Batch,
+    ) -> Result<(), String>;
     /// Ask the worker to quit (kill it if it does not).
     fn quit(self: Box<Self>);
 }
@@ -136,7 +141,8 @@ impl PairLauncher for ProcessLauncher {
                 .unwrap_or_else(|_| Err("the launching thread panicked".into()));
             (a, b)
         });
-        let boxed = |r: Result<WorkerProcess, String>| r.map(|w| Box::new(w) as Box<dyn WorkerLink>);
+        let boxed =
+            |r: Result<WorkerProcess, String>| r.map(|w| Box::new(w) as Box<dyn WorkerLink>);
         if setup.old_first {
             (boxed(a), boxed(b))
         } else {

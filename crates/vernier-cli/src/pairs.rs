@@ -116,12 +116,17 @@ fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
     file.finalize();
 }
 
+/// The two sides of a running pair, OLD first.
+type Links = (Box<dyn WorkerLink>, Box<dyn WorkerLink>);
+/// Chooses the benchmarks to compare from OLD's and NEW's lists.
+pub type Select<'a> = dyn FnMut(&[String], &[String]) -> Result<Vec<String>, String> + 'a;
+
 /// Start both sides of a pair; the first error when either fails (the other side is stopped).
 fn start(
     launcher: &mut dyn PairLauncher,
     setup: &PairSetup,
     on_event: &mut dyn FnMut(Event),
-) -> Result<(Box<dyn WorkerLink>, Box<dyn WorkerLink>), String> {
+) -> Result<Links, String> {
     match launcher.launch(setup) {
         (Ok(o), Ok(n)) => {
             on_event(Event::PairStarted {
@@ -153,7 +158,7 @@ pub fn run(
     clock: &dyn WallClock,
     cfg: &PairsConfig,
     file: &mut ComparisonFile,
-    select: &mut dyn FnMut(&[String], &[String]) -> Result<Vec<String>, String>,
+    select: &mut Select,
     interrupted: &dyn Fn() -> bool,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<(), String> {
@@ -218,7 +223,10 @@ pub fn run(
                 },
             };
             let bench = &mut benches[b];
-            let (io, inew) = match (position(o.as_ref(), &bench.name), position(n.as_ref(), &bench.name)) {
+            let (io, inew) = match (
+                position(o.as_ref(), &bench.name),
+                position(n.as_ref(), &bench.name),
+            ) {
                 (Some(i), Some(k)) => (i, k),
                 _ => {
                     bench.error = Some(format!(
@@ -249,10 +257,7 @@ pub fn run(
                 })
             };
             if let Some((side, e)) = &m.error {
-                bench.error = Some(format!(
-                    "{} failed (process pair {j}): {e}",
-                    side.as_str()
-                ));
+                bench.error = Some(format!("{} failed (process pair {j}): {e}", side.as_str()));
                 // Both sides go; the pair is started afresh for the next benchmark.
                 o.quit();
                 n.quit();
@@ -261,8 +266,7 @@ pub fn run(
             if m.stop == cmp::PairStop::Interrupted {
                 stop_all = "interrupted";
             }
-            match ProcessPair::from_measurement(j, setup.cpu, setup.env_pad, setup.old_first, &m)
-            {
+            match ProcessPair::from_measurement(j, setup.cpu, setup.env_pad, setup.old_first, &m) {
                 Some(p) => bench.pairs.push(p),
                 None => bench.empty += 1,
             }
@@ -363,7 +367,8 @@ mod tests {
         // by up to 6 % with tiny noise. Each pair's own interval then excludes 1 (a one-pair
         // comparison would call it a change); over pairs the interval includes the spread.
         let s = script(5.0, vec![1.0, 1.0], 0.03);
-        let (mut covered, mut total, mut wrong, mut pair_excludes, mut pair_total) = (0, 0, 0, 0, 0);
+        let (mut covered, mut total, mut wrong, mut pair_excludes, mut pair_total) =
+            (0, 0, 0, 0, 0);
         for seed in 1..=40 {
             let (f, _) = run_mock(s.clone(), s.clone(), seed);
             for c in &f.comparisons {
@@ -383,7 +388,10 @@ mod tests {
         // 95 % intervals: about 76 of 80 cover the truth; Holm makes false verdicts rarer still.
         assert!(covered >= 68, "{covered}/{total}");
         assert!(wrong <= 6, "{wrong}/{total}");
-        assert!(pair_excludes * 10 >= pair_total * 8, "{pair_excludes}/{pair_total}");
+        assert!(
+            pair_excludes * 10 >= pair_total * 8,
+            "{pair_excludes}/{pair_total}"
+        );
     }
 
     #[test]

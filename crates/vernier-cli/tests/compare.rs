@@ -75,9 +75,15 @@ fn chain_100_against_100_is_no_change() {
         assert!(!c[k].is_null(), "{k}");
     }
     assert!(v["geomean_ratio"].as_f64().is_some());
-    assert!(so.contains("no-change") && so.contains("Process pairs"), "{so}");
+    assert!(
+        so.contains("no-change") && so.contains("Process pairs"),
+        "{so}"
+    );
     // The same program on both sides: the noise floor is printed.
-    assert!(so.contains("noise floor") && so.contains("smallest detectable change"), "{so}");
+    assert!(
+        so.contains("noise floor") && so.contains("smallest detectable change"),
+        "{so}"
+    );
     check_pairs(c);
 }
 
@@ -86,7 +92,10 @@ fn chain_100_against_100_is_no_change() {
 fn check_pairs(c: &serde_json::Value) {
     let pairs = c["process_pairs"].as_array().unwrap();
     assert!(pairs.len() >= 4, "{c}");
-    assert_eq!(c["spread"]["process_pairs"].as_u64().unwrap() as usize, pairs.len());
+    assert_eq!(
+        c["spread"]["process_pairs"].as_u64().unwrap() as usize,
+        pairs.len()
+    );
     let share = c["spread"]["within_share"].as_f64().unwrap()
         + c["spread"]["between_share"].as_f64().unwrap();
     assert!((share - 1.0).abs() < 1e-9, "{c}");
@@ -95,7 +104,10 @@ fn check_pairs(c: &serde_json::Value) {
         assert_ne!(w[0]["old_first"], w[1]["old_first"], "{c}");
     }
     for p in pairs {
-        assert!(p["cpu"].as_u64().is_some(), "pinned even without --cpu: {p}");
+        assert!(
+            p["cpu"].as_u64().is_some(),
+            "pinned even without --cpu: {p}"
+        );
         let s = &p["samples"];
         assert_eq!(
             s["old_ns"].as_array().unwrap().len(),
@@ -149,7 +161,10 @@ fn a_crash_fails_its_benchmark_and_the_others_go_on() {
     // The benchmark after the crash was compared with fresh workers.
     assert_eq!(v["comparisons"][0]["name"], "chain");
     let verdict = v["comparisons"][0]["verdict"].as_str().unwrap();
-    assert!(verdict == "no-change" || verdict == "inconclusive", "{verdict}");
+    assert!(
+        verdict == "no-change" || verdict == "inconclusive",
+        "{verdict}"
+    );
     // Names only one side has are reported, not compared.
     assert_eq!(v["only_new"][0], "extra");
     assert!(se.contains("only in NEW"), "{se}");
@@ -314,7 +329,10 @@ fn fewer_process_pairs_than_the_minimum_are_refused() {
         .unwrap();
     let (_, se) = text(&out);
     assert_eq!(out.status.code(), Some(1));
-    assert!(se.contains("--processes 2") && se.contains("at least 4"), "{se}");
+    assert!(
+        se.contains("--processes 2") && se.contains("at least 4"),
+        "{se}"
+    );
 }
 
 fn kernels(name: &str, flags: &[&str]) -> PathBuf {
@@ -323,7 +341,12 @@ fn kernels(name: &str, flags: &[&str]) -> PathBuf {
     cpp::compile(name, &[cpp::example_source("kernels")], &f)
 }
 
-fn compare_json(old: &Path, new: &Path, extra: &[&str], json: &Path) -> (Output, serde_json::Value) {
+fn compare_json(
+    old: &Path,
+    new: &Path,
+    extra: &[&str],
+    json: &Path,
+) -> (Output, serde_json::Value) {
     let out = vernier()
         .arg("compare")
         .arg(old)
@@ -358,8 +381,16 @@ fn cpp_kernels_against_themselves_find_no_change() {
 #[test]
 fn cpp_builds_twice_as_long_are_slower() {
     let old = kernels("kernels", &[]);
-    let new = kernels("kernels-200", &["-DKERNELS_CHAIN_N=200", "-DKERNELS_MEM_STEPS=200"]);
-    let (_, v) = compare_json(&old, &new, &["--filter", "chain|chase"], &tmp("cpp-ab.json"));
+    let new = kernels(
+        "kernels-200",
+        &["-DKERNELS_CHAIN_N=200", "-DKERNELS_MEM_STEPS=200"],
+    );
+    let (_, v) = compare_json(
+        &old,
+        &new,
+        &["--filter", "chain|chase"],
+        &tmp("cpp-ab.json"),
+    );
     let cs = v["comparisons"].as_array().unwrap();
     assert_eq!(cs.len(), 2, "{v}");
     for c in cs {

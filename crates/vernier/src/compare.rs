@@ -599,6 +599,9 @@ pub struct ProcessPair {
     pub new_median_ns: f64,
     pub seconds: f64,
     pub stop: String,
+    /// The cost of switching sides in this pair (see [`Rewarm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewarm: Option<Rewarm>,
     /// The pair's rounds (per-iteration time of each side), so any analysis can be redone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<PairSamples>,
@@ -634,6 +637,7 @@ impl ProcessPair {
             new_median_ns: median_of(&mut n),
             seconds: m.wall_ns as f64 / 1e9,
             stop: m.stop.as_str().into(),
+            rewarm: m.rewarm,
             samples: Some(PairSamples {
                 old_ns: m.old_ns.clone(),
                 new_ns: m.new_ns.clone(),
@@ -725,6 +729,14 @@ pub fn comparison_from_process_pairs(
     let mut o: Vec<f64> = pairs.iter().map(|p| p.old_median_ns).collect();
     let mut n: Vec<f64> = pairs.iter().map(|p| p.new_median_ns).collect();
     let seconds = pairs.iter().map(|p| p.seconds).sum();
+    let (mut rw_old, mut rw_new): (Vec<f64>, Vec<f64>) = pairs
+        .iter()
+        .filter_map(|p| p.rewarm.map(|r| (r.old, r.new)))
+        .unzip();
+    let rewarm = (!rw_old.is_empty()).then(|| Rewarm {
+        old: median_of(&mut rw_old),
+        new: median_of(&mut rw_new),
+    });
     Ok(Comparison {
         name: name.into(),
         ratio: re.ratio,
@@ -741,7 +753,7 @@ pub fn comparison_from_process_pairs(
         old_median_ns: median_of(&mut o),
         new_median_ns: median_of(&mut n),
         stop: stop.into(),
-        rewarm: None,
+        rewarm,
         pair_samples: None,
         smallest_detectable: Some(re.smallest_detectable),
         spread: Some(PairSpread {

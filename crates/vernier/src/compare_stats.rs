@@ -760,7 +760,7 @@ pub fn student_t_sf(t: f64, df: f64) -> f64 {
 /// Quantile of Student's t law: the t with P(T ≤ t) = p (bisection on [`student_t_sf`], to a
 /// relative 1e-14).
 pub fn student_t_quantile(p: f64, df: f64) -> f64 {
-    if !(p > 0.0 && p < 1.0) || !(df > 0.0) {
+    if !(p > 0.0 && p < 1.0 && df > 0.0) {
         return f64::NAN;
     }
     if p < 0.5 {
@@ -849,7 +849,10 @@ pub fn t_interval(xs: &[f64], conf: f64) -> Option<(f64, f64, f64)> {
 
 /// Combine per-pair log-ratio estimates `theta` (ln NEW/OLD) and their within-pair standard
 /// errors `within_se` (same length) into a random-effects estimate.
-pub fn random_effects(theta: &[f64], within_se: &[f64]) -> Result<RandomEffects, RandomEffectsError> {
+pub fn random_effects(
+    theta: &[f64],
+    within_se: &[f64],
+) -> Result<RandomEffects, RandomEffectsError> {
     let k = theta.len();
     if k < 2 || within_se.len() != k {
         return Err(RandomEffectsError::TooFewPairs(k.min(within_se.len())));
@@ -997,10 +1000,19 @@ mod tests {
         assert_eq!(verdict(1.0025, (1.001, 1.004), 1e-4, t), Verdict::NoChange);
         assert_eq!(verdict(0.990, (0.988, 0.992), 1e-6, t), Verdict::Faster);
         // Significant interval, but not after adjustment.
-        assert_eq!(verdict(1.010, (1.008, 1.012), 0.2, t), Verdict::Inconclusive);
+        assert_eq!(
+            verdict(1.010, (1.008, 1.012), 0.2, t),
+            Verdict::Inconclusive
+        );
         // An interval that straddles the threshold settles nothing.
-        assert_eq!(verdict(1.000, (0.990, 1.010), 0.9, t), Verdict::Inconclusive);
-        assert_eq!(verdict(1.003, (1.001, 1.006), 0.01, t), Verdict::Inconclusive);
+        assert_eq!(
+            verdict(1.000, (0.990, 1.010), 0.9, t),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            verdict(1.003, (1.001, 1.006), 0.01, t),
+            Verdict::Inconclusive
+        );
     }
 
     #[test]

@@ -37,7 +37,12 @@ fn student_t_matches_scipy() {
         let df = c["df"].as_f64().unwrap();
         if let Some(sf) = c.get("sf") {
             let t = c["t"].as_f64().unwrap();
-            close(&format!("sf({t}, {df})"), cs::student_t_sf(t, df), sf.as_f64().unwrap(), 1e-9);
+            close(
+                &format!("sf({t}, {df})"),
+                cs::student_t_sf(t, df),
+                sf.as_f64().unwrap(),
+                1e-9,
+            );
         } else {
             let p = c["p"].as_f64().unwrap();
             close(
@@ -59,7 +64,12 @@ fn random_effects_match_scipy() {
         close("ci lo", re.ci95.0, ci[0], 1e-10);
         close("ci hi", re.ci95.1, ci[1], 1e-10);
         close("p", re.p_value, c["p_value"].as_f64().unwrap(), 1e-8);
-        close("within", re.within_share, c["within_share"].as_f64().unwrap(), 1e-10);
+        close(
+            "within",
+            re.within_share,
+            c["within_share"].as_f64().unwrap(),
+            1e-10,
+        );
         close(
             "detectable",
             re.smallest_detectable,
@@ -99,13 +109,23 @@ fn normal(rng: &mut Rng) -> f64 {
 
 /// `k` pairs with a true log-ratio `shift`, a per-pair offset of sd `between` and per-round noise
 /// of sd `noise` over `rounds` rounds: each pair's estimate and standard error, from its rounds.
-fn pairs(rng: &mut Rng, k: usize, shift: f64, between: f64, noise: f64, rounds: usize) -> (Vec<f64>, Vec<f64>) {
+fn pairs(
+    rng: &mut Rng,
+    k: usize,
+    shift: f64,
+    between: f64,
+    noise: f64,
+    rounds: usize,
+) -> (Vec<f64>, Vec<f64>) {
     (0..k)
         .map(|_| {
             let offset = between * normal(rng);
-            let d: Vec<f64> = (0..rounds).map(|_| shift + offset + noise * normal(rng)).collect();
+            let d: Vec<f64> = (0..rounds)
+                .map(|_| shift + offset + noise * normal(rng))
+                .collect();
             let mean = d.iter().sum::<f64>() / rounds as f64;
-            let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (rounds - 1) as f64).sqrt();
+            let sd =
+                (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (rounds - 1) as f64).sqrt();
             (mean, sd / (rounds as f64).sqrt())
         })
         .unzip()
@@ -129,7 +149,10 @@ fn coverage_with_random_per_pair_offsets_stays_near_95_percent() {
     let rate = covered as f64 / trials as f64;
     assert!((0.93..=0.97).contains(&rate), "coverage {rate}");
     // Ignoring the spread between pairs covers far less than 95 %.
-    assert!((naive_covered as f64) < 0.5 * trials as f64, "{naive_covered}");
+    assert!(
+        (naive_covered as f64) < 0.5 * trials as f64,
+        "{naive_covered}"
+    );
 }
 
 #[test]
