@@ -1467,12 +1467,13 @@ mod tests {
         assert_eq!(f.comparisons[0].verdict, Verdict::Slower);
         f.comparisons[0].p_value_raw = 0.06;
         f.finalize();
-        assert_eq!(f.comparisons[0].verdict, Verdict::NoChange);
+        // No longer significant, and the interval [1.01, 1.03] is not within ±0.5 %.
+        assert_eq!(f.comparisons[0].verdict, Verdict::Inconclusive);
         // The JSON has the contract's names.
         let v: serde_json::Value = serde_json::to_value(&f).unwrap();
         assert_eq!(v["schema"], 1);
         assert_eq!(v["mode"], "paired");
-        assert_eq!(v["comparisons"][0]["verdict"], "no-change");
+        assert_eq!(v["comparisons"][0]["verdict"], "inconclusive");
         assert_eq!(v["comparisons"][1]["verdict"], "slower");
         for k in ["name", "ratio", "ci95", "p_value", "verdict", "seconds"] {
             assert!(v["comparisons"][0].get(k).is_some(), "{k}");
