@@ -359,6 +359,9 @@ mod tests {
         assert!(setups.windows(2).all(|w| w[0].old_first != w[1].old_first));
         // Never before the spread between pairs is estimated.
         assert!(setups.len() >= MIN_PROCESS_PAIRS);
+        // Each pair was started once and served both benchmarks.
+        let most = f.comparisons.iter().map(|c| c.process_pairs.len()).max();
+        assert_eq!(Some(setups.len()), most);
     }
 
     #[test]
