@@ -2,11 +2,12 @@
 //!
 //! OLD and NEW are either two executables (two builds of a benchmark program, each a worker)
 //! or two result files (`vernier run --json`, `vernier demo --json`); which one is detected
-//! from the files themselves. Executables are compared live: both are launched, benchmarks are
-//! paired by name, and the runner alternates batches between the two processes so that drift
-//! cancels (`vernier::compare`). Result files are compared offline and unpaired, on the steady
-//! samples each file holds, which leaves the comparison exposed to whatever changed on the
-//! machine between the two runs; the output says so.
+//! from the files themselves. Executables are compared live over several OLD/NEW process pairs
+//! (`crate::pairs`): benchmarks are paired by name, each pair alternates batches between its
+//! two processes on one CPU so that drift cancels (`vernier::compare`), and the interval is
+//! taken over the pairs. Result files are compared offline from each file's own interval,
+//! which leaves the comparison exposed to whatever changed on the machine between the two
+//! runs; the output says so.
 
 use crate::link::{Launch, ProcessLauncher};
 use crate::pairs::{self, PairsConfig};
@@ -38,8 +39,9 @@ pub struct CompareArgs {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
-    /// Hard time budget per benchmark, in seconds, both sides together (default 1; 0.2 with
-    /// --quick). The comparison stops earlier once the verdict is settled.
+    /// Measurement budget per benchmark, in seconds, both sides and all process pairs together
+    /// (default 2 for executables; 0.2 with --quick). A benchmark stops earlier once its
+    /// interval over the pairs is settled against the threshold.
     #[arg(long, value_name = "SECONDS")]
     pub time: Option<f64>,
     /// A short run: about 0.2 s per benchmark.
@@ -63,7 +65,8 @@ pub struct CompareArgs {
     /// An argument passed to NEW (repeatable, in order).
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub new_arg: Vec<OsString>,
-    /// Seed of the random order of OLD and NEW within each round (default: from the clock).
+    /// Seed of the random choices: the order of OLD and NEW within each round, the first CPU,
+    /// which side starts first, the environment paddings (default: from the clock).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     #[command(flatten)]

@@ -12,8 +12,8 @@
 //!   ([`vernier::compare::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
 //!   slice of the benchmark's budget (budget / pairs), ending early once the pair's own estimate
 //!   is precise;
-//! - each pair gives one log-ratio per benchmark, and the interval is a t-interval over the
-//!   pairs' log-ratios (random effects, [`vernier::compare_stats::random_effects`]);
+//! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
+//!   is a random-effects interval over the pairs ([`vernier::compare_stats::random_effects`]);
 //! - after each pair, a benchmark whose 99 % interval over the pairs so far is settled against
 //!   the threshold (never before [`vernier::compare::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.

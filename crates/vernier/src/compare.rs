@@ -10,7 +10,7 @@
 //! its own memory layout, and the CPU each runs on may be slower than the other for seconds at
 //! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
 //! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
-//! pair ([`ProcessPair`]) and combines them with a random-effects t-interval
+//! pair ([`ProcessPair`]) and combines them with a random-effects interval
 //! ([`comparison_from_process_pairs`], [`compare_stats::random_effects`]): the interval then
 //! includes the spread between pairs. After each pair, [`pairs_settled`] decides whether a
 //! benchmark needs more. In process ([`run_suite_pairs`]) there is one process on one CPU, and
@@ -703,15 +703,15 @@ pub fn pair_slice_plan(plan: &Plan, threshold: f64, slice_ns: u64) -> PairPlan {
     p
 }
 
-/// Where the pairs so far leave a benchmark: its interval at [`PAIRS_STOP_CONF`] over the pairs'
-/// log-ratios, settled against the threshold. `None` before [`MIN_PROCESS_PAIRS`] pairs (the
+/// Where the pairs so far leave a benchmark: its random-effects interval at [`PAIRS_STOP_CONF`]
+/// over the pairs' log-ratios, settled against the threshold. `None` before [`MIN_PROCESS_PAIRS`] pairs (the
 /// spread between pairs is not estimated yet) or while the interval straddles the threshold.
 pub fn pairs_settled(pairs: &[ProcessPair], threshold: f64) -> Option<Settle> {
     if pairs.len() < MIN_PROCESS_PAIRS {
         return None;
     }
-    let theta: Vec<f64> = pairs.iter().map(|p| p.log_estimate().0).collect();
-    let (_, lo, hi) = compare_stats::t_interval(&theta, PAIRS_STOP_CONF)?;
+    let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
+    let (_, lo, hi) = compare_stats::random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
     settled(lo.exp(), hi.exp(), threshold)
 }
 
@@ -1198,7 +1198,7 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
          interval lies within it, inconclusive when it straddles it; detect = the smallest \
          change the run could have detected (80% power).",
         match (file.mode, live) {
-            (Mode::Paired, true) => "geometric mean over process pairs",
+            (Mode::Paired, true) => "weighted geometric mean over process pairs",
             (Mode::Paired, false) => "Hodges–Lehmann estimate",
             (Mode::Unpaired, _) => "ratio of the files' medians",
         },
@@ -1209,8 +1209,9 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
     match file.mode {
         Mode::Paired if live => legend.push_str(
             " Process pairs: each pair is an OLD and a NEW process on one CPU with one environment \
-             padding, alternating batches; 95% CI is a t-interval over the pairs' log-ratios \
-             (random effects: it includes the spread between pairs).",
+             padding, alternating batches; 95% CI over the pairs' log-ratios by random effects \
+             (weighted by each pair's precision, Hartung–Knapp, t with pairs − 1 degrees of \
+             freedom): it includes the spread between pairs.",
         ),
         Mode::Paired => legend.push_str(
             " Paired in one process on one CPU: OLD and NEW alternated, same iterations per \

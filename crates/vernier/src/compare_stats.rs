@@ -34,7 +34,7 @@
 //!   kept in the Walsh averages.
 //!
 //! - **Process pairs** (`vernier compare OLD NEW`): one log-ratio per OLD/NEW process pair, and
-//!   a random-effects t-interval over them ([`random_effects`]), which includes the spread
+//!   a random-effects interval over them ([`random_effects`]), which includes the spread
 //!   between pairs; Student's t is computed here ([`student_t_sf`], [`student_t_quantile`]).
 //! - **Two result files**: each file's own interval, combined ([`from_intervals`]).
 //!
@@ -783,22 +783,28 @@ pub const DETECTION_POWER: f64 = 0.8;
 ///
 /// Model, on the log scale: pair j's estimate is θⱼ = μ + uⱼ + eⱼ, where uⱼ ~ (0, τ²) is what
 /// this pair's processes add (their memory layouts, the CPU they ran on, the machine's state
-/// while they ran) and eⱼ ~ (0, sⱼ²) the noise within the pair. The pairs are independent
-/// draws, so whatever τ and the sⱼ are, Var θⱼ = τ² + sⱼ², and the t-interval over the θⱼ
-/// (mean ± t₀.₉₇₅,ₖ₋₁ · sd/√k) is the interval of μ — it includes the spread between pairs
-/// without having to estimate τ separately (the "summary statistics" approach; exact for equal
-/// sⱼ and normal effects, and conservative enough otherwise with k ≥ 4).
+/// while they ran) and eⱼ ~ (0, sⱼ²) the noise within the pair, sⱼ its own standard error. The
+/// estimate is the inverse-variance weighted mean with weights 1/(sⱼ² + τ̂²), τ̂² the
+/// DerSimonian–Laird moment estimate of the spread between pairs; its variance is the
+/// Hartung–Knapp–Sidik–Jonkman one, max(1, q)/Σw with q = Σwⱼ(θⱼ − μ̂)²/(k − 1) — the observed
+/// dispersion of the pairs around the mean, never less than the model's — and the interval and
+/// the p-value use Student's t with k − 1 degrees of freedom. With equal sⱼ this is the plain
+/// t-interval over the θⱼ whenever their spread exceeds sⱼ (the usual case); with unequal sⱼ
+/// (a pair that shared its CPU with a busy neighbour) the quiet pairs count for more, and the
+/// interval still includes the spread between pairs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RandomEffects {
-    /// exp of the mean log-ratio over pairs.
+    /// exp of the weighted mean log-ratio over pairs.
     pub ratio: f64,
     pub ci95: (f64, f64),
-    /// Two-sided one-sample t-test p-value that the mean log-ratio is 0.
+    /// Two-sided p-value that the mean log-ratio is 0 (t with k − 1 degrees of freedom).
     pub p_value: f64,
     /// Pairs the estimate rests on; degrees of freedom k − 1.
     pub pairs: usize,
-    /// Standard error of the mean log-ratio (between pairs, √(var θ / k)).
+    /// Standard error of the mean log-ratio (Hartung–Knapp–Sidik–Jonkman).
     pub se: f64,
+    /// DerSimonian–Laird estimate of the variance between pairs, τ̂².
+    pub tau2: f64,
     /// Standard deviation of the pairs' log-ratios (their observed spread).
     pub spread_sd: f64,
     /// Root mean square of the within-pair standard errors sⱼ.
@@ -812,6 +818,58 @@ pub struct RandomEffects {
     pub smallest_detectable: f64,
 }
 
+/// Smallest within-pair standard error (log scale) a weight uses: a pair whose rounds all
+/// agree still carries a timer step of uncertainty, and no pair may take all the weight.
+pub const MIN_WITHIN_SE: f64 = 1e-5;
+
+/// The random-effects mean of `theta` given within-pair standard errors `within_se`:
+/// (mean, se, τ̂²), as described on [`RandomEffects`]. `None` with fewer than two values.
+pub fn random_effects_mean(theta: &[f64], within_se: &[f64]) -> Option<(f64, f64, f64)> {
+    let k = theta.len();
+    if k < 2 || within_se.len() != k {
+        return None;
+    }
+    let v: Vec<f64> = within_se
+        .iter()
+        .map(|s| s.max(MIN_WITHIN_SE).powi(2))
+        .collect();
+    let weighted = |w: &[f64]| {
+        let sw: f64 = w.iter().sum();
+        let mean = w.iter().zip(theta).map(|(w, t)| w * t).sum::<f64>() / sw;
+        let q: f64 = w
+            .iter()
+            .zip(theta)
+            .map(|(w, t)| w * (t - mean).powi(2))
+            .sum();
+        (sw, mean, q)
+    };
+    let w0: Vec<f64> = v.iter().map(|v| 1.0 / v).collect();
+    let (sw0, _, q0) = weighted(&w0);
+    let c = sw0 - w0.iter().map(|w| w * w).sum::<f64>() / sw0;
+    let df = (k - 1) as f64;
+    let tau2 = if c > 0.0 {
+        ((q0 - df) / c).max(0.0)
+    } else {
+        0.0
+    };
+    let w: Vec<f64> = v.iter().map(|v| 1.0 / (v + tau2)).collect();
+    let (sw, mean, q) = weighted(&w);
+    let se = ((q / df).max(1.0) / sw).sqrt();
+    Some((mean, se, tau2))
+}
+
+/// The random-effects interval of the mean log-ratio at two-sided level `conf` (e.g. 0.95):
+/// (mean, lo, hi). `None` with fewer than two pairs.
+pub fn random_effects_interval(
+    theta: &[f64],
+    within_se: &[f64],
+    conf: f64,
+) -> Option<(f64, f64, f64)> {
+    let (mean, se, _) = random_effects_mean(theta, within_se)?;
+    let t = student_t_quantile(0.5 + conf / 2.0, (theta.len() - 1) as f64);
+    Some((mean, mean - t * se, mean + t * se))
+}
+
 /// Why a random-effects interval cannot be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RandomEffectsError {
@@ -819,19 +877,6 @@ pub enum RandomEffectsError {
     TooFewPairs(usize),
     #[error("pair {0}: its estimate is not a finite log-ratio")]
     NotFinite(usize),
-}
-
-/// The t-interval of the mean of `xs` at two-sided level `conf` (e.g. 0.95): (mean, lo, hi).
-/// `None` with fewer than two values.
-pub fn t_interval(xs: &[f64], conf: f64) -> Option<(f64, f64, f64)> {
-    let k = xs.len();
-    if k < 2 {
-        return None;
-    }
-    let mean = crate::stats::mean(xs);
-    let se = crate::stats::std_dev(xs) / (k as f64).sqrt();
-    let t = student_t_quantile(0.5 + conf / 2.0, (k - 1) as f64);
-    Some((mean, mean - t * se, mean + t * se))
 }
 
 /// Combine per-pair log-ratio estimates `theta` (ln NEW/OLD) and their within-pair standard
@@ -851,10 +896,12 @@ pub fn random_effects(
     {
         return Err(RandomEffectsError::NotFinite(i));
     }
-    let (mean, lo, hi) = t_interval(theta, 0.95).ok_or(RandomEffectsError::TooFewPairs(k))?;
-    let sd = crate::stats::std_dev(theta);
-    let se = sd / (k as f64).sqrt();
+    let (mean, se, tau2) =
+        random_effects_mean(theta, within_se).ok_or(RandomEffectsError::TooFewPairs(k))?;
     let df = (k - 1) as f64;
+    let t975 = student_t_quantile(0.975, df);
+    let (lo, hi) = (mean - t975 * se, mean + t975 * se);
+    let sd = crate::stats::std_dev(theta);
     let p_value = if se > 0.0 {
         (2.0 * student_t_sf((mean / se).abs(), df)).min(1.0)
     } else if mean == 0.0 {
@@ -869,13 +916,14 @@ pub fn random_effects(
     } else {
         1.0
     };
-    let reach = (student_t_quantile(0.975, df) + student_t_quantile(DETECTION_POWER, df)) * se;
+    let reach = (t975 + student_t_quantile(DETECTION_POWER, df)) * se;
     Ok(RandomEffects {
         ratio: mean.exp(),
         ci95: (lo.exp(), hi.exp()),
         p_value,
         pairs: k,
         se,
+        tau2,
         spread_sd: sd,
         within_se: within_var.sqrt(),
         within_share,
