@@ -14,7 +14,7 @@
 //!   is precise;
 //! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
 //!   is a random-effects interval over the pairs ([`vernier::compare_stats::random_effects`]);
-//! - after each pair, a benchmark whose 99 % interval over the pairs so far is settled against
+//! - after each pair, a benchmark whose 99.5 % interval over the pairs so far is settled against
 //!   the threshold (never before [`vernier::compare::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.
 
