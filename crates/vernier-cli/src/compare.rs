@@ -22,7 +22,6 @@ use vernier::compare_stats::{self, Mode};
 use vernier::measure::MonotonicClock;
 use vernier::protocol::BenchRef;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
-use vernier::samples::Phase;
 use vernier::timer::TimerInfo;
 
 #[derive(Args, Clone, Debug)]
@@ -307,19 +306,24 @@ fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 // ---------------------------------------------------------------------------------------------
 // Two result files: unpaired.
 
-/// Per-iteration times of a result's steady main series.
-fn steady_per_iter(b: &BenchmarkResult) -> Vec<f64> {
-    let s = &b.samples;
-    (0..s.ns.len())
-        .filter(|&i| s.phase[i] == Phase::Measure && s.iters[i] == b.iters_per_sample)
-        .map(|i| s.ns[i] as f64 / s.iters[i].max(1) as f64)
+/// Per-iteration times of the samples a result's estimates rest on: the analysis's own
+/// selection (steady main series, interrupted samples excluded), redone from the raw samples.
+fn steady_per_iter(file: &ResultFile, b: &BenchmarkResult) -> Vec<f64> {
+    if b.samples.ns.is_empty() {
+        return Vec::new();
+    }
+    let m = b.measurement();
+    let an = vernier::analyze::analyze(&m, &file.analysis_context());
+    an.estimate_samples
+        .iter()
+        .map(|&i| m.samples.samples[i].per_iter_ns())
         .filter(|x| *x > 0.0)
         .collect()
 }
 
 fn compare_one_file_pair(
-    o: &BenchmarkResult,
-    n: &BenchmarkResult,
+    (of, o): (&ResultFile, &BenchmarkResult),
+    (nf, n): (&ResultFile, &BenchmarkResult),
 ) -> Result<cmp::Comparison, String> {
     for (side, b) in [("OLD", o), ("NEW", n)] {
         if b.status == Status::Failed {
@@ -329,7 +333,7 @@ fn compare_one_file_pair(
             ));
         }
     }
-    let (x, y) = (steady_per_iter(o), steady_per_iter(n));
+    let (x, y) = (steady_per_iter(of, o), steady_per_iter(nf, n));
     for (side, v) in [("OLD", &x), ("NEW", &y)] {
         if v.is_empty() {
             return Err(format!(
@@ -391,7 +395,7 @@ fn compare_files(
     for name in &selected {
         let o = old.benchmarks.iter().find(|b| &b.name == name).unwrap();
         let n = new.benchmarks.iter().find(|b| &b.name == name).unwrap();
-        match compare_one_file_pair(o, n) {
+        match compare_one_file_pair((old, o), (new, n)) {
             Ok(c) => file.comparisons.push(c),
             Err(error) => file.failed.push(cmp::Failure {
                 name: name.clone(),

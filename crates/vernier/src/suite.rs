@@ -3,7 +3,7 @@
 //! protocol. The timed loop is monomorphised per closure; dynamic dispatch happens once per
 //! sample, outside the timed region.
 
-use crate::analyze::{self, Context};
+use crate::analyze;
 pub use crate::counters::CounterSelection;
 use crate::counters::{self, CounterSample, CounterSet, Event as CounterEvent};
 use crate::machine::Machine;
@@ -11,7 +11,9 @@ use crate::measure::{self, Batch, Measurement, MonotonicClock, Progress, Target}
 use crate::plan::Plan;
 use crate::protocol::{self, BenchRef, Hello, Worker};
 use crate::report::{self, Style};
-use crate::result::{BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA};
+use crate::result::{
+    AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
+};
 use crate::timer::Timer;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
@@ -562,9 +564,7 @@ impl Suite {
             }
             return;
         }
-        let style = Style {
-            color: std::env::var_os("NO_COLOR").is_none() && is_terminal(1),
-        };
+        let style = Style::for_stdout();
         // Output errors (a closed pipe) stop the printing, never the measuring.
         use std::io::Write as _;
         let mut out = std::io::stdout();
@@ -647,33 +647,14 @@ impl Suite {
             timer: timer.info(),
             harness: harness.clone(),
             mode: "time".into(),
+            analysis: AnalysisSettings::new(
+                &plan,
+                cfg!(debug_assertions),
+                self.options.keep_interrupted,
+            ),
             benchmarks: Vec::new(),
         };
-        let ctx = Context {
-            timer: timer.info(),
-            empty_iter_ns: Some(harness.empty_iter_ns),
-            cycle_ns: Some(harness.cycle_ns).filter(|c| c.is_finite()),
-            debug_build: cfg!(debug_assertions),
-            target_rel_ci: plan.target_rel_ci,
-            timer_factor: plan.timer_factor,
-            counter_baseline: harness
-                .counters
-                .as_ref()
-                .map(|c| c.baseline.clone())
-                .unwrap_or_default(),
-            counters_note: harness.counters.as_ref().and_then(|c| c.note.clone()),
-            counters_unavailable: harness
-                .counters
-                .as_ref()
-                .map(|c| {
-                    c.unavailable
-                        .iter()
-                        .map(|u| u.event.name().to_string())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            keep_interrupted: self.options.keep_interrupted,
-        };
+        let ctx = file.analysis_context();
         let rounds = match self.options.rounds {
             0 => DEFAULT_ROUNDS,
             r => r,
@@ -916,11 +897,6 @@ pub fn probe_line() -> String {
         std::process::id(),
         &local as *const u8
     )
-}
-
-fn is_terminal(fd: i32) -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(fd) == 1 }
 }
 
 /// The per-iteration median of a self-measurement (empty loop, add chain), or `None` when
