@@ -150,9 +150,7 @@ pub fn measure_in_processes(
 ) -> Measurement {
     let mut merged = Measurement::empty();
     let processes = pads.len().max(1);
-    let mut per_plan = Plan::with_budget((plan.time_budget_ns / processes as u64).max(1));
-    per_plan.target_sample_ns = plan.target_sample_ns;
-    per_plan.target_rel_ci = plan.target_rel_ci;
+    let mut per_plan = plan.share(processes);
     for (p, &pad) in pads.iter().enumerate() {
         if term::interrupted() {
             merged.stop = StopReason::Interrupted;
@@ -354,8 +352,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
-    let mut empty_plan = Plan::with_budget(80_000_000);
-    empty_plan.target_sample_ns = plan.target_sample_ns;
+    let empty_plan = plan.rebudget(80_000_000);
     let empty = {
         let mut t = WorkerTarget {
             worker: &mut first,

@@ -659,8 +659,7 @@ impl Suite {
             0 => DEFAULT_ROUNDS,
             r => r,
         };
-        plan.time_budget_ns /= rounds as u64;
-        plan.min_time_ns /= rounds as u64;
+        let plan = plan.share(rounds);
         let selected: Vec<usize> = (0..self.entries.len())
             .filter(|&i| self.options.selects(&self.entries[i].name))
             .collect();
@@ -932,8 +931,7 @@ const CHAIN_LEN: u64 = 1000;
 /// around an empty body, the cost of a sample with no iterations, and the cycle time (from a
 /// chain of dependent one-cycle additions).
 pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
-    let mut short = Plan::with_budget(SELF_BUDGET_NS);
-    short.target_sample_ns = plan.target_sample_ns;
+    let short = plan.rebudget(SELF_BUDGET_NS);
     let median_of = |routine: &mut dyn Routine| -> f64 {
         let mut t = InProcess { routine, timer };
         let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
