@@ -308,9 +308,21 @@ fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 // ---------------------------------------------------------------------------------------------
 // Two result files: unpaired.
 
+/// A result's per-iteration median and its 95 % interval, re-derived by the analysis from the
+/// raw samples (`None` when the file holds none). The interval covers the spread between the
+/// run's processes and rounds: that, not the pooled samples (which are not independent), is
+/// what an offline comparison combines.
+fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
+    if b.samples.ns.is_empty() {
+        return None;
+    }
+    let an = vernier::analyze::analyze(&b.measurement(), &file.analysis_context());
+    Some((an.per_iter.median_ns, an.per_iter.ci95_ns))
+}
+
 fn compare_one_file_pair(
-    o: &BenchmarkResult,
-    n: &BenchmarkResult,
+    (of, o): (&ResultFile, &BenchmarkResult),
+    (nf, n): (&ResultFile, &BenchmarkResult),
 ) -> Result<cmp::Comparison, String> {
     for (side, b) in [("OLD", o), ("NEW", n)] {
         if b.status == Status::Failed {
@@ -320,16 +332,11 @@ fn compare_one_file_pair(
             ));
         }
     }
-    // Each file's interval already covers the spread between its processes and rounds: that,
-    // not the pooled samples (which are not independent), is what the comparison combines.
-    let (po, pn) = (&o.per_iter, &n.per_iter);
-    let e = compare_stats::from_intervals(
-        po.median_ns,
-        (po.ci95_ns[0], po.ci95_ns[1]),
-        pn.median_ns,
-        (pn.ci95_ns[0], pn.ci95_ns[1]),
-    )
-    .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
+    let (Some((om, oci)), Some((nm, nci))) = (honest_figure(of, o), honest_figure(nf, n)) else {
+        return Err("a result file holds no samples for this benchmark".into());
+    };
+    let e = compare_stats::from_intervals(om, oci, nm, nci)
+        .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
     Ok(cmp::Comparison {
         name: o.name.clone(),
         ratio: e.ratio,
@@ -343,8 +350,8 @@ fn compare_one_file_pair(
         warmup_pairs: 0,
         warmup: None,
         iters_per_sample: [o.iters_per_sample, n.iters_per_sample],
-        old_median_ns: po.median_ns,
-        new_median_ns: pn.median_ns,
+        old_median_ns: om,
+        new_median_ns: nm,
         stop: "offline".into(),
         rewarm: None,
         pair_samples: None,
@@ -402,7 +409,7 @@ fn compare_files(
     for name in &selected {
         let o = old.benchmarks.iter().find(|b| &b.name == name).unwrap();
         let n = new.benchmarks.iter().find(|b| &b.name == name).unwrap();
-        match compare_one_file_pair(o, n) {
+        match compare_one_file_pair((old, o), (new, n)) {
             Ok(c) => file.comparisons.push(c),
             Err(error) => file.failed.push(cmp::Failure {
                 name: name.clone(),

@@ -155,6 +155,10 @@ pub fn run_instructions(
             counters: None,
         },
         mode: "instructions".into(),
+        analysis: vernier::result::AnalysisSettings {
+            debug_build: hello.debug_build,
+            ..Default::default()
+        },
         benchmarks: Vec::new(),
     };
     let style = term::style();

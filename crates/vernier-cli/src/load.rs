@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use crate::system::affinity::{install_stop_handler, pin_current_thread, stop_requested};
+use crate::system::affinity::pin_current_thread;
 use crate::system::{machine, CpuSet, SysRoot};
+use crate::term::{install_stop_handler, interrupted as stop_requested};
 
 /// Cache thrasher buffer when the last-level cache size is unknown.
 const DEFAULT_CACHE_BUFFER: usize = 32 << 20;
@@ -115,7 +116,7 @@ pub fn load_command(args: LoadArgs) -> Result<i32> {
     if args.pin.is_some() && pins.is_empty() {
         bail!("--pin needs at least one CPU");
     }
-    install_stop_handler()?;
+    install_stop_handler(&[libc::SIGINT, libc::SIGTERM], false)?;
     let root = SysRoot::from_option(args.root.as_deref());
 
     let (desc, cache_buf) = match args.kind {

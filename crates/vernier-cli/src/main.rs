@@ -1,6 +1,7 @@
 //! `vernier`: the runner. Reads the command line, then runs one pipeline:
 //! target → plan → measure → analyze → result → report.
 
+mod analyze;
 mod compare;
 mod counted;
 mod demo;
@@ -41,6 +42,9 @@ enum Command {
     Run(run::RunArgs),
     /// Is NEW faster than OLD? Two executables (live, paired, interleaved) or two result files.
     Compare(compare::CompareArgs),
+    /// Re-derive every figure of a result file from its raw samples (and check them against
+    /// the stored ones).
+    Analyze(analyze::AnalyzeArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
@@ -134,6 +138,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Demo(c) => demo_command(&c),
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
+        Command::Analyze(a) => analyze::analyze_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),

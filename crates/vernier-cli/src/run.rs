@@ -14,13 +14,15 @@ use clap::Args;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use vernier::analyze::{self, Context};
+use vernier::analyze;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::report;
-use vernier::result::{BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA};
+use vernier::result::{
+    AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
+};
 use vernier::samples::Samples;
 use vernier::suite::{CounterSelection, Rng};
 
@@ -71,20 +73,17 @@ pub const FIFO_PRIORITY: i32 = 10;
 
 /// Parse a CPU list: `1`, `0,2`, `0-3`, `0-1,4`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
-    for part in s.split(',').filter(|p| !p.is_empty()) {
-        let bad = || anyhow::anyhow!("--cpu '{s}': expected CPU numbers like 1, 0,2 or 0-3");
-        if let Some((a, b)) = part.split_once('-') {
-            let (a, b): (usize, usize) =
-                (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-            if a > b {
-                return Err(bad());
-            }
-            out.extend(a..=b);
-        } else {
-            out.push(part.parse().map_err(|_| bad())?);
-        }
+    let bad = || anyhow::anyhow!("--cpu '{s}': expected CPU numbers like 1, 0,2 or 0-3");
+    if s.chars()
+        .any(|c| !(c.is_ascii_digit() || c == ',' || c == '-'))
+    {
+        return Err(bad());
     }
+    let out: Vec<usize> = crate::system::cpulist::CpuSet::parse_list(s)
+        .map_err(|_| bad())?
+        .0
+        .into_iter()
+        .collect();
     // SAFETY: sysconf only reads a system value.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
     if let Some(c) = out.iter().find(|&&c| c >= online) {
@@ -152,9 +151,7 @@ pub fn measure_in_processes(
 ) -> Measurement {
     let mut merged = Measurement::empty();
     let processes = pads.len().max(1);
-    let mut per_plan = Plan::with_budget((plan.time_budget_ns / processes as u64).max(1));
-    per_plan.target_sample_ns = plan.target_sample_ns;
-    per_plan.target_rel_ci = plan.target_rel_ci;
+    let mut per_plan = plan.share(processes);
     for (p, &pad) in pads.iter().enumerate() {
         if term::interrupted() {
             merged.stop = StopReason::Interrupted;
@@ -356,8 +353,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
-    let mut empty_plan = Plan::with_budget(80_000_000);
-    empty_plan.target_sample_ns = plan.target_sample_ns;
+    let empty_plan = plan.rebudget(80_000_000);
     let empty = {
         let mut t = WorkerTarget {
             worker: &mut first,
@@ -402,35 +398,10 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             counters,
         },
         mode: "time".into(),
+        analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
         benchmarks: Vec::new(),
     };
-    let ctx = Context {
-        timer: hello.timer,
-        empty_iter_ns: empty,
-        cycle_ns: Some(own.cycle_ns).filter(|c| c.is_finite()),
-        debug_build: hello.debug_build,
-        target_rel_ci: plan.target_rel_ci,
-        timer_factor: plan.timer_factor,
-        counter_baseline: file
-            .harness
-            .counters
-            .as_ref()
-            .map(|c| c.baseline.clone())
-            .unwrap_or_default(),
-        counters_note: file.harness.counters.as_ref().and_then(|c| c.note.clone()),
-        counters_unavailable: file
-            .harness
-            .counters
-            .as_ref()
-            .map(|c| {
-                c.unavailable
-                    .iter()
-                    .map(|u| u.event.name().to_string())
-                    .collect()
-            })
-            .unwrap_or_default(),
-        keep_interrupted: a.common.keep_interrupted,
-    };
+    let ctx = file.analysis_context();
     let style = term::style();
     let mut progress = term::ProgressLine::new();
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());

@@ -7,14 +7,7 @@ use vernier::report::Style;
 
 /// Colour on a terminal unless `NO_COLOR` is set (https://no-color.org).
 pub fn style() -> Style {
-    Style {
-        color: std::env::var_os("NO_COLOR").is_none() && is_tty(1),
-    }
-}
-
-pub fn is_tty(fd: i32) -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(fd) == 1 }
+    Style::for_stdout()
 }
 
 /// A one-line progress indicator on stderr, shown only when stderr is a terminal.
@@ -26,7 +19,7 @@ pub struct ProgressLine {
 impl ProgressLine {
     pub fn new() -> ProgressLine {
         ProgressLine {
-            enabled: is_tty(2),
+            enabled: vernier::report::is_terminal(2),
             shown: false,
         }
     }
@@ -68,15 +61,28 @@ extern "C" fn on_sigint(_: libc::c_int) {
 /// First Ctrl-C: stop measuring at the next batch boundary and keep everything measured.
 /// A second Ctrl-C kills the process (the handler resets itself).
 pub fn install_ctrlc() {
-    // SAFETY: the handler only stores to an atomic (async-signal-safe); sigaction is given a
-    // fully initialised struct.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_sigint as *const () as usize;
-        sa.sa_flags = libc::SA_RESETHAND;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+    // Cannot fail: SIGINT is a valid signal and the struct is fully initialised.
+    let _ = install_stop_handler(&[libc::SIGINT], true);
+}
+
+/// Make each of `signals` set the stop flag ([`interrupted`]) instead of ending the process;
+/// with `once`, the handler resets itself so that a second signal ends the process as usual.
+pub fn install_stop_handler(signals: &[libc::c_int], once: bool) -> std::io::Result<()> {
+    for &sig in signals {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe); sigaction is given
+        // a fully initialised struct (empty mask).
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigint as *const () as usize;
+            sa.sa_flags = if once { libc::SA_RESETHAND } else { 0 };
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
+    Ok(())
 }
 
 pub fn interrupted() -> bool {

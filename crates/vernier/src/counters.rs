@@ -4,7 +4,7 @@
 //!
 //! The system call is made by hand (`libc::syscall`) with a `perf_event_attr` defined here, so
 //! the crate benchmarks link stays light. Everything that can be computed without a system call
-//! — parsing a group read, scaling, per-sample deltas, derived figures, the protocol tokens,
+//! — parsing a group read, scaling, per-sample deltas, the columns the engine keeps,
 //! the note explaining what could not be opened — is a pure function with its own tests.
 //!
 //! # Groups and reads
@@ -548,83 +548,7 @@ pub fn group_delta(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Derived figures (pure)
-// ---------------------------------------------------------------------------------------------
-
-/// Per-iteration figures derived from one sample (or from totals over several: pass the sums
-/// and the summed iteration count). `None` when an input was not counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Derived {
-    pub cycles_per_iter: Option<f64>,
-    pub instructions_per_iter: Option<f64>,
-    /// Instructions per cycle.
-    pub ipc: Option<f64>,
-    pub branches_per_iter: Option<f64>,
-    pub branch_misses_per_iter: Option<f64>,
-    /// branch-misses / branches.
-    pub branch_miss_rate: Option<f64>,
-    pub cache_misses_per_iter: Option<f64>,
-    /// cache-misses / cache-references.
-    pub cache_miss_rate: Option<f64>,
-    pub l1d_load_misses_per_iter: Option<f64>,
-    pub page_faults_per_iter: Option<f64>,
-    /// cycles / task-clock ns: the frequency the thread actually ran at. Cycles are user-space
-    /// only and task-clock includes kernel time, so time spent in the kernel lowers it.
-    pub ghz: Option<f64>,
-}
-
-fn ratio(a: Option<u64>, b: Option<u64>) -> Option<f64> {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
-        _ => None,
-    }
-}
-
-/// Derived figures of a sample of `iters` iterations.
-pub fn derive(sample: &CounterSample, iters: u64) -> Derived {
-    let per = |e: Event| {
-        if iters == 0 {
-            None
-        } else {
-            sample.get(e).map(|v| v as f64 / iters as f64)
-        }
-    };
-    Derived {
-        cycles_per_iter: per(Event::Cycles),
-        instructions_per_iter: per(Event::Instructions),
-        ipc: ratio(sample.get(Event::Instructions), sample.get(Event::Cycles)),
-        branches_per_iter: per(Event::Branches),
-        branch_misses_per_iter: per(Event::BranchMisses),
-        branch_miss_rate: ratio(sample.get(Event::BranchMisses), sample.get(Event::Branches)),
-        cache_misses_per_iter: per(Event::CacheMisses),
-        cache_miss_rate: ratio(
-            sample.get(Event::CacheMisses),
-            sample.get(Event::CacheReferences),
-        ),
-        l1d_load_misses_per_iter: per(Event::L1dLoadMisses),
-        page_faults_per_iter: per(Event::PageFaults),
-        ghz: ratio(sample.get(Event::Cycles), sample.get(Event::TaskClock)),
-    }
-}
-
-/// `<event>_per_iter` for every counted event of a sample (the result file's `counters` keys).
-pub fn per_iter(sample: &CounterSample, iters: u64) -> Vec<(String, f64)> {
-    if iters == 0 {
-        return Vec::new();
-    }
-    sample
-        .events()
-        .map(|e| {
-            (
-                format!("{}_per_iter", e.name()),
-                sample.get(e).unwrap_or(0) as f64 / iters as f64,
-            )
-        })
-        .collect()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Columns and protocol tokens (pure)
+// Columns (pure)
 // ---------------------------------------------------------------------------------------------
 
 /// A batch of samples' counters as the engine's columns (`Batch::counters`): one column per
@@ -651,86 +575,6 @@ pub fn to_columns(events: &[Event], samples: &[CounterSample]) -> Vec<CounterCol
         });
     }
     out
-}
-
-/// The worker protocol's counter tokens for a batch: `ctr.<event>=v1,v2,…` per event, then
-/// `scaled.<event>=0,1,…` for events scaled in at least one sample; space-separated. A value
-/// the group did not count in a sample is an empty field (`ctr.cycles=1200,,1210`); an event
-/// not opened has no token.
-pub fn format_tokens(events: &[Event], samples: &[CounterSample]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut scaled: Vec<String> = Vec::new();
-    for &e in events {
-        if samples.iter().all(|s| s.get(e).is_none()) {
-            continue;
-        }
-        let vals: Vec<String> = samples
-            .iter()
-            .map(|s| s.get(e).map(|v| v.to_string()).unwrap_or_default())
-            .collect();
-        parts.push(format!("ctr.{}={}", e.name(), vals.join(",")));
-        if samples.iter().any(|s| s.is_scaled(e)) {
-            let flags: Vec<&str> = samples
-                .iter()
-                .map(|s| if s.is_scaled(e) { "1" } else { "0" })
-                .collect();
-            scaled.push(format!("scaled.{}={}", e.name(), flags.join(",")));
-        }
-    }
-    parts.extend(scaled);
-    parts.join(" ")
-}
-
-/// Parse the counter tokens of a protocol line (other tokens are ignored) back into one
-/// [`CounterSample`] per sample. `samples` is the number of samples the line carries.
-pub fn parse_tokens(line: &str, samples: usize) -> Result<Vec<CounterSample>, CounterError> {
-    let mut out = vec![CounterSample::default(); samples];
-    let bad = |tok: &str, why: String| CounterError::BadToken {
-        token: tok.to_string(),
-        why,
-    };
-    // Values first, then flags (a flag needs its value to exist).
-    for pass in 0..2 {
-        for tok in line.split_ascii_whitespace() {
-            let Some((key, list)) = tok.split_once('=') else {
-                continue;
-            };
-            let (prefix, name) = match key.split_once('.') {
-                Some(("ctr", n)) if pass == 0 => ("ctr", n),
-                Some(("scaled", n)) if pass == 1 => ("scaled", n),
-                _ => continue,
-            };
-            let Some(e) = Event::from_name(name) else {
-                return Err(bad(tok, format!("unknown event; valid: {}", valid_names())));
-            };
-            let fields: Vec<&str> = list.split(',').collect();
-            if fields.len() != samples {
-                return Err(bad(
-                    tok,
-                    format!("{} values for {} samples", fields.len(), samples),
-                ));
-            }
-            for (s, f) in out.iter_mut().zip(fields) {
-                if prefix == "ctr" {
-                    let v = if f.is_empty() {
-                        None
-                    } else {
-                        Some(f.parse::<u64>().map_err(|err| bad(tok, err.to_string()))?)
-                    };
-                    s.set(e, v, false);
-                } else {
-                    let flag = match f {
-                        "0" => false,
-                        "1" => true,
-                        _ => return Err(bad(tok, format!("scaled flag `{f}` is not 0 or 1"))),
-                    };
-                    let v = s.get(e);
-                    s.set(e, v, flag);
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 // ---------------------------------------------------------------------------------------------

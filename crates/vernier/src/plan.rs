@@ -88,6 +88,28 @@ impl Plan {
         Plan::with_budget(QUICK_TIME_NS)
     }
 
+    /// The same plan with another budget (its early-stop wait scaled with it): for the
+    /// harness's self-measurements, which keep the run's sample length and timer rule.
+    pub fn rebudget(&self, time_budget_ns: u64) -> Plan {
+        let scale = time_budget_ns as f64 / self.time_budget_ns.max(1) as f64;
+        Plan {
+            time_budget_ns,
+            min_time_ns: (self.min_time_ns as f64 * scale) as u64,
+            ..self.clone()
+        }
+    }
+
+    /// The plan of one of `parts` equal shares of the budget (a round, a process): budget and
+    /// early-stop wait divided, every other setting kept.
+    pub fn share(&self, parts: usize) -> Plan {
+        let parts = parts.max(1) as u64;
+        Plan {
+            time_budget_ns: (self.time_budget_ns / parts).max(1),
+            min_time_ns: self.min_time_ns / parts,
+            ..self.clone()
+        }
+    }
+
     /// The shortest sample this plan accepts with the given timer.
     pub fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
         let floor = self.timer_factor * timer.overhead_ns.max(timer.resolution_ns);

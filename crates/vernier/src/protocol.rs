@@ -523,8 +523,8 @@ mod tests {
             parse_samples(&samples_line(&b), 3).unwrap().counters,
             b.counters
         );
-        // The library's token writer agrees with the protocol's.
-        use crate::counters::{format_tokens, CounterSample, Event};
+        // The engine's columns of counter samples format to the same tokens.
+        use crate::counters::{to_columns, CounterSample, Event};
         let mut a = CounterSample::default();
         a.set(Event::Cycles, Some(1200), true);
         a.set(Event::ContextSwitches, Some(0), false);
@@ -533,8 +533,15 @@ mod tests {
         let mut c = CounterSample::default();
         c.set(Event::Cycles, Some(1210), false);
         c.set(Event::ContextSwitches, Some(0), false);
-        let toks = format_tokens(&[Event::Cycles, Event::ContextSwitches], &[a, m, c]);
-        assert_eq!(format!("samples 3 ns=10,20,30 {toks}"), line);
+        let cols = to_columns(
+            &[Event::Cycles, Event::Instructions, Event::ContextSwitches],
+            &[a, m, c],
+        );
+        let from_cols = Batch {
+            ns: vec![10, 20, 30],
+            counters: cols,
+        };
+        assert_eq!(samples_line(&from_cols), line);
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,2 scaled.cycles=1", 2).is_err());
         assert!(parse_samples("samples 2 ns=1,2 scaled.cycles=1,0", 2).is_err());
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,x", 2).is_err());

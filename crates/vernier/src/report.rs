@@ -14,6 +14,12 @@ const RED: &str = "\x1b[31m";
 const YELLOW: &str = "\x1b[33m";
 const GREEN: &str = "\x1b[32m";
 
+/// Whether the descriptor is a terminal.
+pub fn is_terminal(fd: i32) -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(fd) == 1 }
+}
+
 /// Styling of the report.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Style {
@@ -21,6 +27,14 @@ pub struct Style {
 }
 
 impl Style {
+    /// Colour when standard output is a terminal, unless `NO_COLOR` is set
+    /// (https://no-color.org).
+    pub fn for_stdout() -> Style {
+        Style {
+            color: std::env::var_os("NO_COLOR").is_none() && is_terminal(1),
+        }
+    }
+
     fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
             format!("{code}{s}{RESET}")

@@ -2,12 +2,16 @@
 //! timer's calibration, the harness's own costs and the machine, as structured fields.
 //! Written atomically (temporary file + rename) so a crash never leaves half a file.
 
-use crate::analyze::Analysis;
+mod load;
+
+pub use load::{load, parse, Invalid, LoadError};
+
+use crate::analyze::{Analysis, Context};
 use crate::diagnostic::Diagnostic;
 use crate::machine::Machine;
 use crate::measure::{Measurement, StopReason};
-use crate::samples::Phase;
-use crate::steady::WarmupClass;
+use crate::samples::{CounterColumn, Phase, Sample, Samples};
+use crate::steady::{SteadyState, WarmupClass};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -253,6 +257,44 @@ pub struct BenchmarkResult {
     pub samples: SamplesJson,
 }
 
+/// What the analysis is told beyond the samples, recorded so that `vernier analyze` redoes it
+/// exactly. Files written before this block existed get the defaults of their time (see
+/// [`upgrade`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisSettings {
+    /// The benchmarks were compiled without optimisation.
+    pub debug_build: bool,
+    /// The interval the plan aimed for (relative half-width).
+    pub target_rel_ci: f64,
+    /// Samples shorter than this many times the timer's cost are timer-limited.
+    pub timer_factor: f64,
+    /// Interrupted samples were kept in the estimates (`--keep-interrupted`).
+    pub keep_interrupted: bool,
+}
+
+impl Default for AnalysisSettings {
+    fn default() -> Self {
+        AnalysisSettings {
+            debug_build: false,
+            target_rel_ci: crate::plan::DEFAULT_TARGET_REL_CI,
+            timer_factor: crate::plan::TIMER_FACTOR,
+            keep_interrupted: false,
+        }
+    }
+}
+
+impl AnalysisSettings {
+    /// The settings of a run measured with `plan`.
+    pub fn new(plan: &crate::plan::Plan, debug_build: bool, keep_interrupted: bool) -> Self {
+        AnalysisSettings {
+            debug_build,
+            target_rel_ci: plan.target_rel_ci,
+            timer_factor: plan.timer_factor,
+            keep_interrupted,
+        }
+    }
+}
+
 /// A whole result file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResultFile {
@@ -268,6 +310,9 @@ pub struct ResultFile {
     /// `time` (default) or `instructions` (deterministic counts under valgrind).
     #[serde(default = "default_mode")]
     pub mode: String,
+    /// What the analysis was told beyond the samples.
+    #[serde(default)]
+    pub analysis: AnalysisSettings,
     pub benchmarks: Vec<BenchmarkResult>,
 }
 
@@ -418,27 +463,6 @@ impl BenchmarkResult {
     }
 }
 
-/// Errors reading a result file.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path} is not a vernier result file (invalid JSON at line {line}, column {column}: {msg}); was it truncated? Re-run with --json to produce it again")]
-    Json {
-        path: String,
-        line: usize,
-        column: usize,
-        msg: String,
-    },
-    #[error(
-        "{path} has schema {found}, this vernier reads schema {SCHEMA}; upgrade vernier to read it"
-    )]
-    Schema { path: String, found: u64 },
-}
-
 impl ResultFile {
     /// Write atomically: a temporary file beside the target, then a rename.
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
@@ -446,32 +470,83 @@ impl ResultFile {
         write_atomic(path, &json)
     }
 
-    /// Read and check a result file.
+    /// Read, upgrade and validate a result file (see [`load`]).
     pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| LoadError::Json {
-            path: p.clone(),
-            line: e.line(),
-            column: e.column(),
-            msg: e.to_string(),
-        })?;
-        let schema = v.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
-        if schema != SCHEMA as u64 {
-            return Err(LoadError::Schema {
-                path: p,
-                found: schema,
-            });
+        load::load(path)
+    }
+
+    /// The analysis context of this run, built from its header: the one place a `Context` is
+    /// made, for a live run (after its header is assembled) and for `vernier analyze` alike.
+    pub fn analysis_context(&self) -> Context {
+        let counters = self.harness.counters.as_ref();
+        Context {
+            timer: self.timer,
+            empty_iter_ns: Some(self.harness.empty_iter_ns).filter(|x| x.is_finite()),
+            cycle_ns: Some(self.harness.cycle_ns).filter(|c| c.is_finite()),
+            debug_build: self.analysis.debug_build,
+            target_rel_ci: self.analysis.target_rel_ci,
+            timer_factor: self.analysis.timer_factor,
+            counter_baseline: counters.map(|c| c.baseline.clone()).unwrap_or_default(),
+            counters_note: counters.and_then(|c| c.note.clone()),
+            counters_unavailable: counters
+                .map(|c| {
+                    c.unavailable
+                        .iter()
+                        .map(|u| u.event.name().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            keep_interrupted: self.analysis.keep_interrupted,
         }
-        serde_json::from_value(v).map_err(|e| LoadError::Json {
-            path: p,
-            line: 0,
-            column: 0,
-            msg: e.to_string(),
-        })
+    }
+}
+
+impl BenchmarkResult {
+    /// The measurement this entry was made from, rebuilt from its raw samples: the inverse of
+    /// [`BenchmarkResult::new`] for everything the analysis reads. The entry must have passed
+    /// validation (every column as long as `ns`), as every loaded file has.
+    pub fn measurement(&self) -> Measurement {
+        let c = &self.samples;
+        let samples = (0..c.ns.len())
+            .map(|i| Sample {
+                iters: c.iters[i],
+                ns: c.ns[i],
+                t_ns: (c.t_s[i] * 1e9).round() as u64,
+                process: c.process[i],
+                round: c.round.get(i).copied().unwrap_or(0),
+                phase: c.phase[i],
+            })
+            .collect();
+        let counters = c
+            .counters
+            .iter()
+            .map(|(event, values)| CounterColumn {
+                event: event.clone(),
+                values: values.clone(),
+                scaled: c.counters_scaled.get(event).cloned().unwrap_or_default(),
+            })
+            .collect();
+        let steady = self.samples.phase.iter().position(|p| *p == Phase::Measure);
+        Measurement {
+            samples: Samples { samples, counters },
+            iters_per_sample: self.iters_per_sample,
+            wall_ns: (self.total_s * 1e9).round() as u64,
+            stop: stop_of(&self.stop),
+            steady: steady.map(|first| SteadyState {
+                first,
+                class: self.warmup.class,
+            }),
+            error: self.error.clone(),
+        }
+    }
+}
+
+fn stop_of(s: &str) -> StopReason {
+    match s {
+        "precise" => StopReason::Precise,
+        "interrupted" => StopReason::Interrupted,
+        "failed" => StopReason::Failed,
+        _ => StopReason::Budget,
     }
 }
 

@@ -3,7 +3,7 @@
 //! protocol. The timed loop is monomorphised per closure; dynamic dispatch happens once per
 //! sample, outside the timed region.
 
-use crate::analyze::{self, Context};
+use crate::analyze;
 pub use crate::counters::CounterSelection;
 use crate::counters::{self, CounterSample, CounterSet, Event as CounterEvent};
 use crate::machine::Machine;
@@ -11,7 +11,9 @@ use crate::measure::{self, Batch, Measurement, MonotonicClock, Progress, Target}
 use crate::plan::Plan;
 use crate::protocol::{self, BenchRef, Hello, Worker};
 use crate::report::{self, Style};
-use crate::result::{BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA};
+use crate::result::{
+    AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
+};
 use crate::timer::Timer;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
@@ -564,9 +566,7 @@ impl Suite {
             }
             return;
         }
-        let style = Style {
-            color: std::env::var_os("NO_COLOR").is_none() && is_terminal(1),
-        };
+        let style = Style::for_stdout();
         // Output errors (a closed pipe) stop the printing, never the measuring.
         use std::io::Write as _;
         let mut out = std::io::stdout();
@@ -649,39 +649,19 @@ impl Suite {
             timer: timer.info(),
             harness: harness.clone(),
             mode: "time".into(),
+            analysis: AnalysisSettings::new(
+                &plan,
+                cfg!(debug_assertions),
+                self.options.keep_interrupted,
+            ),
             benchmarks: Vec::new(),
         };
-        let ctx = Context {
-            timer: timer.info(),
-            empty_iter_ns: Some(harness.empty_iter_ns),
-            cycle_ns: Some(harness.cycle_ns).filter(|c| c.is_finite()),
-            debug_build: cfg!(debug_assertions),
-            target_rel_ci: plan.target_rel_ci,
-            timer_factor: plan.timer_factor,
-            counter_baseline: harness
-                .counters
-                .as_ref()
-                .map(|c| c.baseline.clone())
-                .unwrap_or_default(),
-            counters_note: harness.counters.as_ref().and_then(|c| c.note.clone()),
-            counters_unavailable: harness
-                .counters
-                .as_ref()
-                .map(|c| {
-                    c.unavailable
-                        .iter()
-                        .map(|u| u.event.name().to_string())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            keep_interrupted: self.options.keep_interrupted,
-        };
+        let ctx = file.analysis_context();
         let rounds = match self.options.rounds {
             0 => DEFAULT_ROUNDS,
             r => r,
         };
-        plan.time_budget_ns /= rounds as u64;
-        plan.min_time_ns /= rounds as u64;
+        let plan = plan.share(rounds);
         let selected: Vec<usize> = (0..self.entries.len())
             .filter(|&i| self.options.selects(&self.entries[i].name))
             .collect();
@@ -920,11 +900,6 @@ pub fn probe_line() -> String {
     )
 }
 
-fn is_terminal(fd: i32) -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(fd) == 1 }
-}
-
 /// The per-iteration median of a self-measurement (empty loop, add chain), or `None` when
 /// calibration could not lengthen its samples to the plan's minimum (a loaded machine, a
 /// budget too short): a harness cost taken from samples dominated by the timer would be wrong,
@@ -958,8 +933,7 @@ const CHAIN_LEN: u64 = 1000;
 /// around an empty body, the cost of a sample with no iterations, and the cycle time (from a
 /// chain of dependent one-cycle additions).
 pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
-    let mut short = Plan::with_budget(SELF_BUDGET_NS);
-    short.target_sample_ns = plan.target_sample_ns;
+    let short = plan.rebudget(SELF_BUDGET_NS);
     let median_of = |routine: &mut dyn Routine| -> f64 {
         let mut t = InProcess { routine, timer };
         let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});

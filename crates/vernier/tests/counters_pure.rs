@@ -158,46 +158,6 @@ fn mismatched_reads_are_an_error() {
 }
 
 #[test]
-fn derived_figures_from_a_synthetic_sample() {
-    let s = sample(&[
-        (Event::Cycles, 30_000),
-        (Event::Instructions, 60_000),
-        (Event::Branches, 10_000),
-        (Event::BranchMisses, 100),
-        (Event::CacheReferences, 400),
-        (Event::CacheMisses, 50),
-        (Event::L1dLoadMisses, 2_000),
-        (Event::TaskClock, 10_000),
-        (Event::PageFaults, 1_000),
-    ]);
-    let d = derive(&s, 1_000);
-    assert_eq!(d.cycles_per_iter, Some(30.0));
-    assert_eq!(d.instructions_per_iter, Some(60.0));
-    assert_eq!(d.ipc, Some(2.0));
-    assert_eq!(d.branches_per_iter, Some(10.0));
-    assert_eq!(d.branch_misses_per_iter, Some(0.1));
-    assert_eq!(d.branch_miss_rate, Some(0.01));
-    assert_eq!(d.cache_misses_per_iter, Some(0.05));
-    assert_eq!(d.cache_miss_rate, Some(0.125));
-    assert_eq!(d.l1d_load_misses_per_iter, Some(2.0));
-    assert_eq!(d.page_faults_per_iter, Some(1.0));
-    assert_eq!(d.ghz, Some(3.0));
-}
-
-#[test]
-fn derived_figures_are_absent_when_their_inputs_are() {
-    let s = sample(&[(Event::TaskClock, 10_000), (Event::Cycles, 0)]);
-    let d = derive(&s, 100);
-    assert_eq!(d.instructions_per_iter, None);
-    assert_eq!(d.ipc, None); // cycles = 0: no ratio
-    assert_eq!(d.branch_miss_rate, None);
-    assert_eq!(d.ghz, Some(0.0));
-    assert_eq!(derive(&s, 0).cycles_per_iter, None);
-    let keys: Vec<String> = per_iter(&s, 100).into_iter().map(|(k, _)| k).collect();
-    assert_eq!(keys, vec!["cycles_per_iter", "task-clock_per_iter"]);
-}
-
-#[test]
 fn interrupted_means_a_switch_or_a_migration_and_unknown_is_not_no() {
     assert_eq!(is_interrupted(&CounterSample::default()), None);
     let quiet = sample(&[(Event::ContextSwitches, 0), (Event::CpuMigrations, 0)]);
@@ -248,35 +208,6 @@ fn columns_keep_gaps_as_absent_values() {
     assert_eq!(cols[0].scaled, vec![true, false]);
     assert!(cols[1].scaled.is_empty());
     assert!(to_columns(&events, &[]).is_empty());
-}
-
-#[test]
-fn protocol_tokens_round_trip_with_gaps_and_flags() {
-    let mut a = sample(&[(Event::Cycles, 1200), (Event::ContextSwitches, 0)]);
-    a.set(Event::Cycles, Some(1200), true);
-    let b = sample(&[(Event::ContextSwitches, 1)]);
-    let c = sample(&[(Event::Cycles, 1210), (Event::ContextSwitches, 0)]);
-    let events = [Event::Cycles, Event::Instructions, Event::ContextSwitches];
-    let line = format_tokens(&events, &[a, b, c]);
-    assert_eq!(
-        line,
-        "ctr.cycles=1200,,1210 ctr.context-switches=0,1,0 scaled.cycles=1,0,0"
-    );
-    let back = parse_tokens(&format!("ok 0 ns=5,6,7 {line}"), 3).unwrap();
-    assert_eq!(back, vec![a, b, c]);
-}
-
-#[test]
-fn malformed_tokens_are_errors() {
-    assert!(parse_tokens("ctr.cycles=1,2", 3).is_err());
-    assert!(parse_tokens("ctr.cylces=1", 1).is_err());
-    assert!(parse_tokens("ctr.cycles=x", 1).is_err());
-    assert!(parse_tokens("ctr.cycles=1 scaled.cycles=2", 1).is_err());
-    // Unrelated tokens are ignored.
-    assert_eq!(
-        parse_tokens("ns=1 foo.bar=2", 1).unwrap(),
-        vec![CounterSample::default()]
-    );
 }
 
 #[test]

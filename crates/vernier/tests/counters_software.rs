@@ -71,14 +71,11 @@ fn missing_hardware_events_are_absent_not_zero() {
             );
             assert!(note.contains("fix: enable PMU passthrough"), "{note}");
         }
-        let d = derive(&s, 1000);
-        assert_eq!(d.cycles_per_iter, None);
-        assert_eq!(d.ipc, None);
-        assert_eq!(d.ghz, None);
+        assert_eq!(s.get(Event::Cycles), None);
+        assert_eq!(s.get(Event::Instructions), None);
         assert!(to_columns(set.events(), &[s])
             .iter()
             .all(|c| c.event != "cycles"));
-        assert!(!format_tokens(set.events(), &[s]).contains("cycles"));
     }
 }
 
@@ -136,7 +133,10 @@ fn touching_a_fresh_page_per_iteration_is_one_page_fault_per_iteration() {
         }
         set.read_stop();
         let sample = set.sample();
-        per_iter.push(derive(&sample, ITERS as u64).page_faults_per_iter.unwrap());
+        let faults = sample
+            .get(Event::PageFaults)
+            .expect("page faults are counted");
+        per_iter.push(faults as f64 / ITERS as f64);
     }
     per_iter.sort_by(|a, b| a.total_cmp(b));
     let median = per_iter[SAMPLES / 2];

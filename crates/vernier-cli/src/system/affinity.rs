@@ -1,8 +1,7 @@
 //! Process control for the noise probe and the load generator: pin the calling thread to a
-//! CPU, read the CPUs this process may use, stop cleanly on Ctrl-C.
+//! CPU, read the CPUs this process may use.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::cpulist::CpuSet;
 
@@ -39,49 +38,4 @@ pub fn allowed_cpus() -> CpuSet {
             .filter(|c| libc::CPU_ISSET(*c, &set))
             .collect()
     }
-}
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop_signal(_sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// Make SIGINT (Ctrl-C) and SIGTERM set the stop flag instead of killing the process, so
-/// workers finish their current block and the command reports what it did.
-pub fn install_stop_handler() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the sigaction struct is zeroed (empty mask, no flags) and then given a
-        // handler with the `void (*)(int)` signature; the handler only touches an atomic.
-        let rc = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// True once a stop signal arrived.
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::Relaxed)
-}
-
-/// Read CLOCK_MONOTONIC in nanoseconds (through the vDSO: no system call).
-#[inline(always)]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

@@ -12,7 +12,8 @@ use std::thread;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use super::affinity::{monotonic_ns, pin_current_thread};
+use super::affinity::pin_current_thread;
+use vernier::timer::monotonic_ns;
 
 /// Reads used to learn the normal read-to-read gap before measuring.
 const CALIBRATION_READS: usize = 200_000;

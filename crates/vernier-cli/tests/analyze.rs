@@ -1,0 +1,241 @@
+//! `vernier analyze`: live runs of the demo (in process), a Rust worker and a C++ worker
+//! re-derived from their files to the same figures; committed files of older builds loaded;
+//! damaged files refused with exit 1 and the field named; offline `compare` on the same loader.
+
+#[path = "common/cli.rs"]
+mod cli;
+#[path = "common/cpp.rs"]
+mod cpp;
+#[path = "common/rust_examples.rs"]
+mod rust_examples;
+
+use cli::{text, vernier};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use vernier::result::ResultFile;
+
+fn tmp(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../vernier/tests/fixtures/results")
+        .join(name)
+}
+
+/// Every number of the two values equal to 1e-12 relative, everything else equal.
+fn assert_same(path: &str, a: &Value, b: &Value) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-12 * x.abs().max(y.abs()),
+                "{path}: {x} vs {y}"
+            );
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(
+                x.keys().collect::<Vec<_>>(),
+                y.keys().collect::<Vec<_>>(),
+                "{path}"
+            );
+            for (k, v) in x {
+                assert_same(&format!("{path}.{k}"), v, &y[k]);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{path}");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                assert_same(&format!("{path}[{i}]"), v, w);
+            }
+        }
+        _ => assert_eq!(a, b, "{path}"),
+    }
+}
+
+/// `vernier analyze LIVE --json OUT`: every benchmark, figures and diagnostics included, equal.
+fn reanalyze_and_compare(live: &Path, tag: &str) {
+    let out = tmp(&format!("analyze-{tag}.json"));
+    let o = vernier()
+        .arg("analyze")
+        .arg(live)
+        .arg("--json")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("every figure equals the one stored"),
+        "{}",
+        text(&o)
+    );
+    let a = ResultFile::load(live).unwrap();
+    let b = ResultFile::load(&out).unwrap();
+    assert!(!a.benchmarks.is_empty());
+    assert_eq!(a.benchmarks.len(), b.benchmarks.len());
+    for (x, y) in a.benchmarks.iter().zip(&b.benchmarks) {
+        assert_same(
+            &x.name,
+            &serde_json::to_value(x).unwrap(),
+            &serde_json::to_value(y).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn the_demo_is_re_derived_exactly() {
+    let live = tmp("analyze-demo-live.json");
+    let o = vernier()
+        .args(["demo", "--quick", "--filter", "sqrt|rand|sort", "--json"])
+        .arg(&live)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    reanalyze_and_compare(&live, "demo");
+}
+
+/// `vernier run ARGS --json LIVE -- EXE`, then the re-derivation of LIVE.
+fn run_then_reanalyze(args: &[&str], exe: &Path, tag: &str) {
+    let live = tmp(&format!("analyze-{tag}-live.json"));
+    let o = vernier()
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .arg(&live)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    reanalyze_and_compare(&live, tag);
+}
+
+#[test]
+fn a_rust_worker_run_in_two_processes_is_re_derived_exactly() {
+    let exe = rust_examples::examples().join("chain");
+    run_then_reanalyze(&["--quick", "--processes", "2"], &exe, "rust");
+}
+
+#[test]
+fn a_cpp_worker_run_is_re_derived_exactly() {
+    run_then_reanalyze(&["--quick"], &cpp::example("seed000"), "cpp");
+}
+
+#[test]
+fn files_of_older_builds_are_read() {
+    for name in ["demo-v0.1.0.json", "run-cpp-v0.1.0.json"] {
+        let o = vernier()
+            .arg("analyze")
+            .arg(fixture(name))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains("re-derive"), "{name}: {}", text(&o));
+        assert!(stdout.contains("vernier 0.1.0"), "{name}: {}", text(&o));
+    }
+}
+
+#[test]
+fn an_edited_figure_is_reported_as_differing() {
+    let mut v: Value =
+        serde_json::from_slice(&std::fs::read(fixture("run-cpp-v0.1.0.json")).unwrap()).unwrap();
+    v["benchmarks"][0]["per_iter"]["median_ns"] = 1234.5.into();
+    let path = tmp("analyze-edited.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let o = vernier().arg("analyze").arg(&path).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("per_iter.median_ns stored 1234.5"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A damaged copy of the C++ fixture, written for the CLI.
+fn damaged(tag: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut v: Value =
+        serde_json::from_slice(&std::fs::read(fixture("run-cpp-v0.1.0.json")).unwrap()).unwrap();
+    edit(&mut v);
+    let path = tmp(&format!("damaged-{tag}.json"));
+    std::fs::write(&path, v.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn damaged_files_are_refused_by_analyze_and_compare() {
+    let short = damaged("short", |v| {
+        v["benchmarks"][0]["samples"]["phase"]
+            .as_array_mut()
+            .unwrap()
+            .pop();
+    });
+    let nan = tmp("damaged-nan.json");
+    let text_nan = std::fs::read_to_string(fixture("run-cpp-v0.1.0.json"))
+        .unwrap()
+        .replacen("\"median_ns\":", "\"median_ns\":NaN,\"was\":", 1);
+    std::fs::write(&nan, text_nan).unwrap();
+    let cut = tmp("damaged-cut.json");
+    let bytes = std::fs::read(fixture("run-cpp-v0.1.0.json")).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let cases = [
+        (short.clone(), "`samples.phase`"),
+        (
+            damaged("type", |v| {
+                v["benchmarks"][0]["samples"]["ns"][0] = "x".into()
+            }),
+            "`samples.ns[0]`",
+        ),
+        (
+            damaged("neg", |v| v["benchmarks"][0]["total_s"] = (-1.0).into()),
+            "`total_s`",
+        ),
+        (
+            damaged("huge", |v| {
+                v["benchmarks"][0]["samples"]["ns"][0] = u64::MAX.into()
+            }),
+            "`samples.ns[0]`",
+        ),
+        (nan, "invalid JSON"),
+        (cut, "truncated"),
+    ];
+    for (path, says) in &cases {
+        let o = vernier().arg("analyze").arg(path).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.contains(says), "{says}: {}", text(&o));
+        assert!(!stderr.contains("panicked"), "{}", text(&o));
+    }
+    // The offline comparison reads through the same loader: a short column is named, where it
+    // used to make `compare` panic.
+    let o = vernier()
+        .arg("compare")
+        .arg(fixture("run-cpp-v0.1.0.json"))
+        .arg(&short)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("`samples.phase`"), "{}", text(&o));
+}
+
+#[test]
+fn analyze_names_a_missing_file_and_a_bad_filter() {
+    let o = vernier()
+        .args(["analyze", "/nonexistent/result.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read /nonexistent/result.json"));
+    let o = vernier()
+        .arg("analyze")
+        .arg(fixture("run-cpp-v0.1.0.json"))
+        .args(["--filter", "^nothing$"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("matches no benchmark"));
+}
