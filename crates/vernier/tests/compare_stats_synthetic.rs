@@ -203,6 +203,14 @@ fn geomean_of_identical_ratios_is_that_ratio() {
 
 // Process pairs: per-pair offsets (layout, CPU) on top of the noise within each pair.
 
+/// Mean and standard deviation (n − 1).
+fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
 /// `k` pairs with a true log-ratio `shift`, a per-pair offset of sd `between` and per-round noise
 /// of sd `noise` over `rounds` rounds: each pair's estimate and standard error, from its rounds.
 fn pairs(
@@ -219,9 +227,7 @@ fn pairs(
             let d: Vec<f64> = (0..rounds)
                 .map(|_| shift + offset + noise * rng.normal())
                 .collect();
-            let mean = d.iter().sum::<f64>() / rounds as f64;
-            let sd =
-                (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (rounds - 1) as f64).sqrt();
+            let (mean, sd) = mean_sd(&d);
             (mean, sd / (rounds as f64).sqrt())
         })
         .unzip()
@@ -291,10 +297,7 @@ fn pairs_that_shared_their_cpu_count_for_less() {
         }
         let re = cs::random_effects(&theta, &se).unwrap();
         covered += usize::from(re.ci95.0 <= 1.0 && 1.0 <= re.ci95.1);
-        let sd = {
-            let m = theta.iter().sum::<f64>() / 8.0;
-            (theta.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 7.0).sqrt()
-        };
+        let (_, sd) = mean_sd(&theta);
         let plain = cs::student_t_quantile(0.975, 7.0) * sd / 8f64.sqrt();
         narrower += usize::from((re.ci95.1.ln() - re.ci95.0.ln()) / 2.0 < plain);
     }
