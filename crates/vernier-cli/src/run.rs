@@ -55,7 +55,12 @@ pub struct ProcessArgs {
     #[arg(long, value_name = "BYTES")]
     pub env_pad: Option<u64>,
     /// Longest wait for a worker's reply before it is declared hung, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        allow_negative_numbers = true
+    )]
     pub timeout: f64,
 }
 
