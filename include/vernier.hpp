@@ -95,6 +95,12 @@ constexpr bool in_gp_register = !in_fp_register<T> && std::is_trivially_copyable
                                 !std::is_empty<T>::value &&
                                 (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
                                  sizeof(T) == 8);
+/// The unsigned integer of `N` bytes (1, 2, 4 or 8).
+template <std::size_t N>
+using bits_t = std::conditional_t<
+    N == 1, std::uint8_t,
+    std::conditional_t<N == 2, std::uint16_t,
+                       std::conditional_t<N == 4, std::uint32_t, std::uint64_t>>>;
 }  // namespace detail
 
 /// The optimisation barrier. As far as the compiler knows, `value` is read and then
@@ -104,6 +110,11 @@ constexpr bool in_gp_register = !in_fp_register<T> && std::is_trivially_copyable
 ///
 /// A register-sized value stays in its register (no store/reload is added to the measured
 /// code); a larger object, or one that is not trivially copyable, is forced to memory.
+///
+/// Every type is accepted, including classes with `const` members (a lambda capturing a
+/// `const` variable by copy), which cannot be named as an asm output: a register-sized class
+/// passes through the register as its bytes, and a larger object is hidden by handing its
+/// address to the asm, which may read and write any memory.
 template <class T>
 VERNIER_ALWAYS_INLINE void do_not_optimize(T& value) {
     if constexpr (detail::in_fp_register<T>) {
@@ -112,12 +123,17 @@ VERNIER_ALWAYS_INLINE void do_not_optimize(T& value) {
 #elif defined(__aarch64__)
         asm volatile("" : "+w"(value) : : "memory");
 #endif
-    } else if constexpr (detail::in_gp_register<T>) {
+    } else if constexpr (detail::in_gp_register<T> && std::is_scalar<T>::value) {
         asm volatile("" : "+r"(value) : : "memory");
+    } else if constexpr (detail::in_gp_register<T>) {
+        detail::bits_t<sizeof(T)> bits;
+        std::memcpy(&bits, static_cast<const void*>(std::addressof(value)), sizeof(T));
+        asm volatile("" : "+r"(bits) : : "memory");
+        std::memcpy(static_cast<void*>(std::addressof(value)), &bits, sizeof(T));
     } else if constexpr (std::is_empty<T>::value) {
         asm volatile("" : : : "memory");  // no state to hide
     } else {
-        asm volatile("" : "+m"(value) : : "memory");
+        asm volatile("" : : "r"(std::addressof(value)) : "memory");
     }
 }
 
