@@ -1517,6 +1517,37 @@ inline std::string fmt_sig(double x, int sig) {
     return buf;
 }
 
+/// The half-width of an interval, in the unit `scale` converts to: 2 significant digits; an
+/// interval narrower than `resolution_ns` (the smallest step a per-iteration time can take:
+/// the timer's resolution over the iterations per sample) is written `<` that step, never 0.
+inline std::string fmt_half(double half_ns, double resolution_ns, double scale) {
+    // Below 1e-6 fmt_sig would print zeros: exponent notation instead.
+    const auto small = [](double x, int sig) {
+        if (x >= 1e-6) return fmt_sig(x, sig);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.*e", sig - 1, x);
+        return std::string(buf);
+    };
+    if (half_ns > 0 && half_ns >= resolution_ns) return small(half_ns * scale, 2);
+    if (!(resolution_ns > 0)) return "<" + small(1e-9, 1);
+    return "<" + small(resolution_ns * scale, 1);
+}
+
+/// A per-iteration time's unit: ns below 10 µs, µs below 10 ms, ms beyond; `scale` converts
+/// nanoseconds to it.
+inline const char* time_unit(double median_ns, double& scale) {
+    if (median_ns >= 1e7) {
+        scale = 1e-6;
+        return "ms";
+    }
+    if (median_ns >= 1e4) {
+        scale = 1e-3;
+        return "\xc2\xb5s";  // µs, in UTF-8 like the other symbols printed (±, σ, ×)
+    }
+    scale = 1.0;
+    return "ns";
+}
+
 inline const char* usage() {
     return "usage: %s [FILTER...] [--time SECONDS] [--list]\n"
            "  FILTER         run the benchmarks whose name contains one of these strings\n"
@@ -1621,20 +1652,14 @@ inline int standalone(int argc, char** argv) {
         }
         const double empty_ns = std::max(empty_before, empty_now());
         const Summary& s = r.summary;
-        // Unit: ns below 10 µs per iteration, µs below 10 ms, ms beyond.
         double scale = 1.0;
-        const char* unit = "ns";
-        if (s.median >= 1e7) {
-            scale = 1e-6;
-            unit = "ms";
-        } else if (s.median >= 1e4) {
-            scale = 1e-3;
-            unit = "us";
-        }
+        const char* unit = time_unit(s.median, scale);
         const double half = std::max(s.median - s.ci_lo, s.ci_hi - s.median);
+        const double step_ns = timer.resolution_ns / static_cast<double>(std::max<std::uint64_t>(r.iters, 1));
         std::printf("T_iter ~ %s ± %s %s  (95%% CI of the median, min %s %s, robust σ %s %s, "
                     "%zu samples × %llu iters)",
-                    fmt_sig(s.median * scale, 5).c_str(), fmt_sig(half * scale, 2).c_str(), unit,
+                    fmt_sig(s.median * scale, 5).c_str(),
+                    fmt_half(half, step_ns, scale).c_str(), unit,
                     fmt_sig(s.min * scale, 5).c_str(), unit, fmt_sig(s.sigma * scale, 2).c_str(),
                     unit, s.n, static_cast<unsigned long long>(r.iters));
         if (s.median - empty_ns < kOptimizedAwayNs) {
