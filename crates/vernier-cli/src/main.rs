@@ -209,6 +209,7 @@ fn demo_command(c: &Common) -> Result<i32> {
                 demo::COLD_EVENTS_ENV.into(),
                 demo::COLD_EVENTS_INSTRUCTIONS.to_string().into(),
             )],
+            std::time::Duration::from_secs_f64(run::DEFAULT_TIMEOUT_S),
         );
     }
     let plan = c.plan()?;

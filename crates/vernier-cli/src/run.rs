@@ -58,12 +58,14 @@ pub struct ProcessArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = 30.0,
+        default_value_t = DEFAULT_TIMEOUT_S,
         allow_negative_numbers = true
     )]
     pub timeout: f64,
 }
 
+/// Default of --timeout: the longest wait for a reply, start-up included, in seconds.
+pub const DEFAULT_TIMEOUT_S: f64 = 30.0;
 /// Largest random environment padding: a few pages moves the stack across alignments.
 pub const MAX_ENV_PAD: u64 = 4096;
 /// Each process needs at least this much of the budget to calibrate and settle.
@@ -331,7 +333,8 @@ pub fn worker_counters(
 pub fn run_command(a: &RunArgs) -> Result<i32> {
     if a.common.instructions {
         let (program, args) = split_program(&a.program);
-        return crate::counted::run_instructions(&a.common, &program, &args, &[]);
+        let timeout = a.process.control()?.timeout;
+        return crate::counted::run_instructions(&a.common, &program, &args, &[], timeout);
     }
     let mut plan = a.common.plan()?;
     let filter = a.common.filter()?;

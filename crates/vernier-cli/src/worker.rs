@@ -260,9 +260,9 @@ impl WorkerProcess {
         if let Err(e) = self.send(&format!("hello {}", protocol::VERSION)) {
             return Err(self.not_a_worker(&format!("it did not read the protocol: {e}")));
         }
-        let line = match self
-            .read_line(Duration::from_secs(10).min(self.timeout.max(Duration::from_secs(2))))
-        {
+        // The program's own start-up (building its data) happens before it answers: the wait
+        // is the caller's --timeout, like every other reply.
+        let line = match self.read_line(self.timeout) {
             Ok(l) => l,
             Err(e) => return Err(self.not_a_worker(&e)),
         };
@@ -441,6 +441,11 @@ impl WorkerProcess {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Whether the worker process is still running.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Options added to every `run` command from now on.
