@@ -156,8 +156,8 @@ impl Session {
         once(DEFAULT_N1, &mut Vec::new())?;
         let at_n1 = once(DEFAULT_N1, ns)?;
         let at_n2 = once(DEFAULT_N2, ns)?;
-        let per_iter = difference(DEFAULT_N1, &at_n1, DEFAULT_N2, &at_n2)
-            .map_err(SharedError::Failed)?;
+        let per_iter =
+            difference(DEFAULT_N1, &at_n1, DEFAULT_N2, &at_n2).map_err(SharedError::Failed)?;
         if at_n2.values.iter().all(|&v| v == 0) {
             return Err(SharedError::Failed(anyhow!(
                 "nothing was counted: no function matching `*vernier_measured_loop*` ran (is the \

@@ -76,7 +76,10 @@ fn check(compiler: &str, level: &str) {
         row(n);
     }
     if level != "-O0" {
-        for n in names.iter().filter(|n| n.starts_with("sqrt ") && !n.ends_with("(control)")) {
+        for n in names
+            .iter()
+            .filter(|n| n.starts_with("sqrt ") && !n.ends_with("(control)"))
+        {
             assert!(
                 !row(n).contains("optimized away"),
                 "{compiler} {level}: the barrier let the work of '{n}' go:\n{out}"
@@ -112,7 +115,13 @@ fn check(compiler: &str, level: &str) {
     let got: Vec<&str> = f.benchmarks.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(got, names, "{compiler} {level}");
     for b in &f.benchmarks {
-        assert_eq!(b.status, Status::Ok, "{compiler} {level} {}: {:?}", b.name, b.error);
+        assert_eq!(
+            b.status,
+            Status::Ok,
+            "{compiler} {level} {}: {:?}",
+            b.name,
+            b.error
+        );
         assert!(b.per_iter.median_ns > 0.0, "{compiler} {level} {}", b.name);
     }
 }
@@ -178,7 +187,10 @@ int main(int argc, char** argv) {
     )
     .unwrap();
     let exe = cpp::compile("standalone-format.exe", &[src], &["-O2"]);
-    let o = Command::new(&exe).env("FORMAT_RULES", "1").output().unwrap();
+    let o = Command::new(&exe)
+        .env("FORMAT_RULES", "1")
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", text(&o));
     for want in [

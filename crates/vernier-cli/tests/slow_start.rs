@@ -51,13 +51,23 @@ fn the_first_reply_may_take_as_long_as_the_timeout_allows() {
 
     // A start-up longer than --timeout is named as such, with the option to change.
     let o = vernier()
-        .args(["run", "--quick", "--timeout", "1", "--", exe.to_str().unwrap()])
+        .args([
+            "run",
+            "--quick",
+            "--timeout",
+            "1",
+            "--",
+            exe.to_str().unwrap(),
+        ])
         .env("STARTUP_SLEEP_S", "4")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no reply within 1 s") && err.contains("--timeout"), "{err}");
+    assert!(
+        err.contains("no reply within 1 s") && err.contains("--timeout"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -92,5 +102,8 @@ fn instructions_start_valgrind_once_for_the_whole_run() {
     assert_eq!(starts, 2, "{}", text(&o));
     // Said before the wait: valgrind's slowdown and the wait it allows.
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("under valgrind") && err.contains("--timeout"), "{err}");
+    assert!(
+        err.contains("under valgrind") && err.contains("--timeout"),
+        "{err}"
+    );
 }

@@ -225,7 +225,15 @@ fn load_stops_by_itself_for_every_kind() {
     let arm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/arm");
     for kind in ["cpu", "cache", "memory"] {
         let o = vernier()
-            .args(["load", "--threads", "2", "--kind", kind, "--duration", "0.2"])
+            .args([
+                "load",
+                "--threads",
+                "2",
+                "--kind",
+                kind,
+                "--duration",
+                "0.2",
+            ])
             .arg("--root")
             .arg(&arm)
             .output()

@@ -537,10 +537,7 @@ pub fn check_destination(path: &Path) -> Result<(), String> {
         ));
     }
     if !dir.is_dir() {
-        return Err(format!(
-            "{shown}: {} is not a directory",
-            dir.display()
-        ));
+        return Err(format!("{shown}: {} is not a directory", dir.display()));
     }
     let probe = dir.join(format!(
         ".{}.{}.probe",

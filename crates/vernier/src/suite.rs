@@ -777,8 +777,8 @@ impl Suite {
 /// Anything else (another invocation, an unreadable file) is replaced, as usual.
 fn earlier_targets(path: &Path, mode: &str) -> Vec<BenchmarkResult> {
     let parent = std::os::unix::process::parent_id();
-    let parent_is_cargo = std::fs::read_to_string(format!("/proc/{parent}/comm"))
-        .is_ok_and(|c| c.trim() == "cargo");
+    let parent_is_cargo =
+        std::fs::read_to_string(format!("/proc/{parent}/comm")).is_ok_and(|c| c.trim() == "cargo");
     if !parent_is_cargo || !path.exists() {
         return Vec::new();
     }
