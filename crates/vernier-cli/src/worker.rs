@@ -520,7 +520,9 @@ impl Target for WorkerTarget<'_> {
         let t0 = Instant::now();
         let before = out.ns.len();
         self.worker.run(self.bench, iters, count, out)?;
-        let inside: u64 = out.ns[before..].iter().sum();
+        let inside = out.ns[before..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
         let total = t0.elapsed().as_nanos() as f64;
         self.batch_costs_ns.push((total - inside as f64).max(0.0));
         Ok(())
