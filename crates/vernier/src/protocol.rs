@@ -342,12 +342,16 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
     match toks.next() {
         Some("samples") => {}
         Some("error") => {
-            return Err(line
+            let msg = line
                 .trim_start()
                 .strip_prefix("error")
                 .unwrap_or_default()
-                .trim()
-                .to_string())
+                .trim();
+            return Err(if msg.is_empty() {
+                "the worker replied 'error' without a message".to_string()
+            } else {
+                msg.to_string()
+            });
         }
         _ => {
             return Err(format!(
