@@ -80,34 +80,26 @@ fn an_unwritable_json_is_refused_before_run_starts_the_program() {
     }
     // The same in --instructions mode, and for compare.
     let (dest, says) = &bad_destinations()[0];
-    let o = vernier()
-        .args(["run", "--instructions", "--json"])
-        .arg(dest)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains(says),
-        "{}",
-        text(&o)
-    );
-    let o = vernier()
+    let mut instructions = vernier();
+    instructions.args(["run", "--instructions", "--json"]);
+    instructions.arg(dest).arg("--").arg(&exe);
+    let mut compare = vernier();
+    compare
         .arg("compare")
         .arg(&exe)
         .arg(&exe)
         .arg("--json")
-        .arg(dest)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains(says),
-        "{}",
-        text(&o)
-    );
-    assert!(o.stdout.is_empty(), "{}", text(&o));
+        .arg(dest);
+    for mut cmd in [instructions, compare] {
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{}",
+            text(&o)
+        );
+        assert!(o.stdout.is_empty(), "{}", text(&o));
+    }
 }
 
 #[test]

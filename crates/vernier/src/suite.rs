@@ -738,10 +738,14 @@ impl Suite {
                 done[k] = acc[k].error.is_some() || round + 1 == rounds;
             }
         }
-        // Report in suite order; after Ctrl-C, whatever was measured is reported too.
+        // Report in suite order; after Ctrl-C, whatever was measured is reported too, and a
+        // benchmark whose rounds were not all run is marked as cut short.
         for (k, &i) in selected.iter().enumerate() {
             if acc[k].samples.is_empty() && acc[k].error.is_none() {
                 continue;
+            }
+            if !done[k] && interrupted() {
+                acc[k].stop = measure::StopReason::Interrupted;
             }
             let a = analyze::analyze(&acc[k], &ctx);
             file.benchmarks.push(BenchmarkResult::new(
