@@ -48,7 +48,7 @@ fn ctrl_c_in_demo_marks_the_benchmarks_cut_short() {
     for name in &cut {
         let row = stdout
             .lines()
-            .find(|l| l.starts_with(&name[..name.len().min(20)]))
+            .find(|l| l.starts_with(&name.chars().take(20).collect::<String>()))
             .unwrap_or_else(|| panic!("no row for {name}:\n{stdout}"));
         assert!(row.contains("INTERRUPTED"), "{row}");
     }
