@@ -313,7 +313,7 @@ impl Options {
                     time = Some(
                         v.parse()
                             .ok()
-                            .filter(|t: &f64| *t > 0.0)
+                            .filter(|t: &f64| *t > 0.0 && t.is_finite())
                             .ok_or(format!("--time {v}: expected a positive number of seconds"))?,
                     );
                 }
