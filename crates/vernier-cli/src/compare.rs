@@ -41,7 +41,7 @@ pub struct CompareArgs {
     pub filter: Option<String>,
     /// Hard time budget per benchmark, in seconds, both sides together (default 1; 0.2 with
     /// --quick). The comparison stops earlier once the verdict is settled.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time: Option<f64>,
     /// A short run: about 0.2 s per benchmark.
     #[arg(long)]
