@@ -95,6 +95,12 @@ constexpr bool in_gp_register = !in_fp_register<T> && std::is_trivially_copyable
                                 !std::is_empty<T>::value &&
                                 (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 ||
                                  sizeof(T) == 8);
+/// The unsigned integer of `N` bytes (1, 2, 4 or 8).
+template <std::size_t N>
+using bits_t = std::conditional_t<
+    N == 1, std::uint8_t,
+    std::conditional_t<N == 2, std::uint16_t,
+                       std::conditional_t<N == 4, std::uint32_t, std::uint64_t>>>;
 }  // namespace detail
 
 /// The optimisation barrier. As far as the compiler knows, `value` is read and then
@@ -104,6 +110,11 @@ constexpr bool in_gp_register = !in_fp_register<T> && std::is_trivially_copyable
 ///
 /// A register-sized value stays in its register (no store/reload is added to the measured
 /// code); a larger object, or one that is not trivially copyable, is forced to memory.
+///
+/// Every type is accepted, including classes with `const` members (a lambda capturing a
+/// `const` variable by copy), which cannot be named as an asm output: a register-sized class
+/// passes through the register as its bytes, and a larger object is hidden by handing its
+/// address to the asm, which may read and write any memory.
 template <class T>
 VERNIER_ALWAYS_INLINE void do_not_optimize(T& value) {
     if constexpr (detail::in_fp_register<T>) {
@@ -112,12 +123,17 @@ VERNIER_ALWAYS_INLINE void do_not_optimize(T& value) {
 #elif defined(__aarch64__)
         asm volatile("" : "+w"(value) : : "memory");
 #endif
-    } else if constexpr (detail::in_gp_register<T>) {
+    } else if constexpr (detail::in_gp_register<T> && std::is_scalar<T>::value) {
         asm volatile("" : "+r"(value) : : "memory");
+    } else if constexpr (detail::in_gp_register<T>) {
+        detail::bits_t<sizeof(T)> bits;
+        std::memcpy(&bits, static_cast<const void*>(std::addressof(value)), sizeof(T));
+        asm volatile("" : "+r"(bits) : : "memory");
+        std::memcpy(static_cast<void*>(std::addressof(value)), &bits, sizeof(T));
     } else if constexpr (std::is_empty<T>::value) {
         asm volatile("" : : : "memory");  // no state to hide
     } else {
-        asm volatile("" : "+m"(value) : : "memory");
+        asm volatile("" : : "r"(std::addressof(value)) : "memory");
     }
 }
 
@@ -1501,6 +1517,37 @@ inline std::string fmt_sig(double x, int sig) {
     return buf;
 }
 
+/// The half-width of an interval, in the unit `scale` converts to: 2 significant digits; an
+/// interval narrower than `resolution_ns` (the smallest step a per-iteration time can take:
+/// the timer's resolution over the iterations per sample) is written `<` that step, never 0.
+inline std::string fmt_half(double half_ns, double resolution_ns, double scale) {
+    // Below 1e-6 fmt_sig would print zeros: exponent notation instead.
+    const auto small = [](double x, int sig) {
+        if (x >= 1e-6) return fmt_sig(x, sig);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.*e", sig - 1, x);
+        return std::string(buf);
+    };
+    if (half_ns > 0 && half_ns >= resolution_ns) return small(half_ns * scale, 2);
+    if (!(resolution_ns > 0)) return "<" + small(1e-9, 1);
+    return "<" + small(resolution_ns * scale, 1);
+}
+
+/// A per-iteration time's unit: ns below 10 µs, µs below 10 ms, ms beyond; `scale` converts
+/// nanoseconds to it.
+inline const char* time_unit(double median_ns, double& scale) {
+    if (median_ns >= 1e7) {
+        scale = 1e-6;
+        return "ms";
+    }
+    if (median_ns >= 1e4) {
+        scale = 1e-3;
+        return "\xc2\xb5s";  // µs, in UTF-8 like the other symbols printed (±, σ, ×)
+    }
+    scale = 1.0;
+    return "ns";
+}
+
 inline const char* usage() {
     return "usage: %s [FILTER...] [--time SECONDS] [--list]\n"
            "  FILTER         run the benchmarks whose name contains one of these strings\n"
@@ -1605,20 +1652,14 @@ inline int standalone(int argc, char** argv) {
         }
         const double empty_ns = std::max(empty_before, empty_now());
         const Summary& s = r.summary;
-        // Unit: ns below 10 µs per iteration, µs below 10 ms, ms beyond.
         double scale = 1.0;
-        const char* unit = "ns";
-        if (s.median >= 1e7) {
-            scale = 1e-6;
-            unit = "ms";
-        } else if (s.median >= 1e4) {
-            scale = 1e-3;
-            unit = "us";
-        }
+        const char* unit = time_unit(s.median, scale);
         const double half = std::max(s.median - s.ci_lo, s.ci_hi - s.median);
+        const double step_ns = timer.resolution_ns / static_cast<double>(std::max<std::uint64_t>(r.iters, 1));
         std::printf("T_iter ~ %s ± %s %s  (95%% CI of the median, min %s %s, robust σ %s %s, "
                     "%zu samples × %llu iters)",
-                    fmt_sig(s.median * scale, 5).c_str(), fmt_sig(half * scale, 2).c_str(), unit,
+                    fmt_sig(s.median * scale, 5).c_str(),
+                    fmt_half(half, step_ns, scale).c_str(), unit,
                     fmt_sig(s.min * scale, 5).c_str(), unit, fmt_sig(s.sigma * scale, 2).c_str(),
                     unit, s.n, static_cast<unsigned long long>(r.iters));
         if (s.median - empty_ns < kOptimizedAwayNs) {

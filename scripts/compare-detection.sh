@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Error and detection rates of `vernier compare` at its DEFAULT options (no --cpu, no --time),
 # on the three kernels of examples/cpp/kernels.cpp (chain: compute, sqrt: latency, chase: a
-# pointer chase over 64 MiB, memory-bound), idle and again with `vernier load --cpus 1` (one busy thread: the other core of a 2-CPU machine).
+# pointer chase over 64 MiB, memory-bound), idle and again with `vernier load --threads 1` (one busy thread: the other core of a 2-CPU machine).
 #
 #   scripts/compare-detection.sh [TRIALS] [-- extra vernier compare options]
 #
@@ -88,7 +88,7 @@ run_all() {
 
 run_all idle
 "$VERNIER" load --help >/dev/null 2>&1 && {
-    "$VERNIER" load --cpus 1 --duration 3600 >/dev/null 2>&1 &
+    "$VERNIER" load --threads 1 --duration 3600 >/dev/null 2>&1 &
     LOAD_PID=$!
     sleep 1
     run_all "with vernier load"

@@ -42,7 +42,7 @@ pub struct CompareArgs {
     /// Measurement budget per benchmark, in seconds, both sides and all process pairs together
     /// (default 2 for executables; 0.2 with --quick). A benchmark stops earlier once its
     /// interval over the pairs is settled against the threshold.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time: Option<f64>,
     /// A short run: about 0.2 s per benchmark.
     #[arg(long)]

@@ -111,10 +111,11 @@ pub fn set_event(event: &mut Event, msg: &[u8]) -> usize {
 pub const COLD_EVENTS: usize = 1 << 18;
 /// Overrides the size of the cold set (`demo --instructions` sets it: see below).
 pub const COLD_EVENTS_ENV: &str = "VERNIER_DEMO_COLD_EVENTS";
-/// The cold set under callgrind: `--instructions` runs at most N2 = 2000 iterations, each on
-/// the next event, so 4096 events (4 MiB) already give every iteration an event never written
-/// before, without building 256 MiB under simulation (seconds per run).
-pub const COLD_EVENTS_INSTRUCTIONS: usize = 4096;
+/// The cold set under callgrind: `--instructions` runs a benchmark 1000 + 1000 + 2000
+/// iterations in one process, each on the next event, so 8192 events (8 MiB) give every
+/// iteration an event never written before, without building 256 MiB under simulation
+/// (seconds per run).
+pub const COLD_EVENTS_INSTRUCTIONS: usize = 8192;
 
 fn cold_events() -> usize {
     std::env::var(COLD_EVENTS_ENV)

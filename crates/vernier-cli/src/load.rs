@@ -35,12 +35,21 @@ pub enum LoadKind {
 pub struct LoadArgs {
     /// Number of worker threads (default: one per CPU this process may use)
     #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// The former name of --threads. `--cpus` is a CPU list everywhere else (`system show`,
+    /// `system tune`), so here it is accepted, said to be the thread count, and hidden.
+    #[arg(long, value_name = "N", hide = true, conflicts_with = "threads")]
     pub cpus: Option<usize>,
     /// The kind of load
     #[arg(long, value_enum, default_value_t = LoadKind::Cpu)]
     pub kind: LoadKind,
     /// Seconds before it stops by itself
-    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        value_name = "S",
+        allow_negative_numbers = true
+    )]
     pub duration: f64,
     /// Pin the threads to these CPUs, round-robin (several threads may share one CPU)
     #[arg(long, value_name = "LIST")]
@@ -102,11 +111,19 @@ pub fn load_command(args: LoadArgs) -> Result<i32> {
     if !(args.duration.is_finite() && args.duration > 0.0) {
         bail!("--duration must be a positive number of seconds");
     }
+    if let Some(n) = args.cpus {
+        eprintln!(
+            "vernier load: --cpus {n} is read as --threads {n} (the number of load threads); \
+             write --threads, and --pin LIST for the CPUs (--cpus is a CPU list in `vernier \
+             system`)"
+        );
+    }
     let threads = args
-        .cpus
+        .threads
+        .or(args.cpus)
         .unwrap_or_else(|| crate::system::affinity::allowed_cpus().len().max(1));
     if threads == 0 {
-        bail!("--cpus must be at least 1");
+        bail!("--threads must be at least 1");
     }
     let pins: Vec<usize> = args
         .pin

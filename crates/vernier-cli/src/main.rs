@@ -68,7 +68,7 @@ pub struct Common {
     #[arg(long, value_name = "REGEX")]
     filter: Option<String>,
     /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     time: Option<f64>,
     /// A short run: about 0.2 s per benchmark.
     #[arg(long)]
@@ -120,7 +120,18 @@ fn main() {
     // Usage errors exit with 1 (an error), not clap's 2: 2 means a check failed.
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         let code = if e.use_stderr() { 1 } else { 0 };
-        let _ = e.print();
+        match negative_value(&e) {
+            // clap's tip for a value that looks like an option is to write `-- -1`, which is
+            // wrong here: `--` starts the benchmark program's command line.
+            Some((opt, v)) => eprintln!(
+                "vernier: error: {opt} {v}: a negative number is not a valid value for {opt} \
+                 (a value starting with '-' is read as an option; to pass it anyway, attach it: \
+                 {opt}={v})"
+            ),
+            None => {
+                let _ = e.print();
+            }
+        }
         std::process::exit(code);
     });
     let code = match run(cli) {
@@ -133,7 +144,35 @@ fn main() {
     std::process::exit(code);
 }
 
+/// The option and the negative number clap took for an unknown option, if that is what went
+/// wrong (`--env-pad -5`).
+fn negative_value(e: &clap::Error) -> Option<(String, String)> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let v = match e.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(s)) if s.parse::<f64>().is_ok_and(|v| v < 0.0) => {
+            s.clone()
+        }
+        _ => return None,
+    };
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| *a == v)?;
+    let opt = args[..at].last().filter(|o| o.starts_with("--"))?;
+    Some((opt.clone(), v))
+}
+
 fn run(cli: Cli) -> Result<i32> {
+    // An unwritable --json is refused before anything is measured.
+    let json = match &cli.command {
+        Command::Demo(c) => c.json.as_ref(),
+        Command::Run(a) => a.common.json.as_ref(),
+        Command::Compare(a) => a.json.as_ref(),
+        _ => None,
+    };
+    if let Some(path) = json {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
+    }
     match cli.command {
         Command::Demo(c) => demo_command(&c),
         Command::Run(a) => run::run_command(&a),
@@ -177,11 +216,13 @@ fn demo_command(c: &Common) -> Result<i32> {
                 demo::COLD_EVENTS_ENV.into(),
                 demo::COLD_EVENTS_INSTRUCTIONS.to_string().into(),
             )],
+            std::time::Duration::from_secs_f64(run::DEFAULT_TIMEOUT_S),
         );
     }
+    let plan = c.plan()?;
     let options = Options {
         system: audit_and_hint(),
-        plan: c.plan()?,
+        plan,
         json: c.json.clone(),
         quick: c.quick,
         counters: c.counters()?,

@@ -58,10 +58,17 @@ pub struct ProcessArgs {
     #[arg(long, value_name = "BYTES")]
     pub env_pad: Option<u64>,
     /// Longest wait for a worker's reply before it is declared hung, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = DEFAULT_TIMEOUT_S,
+        allow_negative_numbers = true
+    )]
     pub timeout: f64,
 }
 
+/// Default of --timeout: the longest wait for a reply, start-up included, in seconds.
+pub const DEFAULT_TIMEOUT_S: f64 = 30.0;
 /// Largest random environment padding: a few pages moves the stack across alignments.
 pub const MAX_ENV_PAD: u64 = 4096;
 /// Each process needs at least this much of the budget to calibrate and settle.
@@ -324,7 +331,8 @@ pub fn worker_counters(
 pub fn run_command(a: &RunArgs) -> Result<i32> {
     if a.common.instructions {
         let (program, args) = split_program(&a.program);
-        return crate::counted::run_instructions(&a.common, &program, &args, &[]);
+        let timeout = a.process.control()?.timeout;
+        return crate::counted::run_instructions(&a.common, &program, &args, &[], timeout);
     }
     let mut plan = a.common.plan()?;
     let filter = a.common.filter()?;

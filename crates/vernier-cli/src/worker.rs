@@ -260,9 +260,9 @@ impl WorkerProcess {
         if let Err(e) = self.send(&format!("hello {}", protocol::VERSION)) {
             return Err(self.not_a_worker(&format!("it did not read the protocol: {e}")));
         }
-        let line = match self
-            .read_line(Duration::from_secs(10).min(self.timeout.max(Duration::from_secs(2))))
-        {
+        // The program's own start-up (building its data) happens before it answers: the wait
+        // is the caller's --timeout, like every other reply.
+        let line = match self.read_line(self.timeout) {
             Ok(l) => l,
             Err(e) => return Err(self.not_a_worker(&e)),
         };
@@ -443,6 +443,11 @@ impl WorkerProcess {
         let _ = self.child.wait();
     }
 
+    /// Whether the worker process is still running.
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Options added to every `run` command from now on.
     pub fn set_run_options(&mut self, options: Vec<(String, String)>) {
         self.run_options = options;
@@ -515,7 +520,9 @@ impl Target for WorkerTarget<'_> {
         let t0 = Instant::now();
         let before = out.ns.len();
         self.worker.run(self.bench, iters, count, out)?;
-        let inside: u64 = out.ns[before..].iter().sum();
+        let inside = out.ns[before..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
         let total = t0.elapsed().as_nanos() as f64;
         self.batch_costs_ns.push((total - inside as f64).max(0.0));
         Ok(())

@@ -249,24 +249,27 @@ fn fifo_refused_names_the_missing_permission() {
 }
 
 #[test]
-fn ctrl_c_keeps_every_finished_benchmark() {
+fn ctrl_c_keeps_every_finished_benchmark_and_marks_the_one_cut_short() {
     let exe = cpp::example("seed000");
     let json = tmp("interrupted.json");
+    let out = tmp("interrupted.out");
     let _ = std::fs::remove_file(&json);
     let mut child = vernier()
         .args(["run", "--time", "0.5", "--processes", "1", "--json"])
         .arg(&json)
         .arg("--")
         .arg(&exe)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until at least one benchmark is in the file, then interrupt.
+    // Wait until at least one benchmark is in the file, then interrupt the next one while it
+    // is being measured (each takes about 0.5 s).
     let start = Instant::now();
     while !json.exists() && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
+    std::thread::sleep(Duration::from_millis(150));
     // SAFETY: signalling our own child.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
@@ -274,9 +277,17 @@ fn ctrl_c_keeps_every_finished_benchmark() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let f = ResultFile::load(&json).unwrap();
-    assert!(!f.benchmarks.is_empty());
+    let stdout = std::fs::read_to_string(&out).unwrap();
+    assert!(f.benchmarks.len() >= 2, "{stdout}");
     assert!(f.benchmarks.len() < 10, "Ctrl-C stopped the run early");
-    assert!(f.benchmarks.iter().all(|b| b.status == Status::Ok));
+    let (last, finished) = f.benchmarks.split_last().unwrap();
+    assert!(finished.iter().all(|b| b.status == Status::Ok), "{stdout}");
+    assert_eq!(last.status, Status::Interrupted, "{stdout}");
+    assert_eq!(last.stop, "interrupted");
+    // The row of the benchmark cut short says so; no other row does.
+    assert_eq!(stdout.matches("INTERRUPTED").count(), 1, "{stdout}");
+    let row = stdout.lines().find(|l| l.contains("INTERRUPTED")).unwrap();
+    assert!(row.starts_with(&last.name), "{stdout}");
 }
 
 #[test]

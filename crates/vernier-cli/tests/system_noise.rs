@@ -164,7 +164,7 @@ fn a_cpu_kept_busy_by_load_is_noisier_than_an_idle_one() {
     // only a backstop, long enough to cover a slow start on a busy machine.
     let pin = busy.to_string();
     let loads: Vec<_> = (0..16)
-        .map(|_| spawn_load(&["--cpus", "1", "--pin", &pin, "--duration", "10"]))
+        .map(|_| spawn_load(&["--threads", "1", "--pin", &pin, "--duration", "10"]))
         .collect();
     let loads: Vec<_> = loads.into_iter().map(wait_started).collect();
     let v = noise_json(&["--cpu", &format!("{idle},{busy}"), "--duration", "0.5"]);
@@ -209,7 +209,7 @@ fn a_cpu_kept_busy_by_load_is_noisier_than_an_idle_one() {
 #[test]
 fn load_stops_on_ctrl_c() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (load, err) = start_load(&["--cpus", "1", "--duration", "600"]);
+    let (load, err) = start_load(&["--threads", "1", "--duration", "600"]);
     // SAFETY: kill with a valid pid of our own child and a valid signal.
     unsafe {
         libc::kill(load.id() as i32, libc::SIGINT);
@@ -225,7 +225,15 @@ fn load_stops_by_itself_for_every_kind() {
     let arm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/arm");
     for kind in ["cpu", "cache", "memory"] {
         let o = vernier()
-            .args(["load", "--cpus", "2", "--kind", kind, "--duration", "0.2"])
+            .args([
+                "load",
+                "--threads",
+                "2",
+                "--kind",
+                kind,
+                "--duration",
+                "0.2",
+            ])
             .arg("--root")
             .arg(&arm)
             .output()

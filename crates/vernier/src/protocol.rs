@@ -35,10 +35,13 @@ pub fn decode_name(s: &str) -> Result<String, String> {
         if bytes[i] == b'%' {
             let hex = s
                 .get(i + 1..i + 3)
-                .ok_or_else(|| format!("truncated escape in name '{s}'"))?;
+                .ok_or_else(|| format!("truncated escape in name '{}'", clip(s)))?;
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("bad escape '%{hex}' in name '{}'", clip(s)));
+            }
             out.push(
                 u8::from_str_radix(hex, 16)
-                    .map_err(|_| format!("bad escape '%{hex}' in name '{s}'"))?,
+                    .map_err(|_| format!("bad escape '%{hex}' in name '{}'", clip(s)))?,
             );
             i += 3;
         } else {
@@ -46,7 +49,7 @@ pub fn decode_name(s: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| format!("name '{s}' is not UTF-8"))
+    String::from_utf8(out).map_err(|_| format!("name '{}' is not UTF-8", clip(s)))
 }
 
 /// Which benchmark a `run` command names.
@@ -182,12 +185,14 @@ impl Hello {
     pub fn parse(line: &str) -> Result<Hello, String> {
         let mut toks = line.split_whitespace();
         if toks.next() != Some("hello") {
-            return Err(format!("expected a 'hello' reply, got '{line}'"));
+            return Err(format!("expected a 'hello' reply, got '{}'", clip(line)));
         }
-        let version = toks
-            .next()
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("malformed hello reply '{line}'"))?;
+        let version = toks.next().and_then(|v| v.parse().ok()).ok_or_else(|| {
+            format!(
+                "malformed hello reply: no protocol version after 'hello' ('{}')",
+                clip(line)
+            )
+        })?;
         let mut h = Hello {
             version,
             implementation: String::new(),
@@ -200,12 +205,31 @@ impl Hello {
             debug_build: false,
             pid: 0,
         };
-        let bad = |t: &str| format!("malformed token '{t}' in hello reply '{line}'");
+        let bad = |t: &str| {
+            format!(
+                "malformed token '{}' in hello reply '{}'",
+                clip(t),
+                clip(line)
+            )
+        };
         for t in toks {
             let Some((k, v)) = t.split_once('=') else {
                 return Err(bad(t));
             };
-            let num = || v.parse::<f64>().map_err(|_| bad(t));
+            // A time or a frequency: a finite number, not negative.
+            let num = || {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| {
+                        format!(
+                            "malformed hello reply: field '{k}' is '{}', expected a finite \
+                             number ≥ 0 ('{}')",
+                            clip(v),
+                            clip(line)
+                        )
+                    })
+            };
             match k {
                 "impl" => h.implementation = v.to_string(),
                 "timer" => {
@@ -219,7 +243,14 @@ impl Hello {
                 "overhead_ns" => h.timer.overhead_ns = num()?,
                 "tsc_hz" => h.timer.tsc_hz = Some(num()?).filter(|&x| x > 0.0),
                 "build" => h.debug_build = v == "debug",
-                "pid" => h.pid = num()? as u32,
+                "pid" => {
+                    h.pid = v.parse().map_err(|_| {
+                        format!(
+                            "malformed hello reply: field 'pid' is '{}', expected a process id",
+                            clip(v)
+                        )
+                    })?
+                }
                 _ => {}
             }
         }
@@ -265,13 +296,31 @@ fn join_into(s: &mut String, xs: &[u64]) {
     }
 }
 
-fn parse_list(v: &str, line: &str) -> Result<Vec<u64>, String> {
-    v.split(',')
-        .map(|x| {
-            x.parse::<u64>()
-                .map_err(|_| format!("malformed number '{x}' in reply '{}'", clip(line)))
-        })
-        .collect()
+/// Largest value a sample's time or counter delta may take: 2⁵³ (about 104 days in
+/// nanoseconds). Beyond it a value is no longer exact as an `f64` in the analysis, and the sums
+/// of a batch could overflow: such a value is a malformed reply, not a measurement.
+pub const MAX_SAMPLE_VALUE: u64 = 1 << 53;
+
+/// One integer of a reply's field, checked: not empty, digits only, at most
+/// [`MAX_SAMPLE_VALUE`].
+fn parse_value(x: &str, field: &str, line: &str) -> Result<u64, String> {
+    match x.parse::<u64>() {
+        Ok(n) if n <= MAX_SAMPLE_VALUE => Ok(n),
+        Ok(n) => Err(format!(
+            "malformed reply: field '{field}' has {n}, beyond the largest plausible value \
+             2^53 ('{}')",
+            clip(line)
+        )),
+        Err(_) => Err(format!(
+            "malformed reply: field '{field}' has '{}', expected a non-negative integer ('{}')",
+            clip(x),
+            clip(line)
+        )),
+    }
+}
+
+fn parse_list(v: &str, field: &str, line: &str) -> Result<Vec<u64>, String> {
+    v.split(',').map(|x| parse_value(x, field, line)).collect()
 }
 
 /// Shorten a line for an error message.
@@ -292,7 +341,18 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
     let mut toks = line.split_whitespace();
     match toks.next() {
         Some("samples") => {}
-        Some("error") => return Err(line[5..].trim().to_string()),
+        Some("error") => {
+            let msg = line
+                .trim_start()
+                .strip_prefix("error")
+                .unwrap_or_default()
+                .trim();
+            return Err(if msg.is_empty() {
+                "the worker replied 'error' without a message".to_string()
+            } else {
+                msg.to_string()
+            });
+        }
         _ => {
             return Err(format!(
                 "malformed reply '{}' (expected 'samples …')",
@@ -300,18 +360,24 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             ))
         }
     }
-    let count: usize = toks
-        .next()
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| format!("malformed reply '{}'", clip(line)))?;
+    let count: usize = toks.next().and_then(|c| c.parse().ok()).ok_or_else(|| {
+        format!(
+            "malformed reply: no sample count after 'samples' ('{}')",
+            clip(line)
+        )
+    })?;
     let mut batch = Batch::default();
     let mut scaled: Vec<(String, String)> = Vec::new();
     for t in toks {
         let Some((k, v)) = t.split_once('=') else {
-            return Err(format!("malformed token '{t}' in reply '{}'", clip(line)));
+            return Err(format!(
+                "malformed token '{}' in reply '{}' (expected key=value)",
+                clip(t),
+                clip(line)
+            ));
         };
         if k == "ns" {
-            batch.ns = parse_list(v, line)?;
+            batch.ns = parse_list(v, "ns", line)?;
         } else if let Some(ev) = k.strip_prefix("ctr.") {
             let values = v
                 .split(',')
@@ -319,9 +385,7 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
                     if x.is_empty() {
                         Ok(None)
                     } else {
-                        x.parse::<u64>().map(Some).map_err(|_| {
-                            format!("malformed counter value '{x}' in reply '{}'", clip(line))
-                        })
+                        parse_value(x, k, line).map(Some)
                     }
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -342,7 +406,8 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
                 "0" => Ok(false),
                 "1" => Ok(true),
                 _ => Err(format!(
-                    "malformed scaled flag '{f}' for '{ev}' in reply '{}'",
+                    "malformed reply: field 'scaled.{ev}' has '{}', expected 0 or 1 ('{}')",
+                    clip(f),
                     clip(line)
                 )),
             })
@@ -363,14 +428,15 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
     }
     if batch.ns.len() != count || count != expected {
         return Err(format!(
-            "reply announces {count} samples and carries {}, {expected} were asked for: '{}'",
+            "reply announces {count} samples and its field 'ns' carries {}, {expected} were \
+             asked for: '{}'",
             batch.ns.len(),
             clip(line)
         ));
     }
     if let Some(c) = batch.counters.iter().find(|c| c.values.len() != count) {
         return Err(format!(
-            "counter '{}' has {} values for {count} samples",
+            "malformed reply: field 'ctr.{}' has {} values for {count} samples",
             c.event,
             c.values.len()
         ));

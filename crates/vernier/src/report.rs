@@ -142,6 +142,13 @@ pub fn row(b: &BenchmarkResult, style: Style) -> String {
     let optimized_away = b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway);
     if b.status == Status::Failed && !p.median_ns.is_finite() {
         let _ = write!(s, "{:<34} {}", name, style.paint(RED, "FAILED"));
+    } else if b.status == Status::Interrupted && !p.median_ns.is_finite() {
+        let _ = write!(
+            s,
+            "{:<34} {}",
+            name,
+            style.paint(YELLOW, "INTERRUPTED (Ctrl-C before any steady sample)")
+        );
     } else {
         let rel = (p.ci95_ns[1] - p.ci95_ns[0]) / 2.0 / p.median_ns * 100.0;
         let median = if optimized_away {
@@ -188,6 +195,12 @@ pub fn row(b: &BenchmarkResult, style: Style) -> String {
         );
         if b.status == Status::Failed {
             let _ = write!(s, " {}", style.paint(RED, "FAILED (partial)"));
+        } else if b.status == Status::Interrupted {
+            let _ = write!(
+                s,
+                " {}",
+                style.paint(YELLOW, "INTERRUPTED (Ctrl-C: partial, not to be trusted)")
+            );
         }
     }
     if let Some(e) = &b.error {

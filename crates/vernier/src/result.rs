@@ -56,6 +56,12 @@ mod nan_pair {
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// The process that wrote the file, and its parent: several bench targets of one `cargo
+    /// bench` (same parent) merge their benchmarks into one `--json` file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_pid: Option<u32>,
 }
 
 impl Default for Tool {
@@ -63,6 +69,8 @@ impl Default for Tool {
         Tool {
             name: "vernier".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            pid: Some(std::process::id()),
+            parent_pid: Some(std::os::unix::process::parent_id()),
         }
     }
 }
@@ -95,6 +103,9 @@ pub struct Harness {
 pub enum Status {
     Ok,
     Failed,
+    /// Cut short by Ctrl-C: the samples taken before it are kept and analysed, but the
+    /// benchmark did not reach its precision target or spend its budget.
+    Interrupted,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -343,6 +354,8 @@ impl BenchmarkResult {
             name: name.to_string(),
             status: if m.error.is_some() {
                 Status::Failed
+            } else if m.stop == crate::measure::StopReason::Interrupted {
+                Status::Interrupted
             } else {
                 Status::Ok
             },
@@ -570,4 +583,52 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+/// Check, before anything is measured, that a result can be written to `path` the way
+/// [`write_atomic`] will write it: `path` is not a directory, its directory exists, and a file
+/// can be created there (one is created and removed). The error names the problem and the
+/// fix, without the option's name (the caller adds it).
+pub fn check_destination(path: &Path) -> Result<(), String> {
+    let shown = path.display();
+    if path.as_os_str().is_empty() {
+        return Err("an empty path: give a file name such as result.json".into());
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "{shown} is a directory: give a file path, such as {}",
+            path.join("result.json").display()
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.exists() {
+        return Err(format!(
+            "{shown}: the directory {} does not exist (create it first: mkdir -p {})",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(format!("{shown}: {} is not a directory", dir.display()));
+    }
+    let probe = dir.join(format!(
+        ".{}.{}.probe",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "result".into()),
+        std::process::id()
+    ));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(format!(
+            "{shown}: cannot create a file in {} ({e}): choose a directory you can write to",
+            dir.display()
+        )),
+    }
 }

@@ -17,7 +17,7 @@ use crate::result::{
 use crate::timer::Timer;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Something measurable: runs `iters` iterations between two clock reads and returns the
 /// elapsed ticks. Implemented for the closure forms below.
@@ -315,7 +315,7 @@ impl Options {
                     time = Some(
                         v.parse()
                             .ok()
-                            .filter(|t: &f64| *t > 0.0)
+                            .filter(|t: &f64| *t > 0.0 && t.is_finite())
                             .ok_or(format!("--time {v}: expected a positive number of seconds"))?,
                     );
                 }
@@ -566,6 +566,12 @@ impl Suite {
             }
             return;
         }
+        if let Some(path) = &self.options.json {
+            if let Err(e) = crate::result::check_destination(path) {
+                eprintln!("vernier: --json {e}");
+                std::process::exit(1);
+            }
+        }
         let style = Style::for_stdout();
         // Output errors (a closed pipe) stop the printing, never the measuring.
         use std::io::Write as _;
@@ -665,6 +671,20 @@ impl Suite {
         let selected: Vec<usize> = (0..self.entries.len())
             .filter(|&i| self.options.selects(&self.entries[i].name))
             .collect();
+        let mut earlier = match &self.options.json {
+            Some(path) => earlier_targets(path, &file.mode),
+            None => Vec::new(),
+        };
+        earlier.retain(|b| !selected.iter().any(|&i| self.entries[i].name == b.name));
+        if let (Some(path), false) = (&self.options.json, earlier.is_empty()) {
+            eprintln!(
+                "vernier: {} holds {} benchmark(s) from an earlier bench target of this `cargo \
+                 bench`; they are kept beside this target's",
+                path.display(),
+                earlier.len()
+            );
+        }
+        let mut json_failed = false;
         let mut acc: Vec<Measurement> = selected.iter().map(|_| Measurement::empty()).collect();
         let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let mut done = vec![false; selected.len()];
@@ -700,10 +720,14 @@ impl Suite {
                 done[k] = acc[k].error.is_some() || round + 1 == rounds;
             }
         }
-        // Report in suite order; after Ctrl-C, whatever was measured is reported too.
+        // Report in suite order; after Ctrl-C, whatever was measured is reported too, and a
+        // benchmark whose rounds were not all run is marked as cut short.
         for (k, &i) in selected.iter().enumerate() {
             if acc[k].samples.is_empty() && acc[k].error.is_none() {
                 continue;
+            }
+            if !done[k] && interrupted() {
+                acc[k].stop = measure::StopReason::Interrupted;
             }
             let a = analyze::analyze(&acc[k], &ctx);
             file.benchmarks.push(BenchmarkResult::new(
@@ -712,9 +736,16 @@ impl Suite {
                 &a,
                 &|_| 0,
             ));
-            if let Some(path) = &self.options.json {
-                if let Err(e) = file.write_atomic(path) {
-                    eprintln!("vernier: cannot write {}: {e}", path.display());
+            if let (Some(path), false) = (&self.options.json, json_failed) {
+                let mut all = file.clone();
+                all.benchmarks.splice(0..0, earlier.iter().cloned());
+                if let Err(e) = all.write_atomic(path) {
+                    // Said once: the measurements go on, and are printed.
+                    eprintln!(
+                        "vernier: cannot write {}: {e}; the results are printed only",
+                        path.display()
+                    );
+                    json_failed = true;
                 }
             }
             on_event(Event::Done {
@@ -722,6 +753,30 @@ impl Suite {
             });
         }
         file
+    }
+}
+
+/// Benchmarks an earlier bench target of the same `cargo bench` wrote to `path`: `cargo bench
+/// --bench a --bench b -- --json f.json` runs each target in turn with the same arguments, so
+/// each would replace the file. A file whose writer had the same parent process as this one,
+/// when that parent is `cargo`, and was measured in the same `mode`, is merged into instead.
+/// Anything else (another invocation, an unreadable file) is replaced, as usual.
+fn earlier_targets(path: &Path, mode: &str) -> Vec<BenchmarkResult> {
+    let parent = std::os::unix::process::parent_id();
+    let parent_is_cargo =
+        std::fs::read_to_string(format!("/proc/{parent}/comm")).is_ok_and(|c| c.trim() == "cargo");
+    if !parent_is_cargo || !path.exists() {
+        return Vec::new();
+    }
+    match ResultFile::load(path) {
+        Ok(f)
+            if f.tool.parent_pid == Some(parent)
+                && f.tool.pid != Some(std::process::id())
+                && f.mode == mode =>
+        {
+            f.benchmarks
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -101,7 +101,7 @@ fn damaged_fields_are_named_with_their_benchmark() {
             v["benchmarks"][0]["per_iter"]["ci95_ns"] = serde_json::json!([3.0, 1.0])
         }),
         ("iters_per_sample", |v| {
-            v["benchmarks"][0]["iters_per_sample"] = 12345679.into()
+            v["benchmarks"][0]["iters_per_sample"] = (1u64 << 50).into()
         }),
         ("samples.counters.task-clock", |v| {
             v["benchmarks"][0]["samples"]["counters"]["task-clock"]

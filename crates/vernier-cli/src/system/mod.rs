@@ -81,7 +81,12 @@ pub struct NoiseArgs {
     #[arg(long, alias = "cpus", value_name = "LIST")]
     pub cpu: Option<CpuSet>,
     /// Seconds to measure
-    #[arg(long, default_value_t = 2.0, value_name = "S")]
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        value_name = "S",
+        allow_negative_numbers = true
+    )]
     pub duration: f64,
     /// Gap in nanoseconds above which the thread counts as interrupted (default: 10× the
     /// median read-to-read gap, at least 1000)

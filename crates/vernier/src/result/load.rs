@@ -2,7 +2,7 @@
 //! analysis is given back is what a live run would have given it. A damaged file is refused
 //! with the benchmark and the field named, never half-read and never a panic.
 
-use super::{ResultFile, Status, SCHEMA};
+use super::{ResultFile, SCHEMA};
 use serde_json::Value;
 use std::fmt;
 use std::path::Path;
@@ -277,12 +277,12 @@ pub fn validate(f: &ResultFile) -> Result<(), Invalid> {
         ));
     }
     for b in &f.benchmarks {
-        validate_benchmark(b, &f.mode)?;
+        validate_benchmark(b)?;
     }
     Ok(())
 }
 
-fn validate_benchmark(r: &super::BenchmarkResult, mode: &str) -> Result<(), Invalid> {
+fn validate_benchmark(r: &super::BenchmarkResult) -> Result<(), Invalid> {
     let name = if r.name.is_empty() {
         return Err(bad(None, "benchmarks[].name", "is empty".into()));
     } else {
@@ -357,20 +357,14 @@ fn validate_benchmark(r: &super::BenchmarkResult, mode: &str) -> Result<(), Inva
             }
         }
     }
-    // A benchmark may hold no sample at all (it failed, or Ctrl-C came before its first); one
-    // that has samples and was measured must have its main series among them.
-    if r.status != Status::Failed
-        && mode == "time"
-        && n > 0
-        && !s.iters.contains(&r.iters_per_sample)
-    {
+    // A benchmark may hold no sample at all (it failed, or Ctrl-C came before its first), or
+    // only calibration samples (Ctrl-C during calibration): the analysis then has no main
+    // series and says so; only an impossible count is damage.
+    if r.iters_per_sample > MAX_ITERS {
         return Err(bad(
             name,
             "iters_per_sample",
-            format!(
-                "is {}, but no sample has that many iterations",
-                r.iters_per_sample
-            ),
+            format!("is {}, expected at most {MAX_ITERS}", r.iters_per_sample),
         ));
     }
     let p = &r.per_iter;
