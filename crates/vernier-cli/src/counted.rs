@@ -153,6 +153,7 @@ pub fn run_instructions(
             cycle_source: "none".into(),
             runner_batch_cost_ns: None,
             counters: None,
+            noise_far_share: None,
         },
         mode: "instructions".into(),
         benchmarks: Vec::new(),

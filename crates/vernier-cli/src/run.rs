@@ -399,6 +399,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             cycle_source: own.cycle_source.clone(),
             runner_batch_cost_ns: None,
             counters,
+            noise_far_share: own.noise_far_share,
         },
         mode: "time".into(),
         benchmarks: Vec::new(),
@@ -429,6 +430,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             })
             .unwrap_or_default(),
         keep_interrupted: a.common.keep_interrupted,
+        noise_far_share: own.noise_far_share,
     };
     let style = term::style();
     let mut progress = term::ProgressLine::new();

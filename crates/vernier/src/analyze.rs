@@ -7,6 +7,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
 use crate::stats::{self, LinearFit};
+use crate::speed::{self, Speed};
 use crate::steady::WarmupClass;
 use crate::timer::TimerInfo;
 use std::collections::BTreeMap;
@@ -37,6 +38,9 @@ pub struct Context {
     /// Keep interrupted samples in the estimates (`--keep-interrupted`); by default they are
     /// excluded.
     pub keep_interrupted: bool,
+    /// Share of far outliers the machine itself shows on a reference kernel measured at
+    /// start-up (`harness.noise_far_share`); `outliers` is only claimed beyond it.
+    pub noise_far_share: Option<f64>,
 }
 
 impl Context {
@@ -53,6 +57,7 @@ impl Context {
             counters_note: None,
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
+            noise_far_share: None,
         }
     }
 }
@@ -124,6 +129,9 @@ pub struct Analysis {
     /// The cycle time the analysis used, and where it came from (`counters` when the
     /// benchmark's own cycles and task-clock were read).
     pub cycle_ns: Option<f64>,
+    /// The core's speed during the benchmark, from the probes between batches (`None` when
+    /// nothing was probed).
+    pub speed: Option<Speed>,
 }
 
 /// Steady samples during which the thread was switched out or migrated.
@@ -150,8 +158,24 @@ pub const OPTIMIZED_AWAY_NS: f64 = 0.1;
 /// An interval wider than ±1 % at the end of the budget is `unstable`.
 pub const UNSTABLE_REL_CI: f64 = 0.01;
 /// More than 5 % far outliers is reported as `outliers` (below that, the median shrugs them
-/// off and the count is still in the result).
+/// off and the count is still in the result), when it is also beyond what the machine itself
+/// shows ([`OUTLIER_NOISE_FACTOR`] × its share on the start-up reference kernel); and at any
+/// share when they move the median by more than its interval's half-width.
 pub const OUTLIER_FRACTION: f64 = 0.05;
+/// A benchmark's far outliers are its own only beyond twice the machine's share.
+pub const OUTLIER_NOISE_FACTOR: f64 = 2.0;
+/// Samples may be this much shorter than the timer's floor before `timer-limited`: the engine
+/// calibrates to the floor, and a faster state of the core later shortens samples (by 1.85× on
+/// shared machines) while the timer's share of a sample is still ≤ 0.2 %.
+pub const TIMER_LIMITED_SLACK: f64 = 0.5;
+/// A body more than 3 % slower than the empty loop, beyond 3 × its interval, does measurable
+/// work: the harness's loop hides work that runs in its shadow (a load and a multiply in the
+/// cycle the loop takes anyway), so "less than a quarter cycle more" alone is not evidence the
+/// work was removed.
+pub const MEASURABLE_OVER_EMPTY: f64 = 0.03;
+/// The core's speed explains a between-process spread when the processes' speeds differ by
+/// at least this fraction of their times' spread.
+pub const SPEED_EXPLAINS_SPREAD: f64 = 0.5;
 /// A far outlier is at least 10 % away from the median (5 % for a mild one), whatever the IQR.
 pub const OUTLIER_MIN_REL: f64 = 0.10;
 
@@ -200,6 +224,20 @@ fn steady_main(m: &Measurement) -> Vec<usize> {
         .collect()
 }
 
+/// The share of far outliers (beyond 3 × IQR and [`OUTLIER_MIN_REL`] of the median) among the
+/// steady samples of a measurement: on a reference kernel, the machine's own noise.
+pub fn far_outlier_share(m: &Measurement) -> Option<f64> {
+    let per: Vec<f64> = steady_main(m)
+        .iter()
+        .map(|&i| m.samples.samples[i].per_iter_ns())
+        .collect();
+    if per.len() < 4 {
+        return None;
+    }
+    let o = stats::outliers_beyond(&per, &[], OUTLIER_MIN_REL);
+    Some((o.low_far + o.high_far) as f64 / per.len() as f64)
+}
+
 /// Analyse one benchmark's measurement.
 pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let flags = interrupted_flags(m, ctx);
@@ -231,6 +269,13 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     });
     let excluded = interrupted.is_some_and(|i| i.excluded);
     let main_idx = if excluded { clean } else { all_main };
+    // The core's speed: with samples in a fast and a slow state, the headline rests on the
+    // fast ones (the other state's figure is in `speed`).
+    let (speed, main_idx) =
+        match speed::analyze(&m.samples, &ctx.timer, ctx.cycle_ns, m.wall_ns, &main_idx) {
+            Some((sp, head)) => (Some(sp), head),
+            None => (None, main_idx),
+        };
     let main: Vec<&Sample> = main_idx.iter().map(|&i| &m.samples.samples[i]).collect();
     let n = m.iters_per_sample.max(1) as f64;
     let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
@@ -264,36 +309,31 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         }
     };
 
-    // Outliers and the worst sigma event.
+    // Outliers (the tested `stats::outliers_beyond`) and the worst sigma event.
     let mut outliers = Outliers::default();
     let mut worst_sigma = 0.0;
+    let mut outliers_shift = 0.0;
     if per.len() >= 4 {
-        let sorted = stats::sorted(&per);
-        // Tukey fences, but never closer to the median than OUTLIER_MIN_REL: on a quiet
-        // machine the IQR is so small that 3 × IQR is a fraction of a percent, and samples a
-        // hair slower than the bulk are not disturbances worth a word.
-        let med = per_iter.median_ns;
-        let widen =
-            |(lo, hi): (f64, f64), rel: f64| (lo.min(med * (1.0 - rel)), hi.max(med * (1.0 + rel)));
-        let (lo1, hi1) = widen(
-            stats::tukey_fences_sorted(&sorted, 1.5),
-            OUTLIER_MIN_REL / 2.0,
-        );
-        let (lo3, hi3) = widen(stats::tukey_fences_sorted(&sorted, 3.0), OUTLIER_MIN_REL);
-        outliers.mild = per.iter().filter(|&&x| x < lo1 || x > hi1).count();
-        let far_times: Vec<f64> = main
+        let times: Vec<u64> = main.iter().map(|s| s.t_ns).collect();
+        let o = stats::outliers_beyond(&per, &times, OUTLIER_MIN_REL);
+        outliers = Outliers {
+            mild: o.low_mild + o.high_mild,
+            far: o.low_far + o.high_far,
+            period_ns: o.period_ns,
+        };
+        // How far the far outliers move the median: the median without them.
+        let (lo3, hi3) =
+            stats::outlier_fences_sorted(&stats::sorted(&per), stats::FAR_K, OUTLIER_MIN_REL);
+        let kept: Vec<f64> = per
             .iter()
-            .zip(&per)
-            .filter(|(_, &x)| x > hi3)
-            .map(|(s, _)| s.t_ns as f64)
+            .copied()
+            .filter(|&x| (lo3..=hi3).contains(&x))
             .collect();
-        outliers.far = per.iter().filter(|&&x| x < lo3 || x > hi3).count();
-        outliers.period_ns = regular_period(&far_times);
+        if !kept.is_empty() {
+            outliers_shift = (stats::median(&kept) - per_iter.median_ns).abs();
+        }
         let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
-        worst_sigma = per
-            .iter()
-            .map(|x| (x - per_iter.median_ns).abs() / sigma)
-            .fold(0.0, f64::max);
+        worst_sigma = stats::worst_sigma(&per, per_iter.median_ns, sigma);
     }
 
     let warmup_samples = m
@@ -337,8 +377,24 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         let step = ctx.timer.resolution_ns / n;
         per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - step);
         per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + step);
+        // ... and never wider than what the samples themselves span.
+        let hi = per.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.max(per_iter.min_ns);
+        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.min(hi);
     }
-    let layout = layout_spread(&processes);
+    // Layout is only blamed when the core's speed does not explain the processes' spread.
+    let speed_spread = speed::process_speed_spread(
+        &m.samples,
+        &speed::sample_cycles(&m.samples, &ctx.timer),
+        &main_idx,
+        10,
+    );
+    let layout = layout_spread(&processes).map(|mut l| {
+        if speed_spread.is_some_and(|sp| sp >= SPEED_EXPLAINS_SPREAD * l.spread) {
+            l.significant = false;
+        }
+        l
+    });
 
     // Diagnostics, in the order a reader should act on them.
     if ctx.debug_build {
@@ -364,6 +420,9 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         "an add-chain estimate"
     };
     if let Some(d) = optimized_away(&per_iter, ctx, cycle_ns, cycle_source) {
+        diagnostics.push(d);
+    }
+    if let Some(d) = speed.as_ref().and_then(core_slowed) {
         diagnostics.push(d);
     }
     if let Some(f) = per_iter.fit {
@@ -425,7 +484,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     }
     let floor = ctx.timer_factor * ctx.timer.overhead_ns.max(ctx.timer.resolution_ns);
     let median_sample = per_iter.median_ns * n;
-    if median_sample < floor {
+    if median_sample < floor * TIMER_LIMITED_SLACK {
         diagnostics.push(Diagnostic::new(
             Code::TimerLimited,
             format!(
@@ -436,7 +495,11 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             ),
         ));
     }
-    if !per.is_empty() && outliers.far as f64 > OUTLIER_FRACTION * per.len() as f64 {
+    let far_share = outliers.far as f64 / per.len().max(1) as f64;
+    let beyond_machine = far_share > OUTLIER_FRACTION
+        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
+    let half_width = (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0;
+    if outliers.far > 0 && (beyond_machine || outliers_shift > half_width) {
         let period = outliers
             .period_ns
             .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
@@ -500,7 +563,46 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         interrupted,
         interrupted_samples: flags,
         cycle_ns,
+        speed,
     }
+}
+
+/// `core-slowed`: the core ran markedly slower than its fastest state during the benchmark.
+fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
+    if !sp.core_slowed() {
+        return None;
+    }
+    let slow = sp.slow?;
+    let ghz = |c: f64| 1.0 / c;
+    let against = match sp.reference {
+        speed::Reference::Probes => "its fastest state during this benchmark",
+        speed::Reference::StartUp => "the speed measured when the harness started",
+        speed::Reference::Nominal => "the processor's nominal (TSC) rate",
+    };
+    let fix = "The machine's cores change speed (a busy sibling thread or neighbour on the                host, power or thermal limits): re-run when it is quiet, pin the benchmark to an                isolated core (--cpu; `vernier system show`), and compare only figures measured                in the same state.";
+    let msg = if sp.split {
+        format!(
+            "the core ran in two states: {:.2} GHz-equivalent (a chain of additions) for {:.0} %              of the steady samples and {:.2}× slower ({:.2} GHz) for {:.0} %. The distribution is              bimodal: the headline is the fast state's figure ({}); in the slow state the              benchmark took {} ({:+.1} %). {fix}",
+            ghz(sp.fast.cycle_ns),
+            sp.fast.share * 100.0,
+            slow.cycle_ns / sp.fastest_cycle_ns,
+            ghz(slow.cycle_ns),
+            slow.share * 100.0,
+            crate::report::format_ns(sp.fast.median_ns),
+            crate::report::format_ns(slow.median_ns),
+            (slow.median_ns / sp.fast.median_ns - 1.0) * 100.0,
+        )
+    } else {
+        format!(
+            "the core ran {:.2}× slower ({:.2} GHz-equivalent on a chain of additions) than {}              ({:.2} GHz) for {:.0} % of the steady samples, too many to give a figure in the              fast state: the figure is the slow state's, and would differ in the fast one (by              how much depends on what bounds the benchmark). {fix}",
+            slow.cycle_ns / sp.fastest_cycle_ns,
+            ghz(slow.cycle_ns),
+            against,
+            ghz(sp.fastest_cycle_ns),
+            slow.share * 100.0,
+        )
+    };
+    Some(Diagnostic::new(Code::CoreSlowed, msg))
 }
 
 /// Ratios derived from two counters: (key, numerator, denominator).
@@ -599,7 +701,9 @@ fn optimized_away(
     }
     if let Some(empty) = ctx.empty_iter_ns {
         let net = p.median_ns - empty;
-        if net < quarter {
+        let half_width = (p.ci95_ns.1 - p.ci95_ns.0) / 2.0;
+        let measurable = net > MEASURABLE_OVER_EMPTY * empty && net > 3.0 * half_width;
+        if net < quarter && !measurable {
             return Some(Diagnostic::new(
                 Code::OptimizedAway,
                 format!(
@@ -669,17 +773,6 @@ fn layout_spread(processes: &[ProcessFigure]) -> Option<Layout> {
     })
 }
 
-/// The median gap between events when they recur regularly (robust spread < 25 % of it).
-fn regular_period(times: &[f64]) -> Option<f64> {
-    if times.len() < 5 {
-        return None;
-    }
-    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    let s = stats::sorted(&gaps);
-    let med = stats::median_sorted(&s);
-    (med > 0.0 && stats::iqr_sigma_sorted(&s) < 0.25 * med).then_some(med)
-}
-
 fn per_group(main: &[&Sample], key: impl Fn(&Sample) -> u32) -> Vec<ProcessFigure> {
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for s in main {
@@ -722,6 +815,7 @@ mod tests {
             counters_note: None,
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
+            noise_far_share: None,
         }
     }
 
@@ -750,7 +844,7 @@ mod tests {
         Measurement {
             samples: Samples {
                 samples,
-                counters: vec![],
+                ..Samples::default()
             },
             iters_per_sample: n,
             wall_ns: t,

@@ -29,10 +29,12 @@ pub enum Code {
     DebugBuild,
     /// Some or all performance counters could not be read.
     CountersUnavailable,
+    /// The core ran markedly slower than its own fastest state during the benchmark.
+    CoreSlowed,
 }
 
 impl Code {
-    pub const ALL: [Code; 10] = [
+    pub const ALL: [Code; 11] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -43,6 +45,7 @@ impl Code {
         Code::LayoutSensitive,
         Code::DebugBuild,
         Code::CountersUnavailable,
+        Code::CoreSlowed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Code {
             Code::LayoutSensitive => "layout-sensitive",
             Code::DebugBuild => "debug-build",
             Code::CountersUnavailable => "counters-unavailable",
+            Code::CoreSlowed => "core-slowed",
         }
     }
 

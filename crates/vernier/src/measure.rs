@@ -31,12 +31,20 @@ pub struct Batch {
     pub ns: Vec<u64>,
     /// Counter deltas, one column per event, aligned with `ns`.
     pub counters: Vec<CounterColumn>,
+    /// Set by the engine before the call: run the core-speed probe (a chain of this many
+    /// dependent additions, see `kernels::speed_probe`) before the batch, outside every timed
+    /// region; 0: no probe. A target that cannot probe ignores it.
+    pub probe_adds: u64,
+    /// The probe's elapsed ns, when the target ran it.
+    pub probe_ns: Option<u64>,
 }
 
 impl Batch {
+    /// Empty the results (the probe request stays).
     pub fn clear(&mut self) {
         self.ns.clear();
         self.counters.clear();
+        self.probe_ns = None;
     }
 }
 
@@ -138,7 +146,7 @@ impl Measurement {
             self.iters_per_sample = other.iters_per_sample;
             self.steady = other.steady;
         }
-        self.samples.push_batch(&s.samples, &s.counters);
+        self.samples.extend(&s);
         self.wall_ns += other.wall_ns;
         self.stop = other.stop;
         if other.error.is_some() {
@@ -205,13 +213,27 @@ pub fn measure(
     }
 
     // Takes one batch and appends it; returns false when the target failed.
+    // What the probes cost so far (their chains' time, each repeated).
+    let mut probe_spent_ns = 0u64;
     let mut take = |m: &mut Measurement, iters: u64, count: usize, phase: Phase| -> bool {
         batch.clear();
+        let before = clock.now_ns().saturating_sub(start);
+        batch.probe_adds = if plan.probe_adds > 0
+            && probe_spent_ns as f64 <= crate::plan::MAX_PROBE_SHARE * before as f64
+        {
+            plan.probe_adds
+        } else {
+            0
+        };
         if let Err(e) = target.measure(iters, count, &mut batch) {
             m.error = Some(e);
             m.stop = StopReason::Failed;
             return false;
         }
+        if batch.probe_adds == 0 {
+            batch.probe_ns = None;
+        }
+        probe_spent_ns += batch.probe_ns.unwrap_or(0) * crate::plan::PROBE_REPEATS as u64;
         let end = clock.now_ns().saturating_sub(start);
         let mut t = end;
         let mut new: Vec<Sample> = batch
@@ -233,6 +255,8 @@ pub fn measure(
             .collect();
         new.reverse();
         m.samples.push_batch(&new, &batch.counters);
+        m.samples
+            .set_probe(new.len(), batch.probe_adds, batch.probe_ns);
         true
     };
 

@@ -28,6 +28,8 @@ pub struct Plan {
     /// Upper bound on iterations per sample (a guard against a body the compiler removed:
     /// doubling would otherwise go on for ever).
     pub max_iters: u64,
+    /// Additions in the core-speed probe run between batches (0: no probe).
+    pub probe_adds: u64,
 }
 
 /// Default measurement budget per benchmark: about one second, as in the issue and the seed.
@@ -43,8 +45,25 @@ pub const DEFAULT_TARGET_REL_CI: f64 = 0.005;
 /// 100 steady samples: enough for MSER-5 (20 batches) and for a median interval that does not
 /// rest on the extreme order statistics.
 pub const MIN_STEADY_SAMPLES: usize = 100;
-/// The early stop waits at least 10 % of the budget.
-pub const MIN_TIME_FRACTION: f64 = 0.1;
+/// The early stop waits until the run has sampled the machine over at least 30 % of its
+/// budget (300 ms of the default second): the machine's slow changes (a busy sibling core,
+/// frequency) last from a fraction of a second to minutes, and a run that stopped after a few
+/// tens of milliseconds would report an interval that only covers the noise of one instant.
+/// With several processes or rounds, each takes its share of the budget and of this span, so
+/// the samples are spread across the whole budget.
+pub const MIN_TIME_FRACTION: f64 = 0.3;
+
+/// The core-speed probe: a chain of 4096 dependent one-cycle additions (`kernels::add_chain`),
+/// about 1.5 µs at 3 GHz: long enough that the timer's cost (~10–20 ns) is under 1 % of it,
+/// short enough to run before every batch.
+pub const PROBE_ADDS: u64 = 4096;
+/// The probe is timed this many times in a row and the fastest kept (an interrupt in one
+/// repetition does not make the core look slow).
+pub const PROBE_REPEATS: usize = 3;
+/// The probe may cost at most 1 % of the time spent so far: the engine skips it on a batch
+/// when the probes already took more (so its cost stays under the issue's 2 % of the budget
+/// whatever the batch sizes).
+pub const MAX_PROBE_SHARE: f64 = 0.01;
 
 /// Reading the counters around a sample may add at most this fraction to the sample's wall
 /// time. The reads sit outside the timed region, so they never enter a measured time, but they
@@ -80,6 +99,7 @@ impl Plan {
             calibration_samples: 3,
             fixed_iters: None,
             max_iters: 1 << 40,
+            probe_adds: PROBE_ADDS,
         }
     }
 

@@ -84,6 +84,10 @@ pub struct Harness {
     /// Counters read around each sample; absent when counters are off (`--counters none`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<CountersHarness>,
+    /// The machine's own noise: the share of far outliers on the add chain measured at
+    /// start-up (`outliers` is only claimed beyond it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_far_share: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +222,67 @@ pub struct SamplesJson {
     /// events were not counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interrupted: Vec<bool>,
+    /// The core-speed probe run before each sample's batch: elapsed ns of a chain of
+    /// `probe_adds` dependent additions (`null`: that batch was not probed). Absent when
+    /// nothing was probed (older files, harnesses without the probe).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probe_ns: Vec<Option<u64>>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probe_adds: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// One state of the core (see `speed`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedStateJson {
+    pub samples: usize,
+    pub share: f64,
+    /// GHz-equivalent: additions per ns of the probe's chain (median over the state).
+    #[serde(with = "nan_as_null")]
+    pub ghz: f64,
+    #[serde(with = "nan_as_null")]
+    pub median_ns: f64,
+}
+
+/// The core's speed during the benchmark, from the probes between batches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedJson {
+    /// The fastest state's speed (GHz-equivalent) and where it comes from: `probes`,
+    /// `start-up` (the harness's add chain) or `nominal` (the TSC's rate).
+    pub fastest_ghz: f64,
+    pub reference: String,
+    pub fast: SpeedStateJson,
+    /// The steady samples in a state at least `speed::SLOW_RATIO` slower, if any.
+    pub slow: Option<SpeedStateJson>,
+    /// Whether the headline rests on the fast state's samples only (bimodal: both states
+    /// have a figure).
+    pub split: bool,
+    pub probed_samples: usize,
+    /// Time the probes took, as a share of the benchmark's wall time.
+    pub probe_share: f64,
+}
+
+impl SpeedJson {
+    fn new(s: &crate::speed::Speed) -> SpeedJson {
+        let state = |f: &crate::speed::StateFigure| SpeedStateJson {
+            samples: f.samples,
+            share: f.share,
+            ghz: 1.0 / f.cycle_ns,
+            median_ns: f.median_ns,
+        };
+        SpeedJson {
+            fastest_ghz: 1.0 / s.fastest_cycle_ns,
+            reference: s.reference.as_str().into(),
+            fast: state(&s.fast),
+            slow: s.slow.as_ref().map(state),
+            split: s.split,
+            probed_samples: s.probed_samples,
+            probe_share: s.probe_share,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -250,6 +315,9 @@ pub struct BenchmarkResult {
     /// Why sampling stopped: `precise`, `budget`, `interrupted`, `failed`.
     #[serde(default)]
     pub stop: String,
+    /// The core's speed during the benchmark; absent when nothing was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<SpeedJson>,
     pub samples: SamplesJson,
 }
 
@@ -350,6 +418,7 @@ impl BenchmarkResult {
             },
             worst_sigma: a.worst_sigma,
             stop: stop_str(m.stop).into(),
+            speed: a.speed.as_ref().map(SpeedJson::new),
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -375,6 +444,8 @@ impl BenchmarkResult {
                     .map(|c| (c.event.clone(), c.scaled.clone()))
                     .collect(),
                 interrupted: a.interrupted_samples.clone(),
+                probe_ns: m.samples.probe_ns.clone(),
+                probe_adds: m.samples.probe_adds,
             },
         }
     }
@@ -413,6 +484,7 @@ impl BenchmarkResult {
             outliers: OutliersJson::default(),
             worst_sigma: 0.0,
             stop: "failed".into(),
+            speed: None,
             samples: SamplesJson::default(),
         }
     }
