@@ -154,6 +154,7 @@ pub fn run_instructions(
             runner_batch_cost_ns: None,
             counters: None,
             noise_far_share: None,
+            known_cycle_ns: None,
         },
         mode: "instructions".into(),
         benchmarks: Vec::new(),

@@ -7,6 +7,7 @@ mod demo;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
+mod known_speed;
 mod load;
 mod run;
 mod system;
@@ -172,7 +173,9 @@ fn demo_command(c: &Common) -> Result<i32> {
             )],
         );
     }
+    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     let options = Options {
+        known_cycle_ns: known.known_cycle_ns(),
         system: audit_and_hint(),
         plan: c.plan()?,
         json: c.json.clone(),
@@ -215,6 +218,7 @@ fn demo_command(c: &Common) -> Result<i32> {
         }
     });
     progress.clear();
+    known.record(&file);
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {

@@ -385,6 +385,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     first.quit();
 
     let mut machine = vernier::machine::Machine::detect();
+    let known = crate::known_speed::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     let mut file = ResultFile {
         schema: SCHEMA,
@@ -400,6 +401,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             runner_batch_cost_ns: None,
             counters,
             noise_far_share: own.noise_far_share,
+            known_cycle_ns: known.known_cycle_ns(),
         },
         mode: "time".into(),
         benchmarks: Vec::new(),
@@ -431,6 +433,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .unwrap_or_default(),
         keep_interrupted: a.common.keep_interrupted,
         noise_far_share: own.noise_far_share,
+        known_cycle_ns: file.harness.known_cycle_ns,
     };
     let style = term::style();
     let mut progress = term::ProgressLine::new();
@@ -478,6 +481,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         }
     }
+    known.record(&file);
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {
         println!("{c}");

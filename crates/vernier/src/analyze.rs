@@ -38,6 +38,9 @@ pub struct Context {
     /// Keep interrupted samples in the estimates (`--keep-interrupted`); by default they are
     /// excluded.
     pub keep_interrupted: bool,
+    /// The machine's known speed from earlier runs (`harness.known_cycle_ns`): a benchmark
+    /// measured wholly slower than it is `core-slowed`.
+    pub known_cycle_ns: Option<f64>,
     /// Share of far outliers the machine itself shows on a reference kernel measured at
     /// start-up (`harness.noise_far_share`); `outliers` is only claimed beyond it.
     pub noise_far_share: Option<f64>,
@@ -58,6 +61,15 @@ impl Context {
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
             noise_far_share: None,
+            known_cycle_ns: None,
+        }
+    }
+
+    /// The speeds a benchmark's fastest state is measured against, besides its own probes.
+    pub fn speed_refs(&self) -> speed::References {
+        speed::References {
+            startup_cycle_ns: self.cycle_ns,
+            known_cycle_ns: self.known_cycle_ns,
         }
     }
 }
@@ -277,7 +289,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
     // fast ones (the other state's figure is in `speed`).
     let (speed, main_idx) =
-        match speed::analyze(&m.samples, &ctx.timer, ctx.cycle_ns, m.wall_ns, &main_idx) {
+        match speed::analyze(&m.samples, &ctx.timer, ctx.speed_refs(), m.wall_ns, &main_idx) {
             Some((sp, head)) => (Some(sp), head),
             None => (None, main_idx),
         };
@@ -590,6 +602,7 @@ fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
         speed::Reference::Probes => "its fastest state during this benchmark",
         speed::Reference::StartUp => "the speed measured when the harness started",
         speed::Reference::Nominal => "the processor's nominal (TSC) rate",
+        speed::Reference::Known => "this machine's known speed (earlier runs)",
     };
     let fix = "The machine's cores change speed (a busy sibling thread or neighbour on the                host, power or thermal limits): re-run when it is quiet, pin the benchmark to an                isolated core (--cpu; `vernier system show`), and compare only figures measured                in the same state.";
     let msg = if sp.split {
@@ -828,6 +841,7 @@ mod tests {
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
             noise_far_share: None,
+            known_cycle_ns: None,
         }
     }
 
@@ -886,6 +900,142 @@ mod tests {
         assert!((a.per_iter.median_ns - 4.0).abs() < 0.01);
         assert!(a.per_iter.ci95_ns.0 <= a.per_iter.median_ns);
         assert!(a.per_iter.ci95_ns.1 >= a.per_iter.median_ns);
+    }
+
+    /// Probes on `m`: sample i's probe took `probe(i)` ns for 4096 additions. With the test
+    /// context (timer overhead 10 ns, start-up cycle 0.33 ns), 1362 ns is 0.33 ns per addition.
+    fn with_probes(mut m: Measurement, probe: impl Fn(usize) -> u64) -> Measurement {
+        m.samples.probe_ns = (0..m.samples.len()).map(|i| Some(probe(i))).collect();
+        m.samples.probe_adds = 4096;
+        m
+    }
+
+    #[test]
+    fn a_core_in_two_states_gives_the_fast_figure_and_says_so() {
+        // 300 of the 2000 samples, in runs of 100, with the core 1.85× slower (probe 2510 ns)
+        // and the benchmark 1.85× slower with it.
+        let slow = |i: usize| (i / 100) % 20 >= 17;
+        let bench = |i: usize| 4.0 * wiggle(i) * if slow(i) { 1.85 } else { 1.0 };
+        let m = with_probes(synth(8192, 20.0, bench), |i| {
+            if slow(i) {
+                2510
+            } else {
+                1362
+            }
+        });
+        let a = analyze(&m, &ctx());
+        assert!(codes(&a).contains(&Code::CoreSlowed), "{:?}", a.diagnostics);
+        let sp = a.speed.unwrap();
+        assert!(sp.split && !sp.wholly_slow());
+        let sl = sp.slow.unwrap();
+        assert!((sl.share - 0.15).abs() < 0.01, "{sl:?}");
+        assert!((sl.median_ns / sp.fast.median_ns - 1.85).abs() < 0.01);
+        assert!((sp.slowdown() - 1.85).abs() < 0.02, "{}", sp.slowdown());
+        // The headline and its interval are the fast state's: within the fast samples' range.
+        assert!(a.per_iter.median_ns < 4.01 && a.per_iter.ci95_ns.1 < 4.01);
+        let d = a.diagnostics.iter().find(|d| d.code == Code::CoreSlowed).unwrap();
+        assert!(d.message.contains("bimodal"), "{}", d.message);
+        // The same samples without probes: no speed, no core-slowed, and a wider interval.
+        let plain = analyze(&synth(8192, 20.0, bench), &ctx());
+        assert!(plain.speed.is_none() && !codes(&plain).contains(&Code::CoreSlowed));
+        assert!(plain.per_iter.ci95_ns.1 - plain.per_iter.ci95_ns.0 > a.per_iter.ci95_ns.1 - a.per_iter.ci95_ns.0);
+    }
+
+    #[test]
+    fn a_run_wholly_in_the_slow_state_says_so() {
+        let m = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
+        let a = analyze(&m, &ctx());
+        let sp = a.speed.unwrap();
+        assert!(sp.wholly_slow() && !sp.split);
+        let d = a.diagnostics.iter().find(|d| d.code == Code::CoreSlowed).unwrap();
+        assert!(d.message.contains("slow state's"), "{}", d.message);
+        // One state at the start-up speed: nothing to say.
+        let m = with_probes(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |_| 1362);
+        let a = analyze(&m, &ctx());
+        assert!(codes(&a).is_empty(), "{:?}", a.diagnostics);
+        assert!(a.speed.unwrap().slow.is_none());
+    }
+
+    /// `synth` in two processes: the first 1000 samples in process 0, the rest in process 1.
+    fn two_processes(per_iter: impl Fn(usize) -> f64) -> Measurement {
+        let mut m = synth(8192, 20.0, per_iter);
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            s.process = (i >= 1000) as u32;
+        }
+        m
+    }
+
+    #[test]
+    fn layout_is_not_blamed_for_what_the_core_speed_explains() {
+        // Process 1 is 8 % slower, and so is its core (below the 10 % of a slow state).
+        let bench = |i: usize| 4.0 * wiggle(i) * if i >= 1000 { 1.08 } else { 1.0 };
+        let a = analyze(&two_processes(bench), &ctx());
+        assert!(codes(&a).contains(&Code::LayoutSensitive), "{:?}", a.diagnostics);
+        let m = with_probes(two_processes(bench), |i| if i >= 1000 { 1471 } else { 1362 });
+        let a = analyze(&m, &ctx());
+        assert!(!codes(&a).contains(&Code::LayoutSensitive), "{:?}", a.diagnostics);
+        // Same speed in both processes: the layout is blamed.
+        let m = with_probes(two_processes(bench), |_| 1362);
+        assert!(codes(&analyze(&m, &ctx())).contains(&Code::LayoutSensitive));
+    }
+
+    #[test]
+    fn the_interval_is_never_wider_than_the_data() {
+        // Four processes, one 10 % slower: the t-interval on four medians (t = 3.18) reaches
+        // beyond the fastest and slowest samples; it is cut to their range.
+        let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i) * if i >= 1500 { 1.1 } else { 1.0 });
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            s.process = (i / 500) as u32;
+        }
+        let a = analyze(&m, &ctx());
+        let max = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.iters == 8192)
+            .map(|s| s.per_iter_ns())
+            .fold(0.0, f64::max);
+        assert!(a.per_iter.ci95_ns.0 >= a.per_iter.min_ns, "{:?}", a.per_iter);
+        assert!(a.per_iter.ci95_ns.1 <= max, "{:?} {max}", a.per_iter);
+    }
+
+    #[test]
+    fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_median() {
+        // One main sample in 16 (6 %) 50 % slower.
+        let spiky = |i: usize| 4.0 * wiggle(i) * if i % 160 < 10 && i % 10 != 3 { 1.5 } else { 1.0 };
+        let a = analyze(&synth(8192, 20.0, spiky), &ctx());
+        let share = a.outliers.far as f64 / a.steady_samples as f64;
+        assert!(share > OUTLIER_FRACTION, "{share}");
+        assert!(codes(&a).contains(&Code::Outliers), "{:?}", a.diagnostics);
+        // A machine that shows 5 % far outliers on its own reference kernel: 6 % is its noise,
+        // and the median (robust) is not moved beyond its interval.
+        let mut noisy = ctx();
+        noisy.noise_far_share = Some(0.05);
+        let a = analyze(&synth(8192, 20.0, spiky), &noisy);
+        assert!(!codes(&a).contains(&Code::Outliers), "{:?}", a.diagnostics);
+        // A handful of far outliers (0.4 %) on a quiet machine: counted, not reported.
+        let rare = |i: usize| 4.0 * wiggle(i) * if i % 250 == 0 { 3.0 } else { 1.0 };
+        let a = analyze(&synth(8192, 20.0, rare), &ctx());
+        assert!(a.outliers.far > 0 && !codes(&a).contains(&Code::Outliers));
+    }
+
+    #[test]
+    fn a_body_measurably_slower_than_the_empty_loop_is_not_optimized_away() {
+        // Empty loop 0.33 ns; a body at 0.35 ns (a load and a multiply hidden in the loop's
+        // cycle: less than a quarter cycle more, but 6 % more, far beyond the interval).
+        let a = analyze(&synth(65536, 20.0, |i| 0.35 * wiggle(i)), &ctx());
+        assert!(!codes(&a).contains(&Code::OptimizedAway), "{:?}", a.diagnostics);
+        // Within 1 % of the empty loop: removed.
+        let a = analyze(&synth(65536, 20.0, |i| 0.332 * wiggle(i)), &ctx());
+        assert!(codes(&a).contains(&Code::OptimizedAway));
+    }
+
+    #[test]
+    fn samples_shortened_by_a_faster_core_are_not_timer_limited() {
+        // The floor is 1000 × 10 ns = 10 µs; samples of 7 µs (calibrated at 12 µs in a slow
+        // state, then 1.7× faster) keep the timer's share at 0.14 %.
+        let a = analyze(&synth(2000, 20.0, |i| 3.5 * wiggle(i)), &ctx());
+        assert!(!codes(&a).contains(&Code::TimerLimited), "{:?}", a.diagnostics);
     }
 
     #[test]

@@ -401,9 +401,19 @@ mod tests {
         per_iter: F,
         overhead_ns: u64,
         taken: usize,
+        /// What the core-speed probe takes, when the target runs it.
+        probe_ns: Option<u64>,
     }
     impl<F: Fn(u64, usize) -> f64> Target for Scripted<F> {
         fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+            if let (true, Some(p)) = (out.probe_adds > 0, self.probe_ns) {
+                // The probe's repetitions take time, outside the samples.
+                let now = self.clock.0.get();
+                self.clock
+                    .0
+                    .set(now + p * crate::plan::PROBE_REPEATS as u64);
+                out.probe_ns = Some(p);
+            }
             for _ in 0..count {
                 let now = self.clock.0.get();
                 let ns = self.overhead_ns
@@ -432,14 +442,64 @@ mod tests {
     }
 
     fn run<F: Fn(u64, usize) -> f64>(f: F, plan: &Plan) -> Measurement {
+        run_probed(f, plan, None)
+    }
+
+    fn run_probed<F: Fn(u64, usize) -> f64>(
+        f: F,
+        plan: &Plan,
+        probe_ns: Option<u64>,
+    ) -> Measurement {
         let clock = MockClock::default();
         let mut t = Scripted {
             clock: clock.clone(),
             per_iter: f,
             overhead_ns: 10,
             taken: 0,
+            probe_ns,
         };
         measure(&mut t, &clock, plan, &timer(), &mut |_| {})
+    }
+
+    #[test]
+    fn probes_are_recorded_and_cost_at_most_their_share() {
+        let plan = Plan::default();
+        let m = run_probed(|_, k| 5.0 * (1.0 + jitter(k)), &plan, Some(1500));
+        let s = &m.samples;
+        assert_eq!(s.probe_ns.len(), s.len());
+        assert_eq!(s.probe_adds, crate::plan::PROBE_ADDS);
+        // The first batch (calibration) is probed; later ones as the budget allows.
+        assert_eq!(s.probe_ns[0], Some(1500));
+        // One probe per probed batch, on its first sample; their cost within the share.
+        let probed = s.probe_ns.iter().filter(|p| p.is_some()).count();
+        assert!(probed >= 10, "{probed} probes");
+        let cost = (probed as u64 * 1500 * crate::plan::PROBE_REPEATS as u64) as f64;
+        let share = cost / m.wall_ns as f64;
+        assert!(share <= 2.0 * crate::plan::MAX_PROBE_SHARE, "probes took {share}");
+        // A target that cannot probe leaves no column.
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
+        assert!(m.samples.probe_ns.is_empty());
+        // A plan without the probe asks for none.
+        let off = Plan {
+            probe_adds: 0,
+            ..Plan::default()
+        };
+        let m = run_probed(|_, k| 5.0 * (1.0 + jitter(k)), &off, Some(1500));
+        assert!(m.samples.probe_ns.is_empty());
+    }
+
+    #[test]
+    fn the_early_stop_waits_for_the_minimum_span() {
+        let plan = Plan::default();
+        assert_eq!(
+            plan.min_time_ns,
+            (plan.time_budget_ns as f64 * crate::plan::MIN_TIME_FRACTION) as u64
+        );
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
+        assert_eq!(m.stop, StopReason::Precise);
+        // Precise long before, but the samples span at least the minimum.
+        let last = m.samples.samples.last().unwrap().t_ns;
+        assert!(last >= plan.min_time_ns, "{last}");
     }
 
     #[test]

@@ -53,10 +53,11 @@ pub const MIN_STEADY_SAMPLES: usize = 100;
 /// the samples are spread across the whole budget.
 pub const MIN_TIME_FRACTION: f64 = 0.3;
 
-/// The core-speed probe: a chain of 4096 dependent one-cycle additions (`kernels::add_chain`),
-/// about 1.5 µs at 3 GHz: long enough that the timer's cost (~10–20 ns) is under 1 % of it,
-/// short enough to run before every batch.
-pub const PROBE_ADDS: u64 = 4096;
+/// The core-speed probe: a chain of 16384 dependent one-cycle additions
+/// (`kernels::add_chain`), about 5 µs at 3 GHz: long enough that the timer's cost and step
+/// (10–20 ns on virtual machines) are under 0.4 % of it, short enough to run before most
+/// batches within [`MAX_PROBE_SHARE`].
+pub const PROBE_ADDS: u64 = 16384;
 /// The probe is timed this many times in a row and the fastest kept (an interrupt in one
 /// repetition does not make the core look slow).
 pub const PROBE_REPEATS: usize = 3;

@@ -88,6 +88,11 @@ pub struct Harness {
     /// start-up (`outliers` is only claimed beyond it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_far_share: Option<f64>,
+    /// The machine's known speed, ns per addition of the core-speed probe: what earlier runs
+    /// on this machine measured in their fast state (the `vernier` command keeps them; see
+    /// `docs/result-schema.md`). A benchmark measured wholly slower is `core-slowed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_cycle_ns: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,7 +265,8 @@ pub struct SpeedJson {
     /// Whether the headline rests on the fast state's samples only (bimodal: both states
     /// have a figure).
     pub split: bool,
-    pub probed_samples: usize,
+    /// Batches probed.
+    pub probed_batches: usize,
     /// Time the probes took, as a share of the benchmark's wall time.
     pub probe_share: f64,
 }
@@ -279,7 +285,7 @@ impl SpeedJson {
             fast: state(&s.fast),
             slow: s.slow.as_ref().map(state),
             split: s.split,
-            probed_samples: s.probed_samples,
+            probed_batches: s.probed_batches,
             probe_share: s.probe_share,
         }
     }

@@ -73,10 +73,10 @@ pub struct Samples {
     pub samples: Vec<Sample>,
     /// Counter deltas per sample; empty when no counters were read.
     pub counters: Vec<CounterColumn>,
-    /// The core's speed around each sample: elapsed ns of the reference probe (a chain of
-    /// `probe_adds` dependent additions) run just before the sample's batch, in the same
-    /// process, outside every timed region (`None`: that batch was not probed). Aligned with
-    /// `samples`; empty when no batch was probed.
+    /// The core's speed: elapsed ns of the reference probe (a chain of `probe_adds` dependent
+    /// additions) run just before a batch, in the same process, outside every timed region,
+    /// on the batch's first sample (`None` on the others, and on a batch that was not probed).
+    /// Aligned with `samples`; empty when no batch was probed.
     pub probe_ns: Vec<Option<u64>>,
     /// Additions in the reference probe's chain (0 when nothing was probed).
     pub probe_adds: u64,
@@ -129,16 +129,15 @@ impl Samples {
     }
 
     /// Record the probe taken before the last `count` samples (one batch): `probe_ns` of a
-    /// chain of `adds` additions. Nothing is stored for a batch that was not probed.
+    /// chain of `adds` additions, on the batch's first sample. Nothing is stored for a batch
+    /// that was not probed.
     pub fn set_probe(&mut self, count: usize, adds: u64, probe_ns: Option<u64>) {
-        let Some(p) = probe_ns else {
+        let (Some(p), true) = (probe_ns, count > 0) else {
             return;
         };
         let len = self.samples.len();
         self.probe_ns.resize(len, None);
-        for v in &mut self.probe_ns[len.saturating_sub(count)..] {
-            *v = Some(p);
-        }
+        self.probe_ns[len.saturating_sub(count)] = Some(p);
         self.probe_adds = adds;
     }
 

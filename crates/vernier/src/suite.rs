@@ -284,6 +284,9 @@ pub struct Options {
     pub counters: CounterSelection,
     /// Keep interrupted samples in the estimates (`--keep-interrupted`).
     pub keep_interrupted: bool,
+    /// The machine's known speed from earlier runs, ns per addition of the core-speed probe
+    /// (filled by the `vernier` command).
+    pub known_cycle_ns: Option<f64>,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
@@ -639,6 +642,7 @@ impl Suite {
         }
         let mut harness = calibrate_harness(&timer, &plan);
         harness.counters = counters_info;
+        harness.known_cycle_ns = self.options.known_cycle_ns;
         let mut file = ResultFile {
             schema: SCHEMA,
             tool: Tool::default(),
@@ -674,6 +678,7 @@ impl Suite {
                 .unwrap_or_default(),
             keep_interrupted: self.options.keep_interrupted,
             noise_far_share: harness.noise_far_share,
+            known_cycle_ns: harness.known_cycle_ns,
         };
         let rounds = match self.options.rounds {
             0 => DEFAULT_ROUNDS,
@@ -1000,6 +1005,7 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
         runner_batch_cost_ns: None,
         counters: None,
         noise_far_share: analyze::far_outlier_share(&chain_m),
+        known_cycle_ns: None,
     }
 }
 
