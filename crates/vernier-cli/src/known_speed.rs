@@ -152,6 +152,7 @@ mod tests {
                 split: false,
                 probed_batches: 100,
                 probe_share: 0.001,
+                behind_known_ghz: None,
             });
             f.benchmarks.push(b);
         }

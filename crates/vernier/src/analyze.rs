@@ -596,7 +596,19 @@ fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
     if !sp.core_slowed() {
         return None;
     }
-    let slow = sp.slow?;
+    let Some(slow) = sp.slow.filter(|s| s.share >= speed::CORE_SLOWED_MIN_SHARE) else {
+        // One state, behind the machine's known speed.
+        let k = sp.behind_known_cycle_ns?;
+        return Some(Diagnostic::new(
+            Code::CoreSlowed,
+            format!(
+                "the core ran {:.1} % slower ({:.2} GHz-equivalent on a chain of additions) than                  this machine's known speed ({:.2} GHz, the fast state of earlier runs) for the                  whole benchmark: a compute-bound figure is up to that much higher than on the                  machine at its usual speed, beyond the interval. Re-run when the machine is                  quiet, pin the benchmark to an isolated core (--cpu; `vernier system show`),                  and compare only figures measured at the same speed.",
+                (sp.fast.cycle_ns / k - 1.0) * 100.0,
+                1.0 / sp.fast.cycle_ns,
+                1.0 / k
+            ),
+        ));
+    };
     let ghz = |c: f64| 1.0 / c;
     let against = match sp.reference {
         speed::Reference::Probes => "its fastest state during this benchmark",

@@ -269,6 +269,10 @@ pub struct SpeedJson {
     pub probed_batches: usize,
     /// Time the probes took, as a share of the benchmark's wall time.
     pub probe_share: f64,
+    /// The machine's known speed (GHz-equivalent) when the benchmark's state ran at least
+    /// `speed::KNOWN_SLOW_RATIO` slower than it; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_known_ghz: Option<f64>,
 }
 
 impl SpeedJson {
@@ -287,6 +291,7 @@ impl SpeedJson {
             split: s.split,
             probed_batches: s.probed_batches,
             probe_share: s.probe_share,
+            behind_known_ghz: s.behind_known_cycle_ns.map(|c| 1.0 / c),
         }
     }
 }
