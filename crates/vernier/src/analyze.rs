@@ -6,8 +6,8 @@ use crate::counters::Event;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
-use crate::stats::{self, LinearFit};
 use crate::speed::{self, Speed};
+use crate::stats::{self, LinearFit};
 use crate::steady::WarmupClass;
 use crate::timer::TimerInfo;
 use std::collections::BTreeMap;
@@ -288,11 +288,16 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let main_idx = if excluded { clean } else { all_main };
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
     // fast ones (the other state's figure is in `speed`).
-    let (speed, main_idx) =
-        match speed::analyze(&m.samples, &ctx.timer, ctx.speed_refs(), m.wall_ns, &main_idx) {
-            Some((sp, head)) => (Some(sp), head),
-            None => (None, main_idx),
-        };
+    let (speed, main_idx) = match speed::analyze(
+        &m.samples,
+        &ctx.timer,
+        ctx.speed_refs(),
+        m.wall_ns,
+        &main_idx,
+    ) {
+        Some((sp, head)) => (Some(sp), head),
+        None => (None, main_idx),
+    };
     let main: Vec<&Sample> = main_idx.iter().map(|&i| &m.samples.samples[i]).collect();
     let n = m.iters_per_sample.max(1) as f64;
     let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
@@ -928,13 +933,16 @@ mod tests {
         // and the benchmark 1.85× slower with it.
         let slow = |i: usize| (i / 100) % 20 >= 17;
         let bench = |i: usize| 4.0 * wiggle(i) * if slow(i) { 1.85 } else { 1.0 };
-        let m = with_probes(synth(8192, 20.0, bench), |i| {
-            if slow(i) {
-                2510
-            } else {
-                1362
-            }
-        });
+        let m = with_probes(
+            synth(8192, 20.0, bench),
+            |i| {
+                if slow(i) {
+                    2510
+                } else {
+                    1362
+                }
+            },
+        );
         let a = analyze(&m, &ctx());
         assert!(codes(&a).contains(&Code::CoreSlowed), "{:?}", a.diagnostics);
         let sp = a.speed.unwrap();
@@ -945,12 +953,19 @@ mod tests {
         assert!((sp.slowdown() - 1.85).abs() < 0.02, "{}", sp.slowdown());
         // The headline and its interval are the fast state's: within the fast samples' range.
         assert!(a.per_iter.median_ns < 4.01 && a.per_iter.ci95_ns.1 < 4.01);
-        let d = a.diagnostics.iter().find(|d| d.code == Code::CoreSlowed).unwrap();
+        let d = a
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::CoreSlowed)
+            .unwrap();
         assert!(d.message.contains("bimodal"), "{}", d.message);
         // The same samples without probes: no speed, no core-slowed, and a wider interval.
         let plain = analyze(&synth(8192, 20.0, bench), &ctx());
         assert!(plain.speed.is_none() && !codes(&plain).contains(&Code::CoreSlowed));
-        assert!(plain.per_iter.ci95_ns.1 - plain.per_iter.ci95_ns.0 > a.per_iter.ci95_ns.1 - a.per_iter.ci95_ns.0);
+        assert!(
+            plain.per_iter.ci95_ns.1 - plain.per_iter.ci95_ns.0
+                > a.per_iter.ci95_ns.1 - a.per_iter.ci95_ns.0
+        );
     }
 
     #[test]
@@ -959,7 +974,11 @@ mod tests {
         let a = analyze(&m, &ctx());
         let sp = a.speed.unwrap();
         assert!(sp.wholly_slow() && !sp.split);
-        let d = a.diagnostics.iter().find(|d| d.code == Code::CoreSlowed).unwrap();
+        let d = a
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::CoreSlowed)
+            .unwrap();
         assert!(d.message.contains("slow state's"), "{}", d.message);
         // One state at the start-up speed: nothing to say.
         let m = with_probes(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |_| 1362);
@@ -982,10 +1001,21 @@ mod tests {
         // Process 1 is 8 % slower, and so is its core (below the 10 % of a slow state).
         let bench = |i: usize| 4.0 * wiggle(i) * if i >= 1000 { 1.08 } else { 1.0 };
         let a = analyze(&two_processes(bench), &ctx());
-        assert!(codes(&a).contains(&Code::LayoutSensitive), "{:?}", a.diagnostics);
-        let m = with_probes(two_processes(bench), |i| if i >= 1000 { 1471 } else { 1362 });
+        assert!(
+            codes(&a).contains(&Code::LayoutSensitive),
+            "{:?}",
+            a.diagnostics
+        );
+        let m = with_probes(
+            two_processes(bench),
+            |i| if i >= 1000 { 1471 } else { 1362 },
+        );
         let a = analyze(&m, &ctx());
-        assert!(!codes(&a).contains(&Code::LayoutSensitive), "{:?}", a.diagnostics);
+        assert!(
+            !codes(&a).contains(&Code::LayoutSensitive),
+            "{:?}",
+            a.diagnostics
+        );
         // Same speed in both processes: the layout is blamed.
         let m = with_probes(two_processes(bench), |_| 1362);
         assert!(codes(&analyze(&m, &ctx())).contains(&Code::LayoutSensitive));
@@ -995,7 +1025,9 @@ mod tests {
     fn the_interval_is_never_wider_than_the_data() {
         // Four processes, one 10 % slower: the t-interval on four medians (t = 3.18) reaches
         // beyond the fastest and slowest samples; it is cut to their range.
-        let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i) * if i >= 1500 { 1.1 } else { 1.0 });
+        let mut m = synth(8192, 20.0, |i| {
+            4.0 * wiggle(i) * if i >= 1500 { 1.1 } else { 1.0 }
+        });
         for (i, s) in m.samples.samples.iter_mut().enumerate() {
             s.process = (i / 500) as u32;
         }
@@ -1007,14 +1039,25 @@ mod tests {
             .filter(|s| s.iters == 8192)
             .map(|s| s.per_iter_ns())
             .fold(0.0, f64::max);
-        assert!(a.per_iter.ci95_ns.0 >= a.per_iter.min_ns, "{:?}", a.per_iter);
+        assert!(
+            a.per_iter.ci95_ns.0 >= a.per_iter.min_ns,
+            "{:?}",
+            a.per_iter
+        );
         assert!(a.per_iter.ci95_ns.1 <= max, "{:?} {max}", a.per_iter);
     }
 
     #[test]
     fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_median() {
         // One main sample in 16 (6 %) 50 % slower.
-        let spiky = |i: usize| 4.0 * wiggle(i) * if i % 160 < 10 && i % 10 != 3 { 1.5 } else { 1.0 };
+        let spiky = |i: usize| {
+            4.0 * wiggle(i)
+                * if i % 160 < 10 && i % 10 != 3 {
+                    1.5
+                } else {
+                    1.0
+                }
+        };
         let a = analyze(&synth(8192, 20.0, spiky), &ctx());
         let share = a.outliers.far as f64 / a.steady_samples as f64;
         assert!(share > OUTLIER_FRACTION, "{share}");
@@ -1036,7 +1079,11 @@ mod tests {
         // Empty loop 0.33 ns; a body at 0.35 ns (a load and a multiply hidden in the loop's
         // cycle: less than a quarter cycle more, but 6 % more, far beyond the interval).
         let a = analyze(&synth(65536, 20.0, |i| 0.35 * wiggle(i)), &ctx());
-        assert!(!codes(&a).contains(&Code::OptimizedAway), "{:?}", a.diagnostics);
+        assert!(
+            !codes(&a).contains(&Code::OptimizedAway),
+            "{:?}",
+            a.diagnostics
+        );
         // Within 1 % of the empty loop: removed.
         let a = analyze(&synth(65536, 20.0, |i| 0.332 * wiggle(i)), &ctx());
         assert!(codes(&a).contains(&Code::OptimizedAway));
@@ -1047,7 +1094,11 @@ mod tests {
         // The floor is 1000 × 10 ns = 10 µs; samples of 7 µs (calibrated at 12 µs in a slow
         // state, then 1.7× faster) keep the timer's share at 0.14 %.
         let a = analyze(&synth(2000, 20.0, |i| 3.5 * wiggle(i)), &ctx());
-        assert!(!codes(&a).contains(&Code::TimerLimited), "{:?}", a.diagnostics);
+        assert!(
+            !codes(&a).contains(&Code::TimerLimited),
+            "{:?}",
+            a.diagnostics
+        );
     }
 
     #[test]
@@ -1173,7 +1224,11 @@ mod tests {
         assert!((i.share - 40.0 / 1400.0).abs() < 1e-12, "{i:?}");
         assert!(i.median_with_ns >= i.median_without_ns);
         // Excluded, 2.9 % of the samples, the median unmoved beyond its interval: no word.
-        assert!(!codes(&a).contains(&Code::Interrupted), "{:?}", a.diagnostics);
+        assert!(
+            !codes(&a).contains(&Code::Interrupted),
+            "{:?}",
+            a.diagnostics
+        );
         // The estimate is the clean one; no interrupted sample is left in it.
         assert!(a.per_iter.median_ns < 4.1);
         assert_eq!(a.interrupted_samples.iter().filter(|&&b| b).count(), 40);
@@ -1200,7 +1255,11 @@ mod tests {
         let a = analyze(&m, &ctx());
         assert!(a.interrupted.unwrap().excluded);
         assert!(a.interrupted.unwrap().share > INTERRUPTED_MANY);
-        assert!(codes(&a).contains(&Code::Interrupted), "{:?}", a.diagnostics);
+        assert!(
+            codes(&a).contains(&Code::Interrupted),
+            "{:?}",
+            a.diagnostics
+        );
     }
 
     #[test]

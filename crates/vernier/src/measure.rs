@@ -475,7 +475,10 @@ mod tests {
         assert!(probed >= 10, "{probed} probes");
         let cost = (probed as u64 * 1500 * crate::plan::PROBE_REPEATS as u64) as f64;
         let share = cost / m.wall_ns as f64;
-        assert!(share <= 2.0 * crate::plan::MAX_PROBE_SHARE, "probes took {share}");
+        assert!(
+            share <= 2.0 * crate::plan::MAX_PROBE_SHARE,
+            "probes took {share}"
+        );
         // A target that cannot probe leaves no column.
         let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
         assert!(m.samples.probe_ns.is_empty());

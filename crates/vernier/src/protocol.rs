@@ -332,9 +332,10 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
         if k == "ns" {
             batch.ns = parse_list(v, line)?;
         } else if k == "probe_ns" {
-            batch.probe_ns = Some(v.parse::<u64>().map_err(|_| {
-                format!("malformed probe time '{v}' in reply '{}'", clip(line))
-            })?);
+            batch.probe_ns =
+                Some(v.parse::<u64>().map_err(|_| {
+                    format!("malformed probe time '{v}' in reply '{}'", clip(line))
+                })?);
         } else if let Some(ev) = k.strip_prefix("ctr.") {
             let values = v
                 .split(',')

@@ -255,11 +255,7 @@ pub fn analyze(
             }
         }
     }
-    let headline = if speed.split {
-        fast_idx
-    } else {
-        idx.to_vec()
-    };
+    let headline = if speed.split { fast_idx } else { idx.to_vec() };
     Some((speed, headline))
 }
 
@@ -379,7 +375,10 @@ mod tests {
         let (sp, head) = analyze(&s, &t, startup(0.4), 6_000_000, &idx).unwrap();
         assert_eq!(sp.reference, Reference::StartUp);
         assert!(sp.wholly_slow() && sp.core_slowed() && !sp.split);
-        assert_eq!(head, idx, "no fast sample: the headline is what was measured");
+        assert_eq!(
+            head, idx,
+            "no fast sample: the headline is what was measured"
+        );
         // Without any reference faster than the probes, nothing is slow.
         let (sp, _) = analyze(&s, &t, References::default(), 6_000_000, &idx).unwrap();
         assert!(sp.slow.is_none());
@@ -435,7 +434,10 @@ mod tests {
         // 2 % slower than the known speed: within what runs vary.
         let s = samples(200, |_| 1681, |_| 10.2);
         let (sp, _) = analyze(&s, &t, refs, 1, &idx).unwrap();
-        assert!(!sp.core_slowed() && sp.behind_known_cycle_ns.is_none(), "{sp:?}");
+        assert!(
+            !sp.core_slowed() && sp.behind_known_cycle_ns.is_none(),
+            "{sp:?}"
+        );
     }
 
     #[test]

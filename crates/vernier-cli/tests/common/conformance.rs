@@ -369,9 +369,15 @@ pub fn check(cmd: Command) -> Report {
     };
     let short = probed(&mut s, 1024).expect("probe_ns= in the reply to probe=1024");
     let long = probed(&mut s, 65536).expect("probe_ns= in the reply to probe=65536");
-    assert!(short > 0 && long > short, "probe_ns {short} (1024 adds), {long} (65536 adds)");
+    assert!(
+        short > 0 && long > short,
+        "probe_ns {short} (1024 adds), {long} (65536 adds)"
+    );
     let plain = s.ask("run 0 iters=1 samples=2");
-    assert!(!plain.contains("probe_ns="), "no probe asked, none sent: {plain}");
+    assert!(
+        !plain.contains("probe_ns="),
+        "no probe asked, none sent: {plain}"
+    );
 
     // probe
     let probe = parse_probe(&s.ask("probe"));
