@@ -607,7 +607,12 @@ fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
         return Some(Diagnostic::new(
             Code::CoreSlowed,
             format!(
-                "the core ran {:.1} % slower ({:.2} GHz-equivalent on a chain of additions) than                  this machine's known speed ({:.2} GHz, the fast state of earlier runs) for the                  whole benchmark: a compute-bound figure is up to that much higher than on the                  machine at its usual speed, beyond the interval. Re-run when the machine is                  quiet, pin the benchmark to an isolated core (--cpu; `vernier system show`),                  and compare only figures measured at the same speed.",
+                "the core ran {:.1} % slower ({:.2} GHz-equivalent on a chain of additions) than \
+                  this machine's known speed ({:.2} GHz, the fast state of earlier runs) for the \
+                  whole benchmark: a compute-bound figure is up to that much higher than on the \
+                  machine at its usual speed, beyond the interval. Re-run when the machine is \
+                  quiet, pin the benchmark to an isolated core (--cpu; `vernier system show`), \
+                  and compare only figures measured at the same speed.",
                 (sp.fast.cycle_ns / k - 1.0) * 100.0,
                 1.0 / sp.fast.cycle_ns,
                 1.0 / k
@@ -621,10 +626,16 @@ fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
         speed::Reference::Nominal => "the processor's nominal (TSC) rate",
         speed::Reference::Known => "this machine's known speed (earlier runs)",
     };
-    let fix = "The machine's cores change speed (a busy sibling thread or neighbour on the                host, power or thermal limits): re-run when it is quiet, pin the benchmark to an                isolated core (--cpu; `vernier system show`), and compare only figures measured                in the same state.";
+    let fix = "The machine's cores change speed (a busy sibling thread or neighbour on the \
+      host, power or thermal limits): re-run when it is quiet, pin the benchmark to an \
+      isolated core (--cpu; `vernier system show`), and compare only figures measured \
+      in the same state.";
     let msg = if sp.split {
         format!(
-            "the core ran in two states: {:.2} GHz-equivalent (a chain of additions) for {:.0} %              of the steady samples and {:.2}× slower ({:.2} GHz) for {:.0} %. The distribution is              bimodal: the headline is the fast state's figure ({}); in the slow state the              benchmark took {} ({:+.1} %). {fix}",
+            "the core ran in two states: {:.2} GHz-equivalent (a chain of additions) for {:.0} % \
+              of the steady samples and {:.2}× slower ({:.2} GHz) for {:.0} %. The distribution is \
+              bimodal: the headline is the fast state's figure ({}); in the slow state the \
+              benchmark took {} ({:+.1} %). {fix}",
             ghz(sp.fast.cycle_ns),
             sp.fast.share * 100.0,
             slow.cycle_ns / sp.fastest_cycle_ns,
@@ -636,7 +647,10 @@ fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
         )
     } else {
         format!(
-            "the core ran {:.2}× slower ({:.2} GHz-equivalent on a chain of additions) than {}              ({:.2} GHz) for {:.0} % of the steady samples, too many to give a figure in the              fast state: the figure is the slow state's, and would differ in the fast one (by              how much depends on what bounds the benchmark). {fix}",
+            "the core ran {:.2}× slower ({:.2} GHz-equivalent on a chain of additions) than {} \
+              ({:.2} GHz) for {:.0} % of the steady samples, too many to give a figure in the \
+              fast state: the figure is the slow state's, and would differ in the fast one (by \
+              how much depends on what bounds the benchmark). {fix}",
             slow.cycle_ns / sp.fastest_cycle_ns,
             ghz(slow.cycle_ns),
             against,
@@ -750,7 +764,9 @@ fn optimized_away(
                 Code::OptimizedAway,
                 format!(
                     "{:.3} ns per iteration is indistinguishable from the harness's loop around \
-                     an empty body ({:.3} ns): the work was removed. {fix}",
+                     an empty body ({:.3} ns): the work was removed, or it fits in the loop's own \
+                     cycle (no instruction count tells them apart here: `--instructions` counts \
+                     them under callgrind). {fix}",
                     p.median_ns, empty
                 ),
             ));
@@ -1069,7 +1085,7 @@ mod tests {
         let a = analyze(&synth(8192, 20.0, spiky), &noisy);
         assert!(!codes(&a).contains(&Code::Outliers), "{:?}", a.diagnostics);
         // A handful of far outliers (0.4 %) on a quiet machine: counted, not reported.
-        let rare = |i: usize| 4.0 * wiggle(i) * if i % 250 == 0 { 3.0 } else { 1.0 };
+        let rare = |i: usize| 4.0 * wiggle(i) * if i.is_multiple_of(250) { 3.0 } else { 1.0 };
         let a = analyze(&synth(8192, 20.0, rare), &ctx());
         assert!(a.outliers.far > 0 && !codes(&a).contains(&Code::Outliers));
     }
