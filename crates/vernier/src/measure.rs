@@ -8,7 +8,7 @@
 //! | state       | does                                                      | leaves when |
 //! |-------------|-----------------------------------------------------------|-------------|
 //! | `Calibrate` | doubles the iteration count from 1, `calibration_samples` samples per step | the fastest sample of a step lasts ≥ `Plan::min_sample_ns` (or half the budget is gone) |
-//! | `Collect`   | alternates batches at N (the "main" series) with small batches at N/16, N/4 and 2N (the linearity ladder, interleaved so drift bends no line) | the median's 95 % interval is within `target_rel_ci` on a steady state, after `min_time_ns`; or the budget is spent; or Ctrl-C |
+//! | `Collect`   | alternates batches at N (the "main" series) with small batches at N/16, N/4 and 2N (the linearity ladder, interleaved so drift bends no line); the core-speed probe before a batch while the probes took ≤ `MAX_PROBE_SHARE` of the time | the median's 95 % interval is within `target_rel_ci` on a steady state, after `min_time_ns` and `min_span_ns`; or the budget is spent; or Ctrl-C |
 //! | `Done`      | — | — |
 //!
 //! The clock that keeps the budget and the target that measures are traits, so the whole
@@ -339,8 +339,8 @@ pub fn measure(
                     {
                         let ci = stats::median_interval(&series[st.first..]);
                         rel_ci = Some(ci.rel_half_width());
-                        if elapsed >= plan.min_time_ns && ci.rel_half_width() <= plan.target_rel_ci
-                        {
+                        let span = plan.min_time_ns.max(plan.min_span_ns);
+                        if elapsed >= span && ci.rel_half_width() <= plan.target_rel_ci {
                             m.stop = StopReason::Precise;
                             state = State::Done;
                         }
@@ -495,14 +495,14 @@ mod tests {
     fn the_early_stop_waits_for_the_minimum_span() {
         let plan = Plan::default();
         assert_eq!(
-            plan.min_time_ns,
-            (plan.time_budget_ns as f64 * crate::plan::MIN_TIME_FRACTION) as u64
+            plan.min_span_ns,
+            (plan.time_budget_ns as f64 * crate::plan::MIN_SPAN_FRACTION) as u64
         );
         let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
         assert_eq!(m.stop, StopReason::Precise);
         // Precise long before, but the samples span at least the minimum.
         let last = m.samples.samples.last().unwrap().t_ns;
-        assert!(last >= plan.min_time_ns, "{last}");
+        assert!(last >= plan.min_span_ns, "{last}");
     }
 
     #[test]

@@ -579,3 +579,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_columns_round_trip_and_older_files_load_without_them() {
+        let s = SamplesJson {
+            iters: vec![10, 10],
+            ns: vec![100, 101],
+            t_s: vec![0.1, 0.2],
+            phase: vec![Phase::Measure, Phase::Measure],
+            process: vec![0, 0],
+            probe_ns: vec![Some(5874), None],
+            probe_adds: crate::plan::PROBE_ADDS,
+            ..SamplesJson::default()
+        };
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["probe_ns"], serde_json::json!([5874, null]));
+        assert_eq!(serde_json::from_value::<SamplesJson>(v).unwrap(), s);
+        // A file written before the probe: no column, no count.
+        let old: SamplesJson = serde_json::from_value(serde_json::json!({
+            "iters": [10], "ns": [100], "t_s": [0.1], "phase": ["measure"], "process": [0]
+        }))
+        .unwrap();
+        assert!(old.probe_ns.is_empty() && old.probe_adds == 0);
+        let plain = serde_json::to_value(&old).unwrap();
+        assert!(plain.get("probe_ns").is_none() && plain.get("probe_adds").is_none());
+    }
+}

@@ -686,6 +686,7 @@ impl Suite {
         };
         plan.time_budget_ns /= rounds as u64;
         plan.min_time_ns /= rounds as u64;
+        plan.min_span_ns /= rounds as u64;
         let selected: Vec<usize> = (0..self.entries.len())
             .filter(|&i| self.options.selects(&self.entries[i].name))
             .collect();
