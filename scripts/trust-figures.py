@@ -19,7 +19,9 @@ usage: scripts/trust-figures.py [--runs N] [--gap SECONDS] [--load] [--no-demo] 
   --gap    seconds to wait between invocations (spread them over a longer period)
   --load   run `vernier load` on the other core during the kernels' invocations
 Exit status 0 when every target is met, 2 when one is missed (figures are printed either
-way). The machine's conditions (other builds, load) are the caller's to report.
+way). The machine's conditions (other builds, load) are the caller's to report. The runs read
+and add to this machine's known core speed (`~/.cache/vernier/core-speed.json`, or
+`VERNIER_SPEED_FILE`): a run 3 % or more behind it is flagged `core-slowed`.
 """
 
 import argparse
