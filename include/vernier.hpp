@@ -673,6 +673,71 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
     for (auto& t : ns) t = timer.to_ns(t);
 }
 
+/// The core-speed probe (docs/protocol.md, `probe=`): a chain of `n` dependent one-cycle
+/// additions (the added value in a register: recent cores fold add-immediate chains at
+/// renaming). At one addition per cycle its time is `n` cycles at the core's current speed.
+__attribute__((noinline)) inline std::uint64_t speed_probe_chain(std::uint64_t x,
+                                                                 std::uint64_t n) {
+#if defined(__x86_64__)
+    std::uint64_t blocks = n / 8, rest = n % 8;
+    const std::uint64_t one = 1;
+    if (blocks > 0) {
+        asm volatile(
+            "1:\n\t"
+            "add %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\t"
+            "add %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\t"
+            "dec %[b]\n\tjnz 1b"
+            : [x] "+r"(x), [b] "+r"(blocks)
+            : [one] "r"(one)
+            : "cc");
+    }
+    if (rest > 0) {
+        asm volatile("1:\n\tadd %[one], %[x]\n\tdec %[r]\n\tjnz 1b"
+                     : [x] "+r"(x), [r] "+r"(rest)
+                     : [one] "r"(one)
+                     : "cc");
+    }
+    return x;
+#else
+    for (std::uint64_t i = 0; i < n; ++i) {
+        x += 1;
+        do_not_optimize(x);
+    }
+    return x;
+#endif
+}
+
+/// Repetitions of the probe; the fastest is kept (an interrupt in one does not make the core
+/// look slow). The same as the Rust harness (`plan::PROBE_REPEATS`).
+constexpr int kProbeRepeats = 3;
+/// Longest probe chain a worker accepts (the Rust harness's `MAX_WORKER_PROBE_ADDS`).
+constexpr std::uint64_t kMaxProbeAdds = std::uint64_t{1} << 20;
+
+/// The fastest of `kProbeRepeats` timings of a chain of `adds` additions, in ns of `timer`.
+inline std::uint64_t speed_probe(const Timer& timer, std::uint64_t adds) {
+    std::uint64_t x = 0, best = ~std::uint64_t{0};
+    do_not_optimize(x);
+    for (int r = 0; r < kProbeRepeats; ++r) {
+        std::uint64_t t0, t1;
+#if defined(__x86_64__)
+        if (timer.kind == ClockKind::tsc) {
+            t0 = TscClock::start();
+            x = speed_probe_chain(x, adds);
+            t1 = TscClock::stop();
+        } else
+#endif
+        {
+            t0 = MonotonicClock::start();
+            x = speed_probe_chain(x, adds);
+            t1 = MonotonicClock::stop();
+        }
+        const std::uint64_t ns = timer.to_ns(t1 - t0);
+        if (ns < best) best = ns;
+    }
+    do_not_optimize(x);
+    return best;
+}
+
 /// Run `f`; if it throws, put the message in `what` and return false. Compiled with
 /// -fno-exceptions, just run it.
 template <class F>
@@ -1215,7 +1280,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                 index = static_cast<std::size_t>(-2);
             }
         }
-        std::uint64_t iters = 0, samples = 0;
+        std::uint64_t iters = 0, samples = 0, probe_adds = 0;
         bool counters = false;
         std::string counter_list;
         for (std::size_t t = 2; t < toks.size(); ++t) {
@@ -1236,6 +1301,12 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             } else if (key == "counters") {
                 counters = true;
                 counter_list = value;
+            } else if (key == "probe") {
+                if (!parse_u64(value, probe_adds) || probe_adds == 0 ||
+                    probe_adds > kMaxProbeAdds) {
+                    reply = bad_option(toks[t], line);
+                    return true;
+                }
             }
             // Other options (cache=, ...) are ignored by this worker.
         }
@@ -1262,6 +1333,8 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             reply += " samples: " + what;
             return true;
         }
+        // The core-speed probe, before the batch and outside every timed region.
+        const std::uint64_t probe_ns = probe_adds > 0 ? speed_probe(timer, probe_adds) : 0;
         if (!guarded([&] { measure_batch(timer, index, iters, as_size(samples), ns, meter); },
                      what)) {
             reply = "error benchmark " + std::to_string(index) + " failed: " + what;
@@ -1274,6 +1347,10 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         for (std::size_t i = 0; i < ns.size(); ++i) {
             if (i) reply += ',';
             append_u64(reply, ns[i]);
+        }
+        if (probe_adds > 0) {
+            reply += " probe_ns=";
+            append_u64(reply, probe_ns);
         }
         if (counters) state.counters.append_tokens(reply, ns.size());
     } else {

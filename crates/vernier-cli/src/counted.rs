@@ -350,6 +350,8 @@ pub fn run_instructions(
             cycle_source: "none".into(),
             runner_batch_cost_ns: None,
             counters: None,
+            noise_far_share: None,
+            known_cycle_ns: None,
         },
         mode: "instructions".into(),
         analysis: vernier::result::AnalysisSettings {

@@ -8,6 +8,7 @@ mod demo;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
+mod known_speed;
 mod link;
 mod load;
 mod pairs;
@@ -220,7 +221,9 @@ fn demo_command(c: &Common) -> Result<i32> {
         );
     }
     let plan = c.plan()?;
+    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     let options = Options {
+        known_cycle_ns: known.known_cycle_ns(),
         system: audit_and_hint(),
         plan,
         json: c.json.clone(),
@@ -263,6 +266,7 @@ fn demo_command(c: &Common) -> Result<i32> {
         }
     });
     progress.clear();
+    known.record(&file);
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {

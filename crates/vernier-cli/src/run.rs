@@ -390,6 +390,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     first.quit();
 
     let mut machine = vernier::machine::Machine::detect();
+    let known = crate::known_speed::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     let mut file = ResultFile {
         schema: SCHEMA,
@@ -404,6 +405,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             cycle_source: own.cycle_source.clone(),
             runner_batch_cost_ns: None,
             counters,
+            noise_far_share: own.noise_far_share,
+            known_cycle_ns: known.known_cycle_ns(),
         },
         mode: "time".into(),
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
@@ -456,6 +459,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         }
     }
+    known.record(&file);
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {
         println!("{c}");

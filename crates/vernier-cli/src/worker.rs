@@ -412,17 +412,22 @@ impl WorkerProcess {
         samples: usize,
         out: &mut Batch,
     ) -> Result<(), String> {
+        let mut extra = self.run_options.clone();
+        if out.probe_adds > 0 {
+            extra.push(("probe".into(), out.probe_adds.to_string()));
+        }
         let cmd = protocol::Command::Run {
             bench,
             iters,
             samples,
-            extra: self.run_options.clone(),
+            extra,
         };
         self.send(&cmd.to_line())?;
         let line = self.read_line(self.timeout)?;
         let b = protocol::parse_samples(&line, samples)?;
         out.ns.extend_from_slice(&b.ns);
         out.counters.extend(b.counters);
+        out.probe_ns = b.probe_ns;
         Ok(())
     }
 

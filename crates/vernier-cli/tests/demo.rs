@@ -60,6 +60,14 @@ fn demo_quick_writes_a_complete_result_file() {
         assert!(b.per_iter.ci95_ns[0] <= b.per_iter.median_ns);
         assert!(b.per_iter.median_ns <= b.per_iter.ci95_ns[1]);
         assert!(b.per_iter.min_ns <= b.per_iter.median_ns);
+        // The core-speed probe ran in-process before the batches, at a small share of the time.
+        assert_eq!(s.probe_ns.len(), n, "{}", b.name);
+        let sp = b.speed.as_ref().expect("a speed summary");
+        assert!(
+            sp.probe_share > 0.0 && sp.probe_share < 0.02,
+            "{}: {sp:?}",
+            b.name
+        );
     }
 
     // The seed's lesson: without a barrier the computation disappears; with one it does not.

@@ -75,6 +75,17 @@ fn cpp_seed000_through_the_runner() {
         assert_eq!(b.processes.len(), 2, "{}", b.name);
         assert!(b.samples.process.contains(&0) && b.samples.process.contains(&1));
         assert!(b.processes.iter().all(|p| p.env_pad_bytes < 4096));
+        // The C++ worker served the core-speed probe: one per probed batch, in each process,
+        // at a small share of the time.
+        let s = &b.samples;
+        assert_eq!(s.probe_ns.len(), s.ns.len(), "{}", b.name);
+        assert_eq!(s.probe_adds, vernier::plan::PROBE_ADDS);
+        for p in [0, 1] {
+            assert!((0..s.ns.len()).any(|i| s.process[i] == p && s.probe_ns[i].is_some()));
+        }
+        let sp = b.speed.as_ref().expect("a speed summary");
+        assert!(sp.probe_share > 0.0 && sp.probe_share < 0.02, "{sp:?}");
+        assert!(sp.fastest_ghz > 0.0 && sp.fast.ghz > 0.0);
     }
 }
 
@@ -255,7 +266,7 @@ fn ctrl_c_keeps_every_finished_benchmark_and_marks_the_one_cut_short() {
     let out = tmp("interrupted.out");
     let _ = std::fs::remove_file(&json);
     let mut child = vernier()
-        .args(["run", "--time", "0.5", "--processes", "1", "--json"])
+        .args(["run", "--time", "5", "--processes", "1", "--json"])
         .arg(&json)
         .arg("--")
         .arg(&exe)
@@ -264,7 +275,7 @@ fn ctrl_c_keeps_every_finished_benchmark_and_marks_the_one_cut_short() {
         .spawn()
         .unwrap();
     // Wait until at least one benchmark is in the file, then interrupt the next one while it
-    // is being measured (each takes about 0.5 s).
+    // is being measured (none stops before 30 % of its 5 s budget).
     let start = Instant::now();
     while !json.exists() && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));

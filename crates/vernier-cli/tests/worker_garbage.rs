@@ -23,7 +23,14 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 /// A worker whose `hello` reply is `$HELLO_REPLY` and whose `run` reply is `$RUN_REPLY`.
+/// Written once per test binary, before any test starts it: a test writing it while another
+/// starts it would meet ETXTBSY.
 fn scripted_worker() -> PathBuf {
+    static SCRIPT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SCRIPT.get_or_init(write_scripted_worker).clone()
+}
+
+fn write_scripted_worker() -> PathBuf {
     let p = tmp("scripted.sh");
     std::fs::write(
         &p,

@@ -6,6 +6,7 @@ use crate::counters::Event;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
+use crate::speed::{self, Speed};
 use crate::stats::{self, LinearFit};
 use crate::steady::WarmupClass;
 use crate::timer::TimerInfo;
@@ -37,6 +38,12 @@ pub struct Context {
     /// Keep interrupted samples in the estimates (`--keep-interrupted`); by default they are
     /// excluded.
     pub keep_interrupted: bool,
+    /// The machine's known speed from earlier runs (`harness.known_cycle_ns`): a benchmark
+    /// measured wholly slower than it is `core-slowed`.
+    pub known_cycle_ns: Option<f64>,
+    /// Share of far outliers the machine itself shows on a reference kernel measured at
+    /// start-up (`harness.noise_far_share`); `outliers` is only claimed beyond it.
+    pub noise_far_share: Option<f64>,
 }
 
 impl Context {
@@ -53,6 +60,16 @@ impl Context {
             counters_note: None,
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
+            noise_far_share: None,
+            known_cycle_ns: None,
+        }
+    }
+
+    /// The speeds a benchmark's fastest state is measured against, besides its own probes.
+    pub fn speed_refs(&self) -> speed::References {
+        speed::References {
+            startup_cycle_ns: self.cycle_ns,
+            known_cycle_ns: self.known_cycle_ns,
         }
     }
 }
@@ -128,6 +145,9 @@ pub struct Analysis {
     /// The cycle time the analysis used, and where it came from (`counters` when the
     /// benchmark's own cycles and task-clock were read).
     pub cycle_ns: Option<f64>,
+    /// The core's speed during the benchmark, from the probes between batches (`None` when
+    /// nothing was probed).
+    pub speed: Option<Speed>,
 }
 
 /// Steady samples during which the thread was switched out or migrated.
@@ -154,8 +174,24 @@ pub const OPTIMIZED_AWAY_NS: f64 = 0.1;
 /// An interval wider than ±1 % at the end of the budget is `unstable`.
 pub const UNSTABLE_REL_CI: f64 = 0.01;
 /// More than 5 % far outliers is reported as `outliers` (below that, the median shrugs them
-/// off and the count is still in the result).
+/// off and the count is still in the result), when it is also beyond what the machine itself
+/// shows ([`OUTLIER_NOISE_FACTOR`] × its share on the start-up reference kernel); and at any
+/// share when they move the median by more than its interval's half-width.
 pub const OUTLIER_FRACTION: f64 = 0.05;
+/// A benchmark's far outliers are its own only beyond twice the machine's share.
+pub const OUTLIER_NOISE_FACTOR: f64 = 2.0;
+/// Samples may be this much shorter than the timer's floor before `timer-limited`: the engine
+/// calibrates to the floor, and a faster state of the core later shortens samples (by 1.85× on
+/// shared machines) while the timer's share of a sample is still ≤ 0.2 %.
+pub const TIMER_LIMITED_SLACK: f64 = 0.5;
+/// A body more than 3 % slower than the empty loop, beyond 3 × its interval, does measurable
+/// work: the harness's loop hides work that runs in its shadow (a load and a multiply in the
+/// cycle the loop takes anyway), so "less than a quarter cycle more" alone is not evidence the
+/// work was removed.
+pub const MEASURABLE_OVER_EMPTY: f64 = 0.03;
+/// The core's speed explains a between-process spread when the processes' speeds differ by
+/// at least this fraction of their times' spread.
+pub const SPEED_EXPLAINS_SPREAD: f64 = 0.5;
 /// A far outlier is at least 10 % away from the median (5 % for a mild one), whatever the IQR.
 pub const OUTLIER_MIN_REL: f64 = 0.10;
 
@@ -163,6 +199,11 @@ pub const OUTLIER_MIN_REL: f64 = 0.10;
 /// it, excluding them moves the median by less than its interval on a typical run, and a few
 /// preemptions per second are what any machine shows.
 pub const INTERRUPTED_FRACTION: f64 = 0.01;
+/// Excluded interrupted samples are reported when they are more than 10 % of the steady ones
+/// (the CPU is shared more than now and then), or when they move the median beyond its
+/// interval's half-width; a loaded two-core machine interrupts 1–2 % of samples, and excluding
+/// them changes nothing a reader should act on.
+pub const INTERRUPTED_MANY: f64 = 0.10;
 
 /// The counter's delta in sample `i` minus the reads' baseline, if counted.
 fn counter_value(m: &Measurement, ctx: &Context, event: &str, i: usize) -> Option<f64> {
@@ -204,6 +245,20 @@ fn steady_main(m: &Measurement) -> Vec<usize> {
         .collect()
 }
 
+/// The share of far outliers (beyond 3 × IQR and [`OUTLIER_MIN_REL`] of the median) among the
+/// steady samples of a measurement: on a reference kernel, the machine's own noise.
+pub fn far_outlier_share(m: &Measurement) -> Option<f64> {
+    let per: Vec<f64> = steady_main(m)
+        .iter()
+        .map(|&i| m.samples.samples[i].per_iter_ns())
+        .collect();
+    if per.len() < 4 {
+        return None;
+    }
+    let o = stats::outliers_beyond(&per, &[], OUTLIER_MIN_REL);
+    Some((o.low_far + o.high_far) as f64 / per.len() as f64)
+}
+
 /// Analyse one benchmark's measurement.
 pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let flags = interrupted_flags(m, ctx);
@@ -235,6 +290,18 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     });
     let excluded = interrupted.is_some_and(|i| i.excluded);
     let main_idx = if excluded { clean } else { all_main };
+    // The core's speed: with samples in a fast and a slow state, the headline rests on the
+    // fast ones (the other state's figure is in `speed`).
+    let (speed, main_idx) = match speed::analyze(
+        &m.samples,
+        &ctx.timer,
+        ctx.speed_refs(),
+        m.wall_ns,
+        &main_idx,
+    ) {
+        Some((sp, head)) => (Some(sp), head),
+        None => (None, main_idx),
+    };
     let main: Vec<&Sample> = main_idx.iter().map(|&i| &m.samples.samples[i]).collect();
     let n = m.iters_per_sample.max(1) as f64;
     let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
@@ -268,36 +335,31 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         }
     };
 
-    // Outliers and the worst sigma event.
+    // Outliers (the tested `stats::outliers_beyond`) and the worst sigma event.
     let mut outliers = Outliers::default();
     let mut worst_sigma = 0.0;
+    let mut outliers_shift = 0.0;
     if per.len() >= 4 {
-        let sorted = stats::sorted(&per);
-        // Tukey fences, but never closer to the median than OUTLIER_MIN_REL: on a quiet
-        // machine the IQR is so small that 3 × IQR is a fraction of a percent, and samples a
-        // hair slower than the bulk are not disturbances worth a word.
-        let med = per_iter.median_ns;
-        let widen =
-            |(lo, hi): (f64, f64), rel: f64| (lo.min(med * (1.0 - rel)), hi.max(med * (1.0 + rel)));
-        let (lo1, hi1) = widen(
-            stats::tukey_fences_sorted(&sorted, 1.5),
-            OUTLIER_MIN_REL / 2.0,
-        );
-        let (lo3, hi3) = widen(stats::tukey_fences_sorted(&sorted, 3.0), OUTLIER_MIN_REL);
-        outliers.mild = per.iter().filter(|&&x| x < lo1 || x > hi1).count();
-        let far_times: Vec<f64> = main
+        let times: Vec<u64> = main.iter().map(|s| s.t_ns).collect();
+        let o = stats::outliers_beyond(&per, &times, OUTLIER_MIN_REL);
+        outliers = Outliers {
+            mild: o.low_mild + o.high_mild,
+            far: o.low_far + o.high_far,
+            period_ns: o.period_ns,
+        };
+        // How far the far outliers move the median: the median without them.
+        let (lo3, hi3) =
+            stats::outlier_fences_sorted(&stats::sorted(&per), stats::FAR_K, OUTLIER_MIN_REL);
+        let kept: Vec<f64> = per
             .iter()
-            .zip(&per)
-            .filter(|(_, &x)| x > hi3)
-            .map(|(s, _)| s.t_ns as f64)
+            .copied()
+            .filter(|&x| (lo3..=hi3).contains(&x))
             .collect();
-        outliers.far = per.iter().filter(|&&x| x < lo3 || x > hi3).count();
-        outliers.period_ns = regular_period(&far_times);
+        if !kept.is_empty() {
+            outliers_shift = (stats::median(&kept) - per_iter.median_ns).abs();
+        }
         let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
-        worst_sigma = per
-            .iter()
-            .map(|x| (x - per_iter.median_ns).abs() / sigma)
-            .fold(0.0, f64::max);
+        worst_sigma = stats::worst_sigma(&per, per_iter.median_ns, sigma);
     }
 
     let warmup_samples = m
@@ -341,8 +403,24 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         let step = ctx.timer.resolution_ns / n;
         per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - step);
         per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + step);
+        // ... and never wider than what the samples themselves span.
+        let hi = per.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.max(per_iter.min_ns);
+        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.min(hi);
     }
-    let layout = layout_spread(&processes);
+    // Layout is only blamed when the core's speed does not explain the processes' spread.
+    let speed_spread = speed::process_speed_spread(
+        &m.samples,
+        &speed::sample_cycles(&m.samples, &ctx.timer),
+        &main_idx,
+        10,
+    );
+    let layout = layout_spread(&processes).map(|mut l| {
+        if speed_spread.is_some_and(|sp| sp >= SPEED_EXPLAINS_SPREAD * l.spread) {
+            l.significant = false;
+        }
+        l
+    });
 
     // Diagnostics, in the order a reader should act on them.
     if ctx.debug_build {
@@ -368,6 +446,9 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         "an add-chain estimate"
     };
     if let Some(d) = optimized_away(&per_iter, ctx, cycle_ns, cycle_source) {
+        diagnostics.push(d);
+    }
+    if let Some(d) = speed.as_ref().and_then(core_slowed) {
         diagnostics.push(d);
     }
     if let Some(f) = per_iter.fit {
@@ -429,7 +510,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     }
     let floor = ctx.timer_factor * ctx.timer.overhead_ns.max(ctx.timer.resolution_ns);
     let median_sample = per_iter.median_ns * n;
-    if median_sample < floor {
+    if median_sample < floor * TIMER_LIMITED_SLACK {
         diagnostics.push(Diagnostic::new(
             Code::TimerLimited,
             format!(
@@ -440,7 +521,11 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             ),
         ));
     }
-    if !per.is_empty() && outliers.far as f64 > OUTLIER_FRACTION * per.len() as f64 {
+    let far_share = outliers.far as f64 / per.len().max(1) as f64;
+    let beyond_machine = far_share > OUTLIER_FRACTION
+        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
+    let half_width = (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0;
+    if outliers.far > 0 && (beyond_machine || outliers_shift > half_width) {
         let period = outliers
             .period_ns
             .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
@@ -459,7 +544,14 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         ));
     }
 
-    if let Some(i) = interrupted.filter(|i| i.share > INTERRUPTED_FRACTION) {
+    // Excluded interrupted samples leave the estimate as it would be without them: a word is
+    // only due when they are many, or when they move the median beyond its interval.
+    let int_matters = |i: &Interrupted| {
+        let shift = (i.median_with_ns - i.median_without_ns).abs();
+        i.share > INTERRUPTED_FRACTION
+            && (!i.excluded || i.share > INTERRUPTED_MANY || shift > half_width)
+    };
+    if let Some(i) = interrupted.filter(int_matters) {
         let shift = (i.median_with_ns / i.median_without_ns - 1.0) * 100.0;
         let what = if i.excluded {
             "excluded from the estimates (--keep-interrupted keeps them)"
@@ -486,10 +578,13 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     if let Some(note) = &ctx.counters_note {
         // First sentence: what is missing (the report prints it under every benchmark); then
         // the note with the reasons and fixes (printed once per run).
-        diagnostics.push(Diagnostic::new(
-            Code::CountersUnavailable,
-            format!("not read: {}. {note}", ctx.counters_unavailable.join(", ")),
-        ));
+        diagnostics.push(
+            Diagnostic::new(
+                Code::CountersUnavailable,
+                format!("not read: {}. {note}", ctx.counters_unavailable.join(", ")),
+            )
+            .with("events", ctx.counters_unavailable.clone()),
+        );
     }
 
     Analysis {
@@ -505,7 +600,73 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         interrupted_samples: flags,
         estimate_samples: main_idx,
         cycle_ns,
+        speed,
     }
+}
+
+/// `core-slowed`: the core ran markedly slower than its fastest state during the benchmark.
+fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
+    if !sp.core_slowed() {
+        return None;
+    }
+    let Some(slow) = sp.slow.filter(|s| s.share >= speed::CORE_SLOWED_MIN_SHARE) else {
+        // One state, behind the machine's known speed.
+        let k = sp.behind_known_cycle_ns?;
+        return Some(Diagnostic::new(
+            Code::CoreSlowed,
+            format!(
+                "the core ran {:.1} % slower ({:.2} GHz-equivalent on a chain of additions) than \
+                  this machine's known speed ({:.2} GHz, the fast state of earlier runs) for the \
+                  whole benchmark: a compute-bound figure is up to that much higher than on the \
+                  machine at its usual speed, beyond the interval. Re-run when the machine is \
+                  quiet, pin the benchmark to an isolated core (--cpu; `vernier system show`), \
+                  and compare only figures measured at the same speed.",
+                (sp.fast.cycle_ns / k - 1.0) * 100.0,
+                1.0 / sp.fast.cycle_ns,
+                1.0 / k
+            ),
+        ));
+    };
+    let ghz = |c: f64| 1.0 / c;
+    let against = match sp.reference {
+        speed::Reference::Probes => "its fastest state during this benchmark",
+        speed::Reference::StartUp => "the speed measured when the harness started",
+        speed::Reference::Nominal => "the processor's nominal (TSC) rate",
+        speed::Reference::Known => "this machine's known speed (earlier runs)",
+    };
+    let fix = "The machine's cores change speed (a busy sibling thread or neighbour on the \
+      host, power or thermal limits): re-run when it is quiet, pin the benchmark to an \
+      isolated core (--cpu; `vernier system show`), and compare only figures measured \
+      in the same state.";
+    let msg = if sp.split {
+        format!(
+            "the core ran in two states: {:.2} GHz-equivalent (a chain of additions) for {:.0} % \
+              of the steady samples and {:.2}× slower ({:.2} GHz) for {:.0} %. The distribution is \
+              bimodal: the headline is the fast state's figure ({}); in the slow state the \
+              benchmark took {} ({:+.1} %). {fix}",
+            ghz(sp.fast.cycle_ns),
+            sp.fast.share * 100.0,
+            slow.cycle_ns / sp.fastest_cycle_ns,
+            ghz(slow.cycle_ns),
+            slow.share * 100.0,
+            crate::report::format_ns(sp.fast.median_ns),
+            crate::report::format_ns(slow.median_ns),
+            (slow.median_ns / sp.fast.median_ns - 1.0) * 100.0,
+        )
+    } else {
+        format!(
+            "the core ran {:.2}× slower ({:.2} GHz-equivalent on a chain of additions) than {} \
+              ({:.2} GHz) for {:.0} % of the steady samples, too many to give a figure in the \
+              fast state: the figure is the slow state's, and would differ in the fast one (by \
+              how much depends on what bounds the benchmark). {fix}",
+            slow.cycle_ns / sp.fastest_cycle_ns,
+            ghz(slow.cycle_ns),
+            against,
+            ghz(sp.fastest_cycle_ns),
+            slow.share * 100.0,
+        )
+    };
+    Some(Diagnostic::new(Code::CoreSlowed, msg))
 }
 
 /// Ratios derived from two counters: (key, numerator, denominator).
@@ -604,12 +765,16 @@ fn optimized_away(
     }
     if let Some(empty) = ctx.empty_iter_ns {
         let net = p.median_ns - empty;
-        if net < quarter {
+        let half_width = (p.ci95_ns.1 - p.ci95_ns.0) / 2.0;
+        let measurable = net > MEASURABLE_OVER_EMPTY * empty && net > 3.0 * half_width;
+        if net < quarter && !measurable {
             return Some(Diagnostic::new(
                 Code::OptimizedAway,
                 format!(
                     "{:.3} ns per iteration is indistinguishable from the harness's loop around \
-                     an empty body ({:.3} ns): the work was removed. {fix}",
+                     an empty body ({:.3} ns): the work was removed, or it fits in the loop's own \
+                     cycle (no instruction count tells them apart here: `--instructions` counts \
+                     them under callgrind). {fix}",
                     p.median_ns, empty
                 ),
             ));
@@ -674,17 +839,6 @@ fn layout_spread(processes: &[ProcessFigure]) -> Option<Layout> {
     })
 }
 
-/// The median gap between events when they recur regularly (robust spread < 25 % of it).
-fn regular_period(times: &[f64]) -> Option<f64> {
-    if times.len() < 5 {
-        return None;
-    }
-    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    let s = stats::sorted(&gaps);
-    let med = stats::median_sorted(&s);
-    (med > 0.0 && stats::iqr_sigma_sorted(&s) < 0.25 * med).then_some(med)
-}
-
 fn per_group(main: &[&Sample], key: impl Fn(&Sample) -> u32) -> Vec<ProcessFigure> {
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for s in main {
@@ -727,6 +881,8 @@ mod tests {
             counters_note: None,
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
+            noise_far_share: None,
+            known_cycle_ns: None,
         }
     }
 
@@ -755,7 +911,7 @@ mod tests {
         Measurement {
             samples: Samples {
                 samples,
-                counters: vec![],
+                ..Samples::default()
             },
             iters_per_sample: n,
             wall_ns: t,
@@ -785,6 +941,188 @@ mod tests {
         assert!((a.per_iter.median_ns - 4.0).abs() < 0.01);
         assert!(a.per_iter.ci95_ns.0 <= a.per_iter.median_ns);
         assert!(a.per_iter.ci95_ns.1 >= a.per_iter.median_ns);
+    }
+
+    /// Probes on `m`: sample i's probe took `probe(i)` ns for 4096 additions. With the test
+    /// context (timer overhead 10 ns, start-up cycle 0.33 ns), 1362 ns is 0.33 ns per addition.
+    fn with_probes(mut m: Measurement, probe: impl Fn(usize) -> u64) -> Measurement {
+        m.samples.probe_ns = (0..m.samples.len()).map(|i| Some(probe(i))).collect();
+        m.samples.probe_adds = 4096;
+        m
+    }
+
+    #[test]
+    fn a_core_in_two_states_gives_the_fast_figure_and_says_so() {
+        // 300 of the 2000 samples, in runs of 100, with the core 1.85× slower (probe 2510 ns)
+        // and the benchmark 1.85× slower with it.
+        let slow = |i: usize| (i / 100) % 20 >= 17;
+        let bench = |i: usize| 4.0 * wiggle(i) * if slow(i) { 1.85 } else { 1.0 };
+        let m = with_probes(
+            synth(8192, 20.0, bench),
+            |i| {
+                if slow(i) {
+                    2510
+                } else {
+                    1362
+                }
+            },
+        );
+        let a = analyze(&m, &ctx());
+        assert!(codes(&a).contains(&Code::CoreSlowed), "{:?}", a.diagnostics);
+        let sp = a.speed.unwrap();
+        assert!(sp.split && !sp.wholly_slow());
+        let sl = sp.slow.unwrap();
+        assert!((sl.share - 0.15).abs() < 0.01, "{sl:?}");
+        assert!((sl.median_ns / sp.fast.median_ns - 1.85).abs() < 0.01);
+        assert!((sp.slowdown() - 1.85).abs() < 0.02, "{}", sp.slowdown());
+        // The headline and its interval are the fast state's: within the fast samples' range.
+        assert!(a.per_iter.median_ns < 4.01 && a.per_iter.ci95_ns.1 < 4.01);
+        let d = a
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::CoreSlowed)
+            .unwrap();
+        assert!(d.message.contains("bimodal"), "{}", d.message);
+        // The same samples without probes: no speed, no core-slowed, and a wider interval.
+        let plain = analyze(&synth(8192, 20.0, bench), &ctx());
+        assert!(plain.speed.is_none() && !codes(&plain).contains(&Code::CoreSlowed));
+        assert!(
+            plain.per_iter.ci95_ns.1 - plain.per_iter.ci95_ns.0
+                > a.per_iter.ci95_ns.1 - a.per_iter.ci95_ns.0
+        );
+    }
+
+    #[test]
+    fn a_run_wholly_in_the_slow_state_says_so() {
+        let m = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
+        let a = analyze(&m, &ctx());
+        let sp = a.speed.unwrap();
+        assert!(sp.wholly_slow() && !sp.split);
+        let d = a
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::CoreSlowed)
+            .unwrap();
+        assert!(d.message.contains("slow state's"), "{}", d.message);
+        // One state at the start-up speed: nothing to say.
+        let m = with_probes(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |_| 1362);
+        let a = analyze(&m, &ctx());
+        assert!(codes(&a).is_empty(), "{:?}", a.diagnostics);
+        assert!(a.speed.unwrap().slow.is_none());
+    }
+
+    /// `synth` in two processes: the first 1000 samples in process 0, the rest in process 1.
+    fn two_processes(per_iter: impl Fn(usize) -> f64) -> Measurement {
+        let mut m = synth(8192, 20.0, per_iter);
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            s.process = (i >= 1000) as u32;
+        }
+        m
+    }
+
+    #[test]
+    fn layout_is_not_blamed_for_what_the_core_speed_explains() {
+        // Process 1 is 8 % slower, and so is its core (below the 10 % of a slow state).
+        let bench = |i: usize| 4.0 * wiggle(i) * if i >= 1000 { 1.08 } else { 1.0 };
+        let a = analyze(&two_processes(bench), &ctx());
+        assert!(
+            codes(&a).contains(&Code::LayoutSensitive),
+            "{:?}",
+            a.diagnostics
+        );
+        let m = with_probes(
+            two_processes(bench),
+            |i| if i >= 1000 { 1471 } else { 1362 },
+        );
+        let a = analyze(&m, &ctx());
+        assert!(
+            !codes(&a).contains(&Code::LayoutSensitive),
+            "{:?}",
+            a.diagnostics
+        );
+        // Same speed in both processes: the layout is blamed.
+        let m = with_probes(two_processes(bench), |_| 1362);
+        assert!(codes(&analyze(&m, &ctx())).contains(&Code::LayoutSensitive));
+    }
+
+    #[test]
+    fn the_interval_is_never_wider_than_the_data() {
+        // Four processes, one 10 % slower: the t-interval on four medians (t = 3.18) reaches
+        // beyond the fastest and slowest samples; it is cut to their range.
+        let mut m = synth(8192, 20.0, |i| {
+            4.0 * wiggle(i) * if i >= 1500 { 1.1 } else { 1.0 }
+        });
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            s.process = (i / 500) as u32;
+        }
+        let a = analyze(&m, &ctx());
+        let max = m
+            .samples
+            .samples
+            .iter()
+            .filter(|s| s.iters == 8192)
+            .map(|s| s.per_iter_ns())
+            .fold(0.0, f64::max);
+        assert!(
+            a.per_iter.ci95_ns.0 >= a.per_iter.min_ns,
+            "{:?}",
+            a.per_iter
+        );
+        assert!(a.per_iter.ci95_ns.1 <= max, "{:?} {max}", a.per_iter);
+    }
+
+    #[test]
+    fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_median() {
+        // One main sample in 16 (6 %) 50 % slower.
+        let spiky = |i: usize| {
+            4.0 * wiggle(i)
+                * if i % 160 < 10 && i % 10 != 3 {
+                    1.5
+                } else {
+                    1.0
+                }
+        };
+        let a = analyze(&synth(8192, 20.0, spiky), &ctx());
+        let share = a.outliers.far as f64 / a.steady_samples as f64;
+        assert!(share > OUTLIER_FRACTION, "{share}");
+        assert!(codes(&a).contains(&Code::Outliers), "{:?}", a.diagnostics);
+        // A machine that shows 5 % far outliers on its own reference kernel: 6 % is its noise,
+        // and the median (robust) is not moved beyond its interval.
+        let mut noisy = ctx();
+        noisy.noise_far_share = Some(0.05);
+        let a = analyze(&synth(8192, 20.0, spiky), &noisy);
+        assert!(!codes(&a).contains(&Code::Outliers), "{:?}", a.diagnostics);
+        // A handful of far outliers (0.4 %) on a quiet machine: counted, not reported.
+        let rare = |i: usize| 4.0 * wiggle(i) * if i.is_multiple_of(250) { 3.0 } else { 1.0 };
+        let a = analyze(&synth(8192, 20.0, rare), &ctx());
+        assert!(a.outliers.far > 0 && !codes(&a).contains(&Code::Outliers));
+    }
+
+    #[test]
+    fn a_body_measurably_slower_than_the_empty_loop_is_not_optimized_away() {
+        // Empty loop 0.33 ns; a body at 0.35 ns (a load and a multiply hidden in the loop's
+        // cycle: less than a quarter cycle more, but 6 % more, far beyond the interval).
+        let a = analyze(&synth(65536, 20.0, |i| 0.35 * wiggle(i)), &ctx());
+        assert!(
+            !codes(&a).contains(&Code::OptimizedAway),
+            "{:?}",
+            a.diagnostics
+        );
+        // Within 1 % of the empty loop: removed.
+        let a = analyze(&synth(65536, 20.0, |i| 0.332 * wiggle(i)), &ctx());
+        assert!(codes(&a).contains(&Code::OptimizedAway));
+    }
+
+    #[test]
+    fn samples_shortened_by_a_faster_core_are_not_timer_limited() {
+        // The floor is 1000 × 10 ns = 10 µs; samples of 7 µs (calibrated at 12 µs in a slow
+        // state, then 1.7× faster) keep the timer's share at 0.14 %.
+        let a = analyze(&synth(2000, 20.0, |i| 3.5 * wiggle(i)), &ctx());
+        assert!(
+            !codes(&a).contains(&Code::TimerLimited),
+            "{:?}",
+            a.diagnostics
+        );
     }
 
     #[test]
@@ -909,7 +1247,12 @@ mod tests {
         assert_eq!((i.samples, i.of), (40, 1400));
         assert!((i.share - 40.0 / 1400.0).abs() < 1e-12, "{i:?}");
         assert!(i.median_with_ns >= i.median_without_ns);
-        assert!(codes(&a).contains(&Code::Interrupted));
+        // Excluded, 2.9 % of the samples, the median unmoved beyond its interval: no word.
+        assert!(
+            !codes(&a).contains(&Code::Interrupted),
+            "{:?}",
+            a.diagnostics
+        );
         // The estimate is the clean one; no interrupted sample is left in it.
         assert!(a.per_iter.median_ns < 4.1);
         assert_eq!(a.interrupted_samples.iter().filter(|&&b| b).count(), 40);
@@ -921,6 +1264,26 @@ mod tests {
         assert_eq!(k.steady_samples, i.of);
         let d = k.diagnostics.iter().find(|d| d.code == Code::Interrupted);
         assert!(d.unwrap().message.contains("--keep-interrupted"));
+    }
+
+    #[test]
+    fn many_interrupted_samples_are_reported_even_when_excluded() {
+        // One sample in eight (12.5 %) interrupted and 3× slower.
+        let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i));
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            if i % 8 == 7 {
+                s.ns *= 3;
+            }
+        }
+        let m = with_counters(m, |i, _| vec![("context-switches", (i % 8 == 7) as u64)]);
+        let a = analyze(&m, &ctx());
+        assert!(a.interrupted.unwrap().excluded);
+        assert!(a.interrupted.unwrap().share > INTERRUPTED_MANY);
+        assert!(
+            codes(&a).contains(&Code::Interrupted),
+            "{:?}",
+            a.diagnostics
+        );
     }
 
     #[test]

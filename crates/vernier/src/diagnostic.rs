@@ -29,10 +29,12 @@ pub enum Code {
     DebugBuild,
     /// Some or all performance counters could not be read.
     CountersUnavailable,
+    /// The core ran markedly slower than its own fastest state during the benchmark.
+    CoreSlowed,
 }
 
 impl Code {
-    pub const ALL: [Code; 10] = [
+    pub const ALL: [Code; 11] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -43,6 +45,7 @@ impl Code {
         Code::LayoutSensitive,
         Code::DebugBuild,
         Code::CountersUnavailable,
+        Code::CoreSlowed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Code {
             Code::LayoutSensitive => "layout-sensitive",
             Code::DebugBuild => "debug-build",
             Code::CountersUnavailable => "counters-unavailable",
+            Code::CoreSlowed => "core-slowed",
         }
     }
 
@@ -72,11 +76,16 @@ impl fmt::Display for Code {
     }
 }
 
-/// One diagnostic: the code and a message that names the fix.
+/// One diagnostic: the code, a message that names the fix, and the figures behind it as data
+/// (so a report can word or lay them out without reading the message back).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub code: Code,
     pub message: String,
+    /// The diagnostic's figures by name (`events` for `counters-unavailable`); empty when it
+    /// has none, and in files written before the field existed.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub data: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Diagnostic {
@@ -84,7 +93,14 @@ impl Diagnostic {
         Diagnostic {
             code,
             message: message.into(),
+            data: serde_json::Map::new(),
         }
+    }
+
+    /// The same diagnostic with one more named figure.
+    pub fn with(mut self, key: &str, value: impl Into<serde_json::Value>) -> Diagnostic {
+        self.data.insert(key.to_string(), value.into());
+        self
     }
 }
 

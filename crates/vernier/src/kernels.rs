@@ -56,6 +56,24 @@ pub fn add_chain(start: u64, n: u64) -> u64 {
     }
 }
 
+/// The core-speed probe: the fastest of [`PROBE_REPEATS`](crate::plan::PROBE_REPEATS) timings
+/// of a chain of `adds` dependent additions, in ns of `timer`. At one addition per cycle, the
+/// chain's time is `adds` cycles at whatever speed the core runs at that moment, so the time
+/// per addition is the core's effective cycle time, measured against the timer (the TSC's
+/// fixed rate where it is used). Runs outside every timed region, between batches.
+pub fn speed_probe(timer: &crate::timer::Timer, adds: u64) -> u64 {
+    let mut x = std::hint::black_box(0u64);
+    let mut best = u64::MAX;
+    for _ in 0..crate::plan::PROBE_REPEATS {
+        let t0 = timer.start();
+        x = add_chain(x, adds);
+        let t = timer.stop().wrapping_sub(t0);
+        best = best.min(timer.ticks_to_ns(t));
+    }
+    std::hint::black_box(x);
+    best
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -63,5 +81,14 @@ mod tests {
         for n in [0, 1, 7, 8, 9, 100, 1001] {
             assert_eq!(super::add_chain(5, n), 5 + n);
         }
+    }
+
+    #[test]
+    fn the_probe_grows_with_the_chain() {
+        // Deterministic structure, not a timing threshold: 64× the additions take longer.
+        let timer = crate::timer::Timer::detect();
+        let short = super::speed_probe(&timer, 1024);
+        let long = super::speed_probe(&timer, 65536);
+        assert!(long > short, "{short} {long}");
     }
 }

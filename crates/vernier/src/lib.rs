@@ -6,7 +6,7 @@
 //! machine with the same engine.
 //!
 //! The pipeline, one module per stage: target (`suite`) → plan (`plan`) → measure (`measure`,
-//! `timer`) → raw samples (`samples`) → analyze (`steady`, `stats`, `analyze`) → result
+//! `timer`) → raw samples (`samples`) → analyze (`steady`, `speed`, `stats`, `analyze`) → result
 //! (`result`) → report (`report`).
 
 pub mod analyze;
@@ -24,6 +24,7 @@ mod readme;
 pub mod report;
 pub mod result;
 pub mod samples;
+pub mod speed;
 pub mod stats;
 pub mod steady;
 pub mod suite;

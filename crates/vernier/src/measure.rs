@@ -8,7 +8,7 @@
 //! | state       | does                                                      | leaves when |
 //! |-------------|-----------------------------------------------------------|-------------|
 //! | `Calibrate` | doubles the iteration count from 1, `calibration_samples` samples per step | the fastest sample of a step lasts ≥ `Plan::min_sample_ns` (or half the budget is gone) |
-//! | `Collect`   | alternates batches at N (the "main" series) with small batches at N/16, N/4 and 2N (the linearity ladder, interleaved so drift bends no line) | the median's 95 % interval is within `target_rel_ci` on a steady state, after `min_time_ns`; or the budget is spent; or Ctrl-C |
+//! | `Collect`   | alternates batches at N (the "main" series) with small batches at N/16, N/4 and 2N (the linearity ladder, interleaved so drift bends no line); the core-speed probe before a batch while the probes took ≤ `MAX_PROBE_SHARE` of the time | the median's 95 % interval is within `target_rel_ci` on a steady state, after `min_time_ns` and `min_span_ns`; or the budget is spent; or Ctrl-C |
 //! | `Done`      | — | — |
 //!
 //! The clock that keeps the budget and the target that measures are traits, so the whole
@@ -31,12 +31,20 @@ pub struct Batch {
     pub ns: Vec<u64>,
     /// Counter deltas, one column per event, aligned with `ns`.
     pub counters: Vec<CounterColumn>,
+    /// Set by the engine before the call: run the core-speed probe (a chain of this many
+    /// dependent additions, see `kernels::speed_probe`) before the batch, outside every timed
+    /// region; 0: no probe. A target that cannot probe ignores it.
+    pub probe_adds: u64,
+    /// The probe's elapsed ns, when the target ran it.
+    pub probe_ns: Option<u64>,
 }
 
 impl Batch {
+    /// Empty the results (the probe request stays).
     pub fn clear(&mut self) {
         self.ns.clear();
         self.counters.clear();
+        self.probe_ns = None;
     }
 }
 
@@ -138,7 +146,7 @@ impl Measurement {
             self.iters_per_sample = other.iters_per_sample;
             self.steady = other.steady;
         }
-        self.samples.push_batch(&s.samples, &s.counters);
+        self.samples.extend(&s);
         self.wall_ns += other.wall_ns;
         self.stop = other.stop;
         if other.error.is_some() {
@@ -205,13 +213,27 @@ pub fn measure(
     }
 
     // Takes one batch and appends it; returns false when the target failed.
+    // What the probes cost so far (their chains' time, each repeated).
+    let mut probe_spent_ns = 0u64;
     let mut take = |m: &mut Measurement, iters: u64, count: usize, phase: Phase| -> bool {
         batch.clear();
+        let before = clock.now_ns().saturating_sub(start);
+        batch.probe_adds = if plan.probe_adds > 0
+            && probe_spent_ns as f64 <= crate::plan::MAX_PROBE_SHARE * before as f64
+        {
+            plan.probe_adds
+        } else {
+            0
+        };
         if let Err(e) = target.measure(iters, count, &mut batch) {
             m.error = Some(e);
             m.stop = StopReason::Failed;
             return false;
         }
+        if batch.probe_adds == 0 {
+            batch.probe_ns = None;
+        }
+        probe_spent_ns += batch.probe_ns.unwrap_or(0) * crate::plan::PROBE_REPEATS as u64;
         let end = clock.now_ns().saturating_sub(start);
         let mut t = end;
         let mut new: Vec<Sample> = batch
@@ -233,6 +255,8 @@ pub fn measure(
             .collect();
         new.reverse();
         m.samples.push_batch(&new, &batch.counters);
+        m.samples
+            .set_probe(new.len(), batch.probe_adds, batch.probe_ns);
         true
     };
 
@@ -315,8 +339,8 @@ pub fn measure(
                     {
                         let ci = stats::median_interval(&series[st.first..]);
                         rel_ci = Some(ci.rel_half_width());
-                        if elapsed >= plan.min_time_ns && ci.rel_half_width() <= plan.target_rel_ci
-                        {
+                        let span = plan.min_time_ns.max(plan.min_span_ns);
+                        if elapsed >= span && ci.rel_half_width() <= plan.target_rel_ci {
                             m.stop = StopReason::Precise;
                             state = State::Done;
                         }
@@ -377,9 +401,19 @@ mod tests {
         per_iter: F,
         overhead_ns: u64,
         taken: usize,
+        /// What the core-speed probe takes, when the target runs it.
+        probe_ns: Option<u64>,
     }
     impl<F: Fn(u64, usize) -> f64> Target for Scripted<F> {
         fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+            if let (true, Some(p)) = (out.probe_adds > 0, self.probe_ns) {
+                // The probe's repetitions take time, outside the samples.
+                let now = self.clock.0.get();
+                self.clock
+                    .0
+                    .set(now + p * crate::plan::PROBE_REPEATS as u64);
+                out.probe_ns = Some(p);
+            }
             for _ in 0..count {
                 let now = self.clock.0.get();
                 let ns = self.overhead_ns
@@ -408,14 +442,67 @@ mod tests {
     }
 
     fn run<F: Fn(u64, usize) -> f64>(f: F, plan: &Plan) -> Measurement {
+        run_probed(f, plan, None)
+    }
+
+    fn run_probed<F: Fn(u64, usize) -> f64>(
+        f: F,
+        plan: &Plan,
+        probe_ns: Option<u64>,
+    ) -> Measurement {
         let clock = MockClock::default();
         let mut t = Scripted {
             clock: clock.clone(),
             per_iter: f,
             overhead_ns: 10,
             taken: 0,
+            probe_ns,
         };
         measure(&mut t, &clock, plan, &timer(), &mut |_| {})
+    }
+
+    #[test]
+    fn probes_are_recorded_and_cost_at_most_their_share() {
+        let plan = Plan::default();
+        let m = run_probed(|_, k| 5.0 * (1.0 + jitter(k)), &plan, Some(1500));
+        let s = &m.samples;
+        assert_eq!(s.probe_ns.len(), s.len());
+        assert_eq!(s.probe_adds, crate::plan::PROBE_ADDS);
+        // The first batch (calibration) is probed; later ones as the budget allows.
+        assert_eq!(s.probe_ns[0], Some(1500));
+        // One probe per probed batch, on its first sample; their cost within the share.
+        let probed = s.probe_ns.iter().filter(|p| p.is_some()).count();
+        assert!(probed >= 10, "{probed} probes");
+        let cost = (probed as u64 * 1500 * crate::plan::PROBE_REPEATS as u64) as f64;
+        let share = cost / m.wall_ns as f64;
+        assert!(
+            share <= 2.0 * crate::plan::MAX_PROBE_SHARE,
+            "probes took {share}"
+        );
+        // A target that cannot probe leaves no column.
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
+        assert!(m.samples.probe_ns.is_empty());
+        // A plan without the probe asks for none.
+        let off = Plan {
+            probe_adds: 0,
+            ..Plan::default()
+        };
+        let m = run_probed(|_, k| 5.0 * (1.0 + jitter(k)), &off, Some(1500));
+        assert!(m.samples.probe_ns.is_empty());
+    }
+
+    #[test]
+    fn the_early_stop_waits_for_the_minimum_span() {
+        let plan = Plan::default();
+        assert_eq!(
+            plan.min_span_ns,
+            (plan.time_budget_ns as f64 * crate::plan::MIN_SPAN_FRACTION) as u64
+        );
+        let m = run(|_, k| 5.0 * (1.0 + jitter(k)), &plan);
+        assert_eq!(m.stop, StopReason::Precise);
+        // Precise long before, but the samples span at least the minimum.
+        let last = m.samples.samples.last().unwrap().t_ns;
+        assert!(last >= plan.min_span_ns, "{last}");
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub struct Plan {
     /// The engine never stops early before this much time, so that a slow warm-up (the seed's
     /// `rand()` needed about a second) has a chance to show in the series.
     pub min_time_ns: u64,
+    /// A single benchmark never stops early before this much time ([`MIN_SPAN_FRACTION`]).
+    pub min_span_ns: u64,
     /// Target duration of one sample: far below the scheduler tick (1–4 ms), so a tick or an
     /// interrupt spoils few samples, and long enough to dwarf the timer's own cost.
     pub target_sample_ns: u64,
@@ -28,6 +30,8 @@ pub struct Plan {
     /// Upper bound on iterations per sample (a guard against a body the compiler removed:
     /// doubling would otherwise go on for ever).
     pub max_iters: u64,
+    /// Additions in the core-speed probe run between batches (0: no probe).
+    pub probe_adds: u64,
 }
 
 /// Default measurement budget per benchmark: about one second, as in the issue and the seed.
@@ -43,8 +47,28 @@ pub const DEFAULT_TARGET_REL_CI: f64 = 0.005;
 /// 100 steady samples: enough for MSER-5 (20 batches) and for a median interval that does not
 /// rest on the extreme order statistics.
 pub const MIN_STEADY_SAMPLES: usize = 100;
-/// The early stop waits at least 10 % of the budget.
+/// The early stop waits at least 10 % of the budget (the comparisons' engine).
 pub const MIN_TIME_FRACTION: f64 = 0.1;
+/// A single benchmark's early stop waits until it has sampled the machine over at least 30 %
+/// of its budget (300 ms of the default second): the machine's slow changes (a busy sibling
+/// core, frequency) last from a fraction of a second to minutes, and a run that stopped after
+/// a few tens of milliseconds would report an interval that only covers the noise of one
+/// instant. With several processes or rounds, each takes its share of the budget and of this
+/// span, so the samples are spread across the whole budget.
+pub const MIN_SPAN_FRACTION: f64 = 0.3;
+
+/// The core-speed probe: a chain of 16384 dependent one-cycle additions
+/// (`kernels::add_chain`), about 5 µs at 3 GHz: long enough that the timer's cost and step
+/// (10–20 ns on virtual machines) are under 0.4 % of it, short enough to run before most
+/// batches within [`MAX_PROBE_SHARE`].
+pub const PROBE_ADDS: u64 = 16384;
+/// The probe is timed this many times in a row and the fastest kept (an interrupt in one
+/// repetition does not make the core look slow).
+pub const PROBE_REPEATS: usize = 3;
+/// The probe may cost at most 1 % of the time spent so far: the engine skips it on a batch
+/// when the probes already took more (so its cost stays under the issue's 2 % of the budget
+/// whatever the batch sizes).
+pub const MAX_PROBE_SHARE: f64 = 0.01;
 
 /// Reading the counters around a sample may add at most this fraction to the sample's wall
 /// time. The reads sit outside the timed region, so they never enter a measured time, but they
@@ -73,6 +97,7 @@ impl Plan {
         Plan {
             time_budget_ns,
             min_time_ns: (time_budget_ns as f64 * MIN_TIME_FRACTION) as u64,
+            min_span_ns: (time_budget_ns as f64 * MIN_SPAN_FRACTION) as u64,
             target_sample_ns: DEFAULT_SAMPLE_NS,
             timer_factor: TIMER_FACTOR,
             target_rel_ci: DEFAULT_TARGET_REL_CI,
@@ -80,6 +105,7 @@ impl Plan {
             calibration_samples: 3,
             fixed_iters: None,
             max_iters: 1 << 40,
+            probe_adds: PROBE_ADDS,
         }
     }
 
@@ -95,6 +121,7 @@ impl Plan {
         Plan {
             time_budget_ns,
             min_time_ns: (self.min_time_ns as f64 * scale) as u64,
+            min_span_ns: (self.min_span_ns as f64 * scale) as u64,
             ..self.clone()
         }
     }
@@ -106,6 +133,7 @@ impl Plan {
         Plan {
             time_budget_ns: (self.time_budget_ns / parts).max(1),
             min_time_ns: self.min_time_ns / parts,
+            min_span_ns: self.min_span_ns / parts,
             ..self.clone()
         }
     }

@@ -138,6 +138,11 @@ impl Command {
                     match k {
                         "iters" => iters = v.parse::<u64>().ok().filter(|&n| n >= 1),
                         "samples" => samples = v.parse::<usize>().ok().filter(|&n| n >= 1),
+                        // Kept in `extra` for the worker, checked here so every harness
+                        // answers a bad value alike.
+                        "probe" if parse_probe_adds(v).is_none() => {
+                            return Err(format!("bad option '{t}' in '{line}'"))
+                        }
                         _ => extra.push((k.to_string(), v.to_string())),
                     }
                     if (k == "iters" && iters.is_none()) || (k == "samples" && samples.is_none()) {
@@ -154,6 +159,17 @@ impl Command {
             other => Err(format!("unknown command '{other}'")),
         }
     }
+}
+
+/// Longest probe chain a worker accepts (about 0.3 ms at 3 GHz): the probe must stay cheap,
+/// and a runner asking for more is broken.
+pub const MAX_PROBE_ADDS: u64 = 1 << 20;
+
+/// The value of a `probe=<adds>` option: 1 to [`MAX_PROBE_ADDS`] additions.
+pub fn parse_probe_adds(v: &str) -> Option<u64> {
+    v.parse::<u64>()
+        .ok()
+        .filter(|&n| (1..=MAX_PROBE_ADDS).contains(&n))
 }
 
 /// What a worker says about itself in its `hello` reply.
@@ -262,6 +278,9 @@ impl Hello {
 pub fn samples_line(batch: &Batch) -> String {
     let mut s = format!("samples {} ns=", batch.ns.len());
     join_into(&mut s, &batch.ns);
+    if let Some(p) = batch.probe_ns {
+        let _ = write!(s, " probe_ns={p}");
+    }
     // Counter tokens (docs/counters.md): every `ctr.` token, then the `scaled.` flags of the
     // columns with a scaled value; an uncounted value is an empty field.
     for c in &batch.counters {
@@ -378,6 +397,11 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
         };
         if k == "ns" {
             batch.ns = parse_list(v, "ns", line)?;
+        } else if k == "probe_ns" {
+            batch.probe_ns =
+                Some(v.parse::<u64>().map_err(|_| {
+                    format!("malformed probe time '{v}' in reply '{}'", clip(line))
+                })?);
         } else if let Some(ev) = k.strip_prefix("ctr.") {
             let values = v
                 .split(',')
@@ -500,6 +524,7 @@ pub fn serve(
                 extra,
             }) => {
                 batch.clear();
+                batch.probe_adds = 0;
                 match worker.run(bench, iters, samples, &extra, &mut batch) {
                     Ok(()) => samples_line(&batch),
                     Err(e) => format!("error {e}"),
@@ -606,6 +631,7 @@ mod tests {
         let from_cols = Batch {
             ns: vec![10, 20, 30],
             counters: cols,
+            ..Batch::default()
         };
         assert_eq!(samples_line(&from_cols), line);
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,2 scaled.cycles=1", 2).is_err());

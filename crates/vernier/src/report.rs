@@ -214,13 +214,20 @@ pub fn row(b: &BenchmarkResult, style: Style) -> String {
     s
 }
 
-/// The events a `counters-unavailable` diagnostic names (its first sentence).
-fn not_read(b: &BenchmarkResult) -> Option<&str> {
-    b.diagnostics
+/// The events a `counters-unavailable` diagnostic names (its `events` data).
+fn not_read(b: &BenchmarkResult) -> Option<String> {
+    let d = b
+        .diagnostics
         .iter()
-        .find(|d| d.code == Code::CountersUnavailable)
-        .and_then(|d| d.message.strip_prefix("not read: "))
-        .map(|m| m.split_once(". ").map(|(a, _)| a).unwrap_or(m))
+        .find(|d| d.code == Code::CountersUnavailable)?;
+    let events: Vec<&str> = d
+        .data
+        .get("events")?
+        .as_array()?
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    (!events.is_empty()).then(|| events.join(", "))
 }
 
 fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counters_line: bool) {
@@ -230,15 +237,11 @@ fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counte
         }
         // The reasons and fixes of unavailable counters are the same for every benchmark of a
         // run: each row names what is missing, the note below the table says why, once.
-        let message = if d.code == Code::CountersUnavailable {
-            match d.message.split_once(". ") {
-                Some((first, _)) => {
-                    format!("{first} (why, and the fix: the counters note of the run)")
-                }
-                None => d.message.clone(),
+        let message = match (d.code, not_read(b)) {
+            (Code::CountersUnavailable, Some(missing)) => {
+                format!("not read: {missing} (why, and the fix: the counters note of the run)")
             }
-        } else {
-            d.message.clone()
+            _ => d.message.clone(),
         };
         let _ = write!(
             s,

@@ -96,6 +96,15 @@ pub struct Harness {
     /// Counters read around each sample; absent when counters are off (`--counters none`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<CountersHarness>,
+    /// The machine's own noise: the share of far outliers on the add chain measured at
+    /// start-up (`outliers` is only claimed beyond it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_far_share: Option<f64>,
+    /// The machine's known speed, ns per addition of the core-speed probe: what earlier runs
+    /// on this machine measured in their fast state (the `vernier` command keeps them; see
+    /// `docs/result-schema.md`). A benchmark measured wholly slower is `core-slowed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_cycle_ns: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,6 +242,73 @@ pub struct SamplesJson {
     /// events were not counted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interrupted: Vec<bool>,
+    /// The core-speed probe run before each sample's batch: elapsed ns of a chain of
+    /// `probe_adds` dependent additions (`null`: that batch was not probed). Absent when
+    /// nothing was probed (older files, harnesses without the probe).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probe_ns: Vec<Option<u64>>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub probe_adds: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// One state of the core (see `speed`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedStateJson {
+    pub samples: usize,
+    pub share: f64,
+    /// GHz-equivalent: additions per ns of the probe's chain (median over the state).
+    #[serde(with = "nan_as_null")]
+    pub ghz: f64,
+    #[serde(with = "nan_as_null")]
+    pub median_ns: f64,
+}
+
+/// The core's speed during the benchmark, from the probes between batches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedJson {
+    /// The fastest state's speed (GHz-equivalent) and where it comes from: `probes`,
+    /// `start-up` (the harness's add chain) or `nominal` (the TSC's rate).
+    pub fastest_ghz: f64,
+    pub reference: String,
+    pub fast: SpeedStateJson,
+    /// The steady samples in a state at least `speed::SLOW_RATIO` slower, if any.
+    pub slow: Option<SpeedStateJson>,
+    /// Whether the headline rests on the fast state's samples only (bimodal: both states
+    /// have a figure).
+    pub split: bool,
+    /// Batches probed.
+    pub probed_batches: usize,
+    /// Time the probes took, as a share of the benchmark's wall time.
+    pub probe_share: f64,
+    /// The machine's known speed (GHz-equivalent) when the benchmark's state ran at least
+    /// `speed::KNOWN_SLOW_RATIO` slower than it; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_known_ghz: Option<f64>,
+}
+
+impl SpeedJson {
+    fn new(s: &crate::speed::Speed) -> SpeedJson {
+        let state = |f: &crate::speed::StateFigure| SpeedStateJson {
+            samples: f.samples,
+            share: f.share,
+            ghz: 1.0 / f.cycle_ns,
+            median_ns: f.median_ns,
+        };
+        SpeedJson {
+            fastest_ghz: 1.0 / s.fastest_cycle_ns,
+            reference: s.reference.as_str().into(),
+            fast: state(&s.fast),
+            slow: s.slow.as_ref().map(state),
+            split: s.split,
+            probed_batches: s.probed_batches,
+            probe_share: s.probe_share,
+            behind_known_ghz: s.behind_known_cycle_ns.map(|c| 1.0 / c),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -265,6 +341,9 @@ pub struct BenchmarkResult {
     /// Why sampling stopped: `precise`, `budget`, `interrupted`, `failed`.
     #[serde(default)]
     pub stop: String,
+    /// The core's speed during the benchmark; absent when nothing was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<SpeedJson>,
     pub samples: SamplesJson,
 }
 
@@ -408,6 +487,7 @@ impl BenchmarkResult {
             },
             worst_sigma: a.worst_sigma,
             stop: stop_str(m.stop).into(),
+            speed: a.speed.as_ref().map(SpeedJson::new),
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -433,6 +513,8 @@ impl BenchmarkResult {
                     .map(|c| (c.event.clone(), c.scaled.clone()))
                     .collect(),
                 interrupted: a.interrupted_samples.clone(),
+                probe_ns: m.samples.probe_ns.clone(),
+                probe_adds: m.samples.probe_adds,
             },
         }
     }
@@ -471,6 +553,7 @@ impl BenchmarkResult {
             outliers: OutliersJson::default(),
             worst_sigma: 0.0,
             stop: "failed".into(),
+            speed: None,
             samples: SamplesJson::default(),
         }
     }
@@ -510,6 +593,8 @@ impl ResultFile {
                 })
                 .unwrap_or_default(),
             keep_interrupted: self.analysis.keep_interrupted,
+            known_cycle_ns: self.harness.known_cycle_ns,
+            noise_far_share: self.harness.noise_far_share,
         }
     }
 }
@@ -541,7 +626,12 @@ impl BenchmarkResult {
             .collect();
         let steady = self.samples.phase.iter().position(|p| *p == Phase::Measure);
         Measurement {
-            samples: Samples { samples, counters },
+            samples: Samples {
+                samples,
+                counters,
+                probe_ns: c.probe_ns.clone(),
+                probe_adds: c.probe_adds,
+            },
             iters_per_sample: self.iters_per_sample,
             wall_ns: (self.total_s * 1e9).round() as u64,
             stop: stop_of(&self.stop),
@@ -630,5 +720,35 @@ pub fn check_destination(path: &Path) -> Result<(), String> {
             "{shown}: cannot create a file in {} ({e}): choose a directory you can write to",
             dir.display()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_columns_round_trip_and_older_files_load_without_them() {
+        let s = SamplesJson {
+            iters: vec![10, 10],
+            ns: vec![100, 101],
+            t_s: vec![0.1, 0.2],
+            phase: vec![Phase::Measure, Phase::Measure],
+            process: vec![0, 0],
+            probe_ns: vec![Some(5874), None],
+            probe_adds: crate::plan::PROBE_ADDS,
+            ..SamplesJson::default()
+        };
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["probe_ns"], serde_json::json!([5874, null]));
+        assert_eq!(serde_json::from_value::<SamplesJson>(v).unwrap(), s);
+        // A file written before the probe: no column, no count.
+        let old: SamplesJson = serde_json::from_value(serde_json::json!({
+            "iters": [10], "ns": [100], "t_s": [0.1], "phase": ["measure"], "process": [0]
+        }))
+        .unwrap();
+        assert!(old.probe_ns.is_empty() && old.probe_adds == 0);
+        let plain = serde_json::to_value(&old).unwrap();
+        assert!(plain.get("probe_ns").is_none() && plain.get("probe_adds").is_none());
     }
 }

@@ -73,6 +73,13 @@ pub struct Samples {
     pub samples: Vec<Sample>,
     /// Counter deltas per sample; empty when no counters were read.
     pub counters: Vec<CounterColumn>,
+    /// The core's speed: elapsed ns of the reference probe (a chain of `probe_adds` dependent
+    /// additions) run just before a batch, in the same process, outside every timed region,
+    /// on the batch's first sample (`None` on the others, and on a batch that was not probed).
+    /// Aligned with `samples`; empty when no batch was probed.
+    pub probe_ns: Vec<Option<u64>>,
+    /// Additions in the reference probe's chain (0 when nothing was probed).
+    pub probe_adds: u64,
 }
 
 impl Samples {
@@ -109,6 +116,9 @@ impl Samples {
                 c.scaled.extend((0..n).map(|i| col.is_scaled(i)));
             }
         }
+        if !self.probe_ns.is_empty() {
+            self.probe_ns.resize(self.samples.len(), None);
+        }
         // Columns absent from this batch stay aligned, with no value (never a zero).
         for c in &mut self.counters {
             c.values.resize(self.samples.len(), None);
@@ -116,6 +126,42 @@ impl Samples {
                 c.scaled.resize(self.samples.len(), false);
             }
         }
+    }
+
+    /// Record the probe taken before the last `count` samples (one batch): `probe_ns` of a
+    /// chain of `adds` additions, on the batch's first sample. Nothing is stored for a batch
+    /// that was not probed.
+    pub fn set_probe(&mut self, count: usize, adds: u64, probe_ns: Option<u64>) {
+        let (Some(p), true) = (probe_ns, count > 0) else {
+            return;
+        };
+        let len = self.samples.len();
+        self.probe_ns.resize(len, None);
+        self.probe_ns[len.saturating_sub(count)] = Some(p);
+        self.probe_adds = adds;
+    }
+
+    /// Append another set of samples (another process or round), probes included.
+    pub fn extend(&mut self, other: &Samples) {
+        let before = self.samples.len();
+        self.push_batch(&other.samples, &other.counters);
+        if !other.probe_ns.is_empty() {
+            self.probe_ns.resize(before, None);
+            self.probe_ns.extend_from_slice(&other.probe_ns);
+            self.probe_ns.resize(self.samples.len(), None);
+            self.probe_adds = other.probe_adds;
+        }
+    }
+
+    /// The effective cycle time around sample `i`, in ns per dependent addition of the probe
+    /// (the timer's cost `timer_overhead_ns` taken off the chain's time), if it was probed.
+    pub fn probe_cycle_ns(&self, i: usize, timer_overhead_ns: f64) -> Option<f64> {
+        let p = (*self.probe_ns.get(i)?)? as f64;
+        if self.probe_adds == 0 {
+            return None;
+        }
+        let net = p - timer_overhead_ns.max(0.0);
+        (net > 0.0).then(|| net / self.probe_adds as f64)
     }
 
     /// The column of `event`, if any sample carried it.

@@ -286,6 +286,9 @@ pub struct Options {
     pub counters: CounterSelection,
     /// Keep interrupted samples in the estimates (`--keep-interrupted`).
     pub keep_interrupted: bool,
+    /// The machine's known speed from earlier runs, ns per addition of the core-speed probe
+    /// (filled by the `vernier` command).
+    pub known_cycle_ns: Option<f64>,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
@@ -647,6 +650,7 @@ impl Suite {
         }
         let mut harness = calibrate_harness(&timer, &plan);
         harness.counters = counters_info;
+        harness.known_cycle_ns = self.options.known_cycle_ns;
         let mut file = ResultFile {
             schema: SCHEMA,
             tool: Tool::default(),
@@ -795,6 +799,7 @@ impl Target for InProcess<'_> {
     }
 
     fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        probe_before(self.timer, out);
         sample_routine(&mut *self.routine, self.timer, None, iters, count, out)
     }
 }
@@ -817,8 +822,17 @@ impl Target for Metered<'_> {
     }
 
     fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        probe_before(self.timer, out);
         let counters = self.counters.as_deref_mut();
         sample_routine(&mut *self.routine, self.timer, counters, iters, count, out)
+    }
+}
+
+/// Run the core-speed probe the engine asked for (`out.probe_adds`), before the batch and
+/// outside every timed region, on this thread.
+fn probe_before(timer: &Timer, out: &mut Batch) {
+    if out.probe_adds > 0 {
+        out.probe_ns = Some(crate::kernels::speed_probe(timer, out.probe_adds));
     }
 }
 
@@ -918,6 +932,12 @@ impl Worker for SuiteWorker<'_> {
             BenchRef::Index(i) if i < count => self.suite.entries[i].routine.as_mut(),
             BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
         };
+        // `probe=<adds>`: the core-speed probe before the batch (`probe_ns=` in the reply).
+        out.probe_adds = extra
+            .iter()
+            .find(|(k, _)| k == "probe")
+            .and_then(|(_, v)| protocol::parse_probe_adds(v))
+            .unwrap_or(0);
         let mut t = Metered {
             routine,
             timer: &self.timer,
@@ -989,14 +1009,15 @@ const CHAIN_LEN: u64 = 1000;
 /// chain of dependent one-cycle additions).
 pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
     let short = plan.rebudget(SELF_BUDGET_NS);
-    let median_of = |routine: &mut dyn Routine| -> f64 {
+    let measured = |routine: &mut dyn Routine| -> (f64, Measurement) {
         let mut t = InProcess { routine, timer };
         let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
-        self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN)
+        let median = self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN);
+        (median, m)
     };
-    let empty_iter_ns = median_of(&mut Plain(|| ()));
+    let (empty_iter_ns, _) = measured(&mut Plain(|| ()));
     let mut x = 0u64;
-    let chain = median_of(&mut Plain(move || {
+    let (chain, chain_m) = measured(&mut Plain(move || {
         x = crate::kernels::add_chain(x, black_box(CHAIN_LEN));
         x
     }));
@@ -1012,6 +1033,8 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
         cycle_source: "add-chain".into(),
         runner_batch_cost_ns: None,
         counters: None,
+        noise_far_share: analyze::far_outlier_share(&chain_m),
+        known_cycle_ns: None,
     }
 }
 

@@ -359,6 +359,26 @@ pub fn check(cmd: Command) -> Report {
         3
     );
 
+    // The core-speed probe (`probe=<adds>`): a `probe_ns=` token only when asked, and a chain
+    // 64× longer takes longer (structure, not a timing threshold).
+    let probed = |s: &mut Session, adds: u64| -> Option<u64> {
+        let line = format!("run 0 iters=1 samples=2 probe={adds}");
+        let reply = s.ask(&line);
+        let b = parse_samples(&reply, 2).unwrap_or_else(|e| panic!("'{line}' got '{reply}': {e}"));
+        b.probe_ns
+    };
+    let short = probed(&mut s, 1024).expect("probe_ns= in the reply to probe=1024");
+    let long = probed(&mut s, 65536).expect("probe_ns= in the reply to probe=65536");
+    assert!(
+        short > 0 && long > short,
+        "probe_ns {short} (1024 adds), {long} (65536 adds)"
+    );
+    let plain = s.ask("run 0 iters=1 samples=2");
+    assert!(
+        !plain.contains("probe_ns="),
+        "no probe asked, none sent: {plain}"
+    );
+
     // probe
     let probe = parse_probe(&s.ask("probe"));
     assert_eq!(probe.pid, s.pid);
@@ -371,7 +391,15 @@ pub fn check(cmd: Command) -> Report {
 
     // Bad lines: the documented error, and the worker keeps serving.
     let n = names.len();
-    let bad: [(&str, String); 8] = [
+    let bad: [(&str, String); 10] = [
+        (
+            "run 0 iters=1 samples=1 probe=0",
+            "error bad option 'probe=0' in 'run 0 iters=1 samples=1 probe=0'".into(),
+        ),
+        (
+            "run 0 iters=1 samples=1 probe=x",
+            "error bad option 'probe=x' in 'run 0 iters=1 samples=1 probe=x'".into(),
+        ),
         ("frobnicate", "error unknown command 'frobnicate'".into()),
         (
             "run 0 iters=0 samples=1",

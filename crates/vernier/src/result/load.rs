@@ -61,6 +61,8 @@ impl fmt::Display for Invalid {
 pub const MAX_NS: f64 = 1e15;
 /// Most iterations in one sample (the engine stops doubling far below).
 pub const MAX_ITERS: u64 = 1 << 48;
+/// Most additions in the core-speed probe's chain (the protocol's limit).
+pub const MAX_PROBE_ADDS: u64 = 1 << 20;
 /// Process and round indices share one key in the analysis (16 bits each).
 pub const MAX_INDEX: u32 = u16::MAX as u32;
 
@@ -307,6 +309,28 @@ fn validate_benchmark(r: &super::BenchmarkResult) -> Result<(), Invalid> {
     same_len("samples.process", s.process.len(), false)?;
     same_len("samples.round", s.round.len(), true)?;
     same_len("samples.interrupted", s.interrupted.len(), true)?;
+    same_len("samples.probe_ns", s.probe_ns.len(), true)?;
+    if !s.probe_ns.is_empty() && !(1..=MAX_PROBE_ADDS).contains(&s.probe_adds) {
+        return Err(bad(
+            name,
+            "samples.probe_adds",
+            format!(
+                "is {}, expected 1 to {MAX_PROBE_ADDS} when `probe_ns` is present",
+                s.probe_adds
+            ),
+        ));
+    }
+    for (i, p) in s.probe_ns.iter().enumerate() {
+        if let Some(p) = *p {
+            if p == 0 || p as f64 > MAX_NS {
+                return Err(bad(
+                    name,
+                    &format!("samples.probe_ns[{i}]"),
+                    format!("is {p}, expected 1 to {MAX_NS:e} ns"),
+                ));
+            }
+        }
+    }
     for (event, col) in &s.counters {
         same_len(&format!("samples.counters.{event}"), col.len(), false)?;
     }

@@ -1,0 +1,201 @@
+//! The machine's known speed: the core speeds that earlier runs on this machine measured in
+//! their fast state (the core-speed probe, `vernier::speed`), kept in a small file so a run
+//! spent wholly in a slow state — which its own probes cannot reveal — is measured against what
+//! the machine does when it is not held back (`core-slowed`, reference `known`).
+//!
+//! The file is `$VERNIER_SPEED_FILE`, else `$XDG_CACHE_HOME/vernier/core-speed.json`, else
+//! `~/.cache/vernier/core-speed.json`; `VERNIER_SPEED_FILE=none` turns it off. It holds, per
+//! machine (hostname and CPU model), the last [`KEEP`] fast-state speeds (GHz-equivalent), one
+//! per benchmark. The known speed is their [`KNOWN_QUANTILE`] quantile once there are
+//! [`MIN_RUNS`] of them: a high quantile, not the maximum, so that one lucky burst of turbo does
+//! not make every later run look slow. A file that cannot be read or written is ignored (the
+//! run goes on, measured against its own probes and its start-up speed only).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use vernier::machine::Machine;
+use vernier::result::ResultFile;
+
+/// Speeds kept per machine.
+pub const KEEP: usize = 200;
+/// The known speed is this quantile of the kept speeds.
+pub const KNOWN_QUANTILE: f64 = 0.9;
+/// Fewest kept speeds before the known speed is used.
+pub const MIN_RUNS: usize = 5;
+/// Environment variable naming the file (`none`: no file).
+pub const ENV: &str = "VERNIER_SPEED_FILE";
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Store {
+    /// machine key → fast-state speeds, GHz-equivalent, oldest first.
+    machines: BTreeMap<String, Vec<f64>>,
+}
+
+/// The known speed of this machine, and where to record this run's.
+pub struct KnownSpeed {
+    path: Option<PathBuf>,
+    key: String,
+    ghz: Vec<f64>,
+}
+
+fn default_path() -> Option<PathBuf> {
+    match std::env::var_os(ENV) {
+        Some(v) if v == "none" => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => {
+            let base = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+            Some(base.join("vernier").join("core-speed.json"))
+        }
+    }
+}
+
+fn read(path: &Option<PathBuf>) -> Store {
+    path.as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+impl KnownSpeed {
+    /// This machine's entry of the default file.
+    pub fn load(machine: &Machine) -> KnownSpeed {
+        KnownSpeed::load_from(default_path(), machine)
+    }
+
+    fn load_from(path: Option<PathBuf>, machine: &Machine) -> KnownSpeed {
+        let key = format!("{}/{}", machine.hostname, machine.cpu_model);
+        let ghz = read(&path).machines.remove(&key).unwrap_or_default();
+        KnownSpeed { path, key, ghz }
+    }
+
+    /// The known speed as a cycle time (ns per addition), once enough runs were recorded.
+    pub fn known_cycle_ns(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .ghz
+            .iter()
+            .copied()
+            .filter(|g| g.is_finite() && *g > 0.0)
+            .collect();
+        if v.len() < MIN_RUNS {
+            return None;
+        }
+        let q = vernier::stats::quantile_sorted(&vernier::stats::sorted(&v), KNOWN_QUANTILE);
+        Some(1.0 / q)
+    }
+
+    /// Add the fast-state speeds of `file`'s benchmarks (those with a figure in the fast
+    /// state) and write the file back. Errors are ignored: the file is a cache.
+    pub fn record(&self, file: &ResultFile) {
+        let Some(path) = &self.path else {
+            return;
+        };
+        let new: Vec<f64> = file
+            .benchmarks
+            .iter()
+            .filter_map(|b| b.speed.as_ref())
+            .filter(|s| s.fast.samples >= vernier::speed::MIN_STATE_SAMPLES)
+            .map(|s| s.fast.ghz)
+            .filter(|g| g.is_finite() && *g > 0.0)
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        // Read again: another run may have written since this one started.
+        let mut store = read(&self.path);
+        let v = store.machines.entry(self.key.clone()).or_default();
+        v.extend(new);
+        let excess = v.len().saturating_sub(KEEP);
+        v.drain(..excess);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(bytes) = serde_json::to_vec(&store) {
+            let _ = vernier::result::write_atomic(path, &bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        let mut m = Machine::detect();
+        m.hostname = "h".into();
+        m.cpu_model = "cpu".into();
+        m
+    }
+
+    fn file_with(ghz: &[f64]) -> ResultFile {
+        let mut f: ResultFile = serde_json::from_value(serde_json::json!({
+            "schema": 1, "tool": {"name": "vernier", "version": "0"},
+            "machine": machine(),
+            "timer": {"kind": "tsc", "resolution_ns": 1.0, "overhead_ns": 10.0, "tsc_hz": 3e9},
+            "benchmarks": []
+        }))
+        .unwrap();
+        for &g in ghz {
+            let mut b = vernier::result::BenchmarkResult::failed("b", String::new());
+            b.speed = Some(vernier::result::SpeedJson {
+                fastest_ghz: g,
+                reference: "probes".into(),
+                fast: vernier::result::SpeedStateJson {
+                    samples: 100,
+                    share: 1.0,
+                    ghz: g,
+                    median_ns: 1.0,
+                },
+                slow: None,
+                split: false,
+                probed_batches: 100,
+                probe_share: 0.001,
+                behind_known_ghz: None,
+            });
+            f.benchmarks.push(b);
+        }
+        f
+    }
+
+    #[test]
+    fn the_known_speed_is_a_high_quantile_of_the_recorded_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("speed.json");
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        assert_eq!(k.known_cycle_ns(), None);
+        // Four runs are not enough.
+        k.record(&file_with(&[3.0, 3.9, 4.0, 3.95]));
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        assert_eq!(k.known_cycle_ns(), None);
+        // Eleven: 3.0 ... and a lucky 5.0 does not set the bar.
+        k.record(&file_with(&[4.0, 3.9, 4.0, 4.0, 3.95, 4.0, 5.0]));
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        let ghz = 1.0 / k.known_cycle_ns().unwrap();
+        assert!((ghz - 4.0).abs() < 1e-9, "{ghz}");
+        // Another machine's entry is its own.
+        let mut other = machine();
+        other.cpu_model = "other".into();
+        assert_eq!(
+            KnownSpeed::load_from(Some(path.clone()), &other).known_cycle_ns(),
+            None
+        );
+        // A damaged file is ignored, and rewritten by the next record.
+        std::fs::write(&path, b"{not json").unwrap();
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        assert_eq!(k.known_cycle_ns(), None);
+        k.record(&file_with(&[4.0]));
+        assert!(serde_json::from_slice::<Store>(&std::fs::read(&path).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn only_so_many_speeds_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("speed.json");
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        k.record(&file_with(&vec![3.0; KEEP + 50]));
+        let k = KnownSpeed::load_from(Some(path), &machine());
+        assert_eq!(k.ghz.len(), KEEP);
+    }
+}

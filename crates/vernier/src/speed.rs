@@ -1,0 +1,449 @@
+//! The core's speed while a benchmark ran (seed 003: measure the effective frequency instead of
+//! assuming it). Pure functions of the raw samples: the engine runs a reference probe — a chain
+//! of dependent one-cycle additions (`kernels::speed_probe`) — before its batches, outside every
+//! timed region, in the benchmark's own process and thread, and stores the chain's time with
+//! each sample (`Samples::probe_ns`). Here each steady sample gets the core's effective cycle
+//! time at that moment, the fastest state seen is found, and the samples are split by state:
+//! the figure a reader can compare with other runs is the one in the fastest state.
+//!
+//! Why split rather than rescale: how much a benchmark slows down with the core depends on what
+//! bounds it (a chain of additions slows 1.85× on this project's test machine, a latency-bound
+//! square root 7 %, a memory-bound kernel barely), so samples from another state are not
+//! corrected; they are kept apart and reported beside the headline.
+
+use crate::samples::Samples;
+use crate::stats;
+use crate::timer::{TimerInfo, TimerKind};
+
+/// A sample whose probe ran this much slower than the fastest state seen in the run (its own
+/// probes, the start-up chain, the nominal rate) is in a slow state. 10 % is far above the
+/// smoothed probe's noise and the few percent a loaded machine's turbo wanders within one run,
+/// and far below the distinct slow states of shared machines (1.7–1.9× with a busy sibling
+/// thread on the host): a state, not a wobble.
+pub const SLOW_RATIO: f64 = 1.10;
+/// A benchmark whose fast state ran this much slower than the machine's known speed (earlier
+/// runs) is `core-slowed` as a whole: 3 % is above how much the fast state of an idle machine
+/// varies between runs (well under 1 %) and below what makes a compute-bound figure miss the
+/// figures of other runs (its interval is typically ±0.5 %).
+pub const KNOWN_SLOW_RATIO: f64 = 1.03;
+/// Probes are smoothed over this many consecutive probed batches (a running median): a real
+/// state lasts from a fraction of a second to minutes, hundreds of batches, while one probe hit
+/// by an interrupt in all three repetitions would otherwise mark its batch slow.
+pub const SMOOTHING_PROBES: usize = 5;
+/// Fewest steady samples a state needs for a figure of its own (a median with an interval).
+pub const MIN_STATE_SAMPLES: usize = 30;
+/// The `core-slowed` diagnostic is given when at least this share of the steady samples ran in
+/// a slow state (below it, those few samples are left out of the headline, and said in
+/// `speed`, but they do not change how far the figure can be trusted).
+pub const CORE_SLOWED_MIN_SHARE: f64 = 0.05;
+
+/// Where the fastest state's speed comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reference {
+    /// The benchmark's own probes (calibration and warm-up included).
+    Probes,
+    /// The add chain timed when the harness started (`harness.cycle_ns`).
+    StartUp,
+    /// The TSC's nominal rate: one addition per TSC tick (an x86 core running under its
+    /// base frequency under load is being held back).
+    Nominal,
+    /// The machine's known speed: what earlier runs on this machine measured in their fast
+    /// state (`harness.known_cycle_ns`).
+    Known,
+}
+
+impl Reference {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reference::Probes => "probes",
+            Reference::StartUp => "start-up",
+            Reference::Nominal => "nominal",
+            Reference::Known => "known",
+        }
+    }
+}
+
+/// The figure of the samples in one state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StateFigure {
+    pub samples: usize,
+    /// Share of the steady samples in this state (each steady sample lasts about as long as
+    /// another, so this is also the share of the time).
+    pub share: f64,
+    /// Median effective cycle time of the state's samples, in ns per addition.
+    pub cycle_ns: f64,
+    /// Median per-iteration time of the state's samples.
+    pub median_ns: f64,
+}
+
+/// The core's speed during one benchmark.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Speed {
+    /// Probed batches (each probe covers the batch that follows it).
+    pub probed_batches: usize,
+    /// The fastest state's cycle time, ns per addition (1 / GHz-equivalent).
+    pub fastest_cycle_ns: f64,
+    pub reference: Reference,
+    /// Steady samples within `SLOW_RATIO` of the fastest state.
+    pub fast: StateFigure,
+    /// Steady samples in a slower state, when there are any.
+    pub slow: Option<StateFigure>,
+    /// Time the probes took, as a share of the benchmark's wall time.
+    pub probe_share: f64,
+    /// The headline is computed on the fast samples only (both states have a figure).
+    pub split: bool,
+    /// The machine's known speed (ns per addition) when the fast state ran at least
+    /// [`KNOWN_SLOW_RATIO`] slower than it.
+    pub behind_known_cycle_ns: Option<f64>,
+}
+
+impl Speed {
+    /// The slow state's cycle time over the fastest state's (1 when there is no slow state).
+    pub fn slowdown(&self) -> f64 {
+        self.slow
+            .map(|s| s.cycle_ns / self.fastest_cycle_ns)
+            .unwrap_or(1.0)
+    }
+
+    /// Whether the benchmark ran in a slow state enough to say so (`core-slowed`).
+    pub fn core_slowed(&self) -> bool {
+        self.slow.is_some_and(|s| s.share >= CORE_SLOWED_MIN_SHARE)
+            || self.behind_known_cycle_ns.is_some()
+    }
+
+    /// Whether every steady sample (but too few to give a figure) ran in a slow state.
+    pub fn wholly_slow(&self) -> bool {
+        self.slow.is_some() && self.fast.samples < MIN_STATE_SAMPLES
+    }
+}
+
+/// The effective cycle time around each sample (ns per addition): each probed batch's probe,
+/// smoothed by a running median over [`SMOOTHING_PROBES`] probed batches of the same process,
+/// carried forward to the unprobed batches after it (and back to any before the first). Empty
+/// when nothing was probed.
+pub fn sample_cycles(samples: &Samples, timer: &TimerInfo) -> Vec<f64> {
+    let raw: Vec<Option<f64>> = (0..samples.len())
+        .map(|i| samples.probe_cycle_ns(i, timer.overhead_ns))
+        .collect();
+    // One entry per probed batch (the probe sits on its first sample): (sample, process,
+    // value).
+    let batches: Vec<(usize, u32, f64)> = raw
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.map(|c| (i, samples.samples[i].process, c)))
+        .collect();
+    if batches.is_empty() {
+        return Vec::new();
+    }
+    let half = SMOOTHING_PROBES / 2;
+    let smooth: Vec<f64> = (0..batches.len())
+        .map(|k| {
+            let p = batches[k].1;
+            let lo = k.saturating_sub(half);
+            let hi = (k + half + 1).min(batches.len());
+            let w: Vec<f64> = batches[lo..hi]
+                .iter()
+                .filter(|b| b.1 == p)
+                .map(|b| b.2)
+                .collect();
+            stats::median(&w)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut k = 0;
+    let mut last = smooth[0];
+    for i in 0..raw.len() {
+        if k < batches.len() && batches[k].0 == i {
+            last = smooth[k];
+            k += 1;
+        }
+        out.push(last);
+    }
+    out
+}
+
+/// What the fastest state is measured against, besides the benchmark's own probes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct References {
+    /// The add chain timed when the harness started (ns per addition).
+    pub startup_cycle_ns: Option<f64>,
+    /// The machine's known speed from earlier runs (ns per addition).
+    pub known_cycle_ns: Option<f64>,
+}
+
+/// The speed summary of a benchmark and the samples its headline rests on: `idx` (the steady
+/// samples at the main count) split by state. `None` when nothing was probed (a harness
+/// without the probe, an older result file). `wall_ns` is the benchmark's wall time.
+pub fn analyze(
+    samples: &Samples,
+    timer: &TimerInfo,
+    refs: References,
+    wall_ns: u64,
+    idx: &[usize],
+) -> Option<(Speed, Vec<usize>)> {
+    let cycles = sample_cycles(samples, timer);
+    if cycles.is_empty() || idx.is_empty() {
+        return None;
+    }
+    let probed = (0..samples.len())
+        .filter(|&i| samples.probe_ns.get(i).copied().flatten().is_some())
+        .count();
+    let mut fastest = (
+        cycles.iter().copied().fold(f64::INFINITY, f64::min),
+        Reference::Probes,
+    );
+    if let Some(c) = refs.startup_cycle_ns.filter(|c| c.is_finite() && *c > 0.0) {
+        if c < fastest.0 {
+            fastest = (c, Reference::StartUp);
+        }
+    }
+    if let (TimerKind::Tsc, Some(hz)) = (timer.kind, timer.tsc_hz) {
+        let c = 1e9 / hz;
+        if hz > 0.0 && c < fastest.0 {
+            fastest = (c, Reference::Nominal);
+        }
+    }
+    let limit = fastest.0 * SLOW_RATIO;
+    let (fast_idx, slow_idx): (Vec<usize>, Vec<usize>) =
+        idx.iter().copied().partition(|&i| cycles[i] <= limit);
+    let figure = |set: &[usize]| -> StateFigure {
+        let per: Vec<f64> = set
+            .iter()
+            .map(|&i| samples.samples[i].per_iter_ns())
+            .collect();
+        let cyc: Vec<f64> = set.iter().map(|&i| cycles[i]).collect();
+        let nan_median = |v: &[f64]| {
+            if v.is_empty() {
+                f64::NAN
+            } else {
+                stats::median(v)
+            }
+        };
+        StateFigure {
+            samples: set.len(),
+            share: set.len() as f64 / idx.len() as f64,
+            cycle_ns: nan_median(&cyc),
+            median_ns: nan_median(&per),
+        }
+    };
+    let probe_ns_total: u64 = samples.probe_ns.iter().flatten().sum();
+    let speed = Speed {
+        probed_batches: probed,
+        fastest_cycle_ns: fastest.0,
+        reference: fastest.1,
+        fast: figure(&fast_idx),
+        slow: (!slow_idx.is_empty()).then(|| figure(&slow_idx)),
+        probe_share: probe_ns_total as f64 * crate::plan::PROBE_REPEATS as f64
+            / wall_ns.max(1) as f64,
+        split: !slow_idx.is_empty() && fast_idx.len() >= MIN_STATE_SAMPLES,
+        behind_known_cycle_ns: None,
+    };
+    // The whole run against the machine's known speed: the state the benchmark's headline
+    // rests on (the fast one, or everything when too few samples were fast).
+    let mut speed = speed;
+    let head_cycle = if speed.split || speed.slow.is_none() {
+        speed.fast.cycle_ns
+    } else {
+        figure(idx).cycle_ns
+    };
+    if let Some(k) = refs.known_cycle_ns.filter(|c| c.is_finite() && *c > 0.0) {
+        if head_cycle >= k * KNOWN_SLOW_RATIO {
+            speed.behind_known_cycle_ns = Some(k);
+            if k < speed.fastest_cycle_ns {
+                speed.fastest_cycle_ns = k;
+                speed.reference = Reference::Known;
+            }
+        }
+    }
+    let headline = if speed.split { fast_idx } else { idx.to_vec() };
+    Some((speed, headline))
+}
+
+/// The spread of the processes' median cycle times (max/min − 1), over the processes with
+/// at least `min_samples` of the given samples: how much the core's speed alone differed
+/// between processes.
+pub fn process_speed_spread(
+    samples: &Samples,
+    cycles: &[f64],
+    idx: &[usize],
+    min_samples: usize,
+) -> Option<f64> {
+    if cycles.is_empty() {
+        return None;
+    }
+    let mut by: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+    for &i in idx {
+        by.entry(samples.samples[i].process)
+            .or_default()
+            .push(cycles[i]);
+    }
+    let meds: Vec<f64> = by
+        .values()
+        .filter(|v| v.len() >= min_samples)
+        .map(|v| stats::median(v))
+        .collect();
+    if meds.len() < 2 {
+        return None;
+    }
+    let lo = meds.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = meds.iter().copied().fold(0.0, f64::max);
+    Some(hi / lo - 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::{Phase, Sample};
+
+    fn startup(c: f64) -> References {
+        References {
+            startup_cycle_ns: Some(c),
+            known_cycle_ns: None,
+        }
+    }
+
+    fn timer() -> TimerInfo {
+        TimerInfo {
+            kind: TimerKind::Tsc,
+            resolution_ns: 0.5,
+            overhead_ns: 10.0,
+            tsc_hz: Some(2.5e9),
+        }
+    }
+
+    /// `n` samples; sample i's probe is `probe(i)` ns for 4096 additions and its time is
+    /// `per_iter(i)` ns per iteration at 1000 iterations.
+    fn samples(n: usize, probe: impl Fn(usize) -> u64, per_iter: impl Fn(usize) -> f64) -> Samples {
+        let mut s = Samples::default();
+        for i in 0..n {
+            s.push_batch(
+                &[Sample {
+                    iters: 1000,
+                    ns: (per_iter(i) * 1000.0) as u64,
+                    t_ns: i as u64 * 30_000,
+                    process: 0,
+                    round: 0,
+                    phase: Phase::Measure,
+                }],
+                &[],
+            );
+            s.set_probe(1, 4096, Some(probe(i)));
+        }
+        s
+    }
+
+    #[test]
+    fn one_state_keeps_every_sample() {
+        // 4096 adds in 1648 ns: 0.4 ns per add (2.5 GHz, the nominal rate).
+        let s = samples(200, |_| 1648, |_| 10.0);
+        let idx: Vec<usize> = (0..200).collect();
+        let (sp, head) = analyze(&s, &timer(), References::default(), 6_000_000, &idx).unwrap();
+        assert_eq!(head, idx);
+        assert!(sp.slow.is_none() && !sp.split && !sp.core_slowed());
+        assert!((sp.fastest_cycle_ns - 0.4).abs() < 1e-3, "{sp:?}");
+    }
+
+    #[test]
+    fn two_states_split_with_the_fast_one_as_headline() {
+        // 30 % of the samples with the core 1.85× slower; the benchmark 1.85× slower then too.
+        let slow = |i: usize| (i / 10) % 10 < 3;
+        let s = samples(
+            400,
+            |i| if slow(i) { 3041 } else { 1648 },
+            |i| if slow(i) { 18.5 } else { 10.0 },
+        );
+        let idx: Vec<usize> = (0..400).collect();
+        let (sp, head) = analyze(&s, &timer(), References::default(), 12_000_000, &idx).unwrap();
+        assert!(sp.split && sp.core_slowed() && !sp.wholly_slow());
+        assert_eq!(head.len(), 280);
+        assert!(head.iter().all(|&i| !slow(i)));
+        let sl = sp.slow.unwrap();
+        assert!((sl.share - 0.3).abs() < 1e-12);
+        assert!((sp.fast.share - 0.7).abs() < 1e-12);
+        assert_eq!((sp.fast.median_ns, sl.median_ns), (10.0, 18.5));
+        assert!((sp.slowdown() - 1.85).abs() < 0.01, "{}", sp.slowdown());
+    }
+
+    #[test]
+    fn a_run_wholly_slow_is_measured_against_the_start_up_speed() {
+        // Monotonic timer: no nominal rate; the start-up chain saw 0.4 ns per add.
+        let mut t = timer();
+        t.kind = TimerKind::Monotonic;
+        t.tsc_hz = None;
+        let s = samples(200, |_| 3041, |_| 18.5);
+        let idx: Vec<usize> = (0..200).collect();
+        let (sp, head) = analyze(&s, &t, startup(0.4), 6_000_000, &idx).unwrap();
+        assert_eq!(sp.reference, Reference::StartUp);
+        assert!(sp.wholly_slow() && sp.core_slowed() && !sp.split);
+        assert_eq!(
+            head, idx,
+            "no fast sample: the headline is what was measured"
+        );
+        // Without any reference faster than the probes, nothing is slow.
+        let (sp, _) = analyze(&s, &t, References::default(), 6_000_000, &idx).unwrap();
+        assert!(sp.slow.is_none());
+    }
+
+    #[test]
+    fn the_nominal_rate_is_a_reference_with_the_tsc() {
+        let s = samples(200, |_| 3041, |_| 18.5);
+        let idx: Vec<usize> = (0..200).collect();
+        let (sp, _) = analyze(&s, &timer(), References::default(), 6_000_000, &idx).unwrap();
+        assert_eq!(sp.reference, Reference::Nominal);
+        assert!(sp.wholly_slow());
+    }
+
+    #[test]
+    fn unprobed_batches_take_the_last_probe() {
+        let mut s = samples(4, |i| 1000 + i as u64, |_| 1.0);
+        s.probe_ns[2] = None;
+        let c = sample_cycles(&s, &timer());
+        assert_eq!(c[2], c[1]);
+        assert!(sample_cycles(&Samples::default(), &timer()).is_empty());
+    }
+
+    #[test]
+    fn a_lone_slow_probe_does_not_make_a_slow_state() {
+        // One batch in 40 has a probe 1.85× slower (an interrupt in all three repetitions);
+        // the benchmark itself did not slow down.
+        let s = samples(400, |i| if i % 40 == 20 { 3041 } else { 1648 }, |_| 10.0);
+        let idx: Vec<usize> = (0..400).collect();
+        let (sp, head) = analyze(&s, &timer(), References::default(), 1, &idx).unwrap();
+        assert!(sp.slow.is_none(), "{sp:?}");
+        assert_eq!(head.len(), 400);
+    }
+
+    #[test]
+    fn a_run_slower_than_the_machine_s_known_speed_is_slow() {
+        // 5 % slower than what earlier runs measured; monotonic timer (no nominal rate).
+        let mut t = timer();
+        t.kind = TimerKind::Monotonic;
+        t.tsc_hz = None;
+        let s = samples(200, |_| 1730, |_| 10.5);
+        let idx: Vec<usize> = (0..200).collect();
+        let refs = References {
+            startup_cycle_ns: Some(0.42),
+            known_cycle_ns: Some(0.4),
+        };
+        let (sp, head) = analyze(&s, &t, refs, 1, &idx).unwrap();
+        assert_eq!(sp.reference, Reference::Known);
+        assert!(sp.core_slowed() && sp.slow.is_none() && !sp.split);
+        assert_eq!(head, idx);
+        let ratio = sp.fast.cycle_ns / sp.behind_known_cycle_ns.unwrap();
+        assert!((ratio - 1.05).abs() < 0.01, "{ratio}");
+        // 2 % slower than the known speed: within what runs vary.
+        let s = samples(200, |_| 1681, |_| 10.2);
+        let (sp, _) = analyze(&s, &t, refs, 1, &idx).unwrap();
+        assert!(
+            !sp.core_slowed() && sp.behind_known_cycle_ns.is_none(),
+            "{sp:?}"
+        );
+    }
+
+    #[test]
+    fn nothing_probed_gives_no_speed() {
+        let mut s = samples(50, |_| 1648, |_| 10.0);
+        s.probe_ns.clear();
+        assert!(analyze(&s, &timer(), startup(0.4), 1, &[0, 1, 2]).is_none());
+    }
+}
