@@ -1747,8 +1747,12 @@ inline int standalone(int argc, char** argv) {
         std::printf("\n");
         std::fflush(stdout);
     }
-    std::printf("\nrobust σ = IQR/1.349 of the per-sample T_iter. For the full analysis "
-                "(warm-up detection, linearity, diagnostics, JSON): vernier run -- %s\n",
+    std::printf("\nrobust σ = IQR/1.349 of the per-sample T_iter.\n"
+                "These are quick estimates: one process, a simple warm-up rule, an interval "
+                "from this process's noise only (it does not see the core's speed or the "
+                "memory layout change). For figures you can trust, with warm-up detected from "
+                "the data, several processes, the core-speed probe, diagnostics and JSON: "
+                "vernier run -- %s\n",
                 prog);
     return status;
 }

@@ -430,15 +430,10 @@ pub fn run_instructions(
         empty_ir.map(report::format_count).unwrap_or_else(|| "—".into()),
         file.benchmarks.len(),
         started.elapsed().as_secs_f64(),
-        common
-            .json
-            .as_ref()
-            .map(|p| format!("; result written to {}", p.display()))
-            .unwrap_or_default()
+        term::written_to(common.json.as_deref())
     );
-    if term::interrupted() {
-        eprintln!("vernier: interrupted; every benchmark finished before Ctrl-C is kept");
-        return Ok(130);
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }

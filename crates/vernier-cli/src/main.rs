@@ -284,14 +284,10 @@ fn demo_command(c: &Common) -> Result<i32> {
         "\n{} benchmarks in {:.1} s{}",
         file.benchmarks.len(),
         started.elapsed().as_secs_f64(),
-        c.json
-            .as_ref()
-            .map(|p| format!("; result written to {}", p.display()))
-            .unwrap_or_default()
+        term::written_to(c.json.as_deref())
     );
-    if term::interrupted() {
-        eprintln!("vernier: interrupted; every benchmark finished before Ctrl-C is kept");
-        return Ok(130);
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
     }
     Ok(0)
 }

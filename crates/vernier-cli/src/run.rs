@@ -474,9 +474,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
     }
     println!("{}", report::legend(style));
-    if term::interrupted() {
-        eprintln!("vernier: interrupted; every benchmark finished before Ctrl-C is kept");
-        return Ok(130);
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
     }
     Ok(if failed > 0 { 1 } else { 0 })
 }

@@ -88,3 +88,17 @@ pub fn install_stop_handler(signals: &[libc::c_int], once: bool) -> std::io::Res
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
+
+/// `; result written to FILE`, or nothing without `--json`: the end of a run's closing line.
+pub fn written_to(json: Option<&std::path::Path>) -> String {
+    json.map(|p| format!("; result written to {}", p.display()))
+        .unwrap_or_default()
+}
+
+/// After Ctrl-C: say that every finished benchmark is kept, and give the exit status (130).
+pub fn interrupted_exit() -> Option<i32> {
+    interrupted().then(|| {
+        eprintln!("vernier: interrupted; every benchmark finished before Ctrl-C is kept");
+        130
+    })
+}

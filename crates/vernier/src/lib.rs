@@ -31,7 +31,7 @@ pub mod suite;
 pub mod timer;
 
 pub use std::hint::black_box;
-pub use suite::{pool, Options, Rng, Suite};
+pub use suite::{pool, Options, Rng, Suite, SuiteError};
 
 /// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
 /// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a

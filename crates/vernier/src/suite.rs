@@ -268,6 +268,42 @@ pub struct Entry {
     pub(crate) routine: Box<dyn Routine>,
 }
 
+/// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
+/// [`Suite::try_finish`] return it; [`Suite::from_args`], [`Suite::finish`] and
+/// `vernier::main!` print it and end the process with [`SuiteError::exit_code`].
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// `--help`: the usage text (not an error: exit status 0).
+    #[error("{0}")]
+    Usage(String),
+    /// A bad command-line argument.
+    #[error("{0}")]
+    Args(String),
+    /// The `--json` destination cannot be written (checked before measuring).
+    #[error("vernier: --json {0}")]
+    Destination(String),
+    /// Serving a runner failed (the link to it broke, or it sent nonsense).
+    #[error("vernier worker: {0}")]
+    Worker(String),
+}
+
+impl SuiteError {
+    /// 0 for `--help`, 1 for anything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SuiteError::Usage(_) => 0,
+            _ => 1,
+        }
+    }
+
+    /// Print the message and end the process with [`SuiteError::exit_code`]: the only place
+    /// the library ends a process, for the entry points that promise it.
+    pub fn exit(&self) -> ! {
+        eprintln!("{self}");
+        std::process::exit(self.exit_code())
+    }
+}
+
 /// Options of a suite run (parsed from the command line by `Suite::from_args`).
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -395,15 +431,23 @@ impl Suite {
     }
 
     /// A suite configured from the process's arguments; a worker when launched by a runner.
+    /// On `--help` or a bad argument it prints the message and ends the process (0 or 1): it
+    /// is a program's entry point, as `vernier::main!` is. [`Suite::try_from_args`] returns the
+    /// error instead.
     pub fn from_args() -> Suite {
+        Suite::try_from_args().unwrap_or_else(|e| e.exit())
+    }
+
+    /// A suite configured from the process's arguments, or why it cannot be.
+    pub fn try_from_args() -> Result<Suite, SuiteError> {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        match Options::parse(&args) {
-            Ok(o) => Suite::new(o),
-            Err(e) => {
-                eprintln!("{e}");
-                std::process::exit(if e.starts_with("usage") { 0 } else { 1 });
+        Options::parse(&args).map(Suite::new).map_err(|e| {
+            if e.starts_with("usage") {
+                SuiteError::Usage(e)
+            } else {
+                SuiteError::Args(e)
             }
-        }
+        })
     }
 
     pub fn options(&self) -> &Options {
@@ -552,28 +596,29 @@ impl Suite {
         self
     }
 
-    /// Run: as a worker if a runner launched this process, otherwise measure and print.
-    pub fn finish(mut self) {
+    /// Run: as a worker if a runner launched this process, otherwise measure and print. On an
+    /// error (an unwritable `--json`, a broken link to the runner) it prints it and ends the
+    /// process with status 1: it is a program's last step, as in `vernier::main!`.
+    /// [`Suite::try_finish`] returns the error instead.
+    pub fn finish(self) {
+        if let Err(e) = self.try_finish() {
+            e.exit()
+        }
+    }
+
+    /// Run as [`Suite::finish`] does, returning what went wrong instead of ending the process.
+    pub fn try_finish(mut self) -> Result<(), SuiteError> {
         if let Ok(fds) = std::env::var(protocol::FDS_ENV) {
-            match self.serve_fds(&fds) {
-                Ok(()) => std::process::exit(0),
-                Err(e) => {
-                    eprintln!("vernier worker: {e}");
-                    std::process::exit(1);
-                }
-            }
+            return self.serve_fds(&fds).map_err(SuiteError::Worker);
         }
         if self.options.list {
             for n in self.names() {
                 println!("{n}");
             }
-            return;
+            return Ok(());
         }
         if let Some(path) = &self.options.json {
-            if let Err(e) = crate::result::check_destination(path) {
-                eprintln!("vernier: --json {e}");
-                std::process::exit(1);
-            }
+            crate::result::check_destination(path).map_err(SuiteError::Destination)?;
         }
         let style = Style::for_stdout();
         // Output errors (a closed pipe) stop the printing, never the measuring.
@@ -603,7 +648,7 @@ impl Suite {
             if self.pairs.is_empty() {
                 let _ = writeln!(out, "no benchmark matches the filter");
             }
-            return;
+            return Ok(());
         }
         let _ = writeln!(out, "\n{}", report::legend(style));
         if let Some(c) = report::counters_header(&file.harness, style) {
@@ -614,6 +659,7 @@ impl Suite {
             "For layout randomisation across processes and the full analysis: vernier run -- {}",
             std::env::args().next().unwrap_or_default()
         );
+        Ok(())
     }
 
     fn serve_fds(&mut self, fds: &str) -> Result<(), String> {
