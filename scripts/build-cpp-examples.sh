@@ -12,7 +12,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/cpp-build}
-examples=(seed000 seed003 seed004 chain faulty pagefault)
+examples=(seed000 seed003 seed004 chain faulty pagefault kernels)
 jobs=$(nproc 2>/dev/null || echo 2)
 rm -rf "$out"
 mkdir -p "$out"

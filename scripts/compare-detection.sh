@@ -1,68 +1,103 @@
 #!/usr/bin/env bash
-# Detection rates of `vernier compare` on the add chain, a kernel of known cost.
+# Error and detection rates of `vernier compare` at its DEFAULT options (no --cpu, no --time),
+# on the three kernels of examples/cpp/kernels.cpp (chain: compute, sqrt: latency, chase: a
+# pointer chase over 64 MiB, memory-bound), idle and again with `vernier load --threads 1` (one busy thread: the other core of a 2-CPU machine).
 #
-#   scripts/compare-detection.sh [RUNS] [OLD_N] [NEW_N] [-- extra vernier compare options]
+#   scripts/compare-detection.sh [TRIALS] [-- extra vernier compare options]
 #
-# Runs `vernier compare` RUNS times (default 20) for chain n=OLD_N vs n=NEW_N (default 100 vs
-# 101, a 1 % slowdown) and RUNS times for n=OLD_N vs n=OLD_N (no change), each with a budget of
-# one second per comparison, and prints how often each verdict came out, with the median
-# ratio and the median time to the verdict. Extra options go to every `vernier compare` (e.g.
-# `-- --threshold 0.25` or `-- --cpu 1`). For a loaded machine, start a load first, e.g.
-#   timeout 120 sh -c 'while :; do :; done' &
-# Environment: VERNIER (path of the vernier binary), CHAIN (path of the chain example); by
-# default both are built in release mode.
+# Builds of the kernels program, each compared TRIALS times (default 20):
+#   same     k100 against k100            A/A on every kernel (false alarms)
+#   1%/5%    k100 against k101_105        chain 100 → 101 adds (+1 %), chase 100 → 105 steps (+5 %)
+#   0.5%     k200 against k201            chain 200 → 201 adds (+0.5 %)
+# and once: k100 against itself with a start-up of 1.5 s (STARTUP_MS=1500), for the wall time.
+# For each series and kernel it prints how often each verdict came out, the median ratio, the
+# median measurement time per benchmark and the median wall time of a run.
+# Environment: VERNIER (the vernier binary; default: built in release mode), CXX.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-20}
-OLD_N=${2:-100}
-NEW_N=${3:-101}
-shift $(( $# < 3 ? $# : 3 ))
+TRIALS=${1:-20}
+shift $(( $# < 1 ? $# : 1 ))
 [[ "${1:-}" == "--" ]] && shift
 EXTRA=("$@")
-if [[ -z "${VERNIER:-}" || -z "${CHAIN:-}" ]]; then
+if [[ -z "${VERNIER:-}" ]]; then
     cargo build -q --release -p vernier-cli --bin vernier
-    cargo build -q --release -p vernier --example chain
-    VERNIER=${VERNIER:-target/release/vernier}
-    CHAIN=${CHAIN:-target/release/examples/chain}
+    VERNIER=target/release/vernier
 fi
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+LOAD_PID=
+cleanup() {
+    [[ -n "$LOAD_PID" ]] && kill "$LOAD_PID" 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+CXX=${CXX:-g++}
+build() { "$CXX" -std=c++17 -O2 -Iinclude "$@" examples/cpp/kernels.cpp; }
+build -o "$TMP/k100"
+build -DKERNELS_CHAIN_N=101 -DKERNELS_MEM_STEPS=105 -o "$TMP/k101_105"
+build -DKERNELS_CHAIN_N=200 -o "$TMP/k200"
+build -DKERNELS_CHAIN_N=201 -o "$TMP/k201"
 
-# One series: prints "faster slower no-change failed median_ratio median_seconds".
+# series LABEL OLD NEW [vernier options…]: TRIALS comparisons, then one line per benchmark.
 series() {
-    local old=$1 new=$2 i
-    for ((i = 0; i < RUNS; i++)); do
-        "$VERNIER" compare "$CHAIN" "$CHAIN" --old-env "CHAIN_N=$old" --new-env "CHAIN_N=$new" \
-            --time 1 --json "$TMP/$i.json" "${EXTRA[@]}" >/dev/null 2>&1 || true
+    local label=$1 old=$2 new=$3 i
+    shift 3
+    mkdir -p "$TMP/$label"
+    for ((i = 0; i < TRIALS; i++)); do
+        local t0 t1
+        t0=$(date +%s.%N)
+        "$VERNIER" compare "$TMP/$old" "$TMP/$new" --json "$TMP/$label/$i.json" "$@" \
+            "${EXTRA[@]}" >/dev/null 2>&1 || true
+        t1=$(date +%s.%N)
+        echo "$t0 $t1" | awk '{print $2 - $1}' >"$TMP/$label/$i.wall"
     done
-    python3 - "$TMP" "$RUNS" <<'PY'
+    python3 - "$TMP/$label" "$TRIALS" "$label" <<'PY'
 import json, sys, statistics, os
-d, runs = sys.argv[1], int(sys.argv[2])
-count = {"faster": 0, "slower": 0, "no-change": 0, "failed": 0}
-ratios, secs = [], []
-for i in range(runs):
-    p = os.path.join(d, f"{i}.json")
+d, trials, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows, walls = {}, []
+for i in range(trials):
     try:
-        c = json.load(open(p))["comparisons"][0]
+        walls.append(float(open(os.path.join(d, f"{i}.wall")).read()))
+        f = json.load(open(os.path.join(d, f"{i}.json")))
     except Exception:
-        count["failed"] += 1
         continue
-    count[c["verdict"]] += 1
-    ratios.append(c["ratio"]); secs.append(c["seconds"])
-    os.remove(p)
+    for c in f["comparisons"]:
+        r = rows.setdefault(c["name"], {"v": {}, "ratio": [], "s": [], "pairs": []})
+        r["v"][c["verdict"]] = r["v"].get(c["verdict"], 0) + 1
+        r["ratio"].append(c["ratio"]); r["s"].append(c["seconds"])
+        r["pairs"].append((c.get("spread") or {}).get("process_pairs", 0))
+    for x in f.get("failed", []):
+        r = rows.setdefault(x["name"], {"v": {}, "ratio": [], "s": [], "pairs": []})
+        r["v"]["failed"] = r["v"].get("failed", 0) + 1
 med = lambda v: statistics.median(v) if v else float("nan")
-print(count["faster"], count["slower"], count["no-change"], count["failed"],
-      f"{med(ratios):.5f}", f"{med(secs):.3f}")
+for name, r in rows.items():
+    v = r["v"]
+    print(f"{label:<12} {name:<6} slower {v.get('slower',0):2d}  faster {v.get('faster',0):2d}  "
+          f"no-change {v.get('no-change',0):2d}  inconclusive {v.get('inconclusive',0):2d}  "
+          f"failed {v.get('failed',0)}  of {trials}   median ratio {med(r['ratio']):.4f}  "
+          f"median {med(r['s']):.2f} s/benchmark  median {med(r['pairs']):.0f} pairs  "
+          f"wall {med(walls):.1f} s")
 PY
 }
 
-report() {
-    local label=$1 old=$2 new=$3
-    read -r f s n x r t < <(series "$old" "$new")
-    printf '%-26s slower %2d/%d  faster %2d/%d  no-change %2d/%d  failed %d  median ratio %s  median %ss\n' \
-        "$label" "$s" "$RUNS" "$f" "$RUNS" "$n" "$RUNS" "$x" "$r" "$t"
+run_all() {
+    echo "== $1: vernier compare at default options ${EXTRA[*]:-}, $TRIALS trials per series"
+    series same k100 k100
+    series 1%/5% k100 k101_105
+    series 0.5% k200 k201 --filter chain
 }
 
-echo "vernier compare, chain n=$OLD_N vs n=$NEW_N and n=$OLD_N vs n=$OLD_N, $RUNS runs each, --time 1 ${EXTRA[*]:-}"
-report "n=$OLD_N vs n=$NEW_N (detect)" "$OLD_N" "$NEW_N"
-report "n=$OLD_N vs n=$OLD_N (false alarms)" "$OLD_N" "$OLD_N"
+run_all idle
+"$VERNIER" load --help >/dev/null 2>&1 && {
+    "$VERNIER" load --threads 1 --duration 3600 >/dev/null 2>&1 &
+    LOAD_PID=$!
+    sleep 1
+    run_all "with vernier load"
+    kill "$LOAD_PID" 2>/dev/null || true
+    LOAD_PID=
+}
+echo "== start-up of 1.5 s (STARTUP_MS=1500), k100 against itself, all three kernels"
+t0=$(date +%s.%N)
+"$VERNIER" compare "$TMP/k100" "$TMP/k100" --old-env STARTUP_MS=1500 --new-env STARTUP_MS=1500 \
+    "${EXTRA[@]}" | grep -E "process pair|^(chain|sqrt|chase) "
+t1=$(date +%s.%N)
+echo "$t0 $t1" | awk '{printf "wall time %.1f s\n", $2 - $1}'

@@ -10,59 +10,13 @@
 //     CHAIN_N=100 vernier run -- ./chain
 //     vernier compare "env CHAIN_N=100 ./chain" "env CHAIN_N=101 ./chain"
 
+#include "add_chain.hpp"
 #include "vernier.hpp"
 
 #include <cstdint>
 #include <cstdlib>
 
 namespace {
-
-#if defined(__x86_64__)
-// Eight adds per turn of an asm loop, then the remainder one at a time. The loop counter's
-// own dec/jnz run beside the chain (on other ports), so they add no cycle to it.
-std::uint64_t add_chain(std::uint64_t acc, std::uint64_t n) {
-    std::uint64_t blocks = n / 8;
-    std::uint64_t rest = n % 8;
-    const std::uint64_t one = 1;
-    if (blocks != 0) {
-        asm volatile(
-            "1:\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "add %[one], %[acc]\n\t"
-            "dec %[blocks]\n\t"
-            "jnz 1b"
-            : [acc] "+r"(acc), [blocks] "+r"(blocks)
-            : [one] "r"(one)
-            : "cc");
-    }
-    if (rest != 0) {
-        asm volatile(
-            "2:\n\t"
-            "add %[one], %[acc]\n\t"
-            "dec %[rest]\n\t"
-            "jnz 2b"
-            : [acc] "+r"(acc), [rest] "+r"(rest)
-            : [one] "r"(one)
-            : "cc");
-    }
-    return acc;
-}
-#else
-// Elsewhere: the same chain in C++, each step behind the barrier so it is not folded.
-std::uint64_t add_chain(std::uint64_t acc, std::uint64_t n) {
-    for (std::uint64_t s = 0; s < n; ++s) {
-        acc += 1;
-        vernier::do_not_optimize(acc);
-    }
-    return acc;
-}
-#endif
 
 std::uint64_t chain_n = 100;
 
@@ -76,7 +30,7 @@ int main(int argc, char** argv) {
     // successive short chains. chain_n is reloaded on each iteration (the barrier's memory
     // clobber) and is not on the chain.
     vernier::bench("chain", [acc = std::uint64_t{0}]() mutable {
-        acc = add_chain(acc, chain_n);
+        acc = examples::add_chain(acc, chain_n);
         return acc;
     });
     return vernier::main(argc, argv);

@@ -2,14 +2,16 @@
 //!
 //! OLD and NEW are either two executables (two builds of a benchmark program, each a worker)
 //! or two result files (`vernier run --json`, `vernier demo --json`); which one is detected
-//! from the files themselves. Executables are compared live: both are launched, benchmarks are
-//! paired by name, and the runner alternates batches between the two processes so that drift
-//! cancels (`vernier::compare`). Result files are compared offline and unpaired, on the steady
-//! samples each file holds, which leaves the comparison exposed to whatever changed on the
-//! machine between the two runs; the output says so.
+//! from the files themselves. Executables are compared live over several OLD/NEW process pairs
+//! (`crate::pairs`): benchmarks are paired by name, each pair alternates batches between its
+//! two processes on one CPU so that drift cancels (`vernier::compare`), and the interval is
+//! taken over the pairs. Result files are compared offline from each file's own interval,
+//! which leaves the comparison exposed to whatever changed on the machine between the two
+//! runs; the output says so.
 
+use crate::link::{Launch, ProcessLauncher};
+use crate::pairs::{self, PairsConfig};
 use crate::run::ProcessArgs;
-use crate::worker::{Control, WorkerProcess, WorkerTarget};
 use crate::{term, Common};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
@@ -17,12 +19,10 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use vernier::compare::{self as cmp, ComparisonFile, PairPlan};
+use vernier::compare::{self as cmp, ComparisonFile, Side};
 use vernier::compare_stats::{self, Mode};
 use vernier::measure::MonotonicClock;
-use vernier::protocol::BenchRef;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
-use vernier::timer::TimerInfo;
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -39,8 +39,9 @@ pub struct CompareArgs {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
-    /// Hard time budget per benchmark, in seconds, both sides together (default 1; 0.2 with
-    /// --quick). The comparison stops earlier once the verdict is settled.
+    /// Measurement budget per benchmark, in seconds, both sides and all process pairs together
+    /// (default 2 for executables; 0.2 with --quick). A benchmark stops earlier once its
+    /// interval over the pairs is settled against the threshold.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time: Option<f64>,
     /// A short run: about 0.2 s per benchmark.
@@ -64,7 +65,8 @@ pub struct CompareArgs {
     /// An argument passed to NEW (repeatable, in order).
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub new_arg: Vec<OsString>,
-    /// Seed of the random order of OLD and NEW within each round (default: from the clock).
+    /// Seed of the random choices: the order of OLD and NEW within each round, the first CPU,
+    /// which side starts first, the environment paddings (default: from the clock).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     #[command(flatten)]
@@ -306,19 +308,16 @@ fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 // ---------------------------------------------------------------------------------------------
 // Two result files: unpaired.
 
-/// Per-iteration times of the samples a result's estimates rest on: the analysis's own
-/// selection (steady main series, interrupted samples excluded), redone from the raw samples.
-fn steady_per_iter(file: &ResultFile, b: &BenchmarkResult) -> Vec<f64> {
+/// A result's per-iteration median and its 95 % interval, re-derived by the analysis from the
+/// raw samples (`None` when the file holds none). The interval covers the spread between the
+/// run's processes and rounds: that, not the pooled samples (which are not independent), is
+/// what an offline comparison combines.
+fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
     if b.samples.ns.is_empty() {
-        return Vec::new();
+        return None;
     }
-    let m = b.measurement();
-    let an = vernier::analyze::analyze(&m, &file.analysis_context());
-    an.estimate_samples
-        .iter()
-        .map(|&i| m.samples.samples[i].per_iter_ns())
-        .filter(|x| *x > 0.0)
-        .collect()
+    let an = vernier::analyze::analyze(&b.measurement(), &file.analysis_context());
+    Some((an.per_iter.median_ns, an.per_iter.ci95_ns))
 }
 
 fn compare_one_file_pair(
@@ -333,15 +332,11 @@ fn compare_one_file_pair(
             ));
         }
     }
-    let (x, y) = (steady_per_iter(of, o), steady_per_iter(nf, n));
-    for (side, v) in [("OLD", &x), ("NEW", &y)] {
-        if v.is_empty() {
-            return Err(format!(
-                "{side}: the result file holds no steady samples for this benchmark"
-            ));
-        }
-    }
-    let e = compare_stats::unpaired(&x, &y).map_err(|e| e.to_string())?;
+    let (Some((om, oci)), Some((nm, nci))) = (honest_figure(of, o), honest_figure(nf, n)) else {
+        return Err("a result file holds no samples for this benchmark".into());
+    };
+    let e = compare_stats::from_intervals(om, oci, nm, nci)
+        .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
     Ok(cmp::Comparison {
         name: o.name.clone(),
         ratio: e.ratio,
@@ -351,16 +346,27 @@ fn compare_one_file_pair(
         seconds: o.total_s + n.total_s,
         p_value_raw: e.p_value,
         sign_p_value: None,
-        pairs: e.n,
+        pairs: 1,
         warmup_pairs: 0,
         warmup: None,
         iters_per_sample: [o.iters_per_sample, n.iters_per_sample],
-        old_median_ns: vernier::stats::median(&x),
-        new_median_ns: vernier::stats::median(&y),
+        old_median_ns: om,
+        new_median_ns: nm,
         stop: "offline".into(),
         rewarm: None,
         pair_samples: None,
+        smallest_detectable: cmp::detectable_from_ci(e.ci95.0, e.ci95.1),
+        spread: None,
+        process_pairs: Vec::new(),
     })
+}
+
+fn kind(mode: &str) -> String {
+    match mode {
+        "time" => "times".into(),
+        "instructions" => "instruction counts".into(),
+        m => format!("'{m}' figures"),
+    }
 }
 
 fn compare_files(
@@ -376,6 +382,14 @@ fn compare_files(
             .map(|b| b.name.clone())
             .collect::<Vec<_>>()
     };
+    if old.mode != new.mode {
+        bail!(
+            "OLD holds {} and NEW {}: a comparison needs files of the same kind (both \
+             `vernier run --json`, or both `vernier run --instructions --json`)",
+            kind(&old.mode),
+            kind(&new.mode)
+        );
+    }
     let (on, nn) = (names(old), names(new));
     let (selected, only_old, only_new) = match_names(&on, &nn, filter.as_ref());
     check_names(&selected, &on, &nn, filter.is_some())?;
@@ -411,165 +425,175 @@ fn compare_files(
 // ---------------------------------------------------------------------------------------------
 // Two executables: paired, interleaved.
 
-/// How to launch one side.
-struct Launch {
-    which: &'static str,
-    program: PathBuf,
-    args: Vec<OsString>,
-    env: Vec<(OsString, OsString)>,
-}
-
-impl Launch {
-    fn spawn(&self, ctl: &Control) -> Result<WorkerProcess, String> {
-        WorkerProcess::spawn_with_env(&self.program, &self.args, &self.env, ctl)
-            .map_err(|e| format!("{}: {e}", self.which))
-    }
-}
-
-/// The coarser of two timers: it sets the shortest acceptable sample.
-fn coarser(a: TimerInfo, b: TimerInfo) -> TimerInfo {
-    let cost = |t: &TimerInfo| t.overhead_ns.max(t.resolution_ns);
-    if cost(&b) > cost(&a) {
-        b
-    } else {
-        a
-    }
-}
+/// The default budget per benchmark of a live comparison, over all its process pairs.
+pub const DEFAULT_TIME_S: f64 = 2.0;
 
 fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> Result<i32> {
-    let c = common(a);
+    let mut c = common(a);
+    if c.time.is_none() && !c.quick {
+        c.time = Some(DEFAULT_TIME_S);
+    }
     let plan = c.plan()?;
     let filter = c.filter()?;
-    if a.process.processes.is_some_and(|p| p != 1) {
-        bail!(
-            "--processes: vernier compare runs one OLD and one NEW process per comparison \
-             (layout effects are measured by `vernier run --processes N`)"
-        );
-    }
-    let mut ctl = a.process.control()?;
-    let mut seed_rng = vernier::suite::Rng::new(
-        a.seed
-            .unwrap_or_else(|| std::process::id() as u64 ^ vernier::timer::monotonic_ns()),
-    );
-    // The same environment padding for both sides, so their stacks start alike.
-    ctl.env_pad = a
-        .process
-        .env_pad
-        .unwrap_or_else(|| seed_rng.next_u64() % crate::run::MAX_ENV_PAD);
-    let old_l = Launch {
-        which: "OLD",
-        program: old.to_path_buf(),
-        args: a.old_arg.clone(),
-        env: parse_env(&a.old_env, "--old-env")?,
+    let pairs = match a.process.processes {
+        Some(n) if n < cmp::MIN_PROCESS_PAIRS => bail!(
+            "--processes {n}: a comparison needs at least {} OLD/NEW process pairs, to estimate \
+             how much pairs differ from one another (the default fits --time: {} pairs for {} s)",
+            cmp::MIN_PROCESS_PAIRS,
+            cmp::default_process_pairs(plan.time_budget_ns),
+            plan.time_budget_ns as f64 / 1e9
+        ),
+        Some(n) => n,
+        None => cmp::default_process_pairs(plan.time_budget_ns),
     };
-    let new_l = Launch {
-        which: "NEW",
-        program: new.to_path_buf(),
-        args: a.new_arg.clone(),
-        env: parse_env(&a.new_env, "--new-env")?,
+    let ctl = a.process.control()?;
+    // The pairs are pinned in turn to the CPUs given, or else to those this process may use.
+    let cpus = if ctl.cpus.is_empty() {
+        crate::system::affinity::allowed_cpus().iter().collect()
+    } else {
+        ctl.cpus.clone()
     };
-    if old_l.program == new_l.program && old_l.args == new_l.args && old_l.env == new_l.env {
+    let seed = a
+        .seed
+        .unwrap_or_else(|| std::process::id() as u64 ^ vernier::timer::monotonic_ns());
+    let mut launcher = ProcessLauncher {
+        old: Launch {
+            which: Side::Old,
+            program: old.to_path_buf(),
+            args: a.old_arg.clone(),
+            env: parse_env(&a.old_env, "--old-env")?,
+        },
+        new: Launch {
+            which: Side::New,
+            program: new.to_path_buf(),
+            args: a.new_arg.clone(),
+            env: parse_env(&a.new_env, "--new-env")?,
+        },
+        ctl,
+    };
+    let same = launcher.old.program == launcher.new.program
+        && launcher.old.args == launcher.new.args
+        && launcher.old.env == launcher.new.env;
+    if same {
         eprintln!(
             "vernier: note: OLD and NEW are the same program with the same arguments and \
-             environment: this measures the noise floor (expect no-change)"
+             environment: this measures the noise floor (the spread between process pairs and \
+             the smallest change a comparison can detect here)"
         );
     }
-    term::install_ctrlc();
-    let ow = old_l.spawn(&ctl).map_err(anyhow::Error::msg)?;
-    let nw = new_l.spawn(&ctl).map_err(anyhow::Error::msg)?;
-    for (l, w) in [(&old_l, &ow), (&new_l, &nw)] {
-        if w.hello.debug_build {
-            eprintln!(
-                "vernier: warning: {} ({}) is a debug build: its timings say little about \
-                 optimised code (build with --release)",
-                l.which,
-                l.program.display()
-            );
-        }
-    }
-    let (on, nn) = (ow.names.clone(), nw.names.clone());
-    let (selected, only_old, only_new) = match_names(&on, &nn, filter.as_ref());
-    check_names(&selected, &on, &nn, filter.is_some())?;
+    let cfg = PairsConfig {
+        pairs,
+        plan,
+        threshold,
+        cpus,
+        env_pad: a.process.env_pad,
+        max_env_pad: crate::run::MAX_ENV_PAD,
+        seed,
+    };
     let mut file = ComparisonFile::new(Mode::Paired, threshold);
     file.old = old.display().to_string();
     file.new = new.display().to_string();
-    file.only_old = only_old;
-    file.only_new = only_new;
-    warn_one_sided(&file);
-    let timer = coarser(ow.hello.timer, nw.hello.timer);
-    let mut pair_plan = PairPlan::across_processes(&plan, threshold);
-    let mut workers = Some((ow, nw));
+    term::install_ctrlc();
+    let started = std::time::Instant::now();
     let mut progress = term::ProgressLine::new();
-    for name in &selected {
-        if term::interrupted() {
-            break;
-        }
-        // A side that failed on the previous benchmark is started afresh.
-        let (mut ow, mut nw) = match workers.take() {
-            Some(w) => w,
-            None => match old_l.spawn(&ctl).and_then(|o| Ok((o, new_l.spawn(&ctl)?))) {
-                Ok(w) => w,
-                Err(error) => {
-                    file.failed.push(cmp::Failure {
-                        name: name.clone(),
-                        error,
-                    });
-                    file.finalize();
-                    write(&file, a.json.as_ref())?;
-                    continue;
+    let mut warned = false;
+    let mut label = String::new();
+    let json = a.json.clone();
+    let mut only = (Vec::new(), Vec::new());
+    let outcome = pairs::run(
+        &mut launcher,
+        &MonotonicClock,
+        &cfg,
+        &mut file,
+        &mut |on, nn| {
+            let (selected, only_old, only_new) = match_names(on, nn, filter.as_ref());
+            check_names(&selected, on, nn, filter.is_some()).map_err(|e| e.to_string())?;
+            only = (only_old, only_new);
+            Ok(selected)
+        },
+        &term::interrupted,
+        &mut |ev| match ev {
+            pairs::Event::PairStarted { setup, old, new } => {
+                label = format!(
+                    "pair {}/{}{}",
+                    setup.index + 1,
+                    cfg.pairs,
+                    setup.cpu.map(|c| format!(" cpu {c}")).unwrap_or_default()
+                );
+                if !warned {
+                    warned = true;
+                    for (which, l, p) in [("OLD", old, &a.old), ("NEW", new, &a.new)] {
+                        if l.debug_build() {
+                            progress.clear();
+                            eprintln!(
+                                "vernier: warning: {which} ({}) is a debug build: its timings say \
+                                 little about optimised code (build with --release)",
+                                p.display()
+                            );
+                        }
+                    }
                 }
-            },
-        };
-        let (io, inew) = match (
-            ow.names.iter().position(|n| n == name),
-            nw.names.iter().position(|n| n == name),
-        ) {
-            (Some(i), Some(j)) => (i, j),
-            _ => {
-                file.failed.push(cmp::Failure {
-                    name: name.clone(),
-                    error: "a restarted worker no longer lists this benchmark".into(),
-                });
-                continue;
             }
-        };
-        pair_plan.seed = seed_rng.next_u64();
-        let m = {
-            let mut to = WorkerTarget {
-                worker: &mut ow,
-                bench: BenchRef::Index(io),
-                batch_costs_ns: Vec::new(),
-            };
-            let mut tn = WorkerTarget {
-                worker: &mut nw,
-                bench: BenchRef::Index(inew),
-                batch_costs_ns: Vec::new(),
-            };
-            cmp::measure_pair(
-                &mut to,
-                &mut tn,
-                &MonotonicClock,
-                &pair_plan,
-                &timer,
-                &mut |p| progress.update(name, p),
-            )
-        };
-        progress.clear();
-        if m.error.is_some() {
-            // Which side died is in the error; both are restarted for the next benchmark.
-            ow.kill();
-            nw.kill();
+            pairs::Event::Progress { name, progress: p } => {
+                progress.update(&format!("{name} ({label})"), p)
+            }
+            pairs::Event::PairDone { file, .. } => {
+                progress.clear();
+                if let Some(p) = &json {
+                    // Written after each pair, so an interrupted run keeps what it measured.
+                    let _ = file.write_atomic(p);
+                }
+            }
+        },
+    );
+    progress.clear();
+    outcome.map_err(anyhow::Error::msg)?;
+    file.only_old = only.0;
+    file.only_new = only.1;
+    warn_one_sided(&file);
+    write(&file, a.json.as_ref())?;
+    let pairs_used = file
+        .comparisons
+        .iter()
+        .filter_map(|c| c.spread.map(|s| s.process_pairs))
+        .max()
+        .unwrap_or(0);
+    println!(
+        "{} process pair(s) of {} allowed, CPUs {}; wall time {:.1} s",
+        pairs_used,
+        cfg.pairs,
+        if cfg.cpus.is_empty() {
+            "unpinned".to_string()
         } else {
-            workers = Some((ow, nw));
-        }
-        file.push_paired(name, &m, true);
-        write(&file, a.json.as_ref())?;
-    }
-    if let Some((ow, nw)) = workers {
-        ow.quit();
-        nw.quit();
+            cfg.cpus
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        },
+        started.elapsed().as_secs_f64()
+    );
+    if same {
+        print_noise_floor(&file);
     }
     finish(a, &file)
+}
+
+/// `compare a a`: the noise floor of this machine, per benchmark.
+fn print_noise_floor(file: &ComparisonFile) {
+    println!("noise floor (OLD and NEW are the same program):");
+    for c in &file.comparisons {
+        if let (Some(s), Some(d)) = (c.spread, c.smallest_detectable) {
+            println!(
+                "  {}: spread between process pairs (sd) {:.2}%, within a pair (se) {:.2}%; \
+                 smallest detectable change {:.2}%",
+                c.name,
+                s.spread_sd * 100.0,
+                s.within_se * 100.0,
+                d * 100.0
+            );
+        }
+    }
 }
 
 /// `vernier demo`: run the suite's variant pairs in process, after its benchmarks; with

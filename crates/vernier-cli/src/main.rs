@@ -9,7 +9,9 @@ mod demo;
 #[allow(dead_code)]
 mod instructions;
 mod known_speed;
+mod link;
 mod load;
+mod pairs;
 mod run;
 mod system;
 mod term;

@@ -41,7 +41,8 @@ pub struct RunArgs {
 #[derive(Args, Clone, Debug)]
 pub struct ProcessArgs {
     /// Worker processes per benchmark, each with its own memory layout (default 3, fewer when
-    /// --time is too short for each to reach a steady state).
+    /// --time is too short for each to reach a steady state). For `compare`: OLD/NEW process
+    /// pairs (at least 4; default as many as fit --time, at most 10).
     #[arg(long, value_name = "N")]
     pub processes: Option<usize>,
     /// Pin workers to these CPUs (e.g. `1` or `2,3` or `0-3`).

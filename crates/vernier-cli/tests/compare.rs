@@ -2,6 +2,8 @@
 //! `fault_worker` examples, built here with cargo) and on result files. Ratios and structure
 //! only, never absolute times.
 
+#[path = "common/cpp.rs"]
+mod cpp;
 #[path = "common/rust_examples.rs"]
 mod rust_examples;
 use rust_examples::examples;
@@ -73,7 +75,45 @@ fn chain_100_against_100_is_no_change() {
         assert!(!c[k].is_null(), "{k}");
     }
     assert!(v["geomean_ratio"].as_f64().is_some());
-    assert!(so.contains("no-change") && so.contains("Paired"), "{so}");
+    assert!(
+        so.contains("no-change") && so.contains("Process pairs"),
+        "{so}"
+    );
+    // The same program on both sides: the noise floor is printed.
+    assert!(
+        so.contains("noise floor") && so.contains("smallest detectable change"),
+        "{so}"
+    );
+    check_pairs(c);
+}
+
+/// The process pairs behind a live comparison: at least the minimum, each pinned, alternating
+/// which side starts, the shares of the uncertainty adding up to one.
+fn check_pairs(c: &serde_json::Value) {
+    let pairs = c["process_pairs"].as_array().unwrap();
+    assert!(pairs.len() >= 4, "{c}");
+    assert_eq!(
+        c["spread"]["process_pairs"].as_u64().unwrap() as usize,
+        pairs.len()
+    );
+    let share = c["spread"]["within_share"].as_f64().unwrap()
+        + c["spread"]["between_share"].as_f64().unwrap();
+    assert!((share - 1.0).abs() < 1e-9, "{c}");
+    assert!(c["smallest_detectable"].as_f64().unwrap() > 0.0);
+    for w in pairs.windows(2) {
+        assert_ne!(w[0]["old_first"], w[1]["old_first"], "{c}");
+    }
+    for p in pairs {
+        assert!(
+            p["cpu"].as_u64().is_some(),
+            "pinned even without --cpu: {p}"
+        );
+        let s = &p["samples"];
+        assert_eq!(
+            s["old_ns"].as_array().unwrap().len(),
+            s["new_ns"].as_array().unwrap().len()
+        );
+    }
 }
 
 #[test]
@@ -90,11 +130,7 @@ fn chain_100_against_200_is_twice_as_slow_and_gates() {
     assert!(ci[0].as_f64().unwrap() <= r && r <= ci[1].as_f64().unwrap());
     // Both sides ran the same iterations per sample; the pairs are in the file.
     assert_eq!(c["iters_per_sample"][0], c["iters_per_sample"][1]);
-    let ps = &c["pair_samples"];
-    assert_eq!(
-        ps["old_ns"].as_array().unwrap().len(),
-        ps["new_ns"].as_array().unwrap().len()
-    );
+    check_pairs(c);
     // The reverse is faster, and without the flag a verdict is not a failure.
     let (out, v) = compare_chains(200, 100, &["--quick"]);
     assert_eq!(out.status.code(), Some(0));
@@ -124,7 +160,11 @@ fn a_crash_fails_its_benchmark_and_the_others_go_on() {
     assert!(e.contains("aborting on purpose"), "{e}");
     // The benchmark after the crash was compared with fresh workers.
     assert_eq!(v["comparisons"][0]["name"], "chain");
-    assert_eq!(v["comparisons"][0]["verdict"], "no-change");
+    let verdict = v["comparisons"][0]["verdict"].as_str().unwrap();
+    assert!(
+        verdict == "no-change" || verdict == "inconclusive",
+        "{verdict}"
+    );
     // Names only one side has are reported, not compared.
     assert_eq!(v["only_new"][0], "extra");
     assert!(se.contains("only in NEW"), "{se}");
@@ -275,4 +315,106 @@ fn demo_compares_its_variant_pairs_in_process() {
     assert_eq!(c["comparisons"][0]["verdict"], "slower");
     // The result file still loads as schema 1.
     vernier::result::ResultFile::load(&json).unwrap();
+}
+
+#[test]
+fn fewer_process_pairs_than_the_minimum_are_refused() {
+    let c = chain();
+    let out = vernier()
+        .arg("compare")
+        .arg(&c)
+        .arg(&c)
+        .args(["--processes", "2"])
+        .output()
+        .unwrap();
+    let (_, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        se.contains("--processes 2") && se.contains("at least 4"),
+        "{se}"
+    );
+}
+
+fn kernels(name: &str, flags: &[&str]) -> PathBuf {
+    let mut f = vec!["-O2"];
+    f.extend_from_slice(flags);
+    cpp::compile(name, &[cpp::example_source("kernels")], &f)
+}
+
+fn compare_json(
+    old: &Path,
+    new: &Path,
+    extra: &[&str],
+    json: &Path,
+) -> (Output, serde_json::Value) {
+    let out = vernier()
+        .arg("compare")
+        .arg(old)
+        .arg(new)
+        .arg("--json")
+        .arg(json)
+        .args(extra)
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    assert!(out.status.code() == Some(0), "{so}\n{se}");
+    let v = load(json);
+    (out, v)
+}
+
+#[test]
+fn cpp_kernels_against_themselves_find_no_change() {
+    let k = kernels("kernels", &[]);
+    let (_, v) = compare_json(&k, &k, &["--time", "1"], &tmp("cpp-aa.json"));
+    let cs = v["comparisons"].as_array().unwrap();
+    assert_eq!(cs.len(), 3, "{v}");
+    for c in cs {
+        // On a loaded machine the interval may stay wider than the threshold: never a change.
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(verdict == "no-change" || verdict == "inconclusive", "{c}");
+        let r = c["ratio"].as_f64().unwrap();
+        assert!((r - 1.0).abs() < 0.05, "{c}");
+        check_pairs(c);
+    }
+}
+
+#[test]
+fn cpp_builds_twice_as_long_are_slower() {
+    let old = kernels("kernels", &[]);
+    let new = kernels(
+        "kernels-200",
+        &["-DKERNELS_CHAIN_N=200", "-DKERNELS_MEM_STEPS=200"],
+    );
+    let (_, v) = compare_json(
+        &old,
+        &new,
+        &["--filter", "chain|chase"],
+        &tmp("cpp-ab.json"),
+    );
+    let cs = v["comparisons"].as_array().unwrap();
+    assert_eq!(cs.len(), 2, "{v}");
+    for c in cs {
+        assert_eq!(c["verdict"], "slower", "{c}");
+        // Twice the work; how much longer it takes depends on the core (a loop of 200 adds
+        // may lose the loop predictor's exact exit, a chase of 200 steps overlap less).
+        let r = c["ratio"].as_f64().unwrap();
+        assert!(r > 1.3 && r < 4.0, "{c}");
+        check_pairs(c);
+    }
+}
+
+#[test]
+fn result_files_of_different_kinds_are_refused() {
+    let a = demo_json("kind-a.json");
+    let b = tmp("kind-b.json");
+    let mut v = load(&a);
+    v["mode"] = "instructions".into();
+    std::fs::write(&b, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = vernier().arg("compare").arg(&a).arg(&b).output().unwrap();
+    let (_, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        se.contains("times") && se.contains("instruction counts") && se.contains("same kind"),
+        "{se}"
+    );
 }

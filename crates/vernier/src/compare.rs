@@ -6,6 +6,16 @@
 //! drift common to both members of a pair cancels in their ratio, and the statistics
 //! ([`crate::compare_stats`]) work on the per-pair log-ratios.
 //!
+//! **Process pairs.** Across executables one OLD and one NEW process are not enough: each has
+//! its own memory layout, and the CPU each runs on may be slower than the other for seconds at
+//! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
+//! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
+//! pair ([`ProcessPair`]) and combines them with a random-effects interval
+//! ([`comparison_from_process_pairs`], [`compare_stats::random_effects`]): the interval then
+//! includes the spread between pairs. After each pair, [`pairs_settled`] decides whether a
+//! benchmark needs more. In process ([`run_suite_pairs`]) there is one process on one CPU, and
+//! the interval covers the noise within it only; the table says so.
+//!
 //! The engine is a state machine, like [`crate::measure`]:
 //!
 //! | state       | does | leaves when |
@@ -102,6 +112,10 @@ pub struct PairPlan {
     pub seed: u64,
     /// Stop as soon as the verdict is settled (otherwise use the whole budget).
     pub early_stop: bool,
+    /// Stop once the stopping interval's half-width on the log scale is below this, whatever
+    /// it says about the threshold (a process pair's slice: more precision within one pair
+    /// cannot shrink the spread between pairs).
+    pub precise_log_half_width: Option<f64>,
 }
 
 impl PairPlan {
@@ -118,6 +132,7 @@ impl PairPlan {
             rewarm_samples: 0,
             seed: 0x5EED_CAFE,
             early_stop: true,
+            precise_log_half_width: None,
         }
     }
 
@@ -418,10 +433,12 @@ pub fn measure_pair<'t>(
                             let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
                             let (lo, hi) = compare_stats::hodges_lehmann_paired_ci_z(&d, STOP_Z);
                             rel_ci = Some((hi - lo) / 2.0);
-                            if plan.early_stop
-                                && now >= plan.min_time_ns
-                                && settled(lo.exp(), hi.exp(), plan.threshold).is_some()
-                            {
+                            let precise = plan
+                                .precise_log_half_width
+                                .is_some_and(|w| (hi - lo) / 2.0 < w);
+                            let settles = plan.early_stop
+                                && settled(lo.exp(), hi.exp(), plan.threshold).is_some();
+                            if now >= plan.min_time_ns && (settles || precise) {
                                 m.stop = PairStop::Settled;
                                 state = State::Done;
                             }
@@ -530,9 +547,224 @@ pub struct Comparison {
     pub stop: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewarm: Option<Rewarm>,
-    /// The pairs themselves (paired), so any analysis can be redone offline.
+    /// The pairs themselves (paired, in process), so any analysis can be redone offline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_samples: Option<PairSamples>,
+    /// Smallest relative change (0.004 = 0.4 %) this run could have detected: found in 80 %
+    /// of runs at α = 5 % (see [`compare_stats::DETECTION_POWER`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smallest_detectable: Option<f64>,
+    /// Across process pairs: how the uncertainty splits between and within pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<PairSpread>,
+    /// Across process pairs: each pair's own figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub process_pairs: Vec<ProcessPair>,
+}
+
+/// How the uncertainty of a comparison across process pairs is made up.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairSpread {
+    /// Process pairs the interval rests on.
+    pub process_pairs: usize,
+    /// Standard deviation of the pairs' log-ratios: the observed spread between pairs.
+    pub spread_sd: f64,
+    /// Root mean square of the pairs' own (within-pair) standard errors, log scale.
+    pub within_se: f64,
+    /// Shares of the variance of a pair's estimate due to the noise within pairs and to the
+    /// pairs themselves (layout, CPU, the machine's state); they add up to 1.
+    pub within_share: f64,
+    pub between_share: f64,
+}
+
+/// One OLD/NEW process pair's part of a comparison.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessPair {
+    pub index: usize,
+    /// The CPU both sides were pinned to (`null`: not pinned).
+    pub cpu: Option<usize>,
+    /// Environment padding both sides shared.
+    pub env_pad_bytes: u64,
+    /// Whether OLD was started (and asked first) before NEW.
+    pub old_first: bool,
+    /// This pair's ratio NEW/OLD (Hodges–Lehmann on its rounds) and its within-pair interval.
+    pub ratio: f64,
+    pub ci95: [f64; 2],
+    /// Rounds (one OLD batch and one NEW batch) the pair's estimate rests on, and those cut as
+    /// warm-up.
+    pub rounds: usize,
+    pub warmup_rounds: usize,
+    pub iters_per_sample: u64,
+    pub old_median_ns: f64,
+    pub new_median_ns: f64,
+    pub seconds: f64,
+    pub stop: String,
+    /// The cost of switching sides in this pair (see [`Rewarm`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewarm: Option<Rewarm>,
+    /// The pair's rounds (per-iteration time of each side), so any analysis can be redone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<PairSamples>,
+}
+
+impl ProcessPair {
+    /// A pair's figures from its measurement; `None` when it has no estimate.
+    pub fn from_measurement(
+        index: usize,
+        cpu: Option<usize>,
+        env_pad_bytes: u64,
+        old_first: bool,
+        m: &PairMeasurement,
+    ) -> Option<ProcessPair> {
+        let e = m.estimate?;
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        if !(ok(e.ratio) && ok(e.ci95.0) && ok(e.ci95.1)) {
+            return None;
+        }
+        let mut o = m.old_ns[m.first_steady..].to_vec();
+        let mut n = m.new_ns[m.first_steady..].to_vec();
+        Some(ProcessPair {
+            index,
+            cpu,
+            env_pad_bytes,
+            old_first,
+            ratio: e.ratio,
+            ci95: [e.ci95.0, e.ci95.1],
+            rounds: e.n,
+            warmup_rounds: m.first_steady,
+            iters_per_sample: m.iters_per_sample,
+            old_median_ns: median_of(&mut o),
+            new_median_ns: median_of(&mut n),
+            seconds: m.wall_ns as f64 / 1e9,
+            stop: m.stop.as_str().into(),
+            rewarm: m.rewarm,
+            samples: Some(PairSamples {
+                old_ns: m.old_ns.clone(),
+                new_ns: m.new_ns.clone(),
+                t_s: m.t_s.clone(),
+                first_steady: m.first_steady,
+            }),
+        })
+    }
+
+    /// ln of the ratio, and the within-pair standard error from the 95 % interval.
+    pub fn log_estimate(&self) -> (f64, f64) {
+        (
+            self.ratio.ln(),
+            (self.ci95[1].ln() - self.ci95[0].ln()) / (2.0 * crate::stats::Z95),
+        )
+    }
+}
+
+/// Smallest relative change detectable (80 % power, α = 5 %) from a 95 % interval of a ratio
+/// whose estimate is close to normal on the log scale.
+pub fn detectable_from_ci(lo: f64, hi: f64) -> Option<f64> {
+    let z80 = 0.841_621_233_572_914_3;
+    let half = (hi.ln() - lo.ln()) / 2.0;
+    half.is_finite()
+        .then(|| (half * (crate::stats::Z95 + z80) / crate::stats::Z95).exp() - 1.0)
+}
+
+/// Fewest process pairs a comparison across processes uses: the spread between pairs needs a
+/// few to be estimated at all (with 3 degrees of freedom t₀.₉₇₅ = 3.18; with 1 it is 12.7).
+pub const MIN_PROCESS_PAIRS: usize = 4;
+/// Most process pairs by default (more only with --processes).
+pub const MAX_DEFAULT_PROCESS_PAIRS: usize = 10;
+/// The default count gives each pair at least this much of a benchmark's budget: enough to
+/// calibrate, warm up and take the 50 rounds a pair's estimate rests on.
+pub const MIN_PAIR_SLICE_NS: u64 = 150_000_000;
+/// Confidence of the interval the stopping rule looks at after each pair: wider than the
+/// reported 95 %, so that looking after each of up to ten pairs does not inflate the error
+/// rate (Pocock's constant nominal level for 5 % over 7 looks is about 1.2 % per look; 0.5 % per
+/// look leaves room for the final 95 % interval at the end of the budget).
+pub const PAIRS_STOP_CONF: f64 = 0.995;
+/// A pair's slice ends once its own 99 % interval is narrower (half-width, log scale) than
+/// this fraction of the threshold: the pair's noise is then small beside the threshold, and
+/// more rounds in the same pair cannot reduce the spread between pairs.
+pub const PAIR_PRECISION_OF_THRESHOLD: f64 = 0.25;
+
+/// Process pairs for a budget: as many as fit slices of [`MIN_PAIR_SLICE_NS`], between
+/// [`MIN_PROCESS_PAIRS`] and [`MAX_DEFAULT_PROCESS_PAIRS`].
+pub fn default_process_pairs(time_budget_ns: u64) -> usize {
+    ((time_budget_ns / MIN_PAIR_SLICE_NS) as usize)
+        .clamp(MIN_PROCESS_PAIRS, MAX_DEFAULT_PROCESS_PAIRS)
+}
+
+/// The plan of one process pair's slice of a benchmark: the per-pair engine with a budget of
+/// `slice_ns`, no stop on the threshold (a single pair cannot settle the verdict), a stop once
+/// its own interval is precise (see [`PAIR_PRECISION_OF_THRESHOLD`]).
+pub fn pair_slice_plan(plan: &Plan, threshold: f64, slice_ns: u64) -> PairPlan {
+    let mut p = PairPlan::across_processes(plan, threshold);
+    p.time_budget_ns = slice_ns.max(1);
+    p.min_time_ns = slice_ns / 4;
+    p.early_stop = false;
+    p.precise_log_half_width =
+        Some((PAIR_PRECISION_OF_THRESHOLD * (1.0 + threshold).ln()).max(1e-6));
+    p
+}
+
+/// Where the pairs so far leave a benchmark: its random-effects interval at [`PAIRS_STOP_CONF`]
+/// over the pairs' log-ratios, settled against the threshold. `None` before [`MIN_PROCESS_PAIRS`] pairs (the
+/// spread between pairs is not estimated yet) or while the interval straddles the threshold.
+pub fn pairs_settled(pairs: &[ProcessPair], threshold: f64) -> Option<Settle> {
+    if pairs.len() < MIN_PROCESS_PAIRS {
+        return None;
+    }
+    let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
+    let (_, lo, hi) = compare_stats::random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
+    settled(lo.exp(), hi.exp(), threshold)
+}
+
+/// A comparison record from process pairs (random effects over pairs), or why there is none.
+/// `stop` says why no further pair was started.
+pub fn comparison_from_process_pairs(
+    name: &str,
+    pairs: Vec<ProcessPair>,
+    stop: &str,
+) -> Result<Comparison, String> {
+    let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
+    let re = compare_stats::random_effects(&theta, &se).map_err(|e| {
+        format!("{e}: give it more time with --time, or more pairs with --processes")
+    })?;
+    let mut o: Vec<f64> = pairs.iter().map(|p| p.old_median_ns).collect();
+    let mut n: Vec<f64> = pairs.iter().map(|p| p.new_median_ns).collect();
+    let seconds = pairs.iter().map(|p| p.seconds).sum();
+    let (mut rw_old, mut rw_new): (Vec<f64>, Vec<f64>) = pairs
+        .iter()
+        .filter_map(|p| p.rewarm.map(|r| (r.old, r.new)))
+        .unzip();
+    let rewarm = (!rw_old.is_empty()).then(|| Rewarm {
+        old: median_of(&mut rw_old),
+        new: median_of(&mut rw_new),
+    });
+    Ok(Comparison {
+        name: name.into(),
+        ratio: re.ratio,
+        ci95: [re.ci95.0, re.ci95.1],
+        p_value: re.p_value,
+        verdict: Verdict::NoChange,
+        seconds,
+        p_value_raw: re.p_value,
+        sign_p_value: None,
+        pairs: pairs.iter().map(|p| p.rounds).sum(),
+        warmup_pairs: pairs.iter().map(|p| p.warmup_rounds).sum(),
+        warmup: None,
+        iters_per_sample: [pairs[0].iters_per_sample; 2],
+        old_median_ns: median_of(&mut o),
+        new_median_ns: median_of(&mut n),
+        stop: stop.into(),
+        rewarm,
+        pair_samples: None,
+        smallest_detectable: Some(re.smallest_detectable),
+        spread: Some(PairSpread {
+            process_pairs: re.pairs,
+            spread_sd: re.spread_sd,
+            within_se: re.within_se,
+            within_share: re.within_share,
+            between_share: re.between_share,
+        }),
+        process_pairs: pairs,
+    })
 }
 
 /// The per-iteration times of every pair, warm-up included (`first_steady` marks the cut).
@@ -689,6 +921,9 @@ pub fn comparison_from_pair(
             t_s: m.t_s.clone(),
             first_steady: steady,
         }),
+        smallest_detectable: detectable_from_ci(est.ci95.0, est.ci95.1),
+        spread: None,
+        process_pairs: Vec::new(),
     })
 }
 
@@ -846,6 +1081,7 @@ const BOLD: &str = "\x1b[1m";
 const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
 
 fn paint(style: Style, code: &str, s: &str) -> String {
     if style.color {
@@ -882,28 +1118,43 @@ fn name_width(file: &ComparisonFile) -> usize {
 pub fn table(file: &ComparisonFile, style: Style) -> String {
     let w = name_width(file);
     let mut s = String::new();
+    let live = file.comparisons.iter().any(|c| c.spread.is_some());
     let head = format!(
-        "{:<w$}  {:>8}  {:>8}  {:<19}  {:>8}  {:<9}  {:>7}  {:>6}",
-        "benchmark", "ratio", "change", "95% CI", "p (Holm)", "verdict", "seconds", "pairs"
+        "{:<w$}  {:>8}  {:>8}  {:<19}  {:>8}  {:<12}  {:>7}  {:>6}  {:>7}",
+        "benchmark",
+        "ratio",
+        "change",
+        "95% CI",
+        "p (Holm)",
+        "verdict",
+        "seconds",
+        if live { "procs" } else { "pairs" },
+        "detect"
     );
     let _ = writeln!(s, "{}", paint(style, BOLD, &head));
     for c in &file.comparisons {
+        let v = format!("{:<12}", c.verdict.as_str());
         let verdict = match c.verdict {
-            Verdict::Slower => paint(style, RED, &format!("{:<9}", "slower")),
-            Verdict::Faster => paint(style, GREEN, &format!("{:<9}", "faster")),
-            Verdict::NoChange => format!("{:<9}", "no-change"),
+            Verdict::Slower => paint(style, RED, &v),
+            Verdict::Faster => paint(style, GREEN, &v),
+            Verdict::Inconclusive => paint(style, YELLOW, &v),
+            Verdict::NoChange => v,
         };
         let name: String = c.name.chars().take(w).collect();
+        let detect = c
+            .smallest_detectable
+            .map(|d| format!("±{:.2}%", d * 100.0))
+            .unwrap_or_else(|| "—".into());
         let _ = writeln!(
             s,
-            "{name:<w$}  {:>8.4}  {:>+7.2}%  [{:.4}, {:.4}]  {:>8}  {verdict}  {:>7.2}  {:>6}",
+            "{name:<w$}  {:>8.4}  {:>+7.2}%  [{:.4}, {:.4}]  {:>8}  {verdict}  {:>7.2}  {:>6}  {detect:>7}",
             c.ratio,
             (c.ratio - 1.0) * 100.0,
             c.ci95[0],
             c.ci95[1],
             format_p(c.p_value),
             c.seconds,
-            c.pairs
+            c.spread.map(|p| p.process_pairs).unwrap_or(c.pairs)
         );
     }
     for f in &file.failed {
@@ -924,23 +1175,55 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
     for f in &file.failed {
         let _ = writeln!(s, "  {}: {}", f.name, f.error);
     }
+    for c in &file.comparisons {
+        if let Some(p) = c.spread {
+            let _ = writeln!(
+                s,
+                "  {}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
+                 {:.0}% is within pairs, {:.0}% between them; smallest detectable change {}",
+                c.name,
+                p.process_pairs,
+                p.spread_sd * 100.0,
+                p.within_share * 100.0,
+                p.between_share * 100.0,
+                c.smallest_detectable
+                    .map(|d| format!("{:.2}%", d * 100.0))
+                    .unwrap_or_else(|| "—".into())
+            );
+        }
+    }
     let mut legend = format!(
-        "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), Hodges–Lehmann estimate; \
-         verdict at α = {} after Holm's correction over {} comparison(s), noise threshold ±{}%.",
+        "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \
+         after Holm's correction over {} comparison(s), noise threshold ±{}%: no-change when the \
+         interval lies within it, inconclusive when it straddles it; detect = the smallest \
+         change the run could have detected (80% power).",
+        match (file.mode, live) {
+            (Mode::Paired, true) => "weighted geometric mean over process pairs",
+            (Mode::Paired, false) => "Hodges–Lehmann estimate",
+            (Mode::Unpaired, _) => "ratio of the files' medians",
+        },
         file.alpha,
         file.comparisons.len(),
         file.threshold * 100.0
     );
     match file.mode {
+        Mode::Paired if live => legend.push_str(
+            " Process pairs: each pair is an OLD and a NEW process on one CPU with one environment \
+             padding, alternating batches; 95% CI over the pairs' log-ratios by random effects \
+             (weighted by each pair's precision, Hartung–Knapp, t with pairs − 1 degrees of \
+             freedom): it includes the spread between pairs.",
+        ),
         Mode::Paired => legend.push_str(
-            " Paired: OLD and NEW alternated, same iterations per sample; 95% CI by inverting \
-             the Wilcoxon signed-rank test on the pairs' log-ratios.",
+            " Paired in one process on one CPU: OLD and NEW alternated, same iterations per \
+             sample; 95% CI by inverting the Wilcoxon signed-rank test on the pairs' log-ratios. \
+             It covers the noise within this process, not what differs between processes (memory \
+             layout, CPU): for that, compare two executables with vernier compare OLD NEW.",
         ),
         Mode::Unpaired => legend.push_str(
             " Unpaired: the two result files were measured at different times, so any drift of \
-             the machine between the runs shows up as a difference; 95% CI from the \
-             Mann–Whitney distribution. For a drift-free verdict compare the executables: \
-             vernier compare OLD_EXE NEW_EXE.",
+             the machine between the runs shows up as a difference; 95% CI combines the two \
+             files' own intervals (each covers the spread between its processes and rounds). \
+             For a drift-free verdict compare the executables: vernier compare OLD_EXE NEW_EXE.",
         ),
     }
     let _ = writeln!(s, "{}", paint(style, DIM, &legend));
@@ -1174,6 +1457,9 @@ mod tests {
                 stop: "budget".into(),
                 rewarm: None,
                 pair_samples: None,
+                smallest_detectable: None,
+                spread: None,
+                process_pairs: Vec::new(),
             });
         }
         f.finalize();
@@ -1182,12 +1468,13 @@ mod tests {
         assert_eq!(f.comparisons[0].verdict, Verdict::Slower);
         f.comparisons[0].p_value_raw = 0.06;
         f.finalize();
-        assert_eq!(f.comparisons[0].verdict, Verdict::NoChange);
+        // No longer significant, and the interval [1.01, 1.03] is not within ±0.5 %.
+        assert_eq!(f.comparisons[0].verdict, Verdict::Inconclusive);
         // The JSON has the contract's names.
         let v: serde_json::Value = serde_json::to_value(&f).unwrap();
         assert_eq!(v["schema"], 1);
         assert_eq!(v["mode"], "paired");
-        assert_eq!(v["comparisons"][0]["verdict"], "no-change");
+        assert_eq!(v["comparisons"][0]["verdict"], "inconclusive");
         assert_eq!(v["comparisons"][1]["verdict"], "slower");
         for k in ["name", "ratio", "ci95", "p_value", "verdict", "seconds"] {
             assert!(v["comparisons"][0].get(k).is_some(), "{k}");

@@ -33,6 +33,11 @@
 //!   ties ignored), otherwise the normal approximation with continuity correction. Zeros are
 //!   kept in the Walsh averages.
 //!
+//! - **Process pairs** (`vernier compare OLD NEW`): one log-ratio per OLD/NEW process pair, and
+//!   a random-effects interval over them ([`random_effects`]), which includes the spread
+//!   between pairs; Student's t is computed here ([`student_t_sf`], [`student_t_quantile`]).
+//! - **Two result files**: each file's own interval, combined ([`from_intervals`]).
+//!
 //! Several benchmarks compared at once are a family of tests: [`holm`] adjusts their p-values
 //! (the suite uses it: it controls the family-wise error rate, so a suite of 50 benchmarks does
 //! not report a false regression in most runs); [`benjamini_hochberg`] (false discovery rate) is
@@ -115,6 +120,47 @@ pub fn unpaired(old: &[f64], new: &[f64]) -> Result<RatioEstimate, CompareError>
         p_value: mann_whitney(&x, &y),
         sign_p_value: None,
         n: x.len().min(y.len()),
+    })
+}
+
+/// Comparison of two independent estimates, each given by its centre and its honest 95 %
+/// interval (e.g. two result files' medians and intervals, which cover the spread between
+/// their processes and rounds): on the log scale each interval's half-width / 1.96 is taken as
+/// its standard error, the difference's is the root sum of squares, and the interval and the
+/// p-value are normal. The samples behind each figure are *not* used: they are not independent
+/// (samples of one process share its layout, those of one round the machine's state), and
+/// pooling them as if they were gives intervals far too narrow.
+pub fn from_intervals(
+    old: f64,
+    old_ci: (f64, f64),
+    new: f64,
+    new_ci: (f64, f64),
+) -> Result<RatioEstimate, CompareError> {
+    for (i, v) in [old, old_ci.0, old_ci.1, new, new_ci.0, new_ci.1]
+        .into_iter()
+        .enumerate()
+    {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(CompareError::NotPositive { index: i, value: v });
+        }
+    }
+    let se = |(lo, hi): (f64, f64)| (hi.ln() - lo.ln()).abs() / (2.0 * Z95);
+    let d = (new / old).ln();
+    let s = (se(old_ci).powi(2) + se(new_ci).powi(2)).sqrt();
+    let p_value = if s > 0.0 {
+        (2.0 * normal_sf((d / s).abs())).min(1.0)
+    } else if d == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    Ok(RatioEstimate {
+        mode: Mode::Unpaired,
+        ratio: d.exp(),
+        ci95: ((d - Z95 * s).exp(), (d + Z95 * s).exp()),
+        p_value,
+        sign_p_value: None,
+        n: 1,
     })
 }
 
@@ -555,6 +601,9 @@ pub enum Verdict {
     Faster,
     Slower,
     NoChange,
+    /// The interval still straddles the noise threshold: neither a change nor its absence is
+    /// established (the comparison gives the smallest change it could have detected).
+    Inconclusive,
 }
 
 impl Verdict {
@@ -563,6 +612,7 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoChange => "no-change",
+            Verdict::Inconclusive => "inconclusive",
         }
     }
 }
@@ -577,22 +627,309 @@ impl Verdict {
 /// 3. the estimate is outside the noise band (`ratio > 1 + t`): it is large enough to matter.
 ///
 /// `Faster` mirrors it: `ci95.1 < 1`, adjusted p < α, `ratio < 1/(1 + t)` (the band is
-/// symmetric on the log scale). Anything else is `NoChange` (no detectable change, or one
-/// smaller than the threshold). With t = 0.5 %: ratio 1.010 in [1.008, 1.012] is slower;
-/// 1.000 in [0.997, 1.003] and 1.0025 in [1.001, 1.004] are no change.
+/// symmetric on the log scale). `NoChange` needs the whole interval inside the noise band
+/// [1/(1 + t), 1 + t]: the absence of a change that matters is *established*. Anything else is
+/// `Inconclusive`: the interval straddles the threshold. With t = 0.5 %: ratio 1.010 in
+/// [1.008, 1.012] is slower; 1.000 in [0.997, 1.003] and 1.0025 in [1.001, 1.004] are no change;
+/// 1.000 in [0.990, 1.010] is inconclusive.
 ///
-/// The point estimate rather than a bound is compared with the threshold: requiring the whole
-/// interval beyond 1 + t would call a well-established 1 % regression with a wide interval
-/// "no change", which is false; the interval already guards against noise through (1).
+/// The point estimate rather than a bound is compared with the threshold for `Slower`: requiring
+/// the whole interval beyond 1 + t would call a well-established 1 % regression with a wide
+/// interval "no change", which is false; the interval already guards against noise through (1).
 pub fn verdict(ratio: f64, ci95: (f64, f64), p_adjusted: f64, threshold: f64) -> Verdict {
     let significant = p_adjusted < ALPHA;
-    if significant && ci95.0 > 1.0 && ratio > 1.0 + threshold {
+    let (band_lo, band_hi) = (1.0 / (1.0 + threshold), 1.0 + threshold);
+    if significant && ci95.0 > 1.0 && ratio > band_hi {
         Verdict::Slower
-    } else if significant && ci95.1 < 1.0 && ratio < 1.0 / (1.0 + threshold) {
+    } else if significant && ci95.1 < 1.0 && ratio < band_lo {
         Verdict::Faster
-    } else {
+    } else if ci95.0 >= band_lo && ci95.1 <= band_hi {
         Verdict::NoChange
+    } else {
+        Verdict::Inconclusive
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Student's t distribution, and the random-effects interval over process pairs.
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9: about 15 significant digits).
+pub fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).abs().ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + G + 0.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// Regularised incomplete beta function I_x(a, b), by its continued fraction (modified Lentz),
+/// on the side where it converges fast.
+pub fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        ln_front.exp() * beta_fraction(x, a, b) / a
+    } else {
+        1.0 - ln_front.exp() * beta_fraction(1.0 - x, b, a) / b
+    }
+}
+
+fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let guard = |v: f64| if v.abs() < TINY { TINY } else { v };
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 / guard(1.0 - qab * x / qap);
+    let mut h = d;
+    // One Lentz step with coefficient aa: updates c and d, returns the factor for h.
+    let step = |aa: f64, c: &mut f64, d: &mut f64| {
+        *d = 1.0 / guard(1.0 + aa * *d);
+        *c = guard(1.0 + aa / *c);
+        *d * *c
+    };
+    for m in 1..1000 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        h *= step(m * (b - m) * x / ((qam + m2) * (a + m2)), &mut c, &mut d);
+        let del = step(
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+            &mut c,
+            &mut d,
+        );
+        h *= del;
+        if (del - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    h
+}
+
+/// Upper tail of Student's t law with `df` degrees of freedom, P(T > t).
+pub fn student_t_sf(t: f64, df: f64) -> f64 {
+    if t.is_nan() || df.is_nan() || df <= 0.0 {
+        return f64::NAN;
+    }
+    if t.is_infinite() {
+        return if t > 0.0 { 0.0 } else { 1.0 };
+    }
+    let tail = 0.5 * incomplete_beta(df / (df + t * t), df / 2.0, 0.5);
+    if t >= 0.0 {
+        tail
+    } else {
+        1.0 - tail
+    }
+}
+
+/// Quantile of Student's t law: the t with P(T ≤ t) = p (bisection on [`student_t_sf`], to a
+/// relative 1e-14).
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0 && df > 0.0) {
+        return f64::NAN;
+    }
+    if p < 0.5 {
+        return -student_t_quantile(1.0 - p, df);
+    }
+    let q = 1.0 - p;
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while student_t_sf(hi, df) > q {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if student_t_sf(mid, df) > q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-14 * hi {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Power the "smallest detectable change" is defined for: a change this large is found in 80 %
+/// of runs like this one.
+pub const DETECTION_POWER: f64 = 0.8;
+
+/// A random-effects estimate of the ratio NEW/OLD over several process pairs.
+///
+/// Model, on the log scale: pair j's estimate is θⱼ = μ + uⱼ + eⱼ, where uⱼ ~ (0, τ²) is what
+/// this pair's processes add (their memory layouts, the CPU they ran on, the machine's state
+/// while they ran) and eⱼ ~ (0, sⱼ²) the noise within the pair, sⱼ its own standard error. The
+/// estimate is the inverse-variance weighted mean with weights 1/(sⱼ² + τ̂²), τ̂² the
+/// DerSimonian–Laird moment estimate of the spread between pairs; its variance is the
+/// Hartung–Knapp–Sidik–Jonkman one, max(1, q)/Σw with q = Σwⱼ(θⱼ − μ̂)²/(k − 1) — the observed
+/// dispersion of the pairs around the mean, never less than the model's — and the interval and
+/// the p-value use Student's t with k − 1 degrees of freedom. With equal sⱼ this is the plain
+/// t-interval over the θⱼ whenever their spread exceeds sⱼ (the usual case); with unequal sⱼ
+/// (a pair that shared its CPU with a busy neighbour) the quiet pairs count for more, and the
+/// interval still includes the spread between pairs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomEffects {
+    /// exp of the weighted mean log-ratio over pairs.
+    pub ratio: f64,
+    pub ci95: (f64, f64),
+    /// Two-sided p-value that the mean log-ratio is 0 (t with k − 1 degrees of freedom).
+    pub p_value: f64,
+    /// Pairs the estimate rests on; degrees of freedom k − 1.
+    pub pairs: usize,
+    /// Standard error of the mean log-ratio (Hartung–Knapp–Sidik–Jonkman).
+    pub se: f64,
+    /// DerSimonian–Laird estimate of the variance between pairs, τ̂².
+    pub tau2: f64,
+    /// Standard deviation of the pairs' log-ratios (their observed spread).
+    pub spread_sd: f64,
+    /// Root mean square of the within-pair standard errors sⱼ.
+    pub within_se: f64,
+    /// Share of the variance of θⱼ that the noise within pairs explains (mean sⱼ² / var θ,
+    /// at most 1); the rest, `between_share`, comes from the pairs themselves.
+    pub within_share: f64,
+    pub between_share: f64,
+    /// Smallest relative change (e.g. 0.004 = 0.4 %) this run would detect with
+    /// [`DETECTION_POWER`] at α = 5 %: exp((t₀.₉₇₅ + t₀.₈) · se) − 1, k − 1 degrees of freedom.
+    pub smallest_detectable: f64,
+}
+
+/// Smallest within-pair standard error (log scale) a weight uses: a pair whose rounds all
+/// agree still carries a timer step of uncertainty, and no pair may take all the weight.
+pub const MIN_WITHIN_SE: f64 = 1e-5;
+
+/// The random-effects mean of `theta` given within-pair standard errors `within_se`:
+/// (mean, se, τ̂²), as described on [`RandomEffects`]. `None` with fewer than two values.
+pub fn random_effects_mean(theta: &[f64], within_se: &[f64]) -> Option<(f64, f64, f64)> {
+    let k = theta.len();
+    if k < 2 || within_se.len() != k {
+        return None;
+    }
+    let v: Vec<f64> = within_se
+        .iter()
+        .map(|s| s.max(MIN_WITHIN_SE).powi(2))
+        .collect();
+    let weighted = |w: &[f64]| {
+        let sw: f64 = w.iter().sum();
+        let mean = w.iter().zip(theta).map(|(w, t)| w * t).sum::<f64>() / sw;
+        let q: f64 = w
+            .iter()
+            .zip(theta)
+            .map(|(w, t)| w * (t - mean).powi(2))
+            .sum();
+        (sw, mean, q)
+    };
+    let w0: Vec<f64> = v.iter().map(|v| 1.0 / v).collect();
+    let (sw0, _, q0) = weighted(&w0);
+    let c = sw0 - w0.iter().map(|w| w * w).sum::<f64>() / sw0;
+    let df = (k - 1) as f64;
+    let tau2 = if c > 0.0 {
+        ((q0 - df) / c).max(0.0)
+    } else {
+        0.0
+    };
+    let w: Vec<f64> = v.iter().map(|v| 1.0 / (v + tau2)).collect();
+    let (sw, mean, q) = weighted(&w);
+    let se = ((q / df).max(1.0) / sw).sqrt();
+    Some((mean, se, tau2))
+}
+
+/// The random-effects interval of the mean log-ratio at two-sided level `conf` (e.g. 0.95):
+/// (mean, lo, hi). `None` with fewer than two pairs.
+pub fn random_effects_interval(
+    theta: &[f64],
+    within_se: &[f64],
+    conf: f64,
+) -> Option<(f64, f64, f64)> {
+    let (mean, se, _) = random_effects_mean(theta, within_se)?;
+    let t = student_t_quantile(0.5 + conf / 2.0, (theta.len() - 1) as f64);
+    Some((mean, mean - t * se, mean + t * se))
+}
+
+/// Why a random-effects interval cannot be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RandomEffectsError {
+    #[error("{0} process pair(s): the spread between pairs needs at least 2")]
+    TooFewPairs(usize),
+    #[error("pair {0}: its estimate is not a finite log-ratio")]
+    NotFinite(usize),
+}
+
+/// Combine per-pair log-ratio estimates `theta` (ln NEW/OLD) and their within-pair standard
+/// errors `within_se` (same length) into a random-effects estimate.
+pub fn random_effects(
+    theta: &[f64],
+    within_se: &[f64],
+) -> Result<RandomEffects, RandomEffectsError> {
+    let k = theta.len();
+    if k < 2 || within_se.len() != k {
+        return Err(RandomEffectsError::TooFewPairs(k.min(within_se.len())));
+    }
+    if let Some(i) = theta
+        .iter()
+        .zip(within_se)
+        .position(|(t, s)| !t.is_finite() || !s.is_finite())
+    {
+        return Err(RandomEffectsError::NotFinite(i));
+    }
+    let (mean, se, tau2) =
+        random_effects_mean(theta, within_se).ok_or(RandomEffectsError::TooFewPairs(k))?;
+    let df = (k - 1) as f64;
+    let t975 = student_t_quantile(0.975, df);
+    let (lo, hi) = (mean - t975 * se, mean + t975 * se);
+    let sd = crate::stats::std_dev(theta);
+    let p_value = if se > 0.0 {
+        (2.0 * student_t_sf((mean / se).abs(), df)).min(1.0)
+    } else if mean == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let within_var = within_se.iter().map(|s| s * s).sum::<f64>() / k as f64;
+    let total_var = sd * sd;
+    let within_share = if total_var > 0.0 {
+        (within_var / total_var).min(1.0)
+    } else {
+        1.0
+    };
+    let reach = (t975 + student_t_quantile(DETECTION_POWER, df)) * se;
+    Ok(RandomEffects {
+        ratio: mean.exp(),
+        ci95: (lo.exp(), hi.exp()),
+        p_value,
+        pairs: k,
+        se,
+        tau2,
+        spread_sd: sd,
+        within_se: within_var.sqrt(),
+        within_share,
+        between_share: 1.0 - within_share,
+        smallest_detectable: reach.exp() - 1.0,
+    })
 }
 
 /// Geometric mean of ratios over a suite, with its 95 % interval.
@@ -698,7 +1035,19 @@ mod tests {
         assert_eq!(verdict(1.0025, (1.001, 1.004), 1e-4, t), Verdict::NoChange);
         assert_eq!(verdict(0.990, (0.988, 0.992), 1e-6, t), Verdict::Faster);
         // Significant interval, but not after adjustment.
-        assert_eq!(verdict(1.010, (1.008, 1.012), 0.2, t), Verdict::NoChange);
+        assert_eq!(
+            verdict(1.010, (1.008, 1.012), 0.2, t),
+            Verdict::Inconclusive
+        );
+        // An interval that straddles the threshold settles nothing.
+        assert_eq!(
+            verdict(1.000, (0.990, 1.010), 0.9, t),
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            verdict(1.003, (1.001, 1.006), 0.01, t),
+            Verdict::Inconclusive
+        );
     }
 
     #[test]

@@ -541,8 +541,10 @@ impl Suite {
     /// Register a paired comparison of OLD (`old`) and NEW (`new`): measured alternately, in a
     /// random order within each pair, with the same iterations per sample, and reported as the
     /// ratio NEW/OLD with its interval and a verdict (see `vernier::compare`). Comparisons run
-    /// in this process only (as a worker, a suite serves its benchmarks; `vernier compare`
-    /// compares two executables).
+    /// in this process only, on one CPU, both sides sharing this process's memory layout: the
+    /// interval covers the noise within the process, not what would differ between processes
+    /// (as a worker, a suite serves its benchmarks; `vernier compare` compares two executables
+    /// over several process pairs).
     pub fn compare<A, RA, B, RB>(&mut self, name: impl Into<String>, old: A, new: B) -> &mut Self
     where
         A: FnMut() -> RA + 'static,

@@ -1,5 +1,6 @@
 //! Golden tests: `vernier::compare_stats` against scipy/statsmodels
-//! (`scripts/gen_stats_fixtures.py`, fixtures under `tests/fixtures/stats/`).
+//! (`scripts/gen_stats_fixtures.py` and `scripts/gen_random_effects_fixtures.py`, fixtures under
+//! `tests/fixtures/stats/`).
 
 use serde_json::Value;
 use vernier::compare_stats as cs;
@@ -22,7 +23,12 @@ fn nums(v: &Value) -> Vec<f64> {
 
 #[track_caller]
 fn close(what: &str, got: f64, want: f64) {
-    let tol = REL_TOL * want.abs();
+    close_rel(what, got, want, REL_TOL)
+}
+
+#[track_caller]
+fn close_rel(what: &str, got: f64, want: f64, rel: f64) {
+    let tol = rel * want.abs();
     assert!(
         (got - want).abs() <= tol || got == want,
         "{what}: got {got:e}, want {want:e}"
@@ -116,4 +122,82 @@ fn geometric_mean_matches_reference() {
         close("geomean lo", g.ci95.0, ci[0]);
         close("geomean hi", g.ci95.1, ci[1]);
     }
+}
+
+// Process pairs (`scripts/gen_random_effects_fixtures.py`): Student's t, the random-effects
+// interval over pairs, the offline combination of two files' intervals.
+
+#[test]
+fn student_t_matches_scipy() {
+    for c in fixture("random_effects.json")["t"].as_array().unwrap() {
+        let df = c["df"].as_f64().unwrap();
+        if let Some(sf) = c.get("sf") {
+            let t = c["t"].as_f64().unwrap();
+            close_rel(
+                &format!("sf({t}, {df})"),
+                cs::student_t_sf(t, df),
+                sf.as_f64().unwrap(),
+                1e-9,
+            );
+        } else {
+            let p = c["p"].as_f64().unwrap();
+            close_rel(
+                &format!("ppf({p}, {df})"),
+                cs::student_t_quantile(p, df),
+                c["ppf"].as_f64().unwrap(),
+                1e-9,
+            );
+        }
+    }
+}
+
+#[test]
+fn random_effects_match_scipy() {
+    for c in fixture("random_effects.json")["random_effects"]
+        .as_array()
+        .unwrap()
+    {
+        let re = cs::random_effects(&nums(&c["theta"]), &nums(&c["within_se"])).unwrap();
+        close_rel("ratio", re.ratio, c["ratio"].as_f64().unwrap(), 1e-12);
+        let ci = nums(&c["ci95"]);
+        close_rel("ci lo", re.ci95.0, ci[0], 1e-10);
+        close_rel("ci hi", re.ci95.1, ci[1], 1e-10);
+        close_rel("p", re.p_value, c["p_value"].as_f64().unwrap(), 1e-8);
+        close_rel(
+            "within",
+            re.within_share,
+            c["within_share"].as_f64().unwrap(),
+            1e-10,
+        );
+        close_rel(
+            "detectable",
+            re.smallest_detectable,
+            c["smallest_detectable"].as_f64().unwrap(),
+            1e-8,
+        );
+        assert!((re.within_share + re.between_share - 1.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn offline_intervals_match_scipy() {
+    for c in fixture("random_effects.json")["from_intervals"]
+        .as_array()
+        .unwrap()
+    {
+        let (o, n) = (nums(&c["old"]), nums(&c["new"]));
+        let e = cs::from_intervals(o[0], (o[1], o[2]), n[0], (n[1], n[2])).unwrap();
+        close_rel("ratio", e.ratio, c["ratio"].as_f64().unwrap(), 1e-12);
+        let ci = nums(&c["ci95"]);
+        close_rel("lo", e.ci95.0, ci[0], 1e-10);
+        close_rel("hi", e.ci95.1, ci[1], 1e-10);
+        close_rel("p", e.p_value, c["p_value"].as_f64().unwrap(), 1e-8);
+    }
+    assert!(cs::from_intervals(1.0, (0.0, 2.0), 1.0, (0.9, 1.1)).is_err());
+}
+
+#[test]
+fn too_few_pairs_is_an_error() {
+    assert!(cs::random_effects(&[0.01], &[0.001]).is_err());
+    assert!(cs::random_effects(&[0.01, f64::NAN], &[0.001, 0.001]).is_err());
 }

@@ -1,0 +1,410 @@
+//! Live comparisons across process pairs: the driver behind `vernier compare OLD NEW`.
+//!
+//! One OLD process and one NEW process measured against each other tell only how *these two
+//! processes* differ: each has its own memory layout, and unpinned they may run on cores of
+//! different speeds. A per-process offset then looks like a significant change. So the unit of
+//! evidence is the **process pair**:
+//!
+//! - pair j starts an OLD and a NEW process (once; they serve every benchmark), with one
+//!   fresh random environment padding for both, both pinned to one CPU taken in turn from the
+//!   allowed CPUs (from a random offset), and OLD or NEW started first in alternation;
+//! - within the pair, each benchmark is measured by the paired engine
+//!   ([`vernier::compare::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
+//!   slice of the benchmark's budget (budget / pairs), ending early once the pair's own estimate
+//!   is precise;
+//! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
+//!   is a random-effects interval over the pairs ([`vernier::compare_stats::random_effects`]);
+//! - after each pair, a benchmark whose 99.5 % interval over the pairs so far is settled against
+//!   the threshold (never before [`vernier::compare::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
+//!   every benchmark is settled or the pairs are used up.
+
+use crate::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
+use vernier::compare::{
+    self as cmp, measure_pair, pair_slice_plan, pairs_settled, ComparisonFile, ProcessPair,
+};
+use vernier::measure::{Progress, WallClock};
+use vernier::plan::Plan;
+use vernier::suite::Rng;
+use vernier::timer::TimerInfo;
+
+/// How a live comparison is run.
+#[derive(Clone, Debug)]
+pub struct PairsConfig {
+    /// Most process pairs (fewer when every benchmark settles earlier).
+    pub pairs: usize,
+    /// The single-benchmark plan (its budget is the benchmark's, over all pairs).
+    pub plan: Plan,
+    pub threshold: f64,
+    /// CPUs the pairs are pinned to in turn (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// A fixed environment padding (default: random per pair, below `max_env_pad`).
+    pub env_pad: Option<u64>,
+    pub max_env_pad: u64,
+    pub seed: u64,
+}
+
+/// What the driver reports as it goes.
+pub enum Event<'a> {
+    /// Pair `setup.index` was started (both sides answered).
+    PairStarted {
+        setup: &'a PairSetup,
+        old: &'a dyn WorkerLink,
+        new: &'a dyn WorkerLink,
+    },
+    Progress {
+        name: &'a str,
+        progress: &'a Progress,
+    },
+    /// A pair is done; `file` holds the comparisons so far.
+    PairDone { file: &'a ComparisonFile },
+}
+
+struct Bench {
+    name: String,
+    pairs: Vec<ProcessPair>,
+    settled: bool,
+    error: Option<String>,
+    /// Pairs that gave no estimate (too few rounds in their slice).
+    empty: usize,
+}
+
+/// The coarser of two timers: it sets the shortest acceptable sample.
+pub fn coarser(a: TimerInfo, b: TimerInfo) -> TimerInfo {
+    let cost = |t: &TimerInfo| t.overhead_ns.max(t.resolution_ns);
+    if cost(&b) > cost(&a) {
+        b
+    } else {
+        a
+    }
+}
+
+fn position(link: &dyn WorkerLink, name: &str) -> Option<usize> {
+    link.names().iter().position(|n| n == name)
+}
+
+/// Rebuild the comparisons from the pairs so far into `file` (every benchmark with pairs).
+fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
+    file.comparisons.clear();
+    file.failed.clear();
+    for b in benches {
+        if let Some(error) = &b.error {
+            file.failed.push(cmp::Failure {
+                name: b.name.clone(),
+                error: error.clone(),
+            });
+            continue;
+        }
+        let stop = if b.settled { "settled" } else { stop_all };
+        match cmp::comparison_from_process_pairs(&b.name, b.pairs.clone(), stop) {
+            Ok(c) => file.comparisons.push(c),
+            Err(e) => {
+                let why = if b.empty > 0 {
+                    format!(
+                        "{e} ({} pair(s) had too little time for an estimate)",
+                        b.empty
+                    )
+                } else {
+                    e
+                };
+                file.failed.push(cmp::Failure {
+                    name: b.name.clone(),
+                    error: why,
+                })
+            }
+        }
+    }
+    file.finalize();
+}
+
+/// The two sides of a running pair, OLD first.
+type Links = (Box<dyn WorkerLink>, Box<dyn WorkerLink>);
+/// Chooses the benchmarks to compare from OLD's and NEW's lists.
+pub type Select<'a> = dyn FnMut(&[String], &[String]) -> Result<Vec<String>, String> + 'a;
+
+/// Start both sides of a pair; the first error when either fails (the other side is stopped).
+fn start(
+    launcher: &mut dyn PairLauncher,
+    setup: &PairSetup,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Links, String> {
+    match launcher.launch(setup) {
+        (Ok(o), Ok(n)) => {
+            on_event(Event::PairStarted {
+                setup,
+                old: o.as_ref(),
+                new: n.as_ref(),
+            });
+            Ok((o, n))
+        }
+        (a, b) => {
+            let mut e = String::new();
+            for r in [a, b] {
+                match r {
+                    Ok(l) => l.quit(),
+                    Err(why) if e.is_empty() => e = why,
+                    Err(_) => {}
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Run the comparison. `select` receives the first pair's OLD and NEW benchmark names and
+/// returns the names to compare (or an error that ends the run). The comparisons are written
+/// into `file`. An error is returned only when the first pair cannot be started.
+pub fn run(
+    launcher: &mut dyn PairLauncher,
+    clock: &dyn WallClock,
+    cfg: &PairsConfig,
+    file: &mut ComparisonFile,
+    select: &mut Select,
+    interrupted: &dyn Fn() -> bool,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<(), String> {
+    let mut rng = Rng::new(cfg.seed);
+    let cpu_offset = rng.next_u64() as usize;
+    let old_first_even = rng.next_u64() & 1 == 0;
+    let slice_ns = cfg.plan.time_budget_ns / cfg.pairs.max(1) as u64;
+    let mut benches: Vec<Bench> = Vec::new();
+    let mut stop_all = "budget";
+    for j in 0..cfg.pairs {
+        if interrupted() {
+            stop_all = "interrupted";
+            break;
+        }
+        if j > 0 && benches.iter().all(|b| b.settled || b.error.is_some()) {
+            break;
+        }
+        let setup = PairSetup {
+            index: j,
+            cpu: (!cfg.cpus.is_empty()).then(|| cfg.cpus[(cpu_offset + j) % cfg.cpus.len()]),
+            env_pad: cfg
+                .env_pad
+                .unwrap_or_else(|| rng.next_u64() % cfg.max_env_pad.max(1)),
+            old_first: (j % 2 == 0) == old_first_even,
+        };
+        let mut links = None;
+        if benches.is_empty() {
+            let (o, n) = start(launcher, &setup, on_event)?;
+            benches = select(o.names(), n.names())?
+                .into_iter()
+                .map(|name| Bench {
+                    name,
+                    pairs: Vec::new(),
+                    settled: false,
+                    error: None,
+                    empty: 0,
+                })
+                .collect();
+            links = Some((o, n));
+        }
+        for b in 0..benches.len() {
+            if benches[b].settled || benches[b].error.is_some() {
+                continue;
+            }
+            if interrupted() {
+                stop_all = "interrupted";
+                break;
+            }
+            // Start the pair (again, after a side failed on the previous benchmark).
+            let (mut o, mut n) = match links.take() {
+                Some(l) => l,
+                None => match start(launcher, &setup, on_event) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        for bench in benches.iter_mut().filter(|b| !b.settled) {
+                            bench.error.get_or_insert_with(|| {
+                                format!("process pair {j} could not be started: {e}")
+                            });
+                        }
+                        break;
+                    }
+                },
+            };
+            let bench = &mut benches[b];
+            let (io, inew) = match (
+                position(o.as_ref(), &bench.name),
+                position(n.as_ref(), &bench.name),
+            ) {
+                (Some(i), Some(k)) => (i, k),
+                _ => {
+                    bench.error = Some(format!(
+                        "process pair {j}: a worker no longer lists this benchmark"
+                    ));
+                    links = Some((o, n));
+                    continue;
+                }
+            };
+            let timer = coarser(o.timer(), n.timer());
+            let mut plan = pair_slice_plan(&cfg.plan, cfg.threshold, slice_ns);
+            plan.seed = rng.next_u64();
+            let name = bench.name.clone();
+            let m = {
+                let mut to = LinkTarget {
+                    link: o.as_mut(),
+                    index: io,
+                };
+                let mut tn = LinkTarget {
+                    link: n.as_mut(),
+                    index: inew,
+                };
+                measure_pair(&mut to, &mut tn, clock, &plan, &timer, &mut |p| {
+                    on_event(Event::Progress {
+                        name: &name,
+                        progress: p,
+                    })
+                })
+            };
+            if let Some((side, e)) = &m.error {
+                bench.error = Some(format!("{} failed (process pair {j}): {e}", side.as_str()));
+                // Both sides go; the pair is started afresh for the next benchmark.
+                o.quit();
+                n.quit();
+                continue;
+            }
+            if m.stop == cmp::PairStop::Interrupted {
+                stop_all = "interrupted";
+            }
+            match ProcessPair::from_measurement(j, setup.cpu, setup.env_pad, setup.old_first, &m) {
+                Some(p) => bench.pairs.push(p),
+                None => bench.empty += 1,
+            }
+            if pairs_settled(&bench.pairs, cfg.threshold).is_some() {
+                bench.settled = true;
+            }
+            links = Some((o, n));
+        }
+        if let Some((o, n)) = links {
+            o.quit();
+            n.quit();
+        }
+        fill(file, &benches, stop_all);
+        on_event(Event::PairDone { file });
+        if stop_all == "interrupted" {
+            break;
+        }
+    }
+    fill(file, &benches, stop_all);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::mock::{Clock, MockLauncher, Script};
+    use vernier::compare::MIN_PROCESS_PAIRS;
+    use vernier::compare_stats::{Mode, Verdict};
+
+    fn script(base: f64, cpu_speed: Vec<f64>, offset: f64) -> Script {
+        Script {
+            names: vec!["a".into(), "b".into()],
+            base_ns: vec![base, 2.0 * base],
+            cpu_speed,
+            process_offset: offset,
+            noise: 0.02,
+        }
+    }
+
+    fn run_mock(old: Script, new: Script, seed: u64) -> (ComparisonFile, Vec<PairSetup>) {
+        let clock = Clock::default();
+        let mut l = MockLauncher {
+            old,
+            new,
+            clock: clock.clone(),
+            rng: Rng::new(seed),
+            setups: Vec::new(),
+            startup_ns: 1_500_000_000,
+        };
+        let plan = Plan::with_budget(2_000_000_000);
+        let cfg = PairsConfig {
+            pairs: cmp::default_process_pairs(plan.time_budget_ns),
+            plan,
+            threshold: 0.005,
+            cpus: vec![0, 1],
+            env_pad: None,
+            max_env_pad: 4096,
+            seed,
+        };
+        let mut file = ComparisonFile::new(Mode::Paired, 0.005);
+        run(
+            &mut l,
+            &clock,
+            &cfg,
+            &mut file,
+            &mut |o, _| Ok(o.to_vec()),
+            &|| false,
+            &mut |_| {},
+        )
+        .unwrap();
+        (file, l.setups)
+    }
+
+    #[test]
+    fn a_pair_whose_speed_depends_on_its_cpu_is_no_change() {
+        // CPU 1 runs everything 1.8× slower than CPU 0: one OLD process on CPU 0 against one
+        // NEW process on CPU 1 would say "80 % slower". Pairs share their CPU.
+        let s = script(5.0, vec![1.0, 1.8], 0.0);
+        let (f, setups) = run_mock(s.clone(), s, 7);
+        assert_eq!(f.comparisons.len(), 2, "{:?}", f.failed);
+        for c in &f.comparisons {
+            assert_eq!(c.verdict, Verdict::NoChange, "{c:?}");
+            assert!((c.ratio - 1.0).abs() < 0.002, "{c:?}");
+            let sp = c.spread.unwrap();
+            assert!(sp.process_pairs >= MIN_PROCESS_PAIRS);
+            assert_eq!(c.stop, "settled");
+        }
+        // Both CPUs were used, and which side starts alternated.
+        assert!(setups.iter().any(|s| s.cpu == Some(0)) && setups.iter().any(|s| s.cpu == Some(1)));
+        assert!(setups.windows(2).all(|w| w[0].old_first != w[1].old_first));
+        // Never before the spread between pairs is estimated.
+        assert!(setups.len() >= MIN_PROCESS_PAIRS);
+        // Each pair was started once and served both benchmarks.
+        let most = f.comparisons.iter().map(|c| c.process_pairs.len()).max();
+        assert_eq!(Some(setups.len()), most);
+    }
+
+    #[test]
+    fn per_process_offsets_widen_the_interval_instead_of_making_a_verdict() {
+        // Each process draws its own ±3 % offset (a layout): within a pair, OLD and NEW differ
+        // by up to 6 % with tiny noise. Each pair's own interval then excludes 1 (a one-pair
+        // comparison would call it a change); over pairs the interval includes the spread.
+        let s = script(5.0, vec![1.0, 1.0], 0.03);
+        let (mut covered, mut total, mut wrong, mut pair_excludes, mut pair_total) =
+            (0, 0, 0, 0, 0);
+        for seed in 1..=40 {
+            let (f, _) = run_mock(s.clone(), s.clone(), seed);
+            for c in &f.comparisons {
+                total += 1;
+                covered += usize::from(c.ci95[0] <= 1.0 && 1.0 <= c.ci95[1]);
+                wrong += usize::from(matches!(c.verdict, Verdict::Slower | Verdict::Faster));
+                let sp = c.spread.unwrap();
+                // The offsets dominate the uncertainty.
+                assert!(sp.between_share > 0.9, "{sp:?}");
+                assert!(c.smallest_detectable.unwrap() > 0.005, "{c:?}");
+                for p in &c.process_pairs {
+                    pair_total += 1;
+                    pair_excludes += usize::from(p.ci95[0] > 1.0 || p.ci95[1] < 1.0);
+                }
+            }
+        }
+        // 95 % intervals: about 76 of 80 cover the truth; Holm makes false verdicts rarer still.
+        assert!(covered >= 68, "{covered}/{total}");
+        assert!(wrong <= 6, "{wrong}/{total}");
+        assert!(
+            pair_excludes * 10 >= pair_total * 8,
+            "{pair_excludes}/{pair_total}"
+        );
+    }
+
+    #[test]
+    fn a_one_percent_slowdown_is_found_on_cpus_of_different_speeds() {
+        let old = script(5.0, vec![1.0, 1.8], 0.0);
+        let new = script(5.05, vec![1.0, 1.8], 0.0);
+        let (f, _) = run_mock(old, new, 3);
+        for c in &f.comparisons {
+            assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+            assert!((c.ratio - 1.01).abs() < 0.002, "{c:?}");
+        }
+    }
+}
