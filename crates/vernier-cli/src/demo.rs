@@ -6,7 +6,11 @@
 //! large set of events (hot vs cold memory), and its two "equivalent" fraction-to-string
 //! implementations.
 
+use crate::{audit_and_hint, compare, counted, known_speed, run, term, Common};
+use anyhow::{bail, Context as _, Result};
 use vernier::black_box;
+use vernier::report;
+use vernier::suite::{Event as SuiteEvent, Options};
 use vernier::Suite;
 
 /// Register the demo suite.
@@ -309,6 +313,97 @@ pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
         ));
     }
     out
+}
+
+/// `vernier demo`: the suite measured in this process, its variant pairs compared, the
+/// seeds' lessons in sentences.
+pub fn demo_command(c: &Common) -> Result<i32> {
+    let filter = c.filter()?;
+    if c.instructions {
+        // The demo serves itself as a worker (`vernier __demo-worker`), counted under callgrind
+        // like any other worker.
+        let exe = std::env::current_exe().context("cannot find this executable")?;
+        return counted::run_instructions(
+            c,
+            &exe,
+            &["__demo-worker".into()],
+            &[(
+                COLD_EVENTS_ENV.into(),
+                COLD_EVENTS_INSTRUCTIONS.to_string().into(),
+            )],
+            std::time::Duration::from_secs_f64(run::DEFAULT_TIMEOUT_S),
+        );
+    }
+    let plan = c.plan()?;
+    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
+    let options = Options {
+        known_cycle_ns: known.known_cycle_ns(),
+        system: audit_and_hint(),
+        plan,
+        json: c.json.clone(),
+        quick: c.quick,
+        counters: c.counters()?,
+        keep_interrupted: c.keep_interrupted,
+        ..Options::default()
+    };
+    let mut suite = Suite::new(options);
+    register(&mut suite);
+    if let Some(re) = &filter {
+        let names = suite.names();
+        if !names.iter().any(|n| re.is_match(n)) {
+            bail!(
+                "--filter matches no benchmark; the demo has: {}",
+                names.join(", ")
+            );
+        }
+        suite = Suite::new(Options {
+            filter: None,
+            ..suite.options().clone()
+        });
+        register_filtered(&mut suite, re);
+    }
+    term::install_ctrlc();
+    let style = term::style();
+    let mut progress = term::ProgressLine::new();
+    let mut head = false;
+    let started = std::time::Instant::now();
+    let file = suite.run_in_process(&mut |ev| match ev {
+        SuiteEvent::Start { .. } => {}
+        SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
+        SuiteEvent::Done { result } => {
+            progress.clear();
+            if !head {
+                println!("{}", report::table_head(style));
+                head = true;
+            }
+            println!("{}", report::row(result, style));
+        }
+    });
+    progress.clear();
+    known.record(&file);
+    let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
+    print!("\n{}", report::header(&file.timer, &file.harness, style));
+    if let Some(c) = report::counters_header(&file.harness, style) {
+        println!("{c}");
+    }
+    println!("{}\n", report::legend(style));
+    for line in summary(&file) {
+        println!("• {line}");
+    }
+    if let Some(p) = &pairs {
+        println!("\nVariants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):");
+        print!("{}", vernier::compare::table(p, style));
+    }
+    println!(
+        "\n{} benchmarks in {:.1} s{}",
+        file.benchmarks.len(),
+        started.elapsed().as_secs_f64(),
+        term::written_to(c.json.as_deref())
+    );
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
+    }
+    Ok(0)
 }
 
 #[cfg(test)]

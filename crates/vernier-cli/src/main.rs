@@ -20,8 +20,7 @@ mod worker;
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use vernier::report;
-use vernier::suite::{CounterSelection, Event, Options};
+use vernier::suite::{CounterSelection, Options};
 use vernier::Suite;
 
 #[derive(Parser)]
@@ -175,7 +174,7 @@ fn run(cli: Cli) -> Result<i32> {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
     }
     match cli.command {
-        Command::Demo(c) => demo_command(&c),
+        Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
@@ -201,93 +200,4 @@ pub fn audit_and_hint() -> serde_json::Value {
         eprintln!("vernier: {h}");
     }
     system::audit_summary(&root)
-}
-
-fn demo_command(c: &Common) -> Result<i32> {
-    let filter = c.filter()?;
-    if c.instructions {
-        // The demo serves itself as a worker (`vernier __demo-worker`), counted under callgrind
-        // like any other worker.
-        let exe = std::env::current_exe().context("cannot find this executable")?;
-        return counted::run_instructions(
-            c,
-            &exe,
-            &["__demo-worker".into()],
-            &[(
-                demo::COLD_EVENTS_ENV.into(),
-                demo::COLD_EVENTS_INSTRUCTIONS.to_string().into(),
-            )],
-            std::time::Duration::from_secs_f64(run::DEFAULT_TIMEOUT_S),
-        );
-    }
-    let plan = c.plan()?;
-    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
-    let options = Options {
-        known_cycle_ns: known.known_cycle_ns(),
-        system: audit_and_hint(),
-        plan,
-        json: c.json.clone(),
-        quick: c.quick,
-        counters: c.counters()?,
-        keep_interrupted: c.keep_interrupted,
-        ..Options::default()
-    };
-    let mut suite = Suite::new(options);
-    demo::register(&mut suite);
-    if let Some(re) = &filter {
-        let names = suite.names();
-        if !names.iter().any(|n| re.is_match(n)) {
-            bail!(
-                "--filter matches no benchmark; the demo has: {}",
-                names.join(", ")
-            );
-        }
-        suite = Suite::new(Options {
-            filter: None,
-            ..suite.options().clone()
-        });
-        demo::register_filtered(&mut suite, re);
-    }
-    term::install_ctrlc();
-    let style = term::style();
-    let mut progress = term::ProgressLine::new();
-    let mut head = false;
-    let started = std::time::Instant::now();
-    let file = suite.run_in_process(&mut |ev| match ev {
-        Event::Start { .. } => {}
-        Event::Progress { name, progress: p } => progress.update(name, p),
-        Event::Done { result } => {
-            progress.clear();
-            if !head {
-                println!("{}", report::table_head(style));
-                head = true;
-            }
-            println!("{}", report::row(result, style));
-        }
-    });
-    progress.clear();
-    known.record(&file);
-    let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
-    print!("\n{}", report::header(&file.timer, &file.harness, style));
-    if let Some(c) = report::counters_header(&file.harness, style) {
-        println!("{c}");
-    }
-    println!("{}\n", report::legend(style));
-    for line in demo::summary(&file) {
-        println!("• {line}");
-    }
-    if let Some(p) = &pairs {
-        println!("\nVariants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):");
-        print!("{}", vernier::compare::table(p, style));
-    }
-    println!(
-        "\n{} benchmarks in {:.1} s{}",
-        file.benchmarks.len(),
-        started.elapsed().as_secs_f64(),
-        term::written_to(c.json.as_deref())
-    );
-    if let Some(code) = term::interrupted_exit() {
-        return Ok(code);
-    }
-    Ok(0)
 }

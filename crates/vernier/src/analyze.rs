@@ -476,8 +476,8 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
                 "the {} processes disagree by {:.2} % (medians {} to {}), more than their own intervals (±{:.2} %) explain: the code is sensitive to memory layout (environment size, stack and code alignment). The interval above covers the spread between processes; reproduce one layout with --env-pad BYTES --no-aslr.",
                 processes.len(),
                 l.spread * 100.0,
-                crate::report::format_ns(l.lo),
-                crate::report::format_ns(l.hi),
+                crate::units::format_ns(l.lo),
+                crate::units::format_ns(l.hi),
                 l.within * 100.0
             ),
         ));
@@ -570,8 +570,8 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
                 i.samples,
                 i.of,
                 i.share * 100.0,
-                crate::report::format_ns(i.median_with_ns),
-                crate::report::format_ns(i.median_without_ns),
+                crate::units::format_ns(i.median_with_ns),
+                crate::units::format_ns(i.median_without_ns),
             ),
         ));
     }
@@ -649,8 +649,8 @@ fn core_slowed(sp: &Speed) -> Option<Diagnostic> {
             slow.cycle_ns / sp.fastest_cycle_ns,
             ghz(slow.cycle_ns),
             slow.share * 100.0,
-            crate::report::format_ns(sp.fast.median_ns),
-            crate::report::format_ns(slow.median_ns),
+            crate::units::format_ns(sp.fast.median_ns),
+            crate::units::format_ns(slow.median_ns),
             (slow.median_ns / sp.fast.median_ns - 1.0) * 100.0,
         )
     } else {

@@ -29,6 +29,7 @@ pub mod stats;
 pub mod steady;
 pub mod suite;
 pub mod timer;
+pub mod units;
 
 pub use std::hint::black_box;
 pub use suite::{pool, Options, Rng, Suite, SuiteError};

@@ -44,31 +44,7 @@ impl Style {
     }
 }
 
-/// A duration in ns with a unit that keeps four significant digits.
-pub fn format_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "—".into();
-    }
-    let (v, unit) = if ns.abs() >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns.abs() >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns.abs() >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
-    let digits = if v.abs() >= 100.0 {
-        1
-    } else if v.abs() >= 10.0 {
-        2
-    } else if v.abs() >= 1.0 {
-        3
-    } else {
-        4
-    };
-    format!("{v:.digits$} {unit}")
-}
+pub use crate::units::format_ns;
 
 /// The run's header: timer and the harness's own costs.
 pub fn header(timer: &TimerInfo, harness: &Harness, style: Style) -> String {

@@ -1,0 +1,42 @@
+//! Units for people: durations with a unit that keeps four significant digits. Shared by the
+//! analysis (whose diagnostics quote figures) and the report, so neither reaches into the other.
+
+/// A duration in ns with a unit that keeps four significant digits.
+pub fn format_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "—".into();
+    }
+    let (v, unit) = if ns.abs() >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns.abs() >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns.abs() >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    let digits = if v.abs() >= 100.0 {
+        1
+    } else if v.abs() >= 10.0 {
+        2
+    } else if v.abs() >= 1.0 {
+        3
+    } else {
+        4
+    };
+    format!("{v:.digits$} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn four_significant_digits_and_a_unit() {
+        assert_eq!(format_ns(1.6711), "1.671 ns");
+        assert_eq!(format_ns(0.25), "0.2500 ns");
+        assert_eq!(format_ns(35_880.0), "35.88 µs");
+        assert_eq!(format_ns(2.5e9), "2.500 s");
+        assert_eq!(format_ns(f64::NAN), "—");
+    }
+}
