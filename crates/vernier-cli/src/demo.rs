@@ -113,6 +113,9 @@ pub fn set_event(event: &mut Event, msg: &[u8]) -> usize {
 
 /// Events in the "cold" set: 2¹⁸ × 1 KiB = 256 MiB, far beyond any cache.
 pub const COLD_EVENTS: usize = 1 << 18;
+/// The cold copy is said to be dominated by memory when it costs at least this much more
+/// than the hot one.
+pub const COLD_DOMINATES: f64 = 1.2;
 /// Overrides the size of the cold set (`demo --instructions` sets it: see below).
 pub const COLD_EVENTS_ENV: &str = "VERNIER_DEMO_COLD_EVENTS";
 /// The cold set under callgrind: `--instructions` runs a benchmark 1000 + 1000 + 2000
@@ -295,9 +298,17 @@ pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
         "event copy, 256Ki events (cold)",
         "event copy, same event (hot)",
     ) {
-        out.push(format!(
-            "copying into 256 Ki different events costs {r:.1}× copying into one: cold memory, not the copy, dominates."
-        ));
+        // The sentence follows the figure: on some machines the prefetcher hides a walk
+        // through memory in order, and cold costs about what hot does.
+        out.push(if r >= COLD_DOMINATES {
+            format!(
+                "copying into 256 Ki different events costs {r:.2}× copying into one: cold memory, not the copy, dominates."
+            )
+        } else {
+            format!(
+                "copying into 256 Ki different events costs {r:.2}× copying into one: here the events, written in order, reach the cache in time (the hardware prefetcher), so cold memory costs little more than hot."
+            )
+        });
     }
     if let Some(r) = ratio("fraction to text, merged or", "fraction to text, nested if") {
         out.push(format!(

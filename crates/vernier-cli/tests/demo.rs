@@ -82,10 +82,11 @@ fn demo_quick_writes_a_complete_result_file() {
         med("div"),
         med("add")
     );
-    assert!(
-        med("event copy, 256Ki events (cold)") > med("event copy, same event (hot)"),
-        "cold memory must cost more than hot"
-    );
+    // Cold against hot depends on the machine (a prefetcher can hide the walk through the
+    // events): the closing sentence must follow the measured ratio, whichever it is.
+    let r = med("event copy, 256Ki events (cold)") / med("event copy, same event (hot)");
+    let says_dominates = stdout.contains("cold memory, not the copy, dominates");
+    assert_eq!(says_dominates, r >= 1.2, "ratio {r}: {stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
