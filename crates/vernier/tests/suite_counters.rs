@@ -147,7 +147,13 @@ fn samples_that_sleep_are_interrupted_and_excluded() {
     eprintln!("{int:?}");
     assert!(int.samples >= 1);
     assert!(int.excluded);
-    assert_eq!(int.of, b.steady_samples + int.samples);
+    // The steady samples less the interrupted ones, less those in a slower state of the core
+    // when the run saw two (the headline then rests on the fast state's samples).
+    if b.speed.as_ref().is_some_and(|sp| sp.split) {
+        assert!(int.of > b.steady_samples + int.samples, "{:?}", b.speed);
+    } else {
+        assert_eq!(int.of, b.steady_samples + int.samples);
+    }
     assert!(int.median_with_ns >= int.median_without_ns);
     // Excluded: the estimate's slowest steady sample is far below a sleeping one.
     assert!(b.per_iter.median_ns * (b.iters_per_sample as f64) < 1_000_000.0);

@@ -94,7 +94,7 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ResultFile, LoadError> {
     };
     if obj.contains_key("comparisons") {
         return Err(not_result(
-            "it is a comparison file (`vernier compare --json`); give the result files of the two runs instead",
+            "it is a comparison file (`vernier compare --json`), not a result file (`vernier run --json`, `vernier demo --json`)",
         ));
     }
     let schema = match obj.get("schema") {
