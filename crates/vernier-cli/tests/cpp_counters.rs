@@ -255,7 +255,12 @@ fn samples_that_sleep_are_marked_interrupted() {
     );
     assert!(int.samples >= 1, "{int:?}");
     assert!(int.excluded);
-    assert_eq!(int.of, b.steady_samples + int.samples);
+    // Less the samples in a slower state of the core when the run saw two.
+    if b.speed.as_ref().is_some_and(|sp| sp.split) {
+        assert!(int.of > b.steady_samples + int.samples, "{:?}", b.speed);
+    } else {
+        assert_eq!(int.of, b.steady_samples + int.samples);
+    }
     assert!(int.median_with_ns >= int.median_without_ns);
     // Excluded: no steady sample that slept is left in the estimate.
     assert!(b.per_iter.median_ns * (b.iters_per_sample as f64) < 1_000_000.0);
