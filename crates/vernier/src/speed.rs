@@ -22,10 +22,12 @@ use crate::timer::{TimerInfo, TimerKind};
 /// thread on the host): a state, not a wobble.
 pub const SLOW_RATIO: f64 = 1.10;
 /// A benchmark whose fast state ran this much slower than the machine's known speed (earlier
-/// runs) is `core-slowed` as a whole: 3 % is above how much the fast state of an idle machine
-/// varies between runs (well under 1 %) and below what makes a compute-bound figure miss the
-/// figures of other runs (its interval is typically ±0.5 %).
-pub const KNOWN_SLOW_RATIO: f64 = 1.03;
+/// runs) is `core-slowed` as a whole. 10 %, as within a run: on a shared 2-vCPU guest, idle,
+/// the fast state of ten consecutive invocations ranged over 3.56–3.77 GHz-equivalent against
+/// a known 3.92 (the 90th percentile of earlier runs), so a rule of a few percent flagged
+/// nearly every run there, and a warning that always fires teaches users to ignore it. The
+/// distinct slow states it is for (1.7–1.9× with a busy sibling) are far beyond 10 %.
+pub const KNOWN_SLOW_RATIO: f64 = 1.10;
 /// Probes are smoothed over this many consecutive probed batches (a running median): a real
 /// state lasts from a fraction of a second to minutes, hundreds of batches, while one probe hit
 /// by an interrupt in all three repetitions would otherwise mark its batch slow.
@@ -415,11 +417,11 @@ mod tests {
 
     #[test]
     fn a_run_slower_than_the_machine_s_known_speed_is_slow() {
-        // 5 % slower than what earlier runs measured; monotonic timer (no nominal rate).
+        // 15 % slower than what earlier runs measured; monotonic timer (no nominal rate).
         let mut t = timer();
         t.kind = TimerKind::Monotonic;
         t.tsc_hz = None;
-        let s = samples(200, |_| 1730, |_| 10.5);
+        let s = samples(200, |_| 1895, |_| 11.5);
         let idx: Vec<usize> = (0..200).collect();
         let refs = References {
             startup_cycle_ns: Some(0.42),
@@ -430,8 +432,12 @@ mod tests {
         assert!(sp.core_slowed() && sp.slow.is_none() && !sp.split);
         assert_eq!(head, idx);
         let ratio = sp.fast.cycle_ns / sp.behind_known_cycle_ns.unwrap();
-        assert!((ratio - 1.05).abs() < 0.01, "{ratio}");
-        // 2 % slower than the known speed: within what runs vary.
+        assert!((ratio - 1.15).abs() < 0.01, "{ratio}");
+        // 5 % slower than the known speed: within what runs vary on a shared machine.
+        let s = samples(200, |_| 1730, |_| 10.5);
+        let (sp, _) = analyze(&s, &t, refs, 1, &idx).unwrap();
+        assert!(!sp.core_slowed(), "{sp:?}");
+        // 2 % slower than the known speed.
         let s = samples(200, |_| 1681, |_| 10.2);
         let (sp, _) = analyze(&s, &t, refs, 1, &idx).unwrap();
         assert!(
