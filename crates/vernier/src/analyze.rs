@@ -138,10 +138,6 @@ pub struct Analysis {
     pub interrupted: Option<Interrupted>,
     /// Per sample (all of them, in order): interrupted or not. Empty when unknown.
     pub interrupted_samples: Vec<bool>,
-    /// Indices (into the measurement's samples) of the samples the per-iteration estimates
-    /// are computed on: the steady main series, less the excluded interrupted samples. Offline
-    /// comparisons select the same samples through it.
-    pub estimate_samples: Vec<usize>,
     /// The cycle time the analysis used, and where it came from (`counters` when the
     /// benchmark's own cycles and task-clock were read).
     pub cycle_ns: Option<f64>,
@@ -598,7 +594,6 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         counters,
         interrupted,
         interrupted_samples: flags,
-        estimate_samples: main_idx,
         cycle_ns,
         speed,
     }
