@@ -460,6 +460,11 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     }
     known.record(&file);
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = a.common.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, None);
+        !crate::html::write_or_warn(p, written, a.common.json.as_deref())
+    });
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {
         println!("{c}");
@@ -477,7 +482,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 || html_failed { 1 } else { 0 })
 }
 
 fn style_dim(style: report::Style, s: &str) -> String {
