@@ -42,7 +42,9 @@ fn esc(s: &str) -> String {
 /// (`xmlns="http://www.w3.org/2000/svg"`) is a name, not a fetch; it is the only URL allowed.
 fn assert_self_contained(html: &str) {
     let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
-    for bad in ["http://", "https://", "<script", "<link", "<img", "<iframe", "@import"] {
+    for bad in [
+        "http://", "https://", "<script", "<link", "<img", "<iframe", "@import",
+    ] {
         assert!(!without_ns.contains(bad), "the report contains {bad:?}");
     }
     assert!(html.starts_with("<!DOCTYPE html>"));
@@ -97,7 +99,12 @@ fn demo_html_has_every_plot_and_stays_small() {
     for b in &file.benchmarks {
         assert!(page.contains(&esc(&b.name)), "{} is not named", b.name);
         for d in &b.diagnostics {
-            assert!(page.contains(&esc(&d.message)), "{}: {} missing", b.name, d.code);
+            assert!(
+                page.contains(&esc(&d.message)),
+                "{}: {} missing",
+                b.name,
+                d.code
+            );
         }
     }
     // The variant pairs: the overview and one plot of the pairs each.
@@ -165,7 +172,15 @@ fn processes_get_their_plot() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let o = vernier()
-        .args(["demo", "--quick", "--counters", "none", "--filter", "^add$", "--json"])
+        .args([
+            "demo",
+            "--quick",
+            "--counters",
+            "none",
+            "--filter",
+            "^add$",
+            "--json",
+        ])
         .arg(&json)
         .output()
         .unwrap();
@@ -199,7 +214,10 @@ fn processes_get_their_plot() {
     assert_one_svg_per_figure(&page);
     assert_eq!(plots(&page, "processes"), 1);
     assert!(page.contains("3 worker processes"));
-    assert!(page.contains("#2 200 B"), "the padding of each process is named");
+    assert!(
+        page.contains("#2 200 B"),
+        "the padding of each process is named"
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use vernier::compare::{Comparison, ComparisonFile};
 use vernier::compare_stats::Verdict;
+use vernier::diagnostic::Diagnostic;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 use vernier::samples::Phase;
 use vernier::units::format_ns;
@@ -76,10 +77,7 @@ pub fn write_or_warn(path: &Path, what: Result<()>, json: Option<&Path>) -> bool
                 Some(j) => format!("the result is kept in {}", j.display()),
                 None => "the figures above are the run's result".into(),
             };
-            eprintln!(
-                "vernier: error: --html {}: {e:#}; {kept}",
-                path.display()
-            );
+            eprintln!("vernier: error: --html {}: {e:#}; {kept}", path.display());
             false
         }
     }
@@ -224,9 +222,9 @@ fn figure(h: &mut String, kind: &str, svg: Result<String>, caption: &str) {
     match svg {
         Ok(svg) => {
             let wide = if kind == "comparisons" { " wide" } else { "" };
-            let _ = write!(
+            let _ = writeln!(
                 h,
-                "<figure class=\"plot{wide}\" data-plot=\"{kind}\">{}<figcaption>{caption}</figcaption></figure>\n",
+                "<figure class=\"plot{wide}\" data-plot=\"{kind}\">{}<figcaption>{caption}</figcaption></figure>",
                 svg.trim()
             );
         }
@@ -248,9 +246,33 @@ fn interval(ci: [f64; 2]) -> String {
     }
 }
 
-fn codes(b: &BenchmarkResult) -> String {
-    b.diagnostics
+/// Diagnostics that every benchmark of a file carries word for word (on a machine without
+/// counters, `counters-unavailable`): said once above the table, not on every row.
+fn shared_diagnostics(file: &ResultFile) -> Vec<Diagnostic> {
+    let [first, rest @ ..] = file.benchmarks.as_slice() else {
+        return Vec::new();
+    };
+    if rest.is_empty() {
+        return Vec::new();
+    }
+    first
+        .diagnostics
         .iter()
+        .filter(|d| rest.iter().all(|b| b.diagnostics.contains(d)))
+        .cloned()
+        .collect()
+}
+
+/// A benchmark's own diagnostics: those not shared by the whole file.
+fn own<'a>(
+    b: &'a BenchmarkResult,
+    shared: &'a [Diagnostic],
+) -> impl Iterator<Item = &'a Diagnostic> {
+    b.diagnostics.iter().filter(move |d| !shared.contains(d))
+}
+
+fn codes(b: &BenchmarkResult, shared: &[Diagnostic]) -> String {
+    own(b, shared)
         .map(|d| {
             let class = if d.code.invalidates_figure() {
                 "bad"
@@ -294,13 +316,28 @@ fn result_section(
         esc(&file.mode),
         file.benchmarks.len()
     );
-    if let Some(note) = file.harness.counters.as_ref().and_then(|c| c.note.as_ref()) {
+    let shared = shared_diagnostics(file);
+    let said = shared
+        .iter()
+        .any(|d| d.code == vernier::diagnostic::Code::CountersUnavailable);
+    if let (Some(note), false) = (
+        file.harness.counters.as_ref().and_then(|c| c.note.as_ref()),
+        said,
+    ) {
         let _ = writeln!(h, "<p class=\"meta\">Counters: {}</p>", esc(note));
+    }
+    for d in &shared {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">Every benchmark: <code class=\"warn\">{}</code> {}</p>",
+            d.code.as_str(),
+            esc(&d.message)
+        );
     }
     // The summary on top, each name a link to its section.
     h.push_str(
         "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>\
-         <th>95 % interval</th><th>minimum</th><th>spread (robust σ of a sample)</th>\
+         <th>95 % interval</th><th>minimum</th><th>spread</th>\
          <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
          <th class=\"name\">warnings</th></tr>\n",
     );
@@ -330,20 +367,26 @@ fn result_section(
             b.warmup.class.as_str(),
             b.warmup.samples,
             b.total_s,
-            codes(b)
+            codes(b, &shared)
         );
     }
-    h.push_str("</table>\n");
+    h.push_str(
+        "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration, with \
+         its 95 % interval; minimum: the fastest steady sample; spread: the robust σ \
+         (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
+         its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
+         time, calibration and warm-up included.</p>\n",
+    );
     if let Some(c) = pairs {
         comparison_section(h, &format!("{id}-pairs"), "variant pairs", c, false);
     }
     for (j, b) in file.benchmarks.iter().enumerate() {
-        benchmark_section(h, &format!("{id}-b{j}"), b);
+        benchmark_section(h, &format!("{id}-b{j}"), b, &shared);
     }
     h.push_str("</section>\n");
 }
 
-fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult) {
+fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult, shared: &[Diagnostic]) {
     let _ = writeln!(
         h,
         "<section class=\"bench\" id=\"{id}\"><h3>{} <span class=\"status\">{}</span></h3>",
@@ -380,7 +423,10 @@ fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult) {
     }
     if let Some(c) = &b.counters {
         h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
-        for (k, v) in c.iter().filter(|(k, _)| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi")) {
+        for (k, v) in c
+            .iter()
+            .filter(|(k, _)| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi"))
+        {
             let lo = c.get(&format!("{k}_ci95_lo"));
             let hi = c.get(&format!("{k}_ci95_hi"));
             let ci = match (lo, hi) {
@@ -396,9 +442,9 @@ fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult) {
         }
         h.push_str("</table>\n");
     }
-    if !b.diagnostics.is_empty() {
+    if own(b, shared).next().is_some() {
         h.push_str("<ul class=\"diag\">\n");
-        for d in &b.diagnostics {
+        for d in own(b, shared) {
             let class = if d.code.invalidates_figure() {
                 "bad"
             } else {
@@ -471,11 +517,20 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
         plots::quantile(&not_calibration, 0.5)
     };
     let unit = Unit::for_ns(typical);
-    // The y axis stops a little above the bulk of the warm-up and steady samples: the
-    // calibration's first samples (one iteration, the timer's cost) and rare spikes would
-    // otherwise flatten everything else; they are drawn on the top edge.
-    let y_max = plots::quantile(&not_calibration, 0.995) * 1.15;
-    let y_max = if y_max.is_finite() {
+    // The scale stops a little above the bulk of the warm-up and of the steady samples (see
+    // `plots::upper_fence`): the calibration's first samples (one iteration: the timer's cost)
+    // and the scheduler's spikes would otherwise flatten everything else; they are drawn as
+    // triangles on a line at the top of the scale.
+    let fence = |phase: Phase| {
+        let mut v: Vec<f64> = (0..n)
+            .filter(|&i| s.phase[i] == phase)
+            .map(per_iter)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        plots::upper_fence(&v)
+    };
+    let y_max = fence(Phase::Warmup).max(fence(Phase::Measure)) * 1.05;
+    let y_max = if y_max.is_finite() && y_max > 0.0 {
         y_max
     } else {
         over_time.iter().map(|p| p.y).fold(0.0, f64::max)
@@ -498,8 +553,9 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
             "{n} samples{}; {above} above the scale (triangles on the line at its top). {}",
             if n > plots::MAX_POINTS {
                 format!(
-                    ", drawn as the lowest and highest of each of {} runs of consecutive samples",
-                    plots::MAX_POINTS / 2
+                    ", drawn as the lowest, the median and the highest of each of {} runs \
+                     of consecutive samples",
+                    plots::MAX_POINTS / 3
                 )
             } else {
                 String::new()
@@ -592,7 +648,10 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
                 items: &items,
                 reference: Some((
                     unit.of(b.per_iter.median_ns),
-                    [unit.of(b.per_iter.ci95_ns[0]), unit.of(b.per_iter.ci95_ns[1])],
+                    [
+                        unit.of(b.per_iter.ci95_ns[0]),
+                        unit.of(b.per_iter.ci95_ns[1]),
+                    ],
                     "all processes: median and 95 % interval",
                 )),
                 marks: &[],
@@ -640,7 +699,8 @@ fn comparison_section(h: &mut String, id: &str, name: &str, c: &ComparisonFile, 
         esc(&c.correction),
         c.alpha,
         match (c.geomean_ratio, c.geomean_ci95) {
-            (Some(g), Some([lo, hi])) => format!(" · geometric mean of the ratios {g:.4} ({lo:.4} – {hi:.4})"),
+            (Some(g), Some([lo, hi])) =>
+                format!(" · geometric mean of the ratios {g:.4} ({lo:.4} – {hi:.4})"),
             (Some(g), None) => format!(" · geometric mean of the ratios {g:.4}"),
             _ => String::new(),
         }
@@ -822,7 +882,8 @@ fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {
                 )
             })
             .collect();
-        let _ = writeln!(
+        let _ =
+            writeln!(
             h,
             "<tr><td class=\"name\"><a href=\"#{id}-s{j}\">{}</a></td><td class=\"name\">{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td></tr>",
@@ -920,7 +981,10 @@ mod tests {
     #[test]
     fn commits_are_shortened_only_when_they_are_hashes() {
         assert_eq!(short_commit("0123456789abcdef"), "01234567");
-        assert_eq!(short_commit("v1.2-release-candidate"), "v1.2-release-candidate");
+        assert_eq!(
+            short_commit("v1.2-release-candidate"),
+            "v1.2-release-candidate"
+        );
     }
 
     #[test]

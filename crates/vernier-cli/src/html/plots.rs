@@ -13,8 +13,8 @@ use plotters::prelude::*;
 /// Width and height of a plot, in SVG pixels (scaled to the page's width by CSS).
 pub const WIDTH: u32 = 620;
 pub const HEIGHT: u32 = 330;
-/// Most points a scatter plot draws: beyond it the series is decimated ([`decimate`]). 300
-/// bins × (min, max) keeps a benchmark's plots near 60 kB, so the demo's 16 benchmarks stay
+/// Most points a scatter plot draws: beyond it the series is decimated ([`decimate`]). 200
+/// runs × (min, median, max) keeps a benchmark's plots near 60 kB, so the demo's 16 benchmarks stay
 /// well under the report's 2 MB target.
 pub const MAX_POINTS: usize = 600;
 /// Bins of the histogram of per-iteration times.
@@ -23,7 +23,7 @@ pub const HIST_BINS: usize = 50;
 /// the minimum and the interval); the samples beyond are counted in its caption.
 pub const HIST_TAIL: f64 = 0.005;
 /// ... and never reaches further from the quartiles than this many interquartile ranges.
-pub const FENCE_IQR: f64 = 6.0;
+pub const FENCE_IQR: f64 = 4.0;
 
 /// Room left above the data for the legend, as a share of the data's span: the legend then
 /// covers no point.
@@ -102,41 +102,48 @@ pub struct Point {
     pub kind: Kind,
 }
 
-/// Keep at most about `max` points of a series, in order: the series is cut into `max / 2`
-/// runs of consecutive points and each run keeps, for each kind of point in it, its lowest and
-/// its highest. Spikes (the scheduler's, the warm-up's) stay visible, as on a min/max
-/// envelope; what is lost is only the density inside each run, which the histogram shows.
+/// Keep at most about `max` points of a series, in order: the series is cut into `max / 3`
+/// runs of consecutive points and each run keeps, for each kind of point in it, its lowest,
+/// its median and its highest. Spikes (the scheduler's, the warm-up's) and the floor stay
+/// visible, as on a min/max envelope, and the median keeps the bulk where it is; what is lost
+/// is the density inside each run, which the histogram shows.
 pub fn decimate(points: &[Point], max: usize) -> Vec<Point> {
-    if points.len() <= max || max < 2 {
+    if points.len() <= max || max < 3 {
         return points.to_vec();
     }
-    let runs = max / 2;
+    let runs = max / 3;
     let per_run = points.len().div_ceil(runs);
-    let mut out = Vec::with_capacity(max + 2 * Kind::ALL.len());
+    let mut out = Vec::with_capacity(max + 3 * Kind::ALL.len());
     for run in points.chunks(per_run) {
         for kind in Kind::ALL {
-            let mut lo: Option<(usize, &Point)> = None;
-            let mut hi: Option<(usize, &Point)> = None;
-            for (i, p) in run.iter().enumerate().filter(|(_, p)| p.kind == kind) {
-                if lo.is_none_or(|(_, l)| p.y < l.y) {
-                    lo = Some((i, p));
-                }
-                if hi.is_none_or(|(_, h)| p.y > h.y) {
-                    hi = Some((i, p));
-                }
+            let mut idx: Vec<usize> = (0..run.len()).filter(|&i| run[i].kind == kind).collect();
+            if idx.is_empty() {
+                continue;
             }
-            match (lo, hi) {
-                (Some((i, l)), Some((j, h))) if i != j => {
-                    let (a, b) = if i < j { (l, h) } else { (h, l) };
-                    out.push(*a);
-                    out.push(*b);
-                }
-                (Some((_, l)), _) => out.push(*l),
-                _ => {}
-            }
+            idx.sort_by(|&a, &b| run[a].y.total_cmp(&run[b].y));
+            let mut keep = vec![idx[0], idx[idx.len() / 2], idx[idx.len() - 1]];
+            keep.sort_unstable();
+            keep.dedup();
+            out.extend(keep.into_iter().map(|i| run[i]));
         }
     }
     out
+}
+
+/// Where a plot's scale stops above sorted values: their 99.5th percentile, but no further
+/// than [`FENCE_IQR`] interquartile ranges above the upper quartile (periodic interrupts, a
+/// few per cent of samples tens of times slower, would otherwise set the scale). NaN when
+/// there are no values (`f64::max` then ignores it).
+pub fn upper_fence(sorted: &[f64]) -> f64 {
+    let iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
+    quantile(sorted, 1.0 - HIST_TAIL).min(quantile(sorted, 0.75) + FENCE_IQR * iqr)
+}
+
+/// The same below sorted values: the 0.5th percentile, but no further than [`FENCE_IQR`]
+/// interquartile ranges below the lower quartile.
+pub fn lower_fence(sorted: &[f64]) -> f64 {
+    let iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
+    quantile(sorted, HIST_TAIL).max(quantile(sorted, 0.25) - FENCE_IQR * iqr)
 }
 
 /// The q-quantile (0..=1) of sorted values, by linear interpolation.
@@ -239,7 +246,10 @@ pub fn time_series(p: &TimeSeries) -> Result<String> {
     let u = p.unit;
     let drawn = decimate(p.points, MAX_POINTS);
     let y_top = u.of(p.y_max_ns);
-    let y_min = drawn.iter().map(|q| u.of(q.y)).fold(f64::INFINITY, f64::min);
+    let y_min = drawn
+        .iter()
+        .map(|q| u.of(q.y))
+        .fold(f64::INFINITY, f64::min);
     let (y0, y_clip) = padded(y_min.min(y_top), y_top, 0.04);
     let y0 = y0.max(0.0);
     let y1 = y_clip + (y_clip - y0) * HEADROOM;
@@ -269,7 +279,10 @@ pub fn time_series(p: &TimeSeries) -> Result<String> {
         ))?;
         if has_processes {
             s.label("new worker process").legend(|(x, y)| {
-                PathElement::new(vec![(x + 5, y - 6), (x + 5, y + 6)], BOUNDARY.stroke_width(2))
+                PathElement::new(
+                    vec![(x + 5, y - 6), (x + 5, y + 6)],
+                    BOUNDARY.stroke_width(2),
+                )
             });
         }
         if !p.round_starts.is_empty() {
@@ -299,9 +312,11 @@ pub fn time_series(p: &TimeSeries) -> Result<String> {
                 vec![(0.0, y_clip), (x1, y_clip)],
                 BLACK.mix(0.3).stroke_width(1),
             ))))?;
-            e(chart.draw_series(above.iter().map(|q| {
-                TriangleMarker::new((q.x, y_clip), 4, q.kind.color().filled())
-            })))?
+            e(chart.draw_series(
+                above
+                    .iter()
+                    .map(|q| TriangleMarker::new((q.x, y_clip), 4, q.kind.color().filled())),
+            ))?
             .label("above the scale (drawn on its line)")
             .legend(|(x, y)| TriangleMarker::new((x + 5, y), 4, BLACK.filled()));
         }
@@ -328,9 +343,8 @@ pub fn bins(h: &Histogram) -> (Vec<(f64, f64, usize)>, usize) {
     let s = h.sorted_ns;
     // The central part, but never wider than the quartiles' fences far out (a few spikes
     // would otherwise squeeze the bulk into a bin or two).
-    let iqr = quantile(s, 0.75) - quantile(s, 0.25);
-    let mut lo = quantile(s, HIST_TAIL).max(quantile(s, 0.25) - FENCE_IQR * iqr);
-    let mut hi = quantile(s, 1.0 - HIST_TAIL).min(quantile(s, 0.75) + FENCE_IQR * iqr);
+    let mut lo = lower_fence(s);
+    let mut hi = upper_fence(s);
     for x in [h.min_ns, h.ci95_ns[0], h.ci95_ns[1], h.median_ns] {
         if x.is_finite() {
             lo = lo.min(x);
@@ -386,11 +400,15 @@ pub fn histogram(h: &Histogram) -> Result<String> {
                 MEDIAN.mix(0.18).filled(),
             ))))?
             .label("95 % interval of the median")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], MEDIAN.mix(0.3).filled()));
+            .legend(|(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 10, y + 5)], MEDIAN.mix(0.3).filled())
+            });
         }
-        e(chart.draw_series(bins.iter().filter(|b| b.2 > 0).map(|&(a, b, c)| {
-            Rectangle::new([(a, 0.0), (b, c as f64)], MEASURE.mix(0.75).filled())
-        })))?
+        e(
+            chart.draw_series(bins.iter().filter(|b| b.2 > 0).map(|&(a, b, c)| {
+                Rectangle::new([(a, 0.0), (b, c as f64)], MEASURE.mix(0.75).filled())
+            })),
+        )?
         .label("steady samples")
         .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], MEASURE.filled()));
         for (x, c, name) in [
@@ -404,7 +422,9 @@ pub fn histogram(h: &Histogram) -> Result<String> {
                     c.stroke_width(2),
                 ))))?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], c.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 12, y)], c.stroke_width(2))
+                });
             }
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)
@@ -634,7 +654,11 @@ pub fn forest(title: &str, rows: &[Estimate], threshold: f64) -> Result<String> 
         }
     }
     let (x0, x1) = padded(lo, hi, 0.08);
-    let longest = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(4);
+    let longest = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(4);
     let height = (70 + 26 * n as u32).max(140);
     let mut out = String::new();
     {
@@ -709,19 +733,25 @@ pub struct PairRatios<'a> {
 
 pub fn pair_ratios(p: &PairRatios) -> Result<String> {
     let drawn = decimate(p.points, MAX_POINTS);
-    let mut ys: Vec<f64> = p.points.iter().map(|q| q.y).filter(|y| y.is_finite()).collect();
+    let mut ys: Vec<f64> = p
+        .points
+        .iter()
+        .map(|q| q.y)
+        .filter(|y| y.is_finite())
+        .collect();
     ys.sort_by(f64::total_cmp);
     // The bulk of the pairs, the estimate and the band; far pairs go on the edges.
-    let mut lo = quantile(&ys, 0.01).min(1.0 - p.threshold);
-    let mut hi = quantile(&ys, 0.99).max(1.0 + p.threshold);
+    let mut lo = lower_fence(&ys).min(1.0 - p.threshold);
+    let mut hi = upper_fence(&ys).max(1.0 + p.threshold);
     for v in [p.ratio, p.ci95[0], p.ci95[1]] {
         if v.is_finite() {
             lo = lo.min(v);
             hi = hi.max(v);
         }
     }
-    let (y0, y_clip) = padded(lo, hi, 0.08);
-    let y1 = y_clip + (y_clip - y0) * HEADROOM;
+    let (y_floor, y_clip) = padded(lo, hi, 0.08);
+    let y1 = y_clip + (y_clip - y_floor) * HEADROOM;
+    let y0 = y_floor - (y_clip - y_floor) * 0.04;
     let x_max = drawn.iter().map(|q| q.x).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, x_max, 0.02);
     svg(|root| {
@@ -752,8 +782,8 @@ pub fn pair_ratios(p: &PairRatios) -> Result<String> {
         for kind in [Kind::Warmup, Kind::Measure] {
             let pts: Vec<(f64, f64)> = drawn
                 .iter()
-                .filter(|q| q.kind == kind)
-                .map(|q| (q.x, q.y.clamp(y0, y_clip)))
+                .filter(|q| q.kind == kind && (y_floor..=y_clip).contains(&q.y))
+                .map(|q| (q.x, q.y))
                 .collect();
             if pts.is_empty() {
                 continue;
@@ -764,9 +794,30 @@ pub fn pair_ratios(p: &PairRatios) -> Result<String> {
             } else {
                 "pairs"
             };
-            e(chart.draw_series(pts.iter().map(|&xy| Circle::new(xy, 2, c.mix(0.7).filled()))))?
-                .label(label)
-                .legend(move |(x, y)| Circle::new((x + 5, y), 3, c.filled()));
+            e(chart.draw_series(
+                pts.iter()
+                    .map(|&xy| Circle::new(xy, 2, c.mix(0.7).filled())),
+            ))?
+            .label(label)
+            .legend(move |(x, y)| Circle::new((x + 5, y), 3, c.filled()));
+        }
+        let beyond: Vec<&Point> = drawn
+            .iter()
+            .filter(|q| !(y_floor..=y_clip).contains(&q.y))
+            .collect();
+        if !beyond.is_empty() {
+            for edge in [y_floor, y_clip] {
+                e(chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(0.0, edge), (x1, edge)],
+                    BLACK.mix(0.3).stroke_width(1),
+                ))))?;
+            }
+            e(chart.draw_series(beyond.iter().map(|q| {
+                let y = q.y.clamp(y_floor, y_clip);
+                TriangleMarker::new((q.x, y), 4, q.kind.color().filled())
+            })))?
+            .label("beyond the scale (drawn on its edge)")
+            .legend(|(x, y)| TriangleMarker::new((x + 5, y), 4, BLACK.filled()));
         }
         let [a, b] = p.ci95;
         if a.is_finite() && b.is_finite() {
@@ -775,7 +826,9 @@ pub fn pair_ratios(p: &PairRatios) -> Result<String> {
                 MEDIAN.mix(0.25).filled(),
             ))))?
             .label("95 % interval of the ratio")
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], MEDIAN.mix(0.4).filled()));
+            .legend(|(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 10, y + 5)], MEDIAN.mix(0.4).filled())
+            });
         }
         if p.ratio.is_finite() {
             e(chart.draw_series(std::iter::once(PathElement::new(
@@ -807,7 +860,7 @@ mod tests {
     fn decimation_bounds_the_points_and_keeps_extremes_and_kinds() {
         let pts = series(10_000);
         let d = decimate(&pts, 200);
-        assert!(d.len() <= 200 + 2 * Kind::ALL.len(), "{}", d.len());
+        assert!(d.len() <= 200 + 3 * Kind::ALL.len(), "{}", d.len());
         assert!(d.iter().any(|p| p.y == 1e6), "the spike is kept");
         assert!(d.iter().any(|p| p.kind == Kind::Warmup));
         assert!(d.windows(2).all(|w| w[0].x <= w[1].x), "order kept");
