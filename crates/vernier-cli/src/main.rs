@@ -188,6 +188,13 @@ fn run(cli: Cli) -> Result<i32> {
     };
     if let Some(path) = html {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
+        if json == Some(path) {
+            bail!(
+                "--html {0} and --json {0} name the same file: the report would replace the \
+                 result; give the report its own name, such as report.html",
+                path.display()
+            );
+        }
     }
     match cli.command {
         Command::Demo(c) => demo::demo_command(&c),

@@ -351,3 +351,88 @@ fn render_in_chromium(html: &Path, dir: &Path) {
     // A blank 1280×2400 page compresses to a few kB; the report's text and plots do not.
     assert!(bytes.len() > 50_000, "screenshot of {} bytes", bytes.len());
 }
+
+#[test]
+fn a_live_comparison_draws_its_process_pairs() {
+    // `vernier compare --json` of two executables: four process pairs with their rounds.
+    let fixture = fixture("compare-processes.json");
+    let c: vernier::compare::ComparisonFile =
+        serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    let pairs = c.comparisons[0].process_pairs.len();
+    assert!(pairs > 1);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.html");
+    let o = vernier()
+        .arg("report")
+        .arg(&fixture)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_self_contained(&page);
+    assert_one_svg_per_figure(&page);
+    assert_eq!(plots(&page, "comparisons"), 1);
+    assert_eq!(plots(&page, "pairs"), c.comparisons.len());
+    assert!(
+        page.contains(&format!("in {pairs} process pairs")),
+        "the process pairs are counted"
+    );
+    assert!(page.contains(c.comparisons[0].verdict.as_str()));
+}
+
+#[test]
+fn the_report_never_replaces_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = dir.path().join("r.json");
+    let o = vernier()
+        .args(["demo", "--quick", "--json"])
+        .arg(&same)
+        .arg("--html")
+        .arg(&same)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("name the same file"));
+    assert!(!same.exists(), "nothing was measured");
+}
+
+#[test]
+fn counted_results_get_their_counts_not_timing_plots() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("SKIPPED: no valgrind on PATH (apt-get install valgrind)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("i.json");
+    let html = dir.path().join("i.html");
+    let o = vernier()
+        .args([
+            "demo",
+            "--instructions",
+            "--filter",
+            "^(add|sqrt)$",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_self_contained(&page);
+    assert_eq!(count(&page, "<svg"), 0, "no timing plot under valgrind");
+    assert!(page.contains("<th>instructions</th>"));
+    let file = ResultFile::load(&json).unwrap();
+    for b in &file.benchmarks {
+        assert!(page.contains(&esc(&b.name)));
+        let i = b.counters.as_ref().unwrap()["instructions_per_iter"];
+        assert!(
+            page.contains(&format!("<td>{i:.2}</td>"))
+                || page.contains(&format!("<td>{i:.3}</td>")),
+            "{i}"
+        );
+    }
+}

@@ -334,59 +334,114 @@ fn result_section(
             esc(&d.message)
         );
     }
-    // The summary on top, each name a link to its section.
-    h.push_str(
-        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>\
-         <th>95 % interval</th><th>minimum</th><th>spread</th>\
-         <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
-         <th class=\"name\">warnings</th></tr>\n",
-    );
-    for (j, b) in file.benchmarks.iter().enumerate() {
-        let spread = b.per_iter.sample_sigma_ns;
-        let spread = if spread.is_finite() && b.per_iter.median_ns > 0.0 {
-            format!("{:.1} %", 100.0 * spread / b.per_iter.median_ns)
-        } else {
-            "—".into()
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
-             <td class=\"text\">{}</td></tr>",
-            esc(&b.name),
-            if b.status == Status::Ok {
-                String::new()
+    let timed = file.mode != "instructions";
+    if !timed {
+        instructions_summary(h, id, file, &shared);
+    }
+    if timed {
+        // The summary on top, each name a link to its section.
+        h.push_str(
+            "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>\
+             <th>95 % interval</th><th>minimum</th><th>spread</th>\
+             <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
+             <th class=\"name\">warnings</th></tr>\n",
+        );
+        for (j, b) in file.benchmarks.iter().enumerate() {
+            let spread = b.per_iter.sample_sigma_ns;
+            let spread = if spread.is_finite() && b.per_iter.median_ns > 0.0 {
+                format!("{:.1} %", 100.0 * spread / b.per_iter.median_ns)
             } else {
-                format!(" <span class=\"bad\">{}</span>", status_str(b.status))
-            },
-            format_ns(b.per_iter.median_ns),
-            interval(b.per_iter.ci95_ns),
-            format_ns(b.per_iter.min_ns),
-            b.steady_samples,
-            b.iters_per_sample,
-            b.warmup.class.as_str(),
-            b.warmup.samples,
-            b.total_s,
-            codes(b, &shared)
+                "—".into()
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
+                 <td class=\"text\">{}</td></tr>",
+                esc(&b.name),
+                if b.status == Status::Ok {
+                    String::new()
+                } else {
+                    format!(" <span class=\"bad\">{}</span>", status_str(b.status))
+                },
+                format_ns(b.per_iter.median_ns),
+                interval(b.per_iter.ci95_ns),
+                format_ns(b.per_iter.min_ns),
+                b.steady_samples,
+                b.iters_per_sample,
+                b.warmup.class.as_str(),
+                b.warmup.samples,
+                b.total_s,
+                codes(b, &shared)
+            );
+        }
+        h.push_str(
+            "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration, with \
+             its 95 % interval; minimum: the fastest steady sample; spread: the robust σ \
+             (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
+             its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
+             time, calibration and warm-up included.</p>\n",
         );
     }
-    h.push_str(
-        "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration, with \
-         its 95 % interval; minimum: the fastest steady sample; spread: the robust σ \
-         (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
-         its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
-         time, calibration and warm-up included.</p>\n",
-    );
     if let Some(c) = pairs {
         comparison_section(h, &format!("{id}-pairs"), "variant pairs", c, false);
     }
     for (j, b) in file.benchmarks.iter().enumerate() {
-        benchmark_section(h, &format!("{id}-b{j}"), b, &shared);
+        benchmark_section(h, &format!("{id}-b{j}"), b, &shared, timed);
     }
     h.push_str("</section>\n");
 }
 
-fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult, shared: &[Diagnostic]) {
+/// The summary of a file counted under callgrind (`--instructions`): the counts per iteration,
+/// one column per event. No timing plot: under valgrind the times are the simulator's.
+fn instructions_summary(h: &mut String, id: &str, file: &ResultFile, shared: &[Diagnostic]) {
+    let mut events: Vec<&str> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| b.counters.as_ref())
+        .flat_map(|c| c.keys())
+        .filter(|k| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi"))
+        .map(String::as_str)
+        .collect();
+    events.sort_unstable();
+    events.dedup();
+    // Instructions first: the headline of this mode.
+    events.sort_by_key(|e| *e != "instructions_per_iter");
+    h.push_str(
+        "<p class=\"meta\">Deterministic counts under valgrind (callgrind), per iteration; \
+         no timing plot: under valgrind the times are the simulator's.</p>\n\
+         <table class=\"summary\"><tr><th class=\"name\">benchmark</th>",
+    );
+    for e in &events {
+        let _ = write!(h, "<th>{}</th>", esc(e.trim_end_matches("_per_iter")));
+    }
+    h.push_str("<th class=\"name\">warnings</th></tr>\n");
+    for (j, b) in file.benchmarks.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a></td>",
+            esc(&b.name)
+        );
+        for e in &events {
+            let v = b.counters.as_ref().and_then(|c| c.get(*e)).copied();
+            let _ = write!(
+                h,
+                "<td>{}</td>",
+                v.map(number).unwrap_or_else(|| "—".into())
+            );
+        }
+        let _ = writeln!(h, "<td class=\"text\">{}</td></tr>", codes(b, shared));
+    }
+    h.push_str("</table>\n");
+}
+
+fn benchmark_section(
+    h: &mut String,
+    id: &str,
+    b: &BenchmarkResult,
+    shared: &[Diagnostic],
+    timed: bool,
+) {
     let _ = writeln!(
         h,
         "<section class=\"bench\" id=\"{id}\"><h3>{} <span class=\"status\">{}</span></h3>",
@@ -397,7 +452,10 @@ fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult, shared: &[Di
         let _ = writeln!(h, "<p class=\"bad\">{}</p>", esc(e));
     }
     let pi = &b.per_iter;
-    let _ = writeln!(
+    if !timed {
+        // Counted under callgrind: the counts are the figures; its timings are valgrind's.
+    } else {
+        let _ = writeln!(
         h,
         "<p class=\"figures\">median <b>{}</b> (95 % interval {}) · minimum {} · mean {} · \
          σ of the median {} · {} steady samples of {} iterations · warm-up {} ({} samples, {:.2} s) · \
@@ -415,13 +473,13 @@ fn benchmark_section(h: &mut String, id: &str, b: &BenchmarkResult, shared: &[Di
         b.total_s,
         esc(&b.stop)
     );
-    let s = &b.samples;
-    if !s.ns.is_empty() {
-        h.push_str("<div class=\"plots\">\n");
-        sample_plots(h, b);
-        h.push_str("</div>\n");
+        if !b.samples.ns.is_empty() {
+            h.push_str("<div class=\"plots\">\n");
+            sample_plots(h, b);
+            h.push_str("</div>\n");
+        }
     }
-    if let Some(c) = &b.counters {
+    if let (Some(c), true) = (&b.counters, timed) {
         h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
         for (k, v) in c
             .iter()
