@@ -21,6 +21,30 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `vernier demo --quick --json JSON --html HTML`.
+fn quick_demo(json: &Path, html: &Path) -> std::process::Output {
+    vernier()
+        .args(["demo", "--quick", "--json"])
+        .arg(json)
+        .arg("--html")
+        .arg(html)
+        .output()
+        .unwrap()
+}
+
+/// `vernier report FILES -o OUT`, which must succeed; the page.
+fn report(files: &[&Path], out: &Path) -> String {
+    let o = vernier()
+        .arg("report")
+        .args(files)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::read_to_string(out).unwrap()
+}
+
 fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
 }
@@ -138,17 +162,7 @@ fn demo_html_has_every_plot_and_stays_small() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = dir.path().join("all.html");
-    let o = vernier()
-        .arg("report")
-        .arg(&json)
-        .arg(&cmp)
-        .arg(fixture("history.json"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let all = std::fs::read_to_string(&out).unwrap();
+    let all = report(&[&json, &cmp, &fixture("history.json")], &out);
     assert_self_contained(&all);
     assert_one_svg_per_figure(&all);
     assert_eq!(plots(&all, "timeseries"), measured.len());
@@ -201,16 +215,7 @@ fn processes_get_their_plot() {
         })
         .collect();
     file.write_atomic(&json).unwrap();
-    let out = dir.path().join("p.html");
-    let o = vernier()
-        .arg("report")
-        .arg(&json)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let page = std::fs::read_to_string(&out).unwrap();
+    let page = report(&[&json], &dir.path().join("p.html"));
     assert_one_svg_per_figure(&page);
     assert_eq!(plots(&page, "processes"), 1);
     assert!(page.contains("3 worker processes"));
@@ -275,13 +280,7 @@ fn bad_files_are_refused_with_their_name() {
 fn an_unwritable_html_destination_is_refused_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let o = vernier()
-        .args(["demo", "--quick", "--json"])
-        .arg(&json)
-        .arg("--html")
-        .arg(dir.path().join("no/such/dir/r.html"))
-        .output()
-        .unwrap();
+    let o = quick_demo(&json, &dir.path().join("no/such/dir/r.html"));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--html") && err.contains("mkdir -p"), "{err}");
@@ -361,16 +360,7 @@ fn a_live_comparison_draws_its_process_pairs() {
     let pairs = c.comparisons[0].process_pairs.len();
     assert!(pairs > 1);
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("c.html");
-    let o = vernier()
-        .arg("report")
-        .arg(&fixture)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let page = std::fs::read_to_string(&out).unwrap();
+    let page = report(&[&fixture], &dir.path().join("c.html"));
     assert_self_contained(&page);
     assert_one_svg_per_figure(&page);
     assert_eq!(plots(&page, "comparisons"), 1);
@@ -386,13 +376,7 @@ fn a_live_comparison_draws_its_process_pairs() {
 fn the_report_never_replaces_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let same = dir.path().join("r.json");
-    let o = vernier()
-        .args(["demo", "--quick", "--json"])
-        .arg(&same)
-        .arg("--html")
-        .arg(&same)
-        .output()
-        .unwrap();
+    let o = quick_demo(&same, &same);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("name the same file"));
     assert!(!same.exists(), "nothing was measured");

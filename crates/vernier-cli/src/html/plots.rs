@@ -7,6 +7,7 @@
 //! Long series are decimated for drawing: see [`decimate`].
 
 use anyhow::{anyhow, Result};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -228,6 +229,37 @@ where
         .draw())
 }
 
+type LinearChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The frame the plots with two linear axes share: the title, the axes with their
+/// descriptions (units in them), no minor grid lines.
+fn linear_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+    (x_desc, y_desc): (&str, &str),
+    y_format: Option<&dyn Fn(&f64) -> String>,
+) -> Result<LinearChart<'a, 'b>> {
+    let mut chart = e(ChartBuilder::on(root)
+        .caption(title, (FONT, CAPTION))
+        .margin(8)
+        .x_label_area_size(42)
+        .y_label_area_size(62)
+        .build_cartesian_2d(x0..x1, y0..y1))?;
+    let mut mesh = chart.configure_mesh();
+    mesh.light_line_style(WHITE.mix(0.0))
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style((FONT, LABEL));
+    if let Some(f) = y_format {
+        mesh.y_label_formatter(f);
+    }
+    e(mesh.draw())?;
+    Ok(chart)
+}
+
 /// The samples over time: per-iteration time of each sample against when it ended, by kind,
 /// with the boundaries between processes (solid) and rounds (light) as vertical lines. The
 /// scale stops at `y_max_ns` (chosen by the caller from the steady samples); samples above it
@@ -256,19 +288,9 @@ pub fn time_series(p: &TimeSeries) -> Result<String> {
     let x_max = drawn.iter().map(|q| q.x).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, x_max, 0.02);
     svg(|root| {
-        let mut chart = e(ChartBuilder::on(root)
-            .caption(p.title, (FONT, CAPTION))
-            .margin(8)
-            .x_label_area_size(42)
-            .y_label_area_size(62)
-            .build_cartesian_2d(0.0..x1, y0..y1))?;
-        e(chart
-            .configure_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .x_desc("time since the benchmark started (s)")
-            .y_desc(format!("time per iteration ({})", u.name))
-            .label_style((FONT, LABEL))
-            .draw())?;
+        let y_desc = format!("time per iteration ({})", u.name);
+        let x_desc = "time since the benchmark started (s)";
+        let mut chart = linear_chart(root, p.title, (0.0, x1), (y0, y1), (x_desc, &y_desc), None)?;
         let vline = |x: f64| PathElement::new(vec![(x, y0), (x, y1)], ROUND.stroke_width(1));
         e(chart.draw_series(p.round_starts.iter().map(|&x| vline(x))))?;
         let has_processes = !p.process_starts.is_empty();
@@ -379,20 +401,16 @@ pub fn histogram(h: &Histogram) -> Result<String> {
     let x1 = bins.last().map(|b| b.1).unwrap_or(1.0);
     let top = bins.iter().map(|b| b.2).max().unwrap_or(1).max(1) as f64 * (1.0 + HEADROOM);
     svg(|root| {
-        let mut chart = e(ChartBuilder::on(root)
-            .caption(h.title, (FONT, CAPTION))
-            .margin(8)
-            .x_label_area_size(42)
-            .y_label_area_size(62)
-            .build_cartesian_2d(x0..x1, 0.0..top))?;
-        e(chart
-            .configure_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .x_desc(format!("time per iteration ({})", u.name))
-            .y_desc("samples")
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .label_style((FONT, LABEL))
-            .draw())?;
+        let x_desc = format!("time per iteration ({})", u.name);
+        let whole = |y: &f64| format!("{y:.0}");
+        let mut chart = linear_chart(
+            root,
+            h.title,
+            (x0, x1),
+            (0.0, top),
+            (&x_desc, "samples"),
+            Some(&whole),
+        )?;
         let [lo, hi] = h.ci95_ns;
         if lo.is_finite() && hi.is_finite() {
             e(chart.draw_series(std::iter::once(Rectangle::new(
@@ -755,19 +773,11 @@ pub fn pair_ratios(p: &PairRatios) -> Result<String> {
     let x_max = drawn.iter().map(|q| q.x).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, x_max, 0.02);
     svg(|root| {
-        let mut chart = e(ChartBuilder::on(root)
-            .caption(p.title, (FONT, CAPTION))
-            .margin(8)
-            .x_label_area_size(42)
-            .y_label_area_size(62)
-            .build_cartesian_2d(0.0..x1, y0..y1))?;
-        e(chart
-            .configure_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .x_desc("time since the comparison started (s)")
-            .y_desc("ratio NEW/OLD of one pair")
-            .label_style((FONT, LABEL))
-            .draw())?;
+        let desc = (
+            "time since the comparison started (s)",
+            "ratio NEW/OLD of one pair",
+        );
+        let mut chart = linear_chart(root, p.title, (0.0, x1), (y0, y1), desc, None)?;
         e(chart.draw_series(std::iter::once(Rectangle::new(
             [(0.0, 1.0 - p.threshold), (x1, 1.0 + p.threshold)],
             BAND.mix(0.25).filled(),
