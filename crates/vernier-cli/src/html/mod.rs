@@ -55,13 +55,22 @@ pub fn write_result(path: &Path, file: &ResultFile, pairs: Option<&ComparisonFil
         file: Box::new(file.clone()),
         comparison: pairs.cloned().map(Box::new),
     };
-    write(path, &page(&[("this run".into(), doc)]))
+    write(path, &page(&[(this_command(), doc)]))
 }
 
 /// The report of a comparison just made.
 pub fn write_comparison(path: &Path, file: &ComparisonFile) -> Result<()> {
     let doc = Doc::Comparison(Box::new(file.clone()));
-    write(path, &page(&[("this comparison".into(), doc)]))
+    write(path, &page(&[(this_command(), doc)]))
+}
+
+/// The command line that made the run, as the report's name for it.
+fn this_command() -> String {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    format!("vernier {}", args.join(" "))
 }
 
 /// After a run whose result is already kept: write its report, or say why it could not be
@@ -197,8 +206,9 @@ fn page(docs: &[(String, Doc)]) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n\
-         <p class=\"meta\">vernier {} · medians with their 95 % intervals; every plot is drawn \
-         from the file's raw samples.</p>\n",
+         <p class=\"meta\">vernier {} · every figure with its 95 % interval, as the files \
+         hold it; the plots of samples and pairs are drawn from the raw samples the files \
+         keep.</p>\n",
         esc(&title),
         esc(&title),
         env!("CARGO_PKG_VERSION")
