@@ -153,14 +153,22 @@ fn demo_html_has_every_plot_and_stays_small() {
 
     // The same report from the file, beside a comparison and a history.
     let cmp = dir.path().join("cmp.json");
+    let cmp_html = dir.path().join("cmp.html");
     let o = vernier()
         .args(["compare", "--json"])
         .arg(&cmp)
+        .arg("--html")
+        .arg(&cmp_html)
         .arg(&json)
         .arg(&json)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
+    let cmp_page = std::fs::read_to_string(&cmp_html).unwrap();
+    assert_self_contained(&cmp_page);
+    assert_one_svg_per_figure(&cmp_page);
+    assert!(cmp_page.contains("Comparison: vernier compare"));
+    assert_eq!(plots(&cmp_page, "comparisons"), 1);
     let out = dir.path().join("all.html");
     let all = report(&[&json, &cmp, &fixture("history.json")], &out);
     assert_self_contained(&all);
@@ -380,6 +388,19 @@ fn the_report_never_replaces_the_result() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("name the same file"));
     assert!(!same.exists(), "nothing was measured");
+    // Nor does `report -o` replace one of its inputs.
+    let input = fixture("history.json");
+    let before = std::fs::read(&input).unwrap();
+    let o = vernier()
+        .arg("report")
+        .arg(&input)
+        .arg("-o")
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("would replace it"));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
 }
 
 #[test]

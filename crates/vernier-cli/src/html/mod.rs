@@ -34,6 +34,19 @@ pub struct ReportArgs {
 /// `vernier report FILE… -o OUT.html`.
 pub fn report_command(a: &ReportArgs) -> Result<i32> {
     vernier::result::check_destination(&a.output).map_err(|e| anyhow::anyhow!("-o {e}"))?;
+    let out = std::fs::canonicalize(&a.output).ok();
+    if let Some(f) = a
+        .files
+        .iter()
+        .find(|f| out.is_some() && std::fs::canonicalize(f).ok() == out)
+    {
+        bail!(
+            "-o {} is one of the files to report on ({}): the report would replace it; give \
+             the report its own name, such as report.html",
+            a.output.display(),
+            f.display()
+        );
+    }
     let docs = a
         .files
         .iter()
