@@ -159,13 +159,23 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>) -> Result<String> {
+    svg_sized((WIDTH, HEIGHT), draw)
+}
+
+/// One plot of `size` pixels. Should the plotting library panic on some data, the plot is
+/// not drawn and the report says so; the rest of the report stands.
+fn svg_sized(
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+) -> Result<String> {
     let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
         draw(&root)?;
-        root.present().map_err(|e| anyhow!("{e}"))?;
-    }
+        root.present().map_err(|e| anyhow!("{e}"))
+    }))
+    .map_err(|_| anyhow!("the plotting library failed on this data"))??;
     Ok(compact(&out))
 }
 
@@ -678,12 +688,9 @@ pub fn forest(title: &str, rows: &[Estimate], threshold: f64) -> Result<String> 
         .max()
         .unwrap_or(4);
     let height = (70 + 26 * n as u32).max(140);
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (WIDTH + 160, height)).into_drawing_area();
-        e(root.fill(&WHITE))?;
+    svg_sized((WIDTH + 160, height), |root| {
         let labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
-        let mut chart = e(ChartBuilder::on(&root)
+        let mut chart = e(ChartBuilder::on(root)
             .caption(title, (FONT, CAPTION))
             .margin(8)
             .x_label_area_size(42)
@@ -692,7 +699,11 @@ pub fn forest(title: &str, rows: &[Estimate], threshold: f64) -> Result<String> 
         let fmt = |y: &f64| {
             let i = y.round();
             if (y - i).abs() < 1e-6 && i >= 0.0 {
-                labels.get(n - 1 - i as usize).cloned().unwrap_or_default()
+                (n - 1)
+                    .checked_sub(i as usize)
+                    .and_then(|k| labels.get(k))
+                    .cloned()
+                    .unwrap_or_default()
             } else {
                 String::new()
             }
@@ -726,9 +737,8 @@ pub fn forest(title: &str, rows: &[Estimate], threshold: f64) -> Result<String> 
                 e(chart.draw_series(std::iter::once(Circle::new((r.value, y), 5, c.filled()))))?;
             }
         }
-        e(root.present())?;
-    }
-    Ok(compact(&out))
+        Ok(())
+    })
 }
 
 /// A threshold or share as a percentage without trailing zeros: 0.005 → "0.5".
@@ -897,6 +907,61 @@ mod tests {
         assert_eq!(inside + outside, s.len());
         assert!(outside >= 1, "the far sample is outside the range");
         assert!(b[0].0 <= 100.0, "the minimum is in range");
+    }
+
+    #[test]
+    fn degenerate_data_still_draws() {
+        let one = [Point {
+            x: 0.0,
+            y: 5.0,
+            kind: Kind::Measure,
+        }];
+        let unit = Unit::for_ns(5.0);
+        let ts = TimeSeries {
+            title: "one sample",
+            points: &one,
+            process_starts: &[],
+            round_starts: &[],
+            y_max_ns: 5.0,
+            unit,
+        };
+        assert!(time_series(&ts).unwrap().contains("<circle"));
+        let h = Histogram {
+            title: "one value",
+            sorted_ns: &[5.0],
+            median_ns: 5.0,
+            min_ns: 5.0,
+            ci95_ns: [f64::NAN, f64::NAN],
+            unit,
+        };
+        assert!(histogram(&h).is_ok());
+        let l = Linearity {
+            title: "no fit",
+            points: &[Point {
+                x: 10.0,
+                y: 50.0,
+                kind: Kind::Calibration,
+            }],
+            slope_ns: f64::NAN,
+            intercept_ns: f64::NAN,
+        };
+        assert!(linearity(&l).is_ok());
+        let nan = Estimate {
+            label: "x".into(),
+            value: f64::NAN,
+            ci: [f64::NAN; 2],
+            tone: 3,
+        };
+        assert!(forest("nan", &[nan.clone()], 0.005).is_ok());
+        let iv = Intervals {
+            title: "one",
+            x_desc: "x",
+            y_desc: "y".into(),
+            items: &[nan],
+            reference: None,
+            marks: &[(0, "here".into())],
+        };
+        assert!(intervals(&iv).is_ok());
     }
 
     #[test]
