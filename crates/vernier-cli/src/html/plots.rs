@@ -952,7 +952,7 @@ mod tests {
             ci: [f64::NAN; 2],
             tone: 3,
         };
-        assert!(forest("nan", &[nan.clone()], 0.005).is_ok());
+        assert!(forest("nan", std::slice::from_ref(&nan), 0.005).is_ok());
         let iv = Intervals {
             title: "one",
             x_desc: "x",
