@@ -21,15 +21,21 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `vernier demo --quick --json JSON --html HTML`.
-fn quick_demo(json: &Path, html: &Path) -> std::process::Output {
+/// `vernier demo OPTIONS --json JSON --html HTML`.
+fn demo(options: &[&str], json: &Path, html: &Path) -> std::process::Output {
     vernier()
-        .args(["demo", "--quick", "--json"])
+        .arg("demo")
+        .args(options)
+        .arg("--json")
         .arg(json)
         .arg("--html")
         .arg(html)
         .output()
         .unwrap()
+}
+
+fn quick_demo(json: &Path, html: &Path) -> std::process::Output {
+    demo(&["--quick"], json, html)
 }
 
 /// `vernier report FILES -o OUT`, which must succeed; the page.
@@ -89,13 +95,7 @@ fn demo_html_has_every_plot_and_stays_small() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("demo.json");
     let html = dir.path().join("demo.html");
-    let o = vernier()
-        .args(["demo", "--quick", "--counters", "none", "--json"])
-        .arg(&json)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
+    let o = demo(&["--quick", "--counters", "none"], &json, &html);
     assert!(o.status.success(), "{}", text(&o));
     let file = ResultFile::load(&json).unwrap();
     let page = std::fs::read_to_string(&html).unwrap();
@@ -412,19 +412,11 @@ fn counted_results_get_their_counts_not_timing_plots() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("i.json");
     let html = dir.path().join("i.html");
-    let o = vernier()
-        .args([
-            "demo",
-            "--instructions",
-            "--filter",
-            "^(add|sqrt)$",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
+    let o = demo(
+        &["--instructions", "--filter", "^(add|sqrt)$"],
+        &json,
+        &html,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let page = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&page);
