@@ -468,6 +468,10 @@ pub fn run_instructions(
     if let Some(s) = session.take() {
         s.finish(ctl.timeout);
     }
+    let html_failed = common.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, None);
+        !crate::html::write_or_warn(p, written, common.json.as_deref())
+    });
     println!("\n{}", report::instructions_legend(style));
     println!(
         "{version} · callgrind, collection on inside `{}` only · empty loop {} instructions/iter · {} benchmarks in {:.1} s{}",
@@ -480,7 +484,7 @@ pub fn run_instructions(
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 || html_failed { 1 } else { 0 })
 }
 
 /// "counting NAME (k of n, t s)" on stderr while a benchmark is counted: on a terminal one

@@ -394,6 +394,11 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     progress.clear();
     known.record(&file);
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = c.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, pairs.as_ref());
+        !crate::html::write_or_warn(p, written, c.json.as_deref())
+    });
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {
         println!("{c}");
@@ -415,7 +420,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(0)
+    Ok(if html_failed { 1 } else { 0 })
 }
 
 #[cfg(test)]

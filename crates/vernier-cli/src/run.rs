@@ -466,6 +466,11 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     }
     known.record(&file);
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = a.common.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, None);
+        !crate::html::write_or_warn(p, written, a.common.json.as_deref())
+    });
     print!("\n{}", report::header(&file.timer, &file.harness, style));
     if let Some(c) = report::counters_header(&file.harness, style) {
         println!("{c}");
@@ -483,7 +488,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 || html_failed { 1 } else { 0 })
 }
 
 /// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)
