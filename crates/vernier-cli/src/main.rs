@@ -5,6 +5,7 @@ mod analyze;
 mod compare;
 mod counted;
 mod demo;
+mod history;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
@@ -49,6 +50,9 @@ enum Command {
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
     Load(load::LoadArgs),
+    /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
+    /// check` exits 2 when the newest commit sits in a new, slower segment.
+    History(history::command::HistoryArgs),
     /// Start a worker with the given process controls and print what it reports about itself
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
@@ -87,6 +91,8 @@ pub struct Common {
     /// mispredictions per iteration under valgrind (callgrind) instead of timing.
     #[arg(long)]
     instructions: bool,
+    #[command(flatten)]
+    save: history::SaveArgs,
 }
 
 impl Common {
@@ -173,6 +179,11 @@ fn run(cli: Cli) -> Result<i32> {
     if let Some(path) = json {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
     }
+    if let Command::Demo(c) | Command::Run(run::RunArgs { common: c, .. }) = &cli.command {
+        if c.save.save && c.instructions {
+            bail!("--save keeps timed runs; --instructions counts are not stored in the history");
+        }
+    }
     match cli.command {
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
@@ -181,6 +192,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
+        Command::History(a) => history::command::history_command(&a),
         Command::DemoWorker => {
             if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
                 bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");

@@ -1,0 +1,329 @@
+//! Change points in a benchmark's series of runs: where its time shifted, by how much, and
+//! with what confidence.
+//!
+//! The method is Hunter's (MongoDB's signal processing, now Apache Otava): E-Divisive means
+//! (Matteson & James 2014, with α = 1) proposes the split of a segment that most separates
+//! the two sides' distributions, and a Student's t-test (Welch) on the two sides decides
+//! whether the split is real; accepted splits are searched again on each side (binary
+//! segmentation) until no split passes. Hunter replaced E-Divisive's permutation test by the
+//! t-test because the permutation test is random (two runs of `history` could disagree) and
+//! cannot be confident on short series: with 4 runs before and 3 after a step, no more than
+//! 2 of the 35 ways to arrange them are as extreme, so its p-value never falls below 0.057.
+//! See `docs/history.md`.
+//!
+//! Pure: a series in, change points out. The series is taken on the log scale, so shifts are
+//! ratios and the interval of a shift is an interval of a ratio.
+
+use vernier::compare_stats::{student_t_quantile, student_t_sf};
+
+/// Fewest runs on each side of a change point: one odd run is not a change point (it cannot
+/// make a segment of its own), and a t-test needs a spread on each side.
+pub const MIN_SEGMENT: usize = 2;
+/// Largest p-value of the t-test for a split to be accepted: a change point is claimed with at
+/// least 99 % confidence. Stricter than 5 % because a history is scanned for many benchmarks
+/// and many splits at once; looser than Otava's 0.001 so that 4 runs before and 3 after a 10 %
+/// step on a noisy machine (1–2 % between runs) are still found.
+pub const MAX_P_VALUE: f64 = 0.01;
+
+/// One run in a series: its per-iteration median and 95 % interval, and whether it may take
+/// part in detection (a `core-slowed` or failed run is shown but is not evidence).
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub median_ns: f64,
+    pub ci95_ns: [f64; 2],
+    pub usable: bool,
+}
+
+/// A change point: the index (in the series given) of the first run of the new segment, the
+/// ratio of the new segment's typical time to the old one's (geometric means of the runs'
+/// medians) with its 95 % interval, and the confidence of the split (1 − p of the t-test).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangePoint {
+    pub index: usize,
+    pub ratio: f64,
+    pub ci95: [f64; 2],
+    pub confidence: f64,
+}
+
+/// The change points of a series, in order. Runs not `usable` are skipped by the detection
+/// (a change point never sits on one of them; it is placed at the first usable run of the new
+/// segment) and do not weigh in the ratios.
+pub fn detect(series: &[Point]) -> Vec<ChangePoint> {
+    let idx: Vec<usize> = (0..series.len())
+        .filter(|&i| {
+            let p = &series[i];
+            p.usable && p.median_ns.is_finite() && p.median_ns > 0.0
+        })
+        .collect();
+    let x: Vec<f64> = idx.iter().map(|&i| series[i].median_ns.ln()).collect();
+    // Each run's own uncertainty on the log scale (σ from its 95 % interval): the spread
+    // between runs is never taken as smaller than what the runs themselves claim.
+    let own: Vec<f64> = idx
+        .iter()
+        .map(|&i| {
+            let [lo, hi] = series[i].ci95_ns;
+            if lo > 0.0 && hi > lo && lo.is_finite() && hi.is_finite() {
+                (hi.ln() - lo.ln()) / (2.0 * 1.96)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut splits = Vec::new();
+    segment(&x, &own, 0, x.len(), &mut splits);
+    splits.sort_unstable();
+    // Each accepted split is re-estimated against its neighbouring segments (its final
+    // ratio and confidence are those of the segments it separates).
+    let mut bounds = vec![0];
+    bounds.extend(splits.iter().copied());
+    bounds.push(x.len());
+    let mut out = Vec::new();
+    for k in 1..bounds.len() - 1 {
+        let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
+        if let Some(t) = welch(&x[a..b], &own[a..b], &x[b..c], &own[b..c])
+            .filter(|t| t.p <= MAX_P_VALUE)
+        {
+            out.push(ChangePoint {
+                index: idx[b],
+                ratio: t.diff.exp(),
+                ci95: [t.lo.exp(), t.hi.exp()],
+                confidence: 1.0 - t.p,
+            });
+        }
+    }
+    out
+}
+
+/// Binary segmentation of `x[start..end]`: the best E-Divisive split, kept when the t-test
+/// accepts it, then each side searched again.
+fn segment(x: &[f64], own: &[f64], start: usize, end: usize, out: &mut Vec<usize>) {
+    let Some(tau) = best_split(&x[start..end]).map(|t| start + t) else {
+        return;
+    };
+    match welch(&x[start..tau], &own[start..tau], &x[tau..end], &own[tau..end]) {
+        Some(t) if t.p <= MAX_P_VALUE => {
+            out.push(tau);
+            segment(x, own, start, tau, out);
+            segment(x, own, tau, end, out);
+        }
+        _ => {}
+    }
+}
+
+/// E-Divisive means (α = 1): the split τ maximising
+/// Q(τ) = m·k/(m+k) · (2/(m·k) Σ|aᵢ−bⱼ| − Σ_{i<j}|aᵢ−aⱼ|/C(m,2) − Σ_{i<j}|bᵢ−bⱼ|/C(k,2))
+/// with A = x[..τ] (m runs) and B = x[τ..] (k runs), both at least [`MIN_SEGMENT`] long.
+/// O(n²): the within-side sums are updated as τ moves.
+pub fn best_split(x: &[f64]) -> Option<usize> {
+    let n = x.len();
+    if n < 2 * MIN_SEGMENT {
+        return None;
+    }
+    // Σ over i<j of |xᵢ−xⱼ| for the whole segment, and each run's sum of distances to the rest.
+    let mut total = 0.0;
+    for i in 0..n {
+        for j in i + 1..n {
+            total += (x[i] - x[j]).abs();
+        }
+    }
+    let (mut within_a, mut within_b) = (0.0, total);
+    let mut best: Option<(usize, f64)> = None;
+    for tau in 1..n - MIN_SEGMENT + 1 {
+        // Move x[tau-1] from B to A.
+        let v = x[tau - 1];
+        let to_a: f64 = x[..tau - 1].iter().map(|&u| (u - v).abs()).sum();
+        let to_b: f64 = x[tau..].iter().map(|&u| (u - v).abs()).sum();
+        within_a += to_a;
+        within_b -= to_b;
+        if tau < MIN_SEGMENT {
+            continue;
+        }
+        let (m, k) = (tau as f64, (n - tau) as f64);
+        let cross = total - within_a - within_b;
+        let e = 2.0 * cross / (m * k)
+            - within_a / (m * (m - 1.0) / 2.0)
+            - within_b / (k * (k - 1.0) / 2.0);
+        let q = m * k / (m + k) * e;
+        if best.is_none_or(|(_, b)| q > b) {
+            best = Some((tau, q));
+        }
+    }
+    best.filter(|&(_, q)| q > 0.0).map(|(t, _)| t)
+}
+
+/// Welch's t-test of mean(b) − mean(a) on the log scale.
+struct Welch {
+    diff: f64,
+    lo: f64,
+    hi: f64,
+    p: f64,
+}
+
+fn welch(a: &[f64], own_a: &[f64], b: &[f64], own_b: &[f64]) -> Option<Welch> {
+    if a.len() < MIN_SEGMENT || b.len() < MIN_SEGMENT {
+        return None;
+    }
+    let (ma, va) = mean_var(a, own_a);
+    let (mb, vb) = mean_var(b, own_b);
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (sa, sb) = (va / na, vb / nb);
+    let se2 = sa + sb;
+    let diff = mb - ma;
+    if se2 <= 0.0 {
+        // No spread at all on either side (runs that claim no uncertainty): only an exact
+        // equality is no change.
+        let p = if diff == 0.0 { 1.0 } else { 0.0 };
+        return Some(Welch {
+            diff,
+            lo: diff,
+            hi: diff,
+            p,
+        });
+    }
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    let se = se2.sqrt();
+    let t = diff / se;
+    let p = (2.0 * student_t_sf(t.abs(), df)).min(1.0);
+    let q = student_t_quantile(0.975, df);
+    Some(Welch {
+        diff,
+        lo: diff - q * se,
+        hi: diff + q * se,
+        p,
+    })
+}
+
+/// Mean and variance of a side: the sample variance between its runs, but never less than
+/// the mean of the runs' own variances.
+fn mean_var(x: &[f64], own: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let between = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
+    let within = own.iter().map(|s| s * s).sum::<f64>() / n;
+    (m, between.max(within))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run with a ±0.3 % interval, its median wobbling deterministically by up to ±0.8 %.
+    fn run(base: f64, k: usize) -> Point {
+        let wobble = [0.0, 0.006, -0.004, 0.008, -0.007, 0.002, -0.001, 0.005, -0.006, 0.003];
+        let m = base * (1.0 + wobble[k % wobble.len()]);
+        Point {
+            median_ns: m,
+            ci95_ns: [m * 0.997, m * 1.003],
+            usable: true,
+        }
+    }
+
+    fn series(levels: &[f64]) -> Vec<Point> {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(k, &l)| run(l, k))
+            .collect()
+    }
+
+    #[test]
+    fn a_step_is_found_where_it_happened_with_its_ratio() {
+        let s = series(&[100.0, 100.0, 100.0, 100.0, 110.0, 110.0, 110.0]);
+        let cps = detect(&s);
+        assert_eq!(cps.len(), 1, "{cps:?}");
+        let c = &cps[0];
+        assert_eq!(c.index, 4);
+        assert!((c.ratio - 1.10).abs() < 0.01, "{c:?}");
+        assert!(c.ci95[0] < 1.10 && c.ci95[1] > 1.10, "{c:?}");
+        assert!(c.ci95[1] - c.ci95[0] < 0.06, "{c:?}");
+        assert!(c.confidence >= 1.0 - MAX_P_VALUE, "{c:?}");
+    }
+
+    #[test]
+    fn no_step_no_change_point() {
+        let s = series(&[100.0; 30]);
+        assert!(detect(&s).is_empty());
+    }
+
+    #[test]
+    fn one_odd_run_is_not_a_change_point() {
+        // In the middle, and as the newest run.
+        let mut levels = vec![100.0; 12];
+        levels[6] = 150.0;
+        assert!(detect(&series(&levels)).is_empty());
+        let mut levels = vec![100.0; 12];
+        levels[11] = 150.0;
+        assert!(detect(&series(&levels)).is_empty());
+    }
+
+    #[test]
+    fn core_slowed_runs_alone_make_no_change_point() {
+        let mut s = series(&[100.0; 10]);
+        for p in &mut s[6..] {
+            p.median_ns *= 1.8;
+            p.usable = false;
+        }
+        assert!(detect(&s).is_empty());
+        // With them usable, the same series has one at 6: the flag is what keeps it out.
+        for p in &mut s[6..] {
+            p.usable = true;
+        }
+        assert_eq!(detect(&s).iter().map(|c| c.index).collect::<Vec<_>>(), [6]);
+    }
+
+    #[test]
+    fn a_change_point_skips_unusable_runs() {
+        let mut s = series(&[100.0, 100.0, 100.0, 100.0, 90.0, 90.0, 90.0, 90.0]);
+        s[4].usable = false;
+        let cps = detect(&s);
+        assert_eq!(cps.len(), 1);
+        assert_eq!(cps[0].index, 5);
+        assert!(cps[0].ratio < 1.0);
+    }
+
+    #[test]
+    fn two_steps_both_found() {
+        let mut levels = vec![100.0; 8];
+        levels.extend([120.0; 8]);
+        levels.extend([100.0; 8]);
+        let cps = detect(&series(&levels));
+        assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), [8, 16]);
+        assert!(cps[0].ratio > 1.15 && cps[1].ratio < 0.87);
+    }
+
+    #[test]
+    fn best_split_matches_the_direct_formula() {
+        let x = [1.0, 1.2, 0.9, 3.0, 3.1, 2.8, 3.3];
+        let direct = |tau: usize| {
+            let (a, b) = x.split_at(tau);
+            let (m, k) = (a.len() as f64, b.len() as f64);
+            let mut cross = 0.0;
+            for u in a {
+                for v in b {
+                    cross += (u - v).abs();
+                }
+            }
+            let within = |s: &[f64]| {
+                let mut w = 0.0;
+                for i in 0..s.len() {
+                    for j in i + 1..s.len() {
+                        w += (s[i] - s[j]).abs();
+                    }
+                }
+                w / (s.len() * (s.len() - 1) / 2) as f64
+            };
+            m * k / (m + k) * (2.0 * cross / (m * k) - within(a) - within(b))
+        };
+        let best = (2..=x.len() - 2)
+            .max_by(|&i, &j| direct(i).total_cmp(&direct(j)))
+            .unwrap();
+        assert_eq!(best_split(&x), Some(best));
+        assert_eq!(best, 3);
+    }
+
+    #[test]
+    fn too_short_series_have_none() {
+        assert!(detect(&series(&[100.0, 200.0, 200.0])).is_empty());
+        assert!(detect(&[]).is_empty());
+    }
+}
