@@ -3,9 +3,11 @@
 //!
 //! The method is Hunter's (MongoDB's signal processing, now Apache Otava): E-Divisive means
 //! (Matteson & James 2014, with α = 1) proposes the split of a segment that most separates
-//! the two sides' distributions, and a Student's t-test (Welch) on the two sides decides
-//! whether the split is real; accepted splits are searched again on each side (binary
-//! segmentation) until no split passes. Hunter replaced E-Divisive's permutation test by the
+//! the two sides' distributions, and a Student's t-test on the two sides (variance pooled,
+//! Bonferroni-corrected for the candidate splits) decides whether the split is real; accepted
+//! splits are searched again on each side (binary segmentation) until no split passes. A block
+//! that differs from the runs on both sides of it (a regression later fixed), which no single
+//! split separates, is looked for too ([`best_bump`]). Hunter replaced E-Divisive's permutation test by the
 //! t-test because the permutation test is random (two runs of `history` could disagree) and
 //! cannot be confident on short series: with 4 runs before and 3 after a step, no more than
 //! 2 of the 35 ways to arrange them are as extreme, so its p-value never falls below 0.057.
@@ -80,7 +82,7 @@ pub fn detect(series: &[Point]) -> Vec<ChangePoint> {
     let mut out = Vec::new();
     for k in 1..bounds.len() - 1 {
         let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
-        if let Some(t) = welch(&x[a..b], &own[a..b], &x[b..c], &own[b..c])
+        if let Some(t) = ttest(&x[a..b], &own[a..b], &x[b..c], &own[b..c])
             .filter(|t| t.p <= MAX_P_VALUE)
         {
             out.push(ChangePoint {
@@ -95,19 +97,81 @@ pub fn detect(series: &[Point]) -> Vec<ChangePoint> {
 }
 
 /// Binary segmentation of `x[start..end]`: the best E-Divisive split, kept when the t-test
-/// accepts it, then each side searched again.
+/// accepts it, then each side searched again. When no single split is accepted, a block that
+/// differs from what surrounds it (a regression later fixed) is looked for: see [`best_bump`].
 fn segment(x: &[f64], own: &[f64], start: usize, end: usize, out: &mut Vec<usize>) {
-    let Some(tau) = best_split(&x[start..end]).map(|t| start + t) else {
-        return;
-    };
-    match welch(&x[start..tau], &own[start..tau], &x[tau..end], &own[tau..end]) {
-        Some(t) if t.p <= MAX_P_VALUE => {
-            out.push(tau);
-            segment(x, own, start, tau, out);
-            segment(x, own, tau, end, out);
+    if let Some(tau) = best_split(&x[start..end]).map(|t| start + t) {
+        if let Some(t) = ttest(&x[start..tau], &own[start..tau], &x[tau..end], &own[tau..end]) {
+            // The best of the candidate splits was tested: Bonferroni over them.
+            let candidates = (end - start + 1 - 2 * MIN_SEGMENT) as f64;
+            if t.p * candidates <= MAX_P_VALUE {
+                out.push(tau);
+                segment(x, own, start, tau, out);
+                segment(x, own, tau, end, out);
+                return;
+            }
         }
-        _ => {}
     }
+    if let Some((i, j)) = best_bump(&x[start..end], &own[start..end]) {
+        let (i, j) = (start + i, start + j);
+        out.push(i);
+        out.push(j);
+        segment(x, own, start, i, out);
+        segment(x, own, i, j, out);
+        segment(x, own, j, end, out);
+    }
+}
+
+/// The block `x[i..j]` (with at least [`MIN_SEGMENT`] runs inside and on each side) that
+/// differs most from the runs around it (largest t against the outer runs taken
+/// together), when that difference passes the t-test after a Bonferroni correction for the
+/// number of blocks tried. A single split cannot see such a block: either side of any one
+/// split mixes the block with runs like those around it.
+fn best_bump(x: &[f64], own: &[f64]) -> Option<(usize, usize)> {
+    let n = x.len();
+    if n < 3 * MIN_SEGMENT {
+        return None;
+    }
+    // Prefix sums of x, x² and the runs' own variances: each block's figures in O(1).
+    let mut s1 = vec![0.0; n + 1];
+    let mut s2 = vec![0.0; n + 1];
+    let mut so = vec![0.0; n + 1];
+    // Centred on the mean, so the sums of squares keep their precision.
+    let c = x.iter().sum::<f64>() / n as f64;
+    for k in 0..n {
+        let d = x[k] - c;
+        s1[k + 1] = s1[k] + d;
+        s2[k + 1] = s2[k] + d * d;
+        so[k + 1] = so[k] + own[k] * own[k];
+    }
+    let ss = |sum: f64, sq: f64, m: f64| (sq - sum * sum / m).max(0.0);
+    let own_all = so[n] / n as f64;
+    let mut best: Option<(usize, usize, f64)> = None;
+    let mut tried = 0usize;
+    for i in MIN_SEGMENT..=n - 2 * MIN_SEGMENT {
+        for j in i + MIN_SEGMENT..=n - MIN_SEGMENT {
+            tried += 1;
+            let m = (j - i) as f64;
+            let o = (n - (j - i)) as f64;
+            let (sm, qm) = (s1[j] - s1[i], s2[j] - s2[i]);
+            let (so_, qo) = (s1[n] - sm, s2[n] - qm);
+            let pooled = ((ss(sm, qm, m) + ss(so_, qo, o)) / (n as f64 - 2.0)).max(own_all);
+            let se = (pooled * (1.0 / m + 1.0 / o)).sqrt();
+            let t = if se > 0.0 {
+                (sm / m - so_ / o).abs() / se
+            } else {
+                0.0
+            };
+            if best.is_none_or(|(_, _, b)| t > b) {
+                best = Some((i, j, t));
+            }
+        }
+    }
+    let (i, j, _) = best?;
+    let outer: Vec<f64> = x[..i].iter().chain(&x[j..]).copied().collect();
+    let outer_own: Vec<f64> = own[..i].iter().chain(&own[j..]).copied().collect();
+    let t = ttest(&outer, &outer_own, &x[i..j], &own[i..j])?;
+    (t.p * tried as f64 <= MAX_P_VALUE).then_some((i, j))
 }
 
 /// E-Divisive means (α = 1): the split τ maximising
@@ -151,56 +215,49 @@ pub fn best_split(x: &[f64]) -> Option<usize> {
     best.filter(|&(_, q)| q > 0.0).map(|(t, _)| t)
 }
 
-/// Welch's t-test of mean(b) − mean(a) on the log scale.
-struct Welch {
+/// Student's t-test of mean(b) − mean(a) on the log scale, the variance pooled over both
+/// sides (the runs of one benchmark on one machine scatter alike before and after a change of
+/// code; pooling keeps a side of two runs that happen to agree from looking exact).
+struct TTest {
     diff: f64,
     lo: f64,
     hi: f64,
     p: f64,
 }
 
-fn welch(a: &[f64], own_a: &[f64], b: &[f64], own_b: &[f64]) -> Option<Welch> {
+fn ttest(a: &[f64], own_a: &[f64], b: &[f64], own_b: &[f64]) -> Option<TTest> {
     if a.len() < MIN_SEGMENT || b.len() < MIN_SEGMENT {
         return None;
     }
-    let (ma, va) = mean_var(a, own_a);
-    let (mb, vb) = mean_var(b, own_b);
     let (na, nb) = (a.len() as f64, b.len() as f64);
-    let (sa, sb) = (va / na, vb / nb);
-    let se2 = sa + sb;
+    let ma = a.iter().sum::<f64>() / na;
+    let mb = b.iter().sum::<f64>() / nb;
+    let ss = a.iter().map(|v| (v - ma).powi(2)).sum::<f64>()
+        + b.iter().map(|v| (v - mb).powi(2)).sum::<f64>();
+    let own = own_a.iter().chain(own_b).map(|s| s * s).sum::<f64>() / (na + nb);
+    let df = na + nb - 2.0;
+    let pooled = (ss / df).max(own);
+    let se = (pooled * (1.0 / na + 1.0 / nb)).sqrt();
     let diff = mb - ma;
-    if se2 <= 0.0 {
-        // No spread at all on either side (runs that claim no uncertainty): only an exact
-        // equality is no change.
+    if se <= 0.0 {
+        // No spread at all (runs that claim no uncertainty): only an exact equality is no
+        // change.
         let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        return Some(Welch {
+        return Some(TTest {
             diff,
             lo: diff,
             hi: diff,
             p,
         });
     }
-    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
-    let se = se2.sqrt();
-    let t = diff / se;
-    let p = (2.0 * student_t_sf(t.abs(), df)).min(1.0);
+    let p = (2.0 * student_t_sf((diff / se).abs(), df)).min(1.0);
     let q = student_t_quantile(0.975, df);
-    Some(Welch {
+    Some(TTest {
         diff,
         lo: diff - q * se,
         hi: diff + q * se,
         p,
     })
-}
-
-/// Mean and variance of a side: the sample variance between its runs, but never less than
-/// the mean of the runs' own variances.
-fn mean_var(x: &[f64], own: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let between = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
-    let within = own.iter().map(|s| s * s).sum::<f64>() / n;
-    (m, between.max(within))
 }
 
 #[cfg(test)]
@@ -292,8 +349,65 @@ mod tests {
     }
 
     #[test]
+    fn a_regression_later_fixed_gives_two_change_points() {
+        let mut levels = vec![100.0; 4];
+        levels.extend([110.0; 3]);
+        levels.extend([100.0; 3]);
+        let cps = detect(&series(&levels));
+        assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), [4, 7]);
+    }
+
+    /// Gaussian noise from a seeded generator (Box–Muller on a 64-bit LCG).
+    fn noisy(n: usize, sigma: f64, seed: u64) -> Vec<Point> {
+        let mut state = seed;
+        let mut uniform = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        (0..n)
+            .map(|_| {
+                let z = (-2.0 * uniform().ln()).sqrt()
+                    * (2.0 * std::f64::consts::PI * uniform()).cos();
+                let m = 100.0 * (sigma * z).exp();
+                Point {
+                    median_ns: m,
+                    ci95_ns: [m * 0.997, m * 1.003],
+                    usable: true,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pure_noise_makes_no_change_point() {
+        // Runs scattered by 1 % between them, around one level: long and short series.
+        let mut false_alarms = 0;
+        for seed in 1..=20 {
+            for n in [7, 30, 200] {
+                false_alarms += detect(&noisy(n, 0.01, seed)).len();
+            }
+        }
+        // 60 series, each searched with a 1 % risk per accepted split.
+        assert!(false_alarms <= 1, "{false_alarms} false change points");
+    }
+
+    #[test]
+    fn a_step_in_noise_is_found() {
+        let mut s = noisy(40, 0.01, 7);
+        for p in &mut s[25..] {
+            p.median_ns *= 1.05;
+        }
+        let cps = detect(&s);
+        assert_eq!(cps.len(), 1, "{cps:?}");
+        assert!((24..=26).contains(&cps[0].index), "{cps:?}");
+        assert!(cps[0].ci95[0] < 1.05 && cps[0].ci95[1] > 1.05, "{cps:?}");
+    }
+
+    #[test]
     fn best_split_matches_the_direct_formula() {
-        let x = [1.0, 1.2, 0.9, 3.0, 3.1, 2.8, 3.3];
+        let x: [f64; 7] = [1.0, 1.2, 0.9, 3.0, 3.1, 2.8, 3.3];
         let direct = |tau: usize| {
             let (a, b) = x.split_at(tau);
             let (m, k) = (a.len() as f64, b.len() as f64);
