@@ -43,8 +43,9 @@ pub struct SaveArgs {
 }
 
 /// Audit checks left out of the machine fingerprint: they describe the moment, not the
-/// machine (`load`: other processes running).
-pub const TRANSIENT_CHECKS: [&str; 1] = ["load"];
+/// machine (`load`: other processes running; `perf-sampling`: the kernel retunes the
+/// sampling rate by itself).
+pub const TRANSIENT_CHECKS: [&str; 2] = ["load", "perf-sampling"];
 
 /// Save `file` when `--save` was given; prints one line saying where, and how long it took.
 /// Called after the run's `--json` file is written, so a store that fails loses nothing.
@@ -85,25 +86,38 @@ pub fn short(c: &str) -> &str {
 /// The commit and branch: `--commit`/`--branch`, else git's view of the current directory.
 /// Prints a note when neither `--commit` nor git gives a commit.
 fn git_ref(args: &SaveArgs) -> (Option<String>, Option<String>) {
-    let git = |a: &[&str]| -> Option<String> {
-        let out = Command::new("git").args(a).output().ok()?;
-        let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (out.status.success() && !s.is_empty()).then_some(s)
+    let (commit, branch) = match (&args.commit, &args.branch) {
+        (Some(c), Some(b)) => (Some(c.clone()), Some(b.clone())),
+        _ => {
+            let (c, b) = git_head();
+            (args.commit.clone().or(c), args.branch.clone().or(b))
+        }
     };
-    let commit = args
-        .commit
-        .clone()
-        .or_else(|| git(&["rev-parse", "HEAD"]));
-    let branch = args
-        .branch
-        .clone()
-        .or_else(|| git(&["symbolic-ref", "--short", "-q", "HEAD"]));
     if commit.is_none() {
         eprintln!(
             "vernier: note: not in a git repository (or git is not installed) and no --commit \
              given: the run is saved without a commit; `history` places it by time"
         );
     }
+    (commit, branch)
+}
+
+/// The current directory's commit and branch (`None` for a detached HEAD), from one `git`.
+fn git_head() -> (Option<String>, Option<String>) {
+    let Ok(out) = Command::new("git")
+        .args(["rev-parse", "HEAD", "--abbrev-ref", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return (None, None);
+    };
+    if !out.status.success() {
+        return (None, None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let commit = lines.next().map(str::to_string);
+    let branch = lines.next().filter(|b| *b != "HEAD").map(str::to_string);
     (commit, branch)
 }
 

@@ -75,6 +75,8 @@ impl SqliteStore {
         )
         .map_err(|e| explain(path, e))?;
         conn.busy_timeout(LOCK_WAIT).map_err(|e| explain(path, e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| explain(path, e))?;
         let mut s = SqliteStore {
             conn,
             path: path.to_path_buf(),
@@ -84,8 +86,24 @@ impl SqliteStore {
     }
 
     fn migrate(&mut self, target: i64) -> Result<()> {
+        // Reading the version takes no write lock: a store already at the target version is
+        // read (by `history`) even where it cannot be written, and costs a save no commit.
+        let version = version_of(&self.conn, &self.path)?;
+        if version > store::SCHEMA_VERSION {
+            return Err(store::newer_schema(&self.path.display().to_string(), version));
+        }
+        if version >= target {
+            return Ok(());
+        }
+        if version == 0 {
+            // Write-ahead logging: `history` reads while a run is being saved, and a save
+            // commits with one sync of the log (`synchronous = NORMAL`, set per connection).
+            self.conn
+                .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+                .map_err(|e| explain(&self.path, e))?;
+        }
         // An immediate transaction takes the write lock first, so two processes creating the
-        // same store do not both run the migrations.
+        // same store do not both run the migrations (the version is read again under it).
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
