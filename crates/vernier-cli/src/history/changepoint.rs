@@ -144,30 +144,31 @@ fn best_bump(x: &[f64], own: &[f64]) -> Option<(usize, usize)> {
         s2[k + 1] = s2[k] + d * d;
         so[k + 1] = so[k] + own[k] * own[k];
     }
-    let ss = |sum: f64, sq: f64, m: f64| (sq - sum * sum / m).max(0.0);
-    let own_all = so[n] / n as f64;
-    let mut best: Option<(usize, usize, f64)> = None;
+    // Compared by t² = d²·m·o / (n·pooled), cross-multiplied (no division in the loop: the
+    // search is O(n²) and runs on every series without a single split).
+    let inv: Vec<f64> = (0..=n).map(|k| if k == 0 { 0.0 } else { 1.0 / k as f64 }).collect();
+    let inv_df = 1.0 / (n as f64 - 2.0);
+    let own_all = so[n] * inv[n];
+    // Best so far: (i, j, numerator d²·m·o, denominator pooled).
+    let mut best: Option<(usize, usize, f64, f64)> = None;
     let mut tried = 0usize;
     for i in MIN_SEGMENT..=n - 2 * MIN_SEGMENT {
         for j in i + MIN_SEGMENT..=n - MIN_SEGMENT {
             tried += 1;
-            let m = (j - i) as f64;
-            let o = (n - (j - i)) as f64;
+            let (m, o) = (j - i, n - (j - i));
             let (sm, qm) = (s1[j] - s1[i], s2[j] - s2[i]);
             let (so_, qo) = (s1[n] - sm, s2[n] - qm);
-            let pooled = ((ss(sm, qm, m) + ss(so_, qo, o)) / (n as f64 - 2.0)).max(own_all);
-            let se = (pooled * (1.0 / m + 1.0 / o)).sqrt();
-            let t = if se > 0.0 {
-                (sm / m - so_ / o).abs() / se
-            } else {
-                0.0
-            };
-            if best.is_none_or(|(_, _, b)| t > b) {
-                best = Some((i, j, t));
+            let (mm, mo) = (sm * inv[m], so_ * inv[o]);
+            let ss = (qm - sm * mm).max(0.0) + (qo - so_ * mo).max(0.0);
+            let pooled = (ss * inv_df).max(own_all);
+            let d = mm - mo;
+            let num = d * d * (m * o) as f64;
+            if pooled > 0.0 && best.is_none_or(|(_, _, bn, bd)| num * bd > bn * pooled) {
+                best = Some((i, j, num, pooled));
             }
         }
     }
-    let (i, j, _) = best?;
+    let (i, j, _, _) = best?;
     let outer: Vec<f64> = x[..i].iter().chain(&x[j..]).copied().collect();
     let outer_own: Vec<f64> = own[..i].iter().chain(&own[j..]).copied().collect();
     let t = ttest(&outer, &outer_own, &x[i..j], &own[i..j])?;

@@ -5,6 +5,7 @@ use super::series::{self, Series};
 use super::store::{self, Location};
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use std::io::Write as _;
 
 #[derive(Args, Clone, Debug)]
 #[command(args_conflicts_with_subcommands = false)]
@@ -109,10 +110,10 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
                 })
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&series::to_json(&all, mj.into()))?
-        );
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &series::to_json(&all, mj.into()))?;
+        writeln!(out)?;
+        out.flush()?;
         return Ok(0);
     }
     if used.len() > 1 {

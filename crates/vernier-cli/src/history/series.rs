@@ -7,7 +7,8 @@
 
 use super::changepoint::{self, ChangePoint};
 use super::store::StoredPoint;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The diagnostic code of runs shown but not used as evidence of a change.
@@ -122,56 +123,83 @@ pub fn regression(s: &Series) -> Option<&ChangePoint> {
     (!usable.is_empty() && usable.iter().all(|&i| i >= last.index)).then_some(last)
 }
 
-fn num(x: Option<f64>) -> Value {
-    x.filter(|v| v.is_finite()).map(Value::from).unwrap_or(Value::Null)
-}
-
 /// The contract's `history --json` document (with a few added fields: each point's `run`,
 /// `status` and `flags`, each change point's `index` and `run`, and the machines).
-pub fn to_json(series: &[Series], machines: Value) -> Value {
-    let series: Vec<Value> = series
+#[derive(Serialize)]
+pub struct HistoryJson<'a> {
+    pub series: Vec<SeriesJson<'a>>,
+    pub machines: Value,
+}
+
+#[derive(Serialize)]
+pub struct SeriesJson<'a> {
+    name: &'a str,
+    machine: &'a str,
+    points: Vec<PointJson<'a>>,
+    change_points: Vec<ChangeJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct PointJson<'a> {
+    commit: Option<&'a str>,
+    branch: Option<&'a str>,
+    time: &'a str,
+    median_ns: Option<f64>,
+    ci95_ns: [Option<f64>; 2],
+    run: i64,
+    status: &'a str,
+    flags: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ChangeJson<'a> {
+    commit: Option<&'a str>,
+    ratio: f64,
+    ci95: [f64; 2],
+    confidence: f64,
+    index: usize,
+    run: i64,
+}
+
+fn num(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| v.is_finite())
+}
+
+pub fn to_json(series: &[Series], machines: Value) -> HistoryJson<'_> {
+    let series = series
         .iter()
-        .map(|s| {
-            let points: Vec<Value> = s
+        .map(|s| SeriesJson {
+            name: &s.name,
+            machine: &s.machine,
+            points: s
                 .points
                 .iter()
-                .map(|p| {
-                    json!({
-                        "commit": p.commit,
-                        "branch": p.branch,
-                        "time": p.time,
-                        "median_ns": num(p.bench.median_ns),
-                        "ci95_ns": [num(p.bench.ci95_lo_ns), num(p.bench.ci95_hi_ns)],
-                        "run": p.run_id,
-                        "status": p.bench.status,
-                        "flags": p.bench.flags.split(',').filter(|f| !f.is_empty()).collect::<Vec<_>>(),
-                    })
+                .map(|p| PointJson {
+                    commit: p.commit.as_deref(),
+                    branch: p.branch.as_deref(),
+                    time: &p.time,
+                    median_ns: num(p.bench.median_ns),
+                    ci95_ns: [num(p.bench.ci95_lo_ns), num(p.bench.ci95_hi_ns)],
+                    run: p.run_id,
+                    status: &p.bench.status,
+                    flags: p.bench.flags.split(',').filter(|f| !f.is_empty()).collect(),
                 })
-                .collect();
-            let cps: Vec<Value> = s
+                .collect(),
+            change_points: s
                 .change_points
                 .iter()
-                .map(|c| {
-                    let p = &s.points[c.index];
-                    json!({
-                        "commit": p.commit,
-                        "ratio": c.ratio,
-                        "ci95": c.ci95,
-                        "confidence": c.confidence,
-                        "index": c.index,
-                        "run": p.run_id,
-                    })
+                .map(|c| ChangeJson {
+                    commit: s.points[c.index].commit.as_deref(),
+                    ratio: c.ratio,
+                    ci95: c.ci95,
+                    confidence: c.confidence,
+                    index: c.index,
+                    run: s.points[c.index].run_id,
                 })
-                .collect();
-            json!({
-                "name": s.name,
-                "machine": s.machine,
-                "points": points,
-                "change_points": cps,
-            })
+                .collect(),
         })
         .collect();
-    json!({"series": series, "machines": machines})
+    HistoryJson { series, machines }
 }
 
 #[cfg(test)]
@@ -250,7 +278,7 @@ mod tests {
         let s = &build(rows, None, None)[0];
         assert!(s.change_points.is_empty());
         assert!(regression(s).is_none());
-        let j = to_json(std::slice::from_ref(s), json!([]));
+        let j = serde_json::to_value(to_json(std::slice::from_ref(s), Value::Null)).unwrap();
         assert_eq!(j["series"][0]["points"][6]["flags"][0], CORE_SLOWED);
     }
 }

@@ -275,3 +275,68 @@ impl store::Store for SqliteStore {
             .map_err(|e| explain(&self.path, e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::Store as _;
+
+    fn indexes(conn: &Connection) -> Vec<String> {
+        let mut st = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_version_1_store_is_migrated_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        {
+            let s = SqliteStore::open_at_version(&path, 1).unwrap();
+            assert_eq!(version_of(&s.conn, &path).unwrap(), 1);
+            assert!(indexes(&s.conn).is_empty());
+            // A run as version 1 stored it.
+            s.conn
+                .execute_batch(
+                    "INSERT INTO machines VALUES ('m1', 'cpu', 2, '6.1', 'x86_64', 'h', '{}');
+                     INSERT INTO runs (time, commit_id, branch, machine_id, command, result)
+                       VALUES ('2026-01-01T00:00:00Z', 'abc', 'main', 'm1', 'run', '{}');
+                     INSERT INTO benchmarks VALUES (1, 'add', 'ok', 1.5, 1.4, 1.6, '');",
+                )
+                .unwrap();
+        }
+        let mut s = SqliteStore::open(&path).unwrap();
+        assert_eq!(version_of(&s.conn, &path).unwrap(), store::SCHEMA_VERSION);
+        assert_eq!(
+            indexes(&s.conn),
+            ["benchmarks_run", "runs_branch", "runs_commit"]
+        );
+        let points = s.points().unwrap();
+        assert_eq!(points.len(), 1);
+        assert_eq!(points[0].bench.median_ns, Some(1.5));
+        assert_eq!(points[0].commit.as_deref(), Some("abc"));
+        assert_eq!(s.runs_at("ab").unwrap().len(), 1);
+        assert_eq!(s.runs_at("main").unwrap().len(), 1);
+        assert!(s.runs_at("zz").unwrap().is_empty());
+        // Opening again changes nothing.
+        drop(s);
+        let s = SqliteStore::open(&path).unwrap();
+        assert_eq!(version_of(&s.conn, &path).unwrap(), store::SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn another_database_is_not_taken_for_a_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.sqlite");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE customers (id INTEGER)")
+            .unwrap();
+        let e = SqliteStore::open(&path).err().unwrap().to_string();
+        assert!(e.contains("not a vernier history store") && e.contains("customers"), "{e}");
+    }
+}
