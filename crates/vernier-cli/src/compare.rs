@@ -549,7 +549,10 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
                 );
                 if !warned {
                     warned = true;
-                    for (which, l, p) in [("OLD", old, &a.old), ("NEW", new, &a.new_path().to_path_buf())] {
+                    for (which, l, p) in [
+                        ("OLD", old, &a.old),
+                        ("NEW", new, &a.new_path().to_path_buf()),
+                    ] {
                         if l.debug_build() {
                             progress.clear();
                             eprintln!(

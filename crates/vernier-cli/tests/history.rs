@@ -27,8 +27,17 @@ fn kernels(chain_n: u32) -> PathBuf {
 /// `vernier run` of the `chain` kernel, saved at `commit`; the result file.
 fn run_saved(exe: &Path, db: &str, commit: &str, json: &Path) -> Value {
     let o = vernier()
-        .args(["run", "--quick", "--filter", "^chain$", "--counters", "none"])
-        .args(["--save", "--db", db, "--commit", commit, "--branch", "main", "--json"])
+        .args([
+            "run",
+            "--quick",
+            "--filter",
+            "^chain$",
+            "--counters",
+            "none",
+        ])
+        .args([
+            "--save", "--db", db, "--commit", commit, "--branch", "main", "--json",
+        ])
         .arg(json)
         .arg("--")
         .arg(exe)
@@ -72,7 +81,7 @@ fn change_points(db: &str) -> Vec<(String, f64, [f64; 2])> {
     let h: Value = serde_json::from_slice(&o.stdout).unwrap();
     let series = h["series"].as_array().unwrap();
     assert_eq!(series.len(), 1, "one machine, one benchmark: {h}");
-    assert_eq!(series[0]["points"].as_array().unwrap().len() >= 7, true);
+    assert!(series[0]["points"].as_array().unwrap().len() >= 7, "{h}");
     series[0]["change_points"]
         .as_array()
         .unwrap()
@@ -81,7 +90,10 @@ fn change_points(db: &str) -> Vec<(String, f64, [f64; 2])> {
             (
                 c["commit"].as_str().unwrap().to_string(),
                 c["ratio"].as_f64().unwrap(),
-                [c["ci95"][0].as_f64().unwrap(), c["ci95"][1].as_f64().unwrap()],
+                [
+                    c["ci95"][0].as_f64().unwrap(),
+                    c["ci95"][1].as_f64().unwrap(),
+                ],
             )
         })
         .collect()
@@ -156,10 +168,20 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|p| (p["commit"].clone(), p["median_ns"].clone(), p["ci95_ns"].clone()))
+            .map(|p| {
+                (
+                    p["commit"].clone(),
+                    p["median_ns"].clone(),
+                    p["ci95_ns"].clone(),
+                )
+            })
             .collect::<Vec<_>>()
     };
-    assert_eq!(figures(&db), figures(&pg.url), "the two stores hold the same history");
+    assert_eq!(
+        figures(&db),
+        figures(&pg.url),
+        "the two stores hold the same history"
+    );
     let (a, b) = (change_points(&db), change_points(&pg.url));
     assert_eq!(a.len(), b.len());
     assert!((a[0].1 - b[0].1).abs() < 1e-12 && a[0].0 == b[0].0);
@@ -177,7 +199,14 @@ fn compare_baseline_measures_new_against_the_stored_commit() {
     run_saved(&kernels(100), &db, "base", &dir.path().join("base.json"));
     let out = dir.path().join("cmp.json");
     let o = vernier()
-        .args(["compare", "--baseline", "base", "--quick", "--filter", "^chain$"])
+        .args([
+            "compare",
+            "--baseline",
+            "base",
+            "--quick",
+            "--filter",
+            "^chain$",
+        ])
         .args(["--db", &db, "--json"])
         .arg(&out)
         .arg(kernels(110))
@@ -217,7 +246,11 @@ fn save_fails_but_json_is_kept(db: &str, needle: &str) {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(needle), "expected '{needle}' in:\n{}", text(&o));
+    assert!(
+        err.contains(needle),
+        "expected '{needle}' in:\n{}",
+        text(&o)
+    );
     assert!(err.contains("result is intact"), "{}", text(&o));
     let r = vernier::result::load(&json).expect("the --json result is written and valid");
     assert_eq!(r.benchmarks.len(), 1);
@@ -239,7 +272,10 @@ fn a_corrupt_store_is_named_and_nothing_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
     std::fs::write(&path, vec![0x5a_u8; 8192]).unwrap();
-    save_fails_but_json_is_kept(&path.display().to_string(), "not a readable SQLite database");
+    save_fails_but_json_is_kept(
+        &path.display().to_string(),
+        "not a readable SQLite database",
+    );
     // Untouched.
     assert_eq!(std::fs::read(&path).unwrap(), vec![0x5a_u8; 8192]);
 }
@@ -285,7 +321,10 @@ fn history_of_a_missing_store_says_how_to_make_one() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no history store at") && err.contains("--save"), "{err}");
+    assert!(
+        err.contains("no history store at") && err.contains("--save"),
+        "{err}"
+    );
     let o = vernier()
         .args(["history", "--db", "mysql://x/y"])
         .output()
@@ -338,11 +377,19 @@ impl Postgres {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data");
         if root {
-            let uid = Command::new("id").args(["-u", "postgres"]).output().unwrap();
-            let gid = Command::new("id").args(["-g", "postgres"]).output().unwrap();
+            let uid = Command::new("id")
+                .args(["-u", "postgres"])
+                .output()
+                .unwrap();
+            let gid = Command::new("id")
+                .args(["-g", "postgres"])
+                .output()
+                .unwrap();
             let parse = |o: &Output| String::from_utf8_lossy(&o.stdout).trim().parse::<u32>();
             let (Ok(uid), Ok(gid)) = (parse(&uid), parse(&gid)) else {
-                eprintln!("skipped: running as root and there is no `postgres` user to run the server");
+                eprintln!(
+                    "skipped: running as root and there is no `postgres` user to run the server"
+                );
                 return None;
             };
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();

@@ -62,18 +62,12 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     .map_err(|e| anyhow::anyhow!("the stored baseline cannot be read: {e}"))?;
     let label = format!(
         "baseline {reference} (commit {} on {}, run {}, {})",
-        chosen
-            .commit
-            .as_deref()
-            .map(super::short)
-            .unwrap_or("none"),
+        chosen.commit.as_deref().map(super::short).unwrap_or("none"),
         chosen.branch.as_deref().unwrap_or("no branch"),
         chosen.run_id,
         chosen.time
     );
-    println!(
-        "Against {label}: unpaired (measured at different times; each side's own interval)."
-    );
+    println!("Against {label}: unpaired (measured at different times; each side's own interval).");
     let mut args = a.clone();
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
@@ -91,7 +85,11 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let tmp = std::env::temp_dir().join(format!("vernier-baseline-{}.json", std::process::id()));
     let mut cmd = Command::new(exe);
-    cmd.arg("run").arg("--json").arg(&tmp).arg("--counters").arg("none");
+    cmd.arg("run")
+        .arg("--json")
+        .arg(&tmp)
+        .arg("--counters")
+        .arg("none");
     if let Some(f) = &a.filter {
         cmd.arg("--filter").arg(f);
     }

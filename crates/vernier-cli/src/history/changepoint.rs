@@ -82,8 +82,8 @@ pub fn detect(series: &[Point]) -> Vec<ChangePoint> {
     let mut out = Vec::new();
     for k in 1..bounds.len() - 1 {
         let (a, b, c) = (bounds[k - 1], bounds[k], bounds[k + 1]);
-        if let Some(t) = ttest(&x[a..b], &own[a..b], &x[b..c], &own[b..c])
-            .filter(|t| t.p <= MAX_P_VALUE)
+        if let Some(t) =
+            ttest(&x[a..b], &own[a..b], &x[b..c], &own[b..c]).filter(|t| t.p <= MAX_P_VALUE)
         {
             out.push(ChangePoint {
                 index: idx[b],
@@ -101,7 +101,12 @@ pub fn detect(series: &[Point]) -> Vec<ChangePoint> {
 /// differs from what surrounds it (a regression later fixed) is looked for: see [`best_bump`].
 fn segment(x: &[f64], own: &[f64], start: usize, end: usize, out: &mut Vec<usize>) {
     if let Some(tau) = best_split(&x[start..end]).map(|t| start + t) {
-        if let Some(t) = ttest(&x[start..tau], &own[start..tau], &x[tau..end], &own[tau..end]) {
+        if let Some(t) = ttest(
+            &x[start..tau],
+            &own[start..tau],
+            &x[tau..end],
+            &own[tau..end],
+        ) {
             // The best of the candidate splits was tested: Bonferroni over them.
             let candidates = (end - start + 1 - 2 * MIN_SEGMENT) as f64;
             if t.p * candidates <= MAX_P_VALUE {
@@ -146,7 +151,9 @@ fn best_bump(x: &[f64], own: &[f64]) -> Option<(usize, usize)> {
     }
     // Compared by t² = d²·m·o / (n·pooled), cross-multiplied (no division in the loop: the
     // search is O(n²) and runs on every series without a single split).
-    let inv: Vec<f64> = (0..=n).map(|k| if k == 0 { 0.0 } else { 1.0 / k as f64 }).collect();
+    let inv: Vec<f64> = (0..=n)
+        .map(|k| if k == 0 { 0.0 } else { 1.0 / k as f64 })
+        .collect();
     let inv_df = 1.0 / (n as f64 - 2.0);
     let own_all = so[n] * inv[n];
     // Best so far: (i, j, numerator d²·m·o, denominator pooled).
@@ -267,7 +274,9 @@ mod tests {
 
     /// A run with a ±0.3 % interval, its median wobbling deterministically by up to ±0.8 %.
     fn run(base: f64, k: usize) -> Point {
-        let wobble = [0.0, 0.006, -0.004, 0.008, -0.007, 0.002, -0.001, 0.005, -0.006, 0.003];
+        let wobble = [
+            0.0, 0.006, -0.004, 0.008, -0.007, 0.002, -0.001, 0.005, -0.006, 0.003,
+        ];
         let m = base * (1.0 + wobble[k % wobble.len()]);
         Point {
             median_ns: m,
@@ -277,11 +286,7 @@ mod tests {
     }
 
     fn series(levels: &[f64]) -> Vec<Point> {
-        levels
-            .iter()
-            .enumerate()
-            .map(|(k, &l)| run(l, k))
-            .collect()
+        levels.iter().enumerate().map(|(k, &l)| run(l, k)).collect()
     }
 
     #[test]
@@ -369,8 +374,8 @@ mod tests {
         };
         (0..n)
             .map(|_| {
-                let z = (-2.0 * uniform().ln()).sqrt()
-                    * (2.0 * std::f64::consts::PI * uniform()).cos();
+                let z =
+                    (-2.0 * uniform().ln()).sqrt() * (2.0 * std::f64::consts::PI * uniform()).cos();
                 let m = 100.0 * (sigma * z).exp();
                 Point {
                     median_ns: m,

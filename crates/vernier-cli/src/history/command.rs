@@ -171,7 +171,11 @@ fn print_series(s: &Series, show_machine: bool) {
             let c = &s.change_points[k - 1];
             println!(
                 "    {} change at {}: ×{:.3} [{:.3}, {:.3}] (95 %), confidence {:.1} %",
-                if c.ratio > 1.0 { "▲ slower" } else { "▼ faster" },
+                if c.ratio > 1.0 {
+                    "▲ slower"
+                } else {
+                    "▼ faster"
+                },
                 commit_name(s.points[c.index].commit.as_deref()),
                 c.ratio,
                 c.ci95[0],

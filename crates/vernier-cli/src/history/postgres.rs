@@ -10,7 +10,7 @@ use std::time::Duration;
 /// How long to wait for the server to answer before calling it unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The advisory lock key taken while migrating ("vernier" in ASCII, as a number).
-const MIGRATION_LOCK: i64 = 0x7665_726e_6965_72;
+const MIGRATION_LOCK: i64 = 0x0076_6572_6e69_6572;
 
 pub struct PgStore {
     client: Client,

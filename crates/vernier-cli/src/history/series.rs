@@ -235,9 +235,15 @@ mod tests {
     #[test]
     fn machines_are_never_mixed() {
         let mut rows = step();
-        rows.extend(
-            (0..7).map(|i| row(100 + i, &format!("c{}", i + 1), "m2", 50.0 + i as f64 * 0.01, "")),
-        );
+        rows.extend((0..7).map(|i| {
+            row(
+                100 + i,
+                &format!("c{}", i + 1),
+                "m2",
+                50.0 + i as f64 * 0.01,
+                "",
+            )
+        }));
         let s = build(rows, None, None);
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].machine, "m1");
@@ -256,16 +262,25 @@ mod tests {
         // c2 run again after c7: it belongs before c3, not at the end.
         rows.push(row(8, "c2", "m1", 100.1, ""));
         let s = &build(rows, None, None)[0];
-        let order: Vec<&str> = s.points.iter().map(|p| p.commit.as_deref().unwrap()).collect();
+        let order: Vec<&str> = s
+            .points
+            .iter()
+            .map(|p| p.commit.as_deref().unwrap())
+            .collect();
         assert_eq!(order, ["c1", "c2", "c2", "c3", "c4", "c5", "c6", "c7"]);
-        assert_eq!(s.points[s.change_points[0].index].commit.as_deref(), Some("c5"));
+        assert_eq!(
+            s.points[s.change_points[0].index].commit.as_deref(),
+            Some("c5")
+        );
         assert!(regression(s).is_some());
     }
 
     #[test]
     fn a_fix_ends_the_regression() {
         let mut rows = step();
-        rows.extend((8..11).map(|i| row(i, &format!("c{i}"), "m1", 100.0 + (i % 2) as f64 * 0.3, "")));
+        rows.extend(
+            (8..11).map(|i| row(i, &format!("c{i}"), "m1", 100.0 + (i % 2) as f64 * 0.3, "")),
+        );
         let s = &build(rows, None, None)[0];
         assert_eq!(s.change_points.len(), 2, "{:?}", s.change_points);
         assert!(regression(s).is_none());

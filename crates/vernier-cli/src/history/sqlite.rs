@@ -33,7 +33,9 @@ fn explain(path: &Path, e: rusqlite::Error) -> anyhow::Error {
              of file): move it aside (the next --save starts a new store there), or give \
              another store with --db"
         ),
-        Some(ErrorCode::ReadOnly) | Some(ErrorCode::CannotOpen) | Some(ErrorCode::PermissionDenied) => {
+        Some(ErrorCode::ReadOnly)
+        | Some(ErrorCode::CannotOpen)
+        | Some(ErrorCode::PermissionDenied) => {
             anyhow::anyhow!(
                 "the history store {p} cannot be opened for writing ({e}): check the \
                  directory's permissions, or give another store with --db"
@@ -90,7 +92,10 @@ impl SqliteStore {
         // read (by `history`) even where it cannot be written, and costs a save no commit.
         let version = version_of(&self.conn, &self.path)?;
         if version > store::SCHEMA_VERSION {
-            return Err(store::newer_schema(&self.path.display().to_string(), version));
+            return Err(store::newer_schema(
+                &self.path.display().to_string(),
+                version,
+            ));
         }
         if version >= target {
             return Ok(());
@@ -110,7 +115,10 @@ impl SqliteStore {
             .map_err(|e| explain(&self.path, e))?;
         let version = version_of(&tx, &self.path)?;
         if version > store::SCHEMA_VERSION {
-            return Err(store::newer_schema(&self.path.display().to_string(), version));
+            return Err(store::newer_schema(
+                &self.path.display().to_string(),
+                version,
+            ));
         }
         for v in version + 1..=target {
             for sql in store::migration(v as usize, Dialect::Sqlite) {
@@ -337,6 +345,9 @@ mod tests {
             .execute_batch("CREATE TABLE customers (id INTEGER)")
             .unwrap();
         let e = SqliteStore::open(&path).err().unwrap().to_string();
-        assert!(e.contains("not a vernier history store") && e.contains("customers"), "{e}");
+        assert!(
+            e.contains("not a vernier history store") && e.contains("customers"),
+            "{e}"
+        );
     }
 }

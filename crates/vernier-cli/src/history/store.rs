@@ -122,7 +122,9 @@ impl Location {
                      give one with --db PATH or {DB_ENV}"
                 )
             })?;
-        Ok(Location::Sqlite(base.join("vernier").join("history.sqlite")))
+        Ok(Location::Sqlite(
+            base.join("vernier").join("history.sqlite"),
+        ))
     }
 
     /// For messages: the path, or the URL without its password.
