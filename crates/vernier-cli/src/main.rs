@@ -112,14 +112,18 @@ impl Common {
     }
 
     fn filter(&self) -> Result<Option<regex::Regex>> {
-        self.filter
-            .as_deref()
-            .map(|f| {
-                regex::Regex::new(f)
-                    .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-            })
-            .transpose()
+        parse_filter(self.filter.as_deref())
     }
+}
+
+/// A `--filter REGEX`, compiled; an invalid one is named.
+pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
+    filter
+        .map(|f| {
+            regex::Regex::new(f)
+                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
+        })
+        .transpose()
 }
 
 fn main() {

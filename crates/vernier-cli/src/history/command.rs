@@ -3,7 +3,7 @@
 
 use super::series::{self, Series};
 use super::store::{self, Location};
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::io::Write as _;
 
@@ -60,14 +60,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
         None => (a.query.clone(), false),
     };
-    let filter = q
-        .filter
-        .as_deref()
-        .map(|f| {
-            regex::Regex::new(f)
-                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-        })
-        .transpose()?;
+    let filter = crate::parse_filter(q.filter.as_deref())?;
     let loc = Location::resolve(q.db.as_deref())?;
     if let Location::Sqlite(p) = &loc {
         if !p.exists() {
