@@ -147,6 +147,7 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
     // The same results, saved into PostgreSQL (`compare A B --save` keeps B as measured),
     // give the same history.
     let Some(pg) = Postgres::start() else { return };
+    a_version_1_postgresql_store_is_migrated(&pg);
     for f in &files {
         let commit = f.file_name().unwrap().to_string_lossy()[..2].to_string();
         let o = vernier()
@@ -231,6 +232,54 @@ fn compare_baseline_measures_new_against_the_stored_commit() {
         "{}",
         text(&o)
     );
+}
+
+/// A store as version 1 made it (its tables, no index), with one run: `vernier history`
+/// migrates it to the current version and shows the run.
+fn a_version_1_postgresql_store_is_migrated(pg: &Postgres) {
+    let mut admin = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
+    admin.batch_execute("CREATE DATABASE v1").unwrap();
+    let url = pg.url.replace("/postgres", "/v1");
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(
+        "CREATE TABLE vernier_schema (version BIGINT NOT NULL);
+         INSERT INTO vernier_schema (version) VALUES (1);
+         CREATE TABLE machines (id TEXT PRIMARY KEY, cpu_model TEXT NOT NULL,
+           logical_cpus BIGINT NOT NULL, kernel TEXT NOT NULL, arch TEXT NOT NULL,
+           hostname TEXT NOT NULL, audit TEXT NOT NULL);
+         CREATE TABLE runs (id BIGSERIAL PRIMARY KEY, time TEXT NOT NULL, commit_id TEXT,
+           branch TEXT, machine_id TEXT NOT NULL REFERENCES machines(id),
+           command TEXT NOT NULL, result TEXT NOT NULL);
+         CREATE TABLE benchmarks (run_id BIGINT NOT NULL REFERENCES runs(id),
+           name TEXT NOT NULL, status TEXT NOT NULL, median_ns DOUBLE PRECISION,
+           ci95_lo_ns DOUBLE PRECISION, ci95_hi_ns DOUBLE PRECISION, flags TEXT NOT NULL);
+         INSERT INTO machines VALUES ('m1', 'cpu', 2, '6.1', 'x86_64', 'h', '{}');
+         INSERT INTO runs (time, commit_id, branch, machine_id, command, result)
+           VALUES ('2026-01-01T00:00:00Z', 'abc', 'main', 'm1', 'run', '{}');
+         INSERT INTO benchmarks VALUES (1, 'add', 'ok', 1.5, 1.4, 1.6, '');",
+    )
+    .unwrap();
+    let o = vernier()
+        .args(["history", "--json", "--db", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let h: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(h["series"][0]["points"][0]["median_ns"], 1.5);
+    let version: i64 = c
+        .query_one("SELECT version FROM vernier_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(version, 2);
+    let indexes: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE indexname IN \
+             ('runs_commit', 'runs_branch', 'benchmarks_run')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 3);
 }
 
 /// `vernier demo --quick --filter ^add$ --save --db DB --json JSON`: must fail with a message
