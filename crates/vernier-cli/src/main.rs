@@ -5,6 +5,7 @@ mod analyze;
 mod compare;
 mod counted;
 mod demo;
+mod history;
 mod html;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
@@ -52,6 +53,9 @@ enum Command {
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
     Load(load::LoadArgs),
+    /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
+    /// check` exits 2 when the newest commit sits in a new, slower segment.
+    History(history::command::HistoryArgs),
     /// Start a worker with the given process controls and print what it reports about itself
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
@@ -93,6 +97,8 @@ pub struct Common {
     /// mispredictions per iteration under valgrind (callgrind) instead of timing.
     #[arg(long)]
     instructions: bool,
+    #[command(flatten)]
+    save: history::SaveArgs,
 }
 
 impl Common {
@@ -112,14 +118,18 @@ impl Common {
     }
 
     fn filter(&self) -> Result<Option<regex::Regex>> {
-        self.filter
-            .as_deref()
-            .map(|f| {
-                regex::Regex::new(f)
-                    .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-            })
-            .transpose()
+        parse_filter(self.filter.as_deref())
     }
+}
+
+/// A `--filter REGEX`, compiled; an invalid one is named.
+pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
+    filter
+        .map(|f| {
+            regex::Regex::new(f)
+                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
+        })
+        .transpose()
 }
 
 fn main() {
@@ -196,6 +206,11 @@ fn run(cli: Cli) -> Result<i32> {
             );
         }
     }
+    if let Command::Demo(c) | Command::Run(run::RunArgs { common: c, .. }) = &cli.command {
+        if c.save.save && c.instructions {
+            bail!("--save keeps timed runs; --instructions counts are not stored in the history");
+        }
+    }
     match cli.command {
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
@@ -205,6 +220,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
+        Command::History(a) => history::command::history_command(&a),
         Command::DemoWorker => {
             if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
                 bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");

@@ -485,6 +485,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
     }
     println!("{}", report::legend(style));
+    crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
