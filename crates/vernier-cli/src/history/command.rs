@@ -38,6 +38,9 @@ pub struct QueryArgs {
     /// Print the history as JSON (the contract's `history --json`).
     #[arg(long)]
     pub json: bool,
+    /// Also write the history as an HTML report (each series plotted with its change points).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 impl QueryArgs {
@@ -48,6 +51,7 @@ impl QueryArgs {
             filter: self.filter.clone().or(outer.filter.clone()),
             machine: self.machine.clone().or(outer.machine.clone()),
             json: self.json || outer.json,
+            html: self.html.clone().or(outer.html.clone()),
         }
     }
 }
@@ -91,7 +95,10 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         .iter()
         .filter(|m| all.iter().any(|s| s.machine == m.id))
         .collect();
-    if q.json && !check {
+    if let Some(path) = &q.html {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
+    }
+    if (q.json || q.html.is_some()) && !check {
         let mj: Vec<serde_json::Value> = used
             .iter()
             .map(|m| {
@@ -103,11 +110,18 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
                 })
             })
             .collect();
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        serde_json::to_writer_pretty(&mut out, &series::to_json(&all, mj.into()))?;
-        writeln!(out)?;
-        out.flush()?;
-        return Ok(0);
+        let doc = series::to_json(&all, mj.into());
+        if let Some(path) = &q.html {
+            crate::html::write_history(path, &serde_json::to_value(&doc)?)?;
+            eprintln!("HTML report written to {}", path.display());
+        }
+        if q.json {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+            out.flush()?;
+            return Ok(0);
+        }
     }
     if used.len() > 1 {
         println!(

@@ -77,6 +77,14 @@ pub fn write_comparison(path: &Path, file: &ComparisonFile) -> Result<()> {
     write(path, &page(&[(this_command(), doc)]))
 }
 
+/// The report of a history (`vernier history --html`): `json` is what `history --json` prints.
+pub fn write_history(path: &Path, json: &Value) -> Result<()> {
+    let h: History = serde_json::from_value(json.clone())
+        .map_err(|e| anyhow::anyhow!("the history does not read as a history file: {e}"))?;
+    h.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write(path, &page(&[(this_command(), Doc::History(h))]))
+}
+
 /// The command line that made the run, as the report's name for it.
 fn this_command() -> String {
     let args: Vec<String> = std::env::args_os()
