@@ -32,6 +32,15 @@ pub struct RunArgs {
     pub common: Common,
     #[command(flatten)]
     pub process: ProcessArgs,
+    /// `cold`: evict the caches before every sample (outside the timed region), one iteration
+    /// per sample (docs/experiments.md). `hot` (the default): the caches as the loop leaves
+    /// them.
+    #[arg(long, value_name = "hot|cold", default_value = "hot")]
+    pub cache: crate::cold::CacheMode,
+    /// More detail: the disassembly of the measured loop of a benchmark flagged
+    /// `optimized-away` (as `vernier asm` shows it).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,
@@ -388,6 +397,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     };
     first.quit();
+    crate::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
     let known = crate::known_speed::KnownSpeed::load(&machine);
@@ -443,13 +453,21 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
         progress.clear();
         let an = analyze::analyze(&m, &ctx);
-        let r = BenchmarkResult::new(name, &m, &an, &|p| {
+        let mut r = BenchmarkResult::new(name, &m, &an, &|p| {
             pads.get(p as usize).copied().unwrap_or(0)
         });
+        crate::cold::adjust(a.cache, &mut r);
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
         println!("{}", report::row(&r, style));
+        if a.verbose
+            && r.diagnostics
+                .iter()
+                .any(|d| d.code == vernier::diagnostic::Code::OptimizedAway)
+        {
+            print!("{}", crate::asm::for_benchmark(&program, &args, i));
+        }
         file.benchmarks.push(r);
         if !batch_costs.is_empty() {
             file.harness.runner_batch_cost_ns = Some(vernier::stats::median(&batch_costs));
@@ -474,6 +492,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
     }
     println!("{}", report::legend(style));
+    crate::cold::note(a.cache, &file);
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
