@@ -1,0 +1,60 @@
+//! The seeds' experiments with the Rust harness (issue 15): a square root's throughput and
+//! latency, and a pointer chase through 8 KiB, hot and with cold caches. Standalone, or a
+//! worker under `vernier run` (`--cache cold` evicts the caches before every sample) and
+//! `vernier asm`.
+
+use vernier::black_box;
+
+/// 8 KiB of 64-byte lines, a random cycle through 16 of them (one per 512 bytes).
+const LINES: usize = 128;
+const HOPS: usize = 16;
+const STRIDE: usize = 64 / 8;
+
+fn chase_buffer() -> (Vec<usize>, usize) {
+    let mut rng = vernier::Rng::new(42);
+    let order: Vec<usize> = (0..HOPS)
+        .map(|i| i * (LINES / HOPS) + (rng.next_u64() as usize) % (LINES / HOPS))
+        .collect();
+    let mut buf = vec![0usize; LINES * STRIDE];
+    for i in 0..HOPS {
+        buf[order[i] * STRIDE] = order[(i + 1) % HOPS] * STRIDE;
+    }
+    (buf, order[0] * STRIDE)
+}
+
+fn main() {
+    let mut suite = vernier::Suite::from_args();
+    suite.bench("sqrt", || black_box(4.2f64).sqrt());
+    suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
+    let (buf, start) = chase_buffer();
+    let hot = buf.clone();
+    suite.bench_latency("chase 16 loads in 8 KiB", start, move |mut p| {
+        for _ in 0..HOPS {
+            p = hot[p];
+        }
+        p
+    });
+    suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
+        let mut p = black_box(start);
+        for _ in 0..HOPS {
+            p = buf[p];
+        }
+        p
+    });
+    // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone.
+    if std::env::var_os(vernier::checkpoint::JSON_ENV).is_some()
+        && std::env::var_os(vernier::protocol::FDS_ENV).is_none()
+    {
+        vernier::checkpoint("start");
+        let v: Vec<Vec<u8>> = (0..1 << 14).map(|_| vec![1u8; 1024]).collect();
+        vernier::checkpoint("allocate 16 MiB");
+        black_box(v.iter().map(|x| x[0] as u64).sum::<u64>());
+        vernier::checkpoint("read them");
+        if let Err(e) = vernier::checkpoint_summary() {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    suite.finish();
+}
