@@ -39,6 +39,9 @@ pub struct LoopFunction {
     pub symbol: String,
 }
 
+/// Instructions shown before and after the loop of the iterations in `run -v`.
+const COMPACT_CONTEXT: usize = 6;
+
 /// One disassembled instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Insn {
@@ -72,7 +75,7 @@ pub fn asm_command(a: &AsmArgs) -> Result<i32> {
         }
         shown += 1;
         match found {
-            Ok(f) => print!("{}", render(name, f, &a.objdump)?),
+            Ok(f) => print!("{}", render(name, f, &a.objdump, false)?),
             Err(e) => println!("── {name}\n   {e}\n"),
         }
     }
@@ -94,7 +97,7 @@ pub fn for_benchmark(program: &Path, args: &[OsString], index: usize) -> String 
         check_objdump(&objdump)?;
         let located = locate(program, args)?;
         match located.get(index) {
-            Some((name, Ok(f))) => render(name, f, &objdump),
+            Some((name, Ok(f))) => render(name, f, &objdump, true),
             Some((_, Err(e))) => Ok(format!("   {e}\n")),
             None => bail!("no benchmark {index}"),
         }
@@ -370,7 +373,9 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     (loops, timed)
 }
 
-fn render(name: &str, f: &LoopFunction, objdump: &Path) -> Result<String> {
+/// The listing of `f`, loops marked; `compact`: only the timed region (the clock reads and
+/// what lies between them, a few instructions around) when it is found.
+fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result<String> {
     let out = Command::new(objdump)
         .args(["-d", "-C", "-w", "--no-show-raw-insn"])
         .arg(format!("--start-address={:#x}", f.vaddr))
@@ -395,7 +400,18 @@ fn render(name: &str, f: &LoopFunction, objdump: &Path) -> Result<String> {
         f.size,
         f.file.display()
     );
-    for i in &insns {
+    let shown = match (compact, timed) {
+        (true, Some(l)) => {
+            let first = insns.iter().position(|i| i.addr >= l.start).unwrap_or(0);
+            let last = insns
+                .iter()
+                .position(|i| i.addr >= l.end)
+                .unwrap_or(insns.len());
+            first.saturating_sub(COMPACT_CONTEXT)..(last + 1 + COMPACT_CONTEXT).min(insns.len())
+        }
+        _ => 0..insns.len(),
+    };
+    for i in &insns[shown] {
         let inside = |l: &Loop| (l.start..=l.end).contains(&i.addr);
         let mark = match timed {
             Some(l) if i.addr == l.start => "┌▶",

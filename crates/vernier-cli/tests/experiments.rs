@@ -302,3 +302,32 @@ fn sweep_refuses_a_malformed_range() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("START:END:STEP"), "{err}");
 }
+
+#[test]
+fn run_v_shows_the_loop_of_a_benchmark_flagged_optimized_away() {
+    // seed000's "sqrt no barrier": the square root is removed, the loop is a bare counter.
+    let o = cli::vernier()
+        .args([
+            "run",
+            "-v",
+            "--quick",
+            "--processes",
+            "1",
+            "--counters",
+            "none",
+        ])
+        .args(["--filter", "^sqrt no barrier$", "--"])
+        .arg(cpp::example("seed000"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("optimized-away"), "{out}");
+    let body: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("┌▶"))
+        .take_while(|l| !l.contains("the loop of the iterations"))
+        .collect();
+    assert!(!body.is_empty(), "{out}");
+    assert!(!body.iter().any(|l| l.contains("sqrt")), "{out}");
+}

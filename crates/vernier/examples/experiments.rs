@@ -5,28 +5,15 @@
 
 use vernier::black_box;
 
-/// 8 KiB of 64-byte lines, a random cycle through 16 of them (one per 512 bytes).
+/// 16 dependent loads in 8 KiB (128 lines of 64 bytes).
 const LINES: usize = 128;
 const HOPS: usize = 16;
-const STRIDE: usize = 64 / 8;
-
-fn chase_buffer() -> (Vec<usize>, usize) {
-    let mut rng = vernier::Rng::new(42);
-    let order: Vec<usize> = (0..HOPS)
-        .map(|i| i * (LINES / HOPS) + (rng.next_u64() as usize) % (LINES / HOPS))
-        .collect();
-    let mut buf = vec![0usize; LINES * STRIDE];
-    for i in 0..HOPS {
-        buf[order[i] * STRIDE] = order[(i + 1) % HOPS] * STRIDE;
-    }
-    (buf, order[0] * STRIDE)
-}
 
 fn main() {
     let mut suite = vernier::Suite::from_args();
     suite.bench("sqrt", || black_box(4.2f64).sqrt());
     suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-    let (buf, start) = chase_buffer();
+    let (buf, start) = vernier::kernels::chase_cycle(LINES, HOPS, 42);
     let hot = buf.clone();
     suite.bench_latency("chase 16 loads in 8 KiB", start, move |mut p| {
         for _ in 0..HOPS {
