@@ -2087,7 +2087,8 @@ inline bool checkpoint_summary() {
     std::printf("%-*s  %10s  %6s  %10s  %11s  %8s\n", w, "phase", "time", "share", "cpu",
                 "page-faults", "ctx-sw");
     for (const auto& p : c.phases) {
-        const double share = total ? 100.0 * static_cast<double>(p.ns) / total : 0.0;
+        const double share =
+            total ? 100.0 * static_cast<double>(p.ns) / static_cast<double>(total) : 0.0;
         std::printf("%-*s  %10s  %5.1f%%  %10s  %11llu  %8llu\n", w, p.name.c_str(),
                     detail::fmt_duration(static_cast<double>(p.ns)).c_str(), share,
                     detail::fmt_duration(static_cast<double>(p.usage.cpu_ns)).c_str(),
@@ -2113,7 +2114,8 @@ inline bool checkpoint_summary() {
         j += "{\"name\": " + detail::json_string(p.name) + ", \"ns\": ";
         detail::append_u64(j, p.ns);
         j += ", \"share\": ";
-        detail::append_f64(j, total ? static_cast<double>(p.ns) / total : 0.0);
+        detail::append_f64(
+            j, total ? static_cast<double>(p.ns) / static_cast<double>(total) : 0.0);
         j += ", \"counters\": {\"cpu_ns\": ";
         detail::append_u64(j, p.usage.cpu_ns);
         j += ", \"page_faults\": ";

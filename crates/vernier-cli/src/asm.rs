@@ -342,9 +342,12 @@ fn jump_target(text: &str) -> Option<u64> {
     u64::from_str_radix(target.trim_start_matches("0x"), 16).ok()
 }
 
-/// Loops (backward jumps within the listing), and the one that runs the iterations: among the
-/// loops that lie between the first clock read (`rdtsc`) and the last (`rdtscp`), the largest.
-/// `None` for the latter when no clock read is seen (the monotonic clock is a call).
+/// Loops (backward jumps within the listing), and the one that runs the iterations: the
+/// largest loop with no clock read (`rdtsc`, `rdtscp`) inside, in a function that reads the
+/// TSC. The loop over a batch's samples contains the clock reads; a loop inside the benchmark
+/// is nested in the iterations' loop, so smaller. Placement does not matter (clang may move
+/// the loop after the function's return, jumping back to the clock read). `None` for the
+/// latter when no clock read is seen (the monotonic clock is a call).
 pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     let (Some(first), Some(last)) = (insns.first(), insns.last()) else {
         return (Vec::new(), None);
@@ -359,22 +362,22 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
             })
         })
         .collect();
-    let is = |i: &&Insn, m: &str| i.text.split_whitespace().next() == Some(m);
-    let start = insns.iter().find(|i| is(i, "rdtsc")).map(|i| i.addr);
-    let stop = insns.iter().rev().find(|i| is(i, "rdtscp")).map(|i| i.addr);
-    let timed = match (start, stop) {
-        (Some(a), Some(b)) => loops
-            .iter()
-            .filter(|l| l.start > a && l.end < b)
-            .max_by_key(|l| l.end - l.start)
-            .copied(),
-        _ => None,
-    };
+    let clock_reads: Vec<u64> = insns
+        .iter()
+        .filter(|i| matches!(i.text.split_whitespace().next(), Some("rdtsc" | "rdtscp")))
+        .map(|i| i.addr)
+        .collect();
+    if clock_reads.is_empty() {
+        return (loops, None);
+    }
+    let timed = loops
+        .iter()
+        .filter(|l| !clock_reads.iter().any(|a| (l.start..=l.end).contains(a)))
+        .max_by_key(|l| l.end - l.start)
+        .copied();
     (loops, timed)
 }
 
-/// The listing of `f`, loops marked; `compact`: only the timed region (the clock reads and
-/// what lies between them, a few instructions around) when it is found.
 fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result<String> {
     let out = Command::new(objdump)
         .args(["-d", "-C", "-w", "--no-show-raw-insn"])
@@ -429,14 +432,15 @@ fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result
                 .filter(|i| (l.start..=l.end).contains(&i.addr))
                 .count();
             format!(
-                "   ┌▶…└─ the loop of the iterations: {n} instructions ({:#x}–{:#x}), between \
+                "   ┌▶…└─ the loop of the iterations: {n} instructions ({:#x}–{:#x}), run between \
                  the clock reads; · other loops\n\n",
                 l.start, l.end
             )
         }
         None if loops.is_empty() => "   no backward jump: this function has no loop\n\n".into(),
-        None => "   · loops (backward jumps); the clock reads were not found, so none is singled \
-                 out\n\n"
+        None => "   · loops (backward jumps); none is singled out as the iterations' loop (that \
+                 needs the TSC's clock reads in the function: with the monotonic clock they are \
+                 calls)\n\n"
             .into(),
     };
     Ok(s)
@@ -470,6 +474,27 @@ mod tests {
             Some(Loop {
                 start: 0x1a50,
                 end: 0x1a58
+            })
+        );
+        // clang's layout: the iterations' loop placed after the return, jumping back.
+        let text = "
+    1a40:\trdtsc
+    1a44:\tjmp    1a70 <f+0x30>
+    1a50:\trdtscp
+    1a54:\tjne    1a40 <f>
+    1a58:\tret
+    1a70:\tsqrtsd %xmm0,%xmm1
+    1a74:\tsub    $0x1,%rax
+    1a78:\tjne    1a70 <f+0x30>
+    1a7a:\tjmp    1a50 <f+0x10>
+";
+        let (loops, timed) = find_loops(&parse_disassembly(text));
+        assert_eq!(loops.len(), 2);
+        assert_eq!(
+            timed,
+            Some(Loop {
+                start: 0x1a70,
+                end: 0x1a78
             })
         );
     }

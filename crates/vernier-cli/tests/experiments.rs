@@ -331,3 +331,62 @@ fn run_v_shows_the_loop_of_a_benchmark_flagged_optimized_away() {
     assert!(!body.is_empty(), "{out}");
     assert!(!body.iter().any(|l| l.contains("sqrt")), "{out}");
 }
+
+#[test]
+fn ctrl_c_keeps_the_paddings_already_swept() {
+    use std::io::{BufRead, BufReader};
+    let exe = cpp::compile("seed003-O0", &[cpp::example_source("seed003")], &["-O0"]);
+    let json = tmp("sweep-interrupted.json");
+    let mut child = cli::vernier()
+        .args(["sweep", "--env-pad", "0:4096:64", "--time", "0.05"])
+        .args(["--filter", "step", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    // Wait for two paddings, then Ctrl-C.
+    let mut done = 0;
+    while done < 2 {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "{seen}");
+        done += line.contains("env pad") as usize;
+        seen += &line;
+    }
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    assert!(rest.contains("interrupted"), "{rest}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let n = v["points"].as_array().unwrap().len();
+    assert!((2..65).contains(&n), "{n} points");
+    assert_eq!(v["summary"][0]["name"], "ijk step");
+}
+
+#[test]
+fn the_new_forms_compile_under_strict_warnings() {
+    // bench_latency, the loop addresses, cold caches and checkpoints, with the flags the
+    // header's own strict test uses.
+    for name in ["latency", "checkpoints"] {
+        cpp::compile(
+            &format!("{name}-strict"),
+            &[cpp::example_source(name)],
+            &[
+                "-O2",
+                "-Wpedantic",
+                "-Wshadow",
+                "-Wconversion",
+                "-Wsign-conversion",
+                "-Wold-style-cast",
+                "-Wcast-qual",
+            ],
+        );
+    }
+}
