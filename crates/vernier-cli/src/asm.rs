@@ -342,12 +342,17 @@ fn jump_target(text: &str) -> Option<u64> {
     u64::from_str_radix(target.trim_start_matches("0x"), 16).ok()
 }
 
-/// Loops (backward jumps within the listing), and the one that runs the iterations: the
-/// largest loop with no clock read (`rdtsc`, `rdtscp`) inside, in a function that reads the
-/// TSC. The loop over a batch's samples contains the clock reads; a loop inside the benchmark
-/// is nested in the iterations' loop, so smaller. Placement does not matter (clang may move
-/// the loop after the function's return, jumping back to the clock read). `None` for the
-/// latter when no clock read is seen (the monotonic clock is a call).
+/// Loops (backward jumps within the listing), and the one that runs the iterations.
+///
+/// The timed region is what control can reach from a clock read at the start (`rdtsc`)
+/// without passing the clock read at the stop (`rdtscp`): a walk of the listing following
+/// fall-through and jump targets. The iterations' loop is the largest loop whose jump and
+/// target lie in that region and that contains no clock read (the loop over a batch's samples
+/// contains them; a loop inside the benchmark is nested in the iterations' loop, so smaller).
+/// Placement does not matter (clang may move the loop after the function's return, jumping
+/// back to the clock read), and a block placed out of line that jumps back (an error path, a
+/// counter read) is not taken for it. `None` for the latter when the function reads no TSC
+/// (with the monotonic clock the reads are calls).
 pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     let (Some(first), Some(last)) = (insns.first(), insns.last()) else {
         return (Vec::new(), None);
@@ -362,16 +367,40 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
             })
         })
         .collect();
+    let op = |i: &Insn| i.text.split_whitespace().next().unwrap_or("").to_string();
     let clock_reads: Vec<u64> = insns
         .iter()
-        .filter(|i| matches!(i.text.split_whitespace().next(), Some("rdtsc" | "rdtscp")))
+        .filter(|i| matches!(op(i).as_str(), "rdtsc" | "rdtscp"))
         .map(|i| i.addr)
         .collect();
-    if clock_reads.is_empty() {
-        return (loops, None);
+    // The timed region: a walk from each `rdtsc`, stopping at `rdtscp`.
+    let index: std::collections::HashMap<u64, usize> =
+        insns.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
+    let mut region = vec![false; insns.len()];
+    let mut todo: Vec<usize> = (0..insns.len())
+        .filter(|&k| op(&insns[k]) == "rdtsc")
+        .collect();
+    while let Some(k) = todo.pop() {
+        if region[k] {
+            continue;
+        }
+        region[k] = true;
+        let o = op(&insns[k]);
+        if o == "rdtscp" || o.starts_with("ret") || o == "ud2" {
+            continue;
+        }
+        let target = jump_target(&insns[k].text).and_then(|t| index.get(&t).copied());
+        if o.starts_with('j') {
+            todo.extend(target);
+        }
+        if o != "jmp" && k + 1 < insns.len() {
+            todo.push(k + 1);
+        }
     }
+    let in_region = |a: u64| index.get(&a).is_some_and(|&k| region[k]);
     let timed = loops
         .iter()
+        .filter(|l| in_region(l.start) && in_region(l.end))
         .filter(|l| !clock_reads.iter().any(|a| (l.start..=l.end).contains(a)))
         .max_by_key(|l| l.end - l.start)
         .copied();
@@ -489,12 +518,41 @@ mod tests {
     1a7a:\tjmp    1a50 <f+0x10>
 ";
         let (loops, timed) = find_loops(&parse_disassembly(text));
-        assert_eq!(loops.len(), 2);
+        assert_eq!(loops.len(), 3);
         assert_eq!(
             timed,
             Some(Loop {
                 start: 0x1a70,
                 end: 0x1a78
+            })
+        );
+        // gcc's layout with an out-of-line block after the return that jumps back (a counter
+        // read) and jumps back after the clock's stop: the largest backward jump without a
+        // clock read in its range, but outside the timed region.
+        let text = "
+    1a40:\tmov    (%r15),%edi
+    1a44:\tjns    1a80 <f+0x40>
+    1a46:\trdtsc
+    1a48:\tsqrtsd %xmm0,%xmm1
+    1a4c:\tsub    $0x1,%rax
+    1a50:\tjne    1a48 <f+0x8>
+    1a52:\trdtscp
+    1a55:\tadd    $0x1,%r13
+    1a59:\tjne    1a40 <f>
+    1a5b:\tret
+    1a80:\tcall   1000 <read@plt>
+    1a85:\tmov    %rax,(%rbx)
+    1a88:\tmov    %rax,(%rbx)
+    1a8b:\tmov    %rax,(%rbx)
+    1a8e:\tjmp    1a55 <f+0x15>
+";
+        let (loops, timed) = find_loops(&parse_disassembly(text));
+        assert_eq!(loops.len(), 3);
+        assert_eq!(
+            timed,
+            Some(Loop {
+                start: 0x1a48,
+                end: 0x1a50
             })
         );
     }
