@@ -23,19 +23,11 @@ pub fn apply(mode: CacheMode, plan: &mut Plan, ctl: &mut Control) {
     }
 }
 
-/// Diagnostics that do not apply with cold caches, taken off a result: the linearity fit and
-/// the optimized-away check rest on samples of several iterations (the linearity ladder), of
-/// which only the first is cold; `timer-limited` is the price of one iteration per sample,
-/// stated (and subtracted) by [`note`] instead.
+/// Diagnostics that do not apply with cold caches, taken off a result
+/// (`vernier::cache::drop_warm_checks`).
 pub fn adjust(mode: CacheMode, r: &mut BenchmarkResult) {
-    use vernier::diagnostic::Code;
     if mode == CacheMode::Cold {
-        r.diagnostics.retain(|d| {
-            !matches!(
-                d.code,
-                Code::Nonlinear | Code::OptimizedAway | Code::TimerLimited
-            )
-        });
+        vernier::cache::drop_warm_checks(r);
     }
 }
 

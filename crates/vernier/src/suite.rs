@@ -926,12 +926,11 @@ impl Suite {
                 acc[k].stop = measure::StopReason::Interrupted;
             }
             let a = analyze::analyze(&acc[k], &ctx);
-            file.benchmarks.push(BenchmarkResult::new(
-                &self.entries[i].name,
-                &acc[k],
-                &a,
-                &|_| 0,
-            ));
+            let mut r = BenchmarkResult::new(&self.entries[i].name, &acc[k], &a, &|_| 0);
+            if self.entries[i].routine.fixed_iters() == Some(1) {
+                crate::cache::drop_warm_checks(&mut r);
+            }
+            file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();
                 all.benchmarks.splice(0..0, earlier.iter().cloned());
