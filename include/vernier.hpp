@@ -816,31 +816,23 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
                           std::size_t samples, std::vector<std::uint64_t>& ns,
                           const Meter& meter = Meter(), Evictor* evictor = nullptr) {
     ns.resize(samples);
-    if (evictor) {
-        // Sample s alone: the meter's buffers are offset to its place in the batch.
-        auto one = [&](auto&& run, void* state) {
-            for (std::size_t s = 0; s < samples; ++s) {
-                Meter m = meter;
-                if (m.sw) m.sw += 2 * s * m.sw_words;
-                if (m.hw) m.hw += 2 * s * m.hw_words;
-                evictor->evict();
-                run(state, timer.kind, iters, 1, ns.data() + s, m);
-            }
-        };
-        if (index == static_cast<std::size_t>(-1)) {
-            one(empty_entry().run, nullptr);
-        } else {
-            auto& entries = registry();
-            auto& counts = batches_run();
-            if (counts.size() < entries.size()) counts.resize(entries.size(), 0);
-            current_batch() = ++counts[index];
-            struct Reset {
-                ~Reset() { current_batch() = 0; }
-            } reset;
-            one(entries[index].run, entries[index].state.get());
+    // One call of the loop for the whole batch; with cold caches, one per sample, the caches
+    // evicted before each (the meter's buffers offset to the sample's place in the batch).
+    auto run = [&](RunFn fn, void* state) {
+        if (!evictor) {
+            fn(state, timer.kind, iters, samples, ns.data(), meter);
+            return;
         }
-    } else if (index == static_cast<std::size_t>(-1)) {
-        empty_entry().run(nullptr, timer.kind, iters, samples, ns.data(), meter);
+        for (std::size_t s = 0; s < samples; ++s) {
+            Meter m = meter;
+            if (m.sw) m.sw += 2 * s * m.sw_words;
+            if (m.hw) m.hw += 2 * s * m.hw_words;
+            evictor->evict();
+            fn(state, timer.kind, iters, 1, ns.data() + s, m);
+        }
+    };
+    if (index == static_cast<std::size_t>(-1)) {
+        run(empty_entry().run, nullptr);
     } else {
         auto& entries = registry();
         auto& counts = batches_run();
@@ -849,8 +841,7 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
         struct Reset {
             ~Reset() { current_batch() = 0; }
         } reset;
-        entries[index].run(entries[index].state.get(), timer.kind, iters, samples, ns.data(),
-                           meter);
+        run(entries[index].run, entries[index].state.get());
     }
     for (auto& t : ns) t = timer.to_ns(t);
 }

@@ -57,35 +57,17 @@ pub struct Loop {
 }
 
 pub fn asm_command(a: &AsmArgs) -> Result<i32> {
-    let filter = a
-        .filter
-        .as_deref()
-        .map(|f| {
-            regex::Regex::new(f)
-                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-        })
-        .transpose()?;
+    let filter = crate::parse_filter(a.filter.as_deref())?;
     let (program, args) = crate::run::split_program(&a.program);
     check_objdump(&a.objdump)?;
     let located = locate(&program, &args)?;
-    let mut shown = 0;
-    for (name, found) in &located {
-        if filter.as_ref().is_some_and(|re| !re.is_match(name)) {
-            continue;
-        }
-        shown += 1;
+    let names: Vec<String> = located.iter().map(|(n, _)| n.clone()).collect();
+    for i in crate::run::select(&program, &names, filter.as_ref())? {
+        let (name, found) = &located[i];
         match found {
             Ok(f) => print!("{}", render(name, f, &a.objdump, false)?),
             Err(e) => println!("── {name}\n   {e}\n"),
         }
-    }
-    if shown == 0 {
-        let names: Vec<&str> = located.iter().map(|(n, _)| n.as_str()).collect();
-        bail!(
-            "--filter matches no benchmark; {} has: {}",
-            program.display(),
-            names.join(", ")
-        );
     }
     Ok(0)
 }

@@ -114,14 +114,18 @@ impl Common {
     }
 
     fn filter(&self) -> Result<Option<regex::Regex>> {
-        self.filter
-            .as_deref()
-            .map(|f| {
-                regex::Regex::new(f)
-                    .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-            })
-            .transpose()
+        parse_filter(self.filter.as_deref())
     }
+}
+
+/// A `--filter REGEX`, compiled; an error naming it when it is not a regular expression.
+pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
+    filter
+        .map(|f| {
+            regex::Regex::new(f)
+                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
+        })
+        .transpose()
 }
 
 fn main() {

@@ -148,6 +148,29 @@ impl ProcessArgs {
     }
 }
 
+/// The indices of the benchmarks `filter` selects among `names` (all without a filter); an
+/// error when the program has none, or the filter matches none.
+pub fn select(
+    program: &std::path::Path,
+    names: &[String],
+    filter: Option<&regex::Regex>,
+) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        bail!("{} registers no benchmark", program.display());
+    }
+    let selected: Vec<usize> = (0..names.len())
+        .filter(|&i| filter.is_none_or(|re| re.is_match(&names[i])))
+        .collect();
+    if selected.is_empty() {
+        bail!(
+            "--filter matches no benchmark; {} has: {}",
+            program.display(),
+            names.join(", ")
+        );
+    }
+    Ok(selected)
+}
+
 /// Splits a program path from its arguments.
 pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
     (PathBuf::from(&v[0]), v[1..].to_vec())
@@ -354,19 +377,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
-    let selected: Vec<usize> = (0..names.len())
-        .filter(|&i| filter.as_ref().is_none_or(|re| re.is_match(&names[i])))
-        .collect();
-    if names.is_empty() {
-        bail!("{} registers no benchmark", program.display());
-    }
-    if selected.is_empty() {
-        bail!(
-            "--filter matches no benchmark; {} has: {}",
-            program.display(),
-            names.join(", ")
-        );
-    }
+    let selected = select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::suite::calibrate_harness(&runner_timer, &plan);

@@ -213,14 +213,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     if let Some(path) = &a.json {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
     }
-    let filter = a
-        .filter
-        .as_deref()
-        .map(|f| {
-            regex::Regex::new(f)
-                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-        })
-        .transpose()?;
+    let filter = crate::parse_filter(a.filter.as_deref())?;
     let (program, args) = crate::run::split_program(&a.program);
     let ctl = Control {
         cpus: a
@@ -241,19 +234,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     let spawn_s = t_spawn.elapsed().as_secs_f64();
     let names = first.names.clone();
     first.quit();
-    let selected: Vec<usize> = (0..names.len())
-        .filter(|&i| filter.as_ref().is_none_or(|re| re.is_match(&names[i])))
-        .collect();
-    if names.is_empty() {
-        bail!("{} registers no benchmark", program.display());
-    }
-    if selected.is_empty() {
-        bail!(
-            "--filter matches no benchmark; {} has: {}",
-            program.display(),
-            names.join(", ")
-        );
-    }
+    let selected = crate::run::select(&program, &names, filter.as_ref())?;
     let sel_names: Vec<String> = selected.iter().map(|&i| names[i].clone()).collect();
     let processes = range.count() * a.runs as u64;
     let estimate = processes as f64 * (spawn_s + selected.len() as f64 * a.time);

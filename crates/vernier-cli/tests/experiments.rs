@@ -378,15 +378,7 @@ fn the_new_forms_compile_under_strict_warnings() {
         cpp::compile(
             &format!("{name}-strict"),
             &[cpp::example_source(name)],
-            &[
-                "-O2",
-                "-Wpedantic",
-                "-Wshadow",
-                "-Wconversion",
-                "-Wsign-conversion",
-                "-Wold-style-cast",
-                "-Wcast-qual",
-            ],
+            cpp::STRICT_FLAGS,
         );
     }
 }

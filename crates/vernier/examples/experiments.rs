@@ -15,18 +15,11 @@ fn main() {
     suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
     let (buf, start) = vernier::kernels::chase_cycle(LINES, HOPS, 42);
     let hot = buf.clone();
-    suite.bench_latency("chase 16 loads in 8 KiB", start, move |mut p| {
-        for _ in 0..HOPS {
-            p = hot[p];
-        }
-        p
+    suite.bench_latency("chase 16 loads in 8 KiB", start, move |p| {
+        vernier::kernels::chase(&hot, p, HOPS)
     });
     suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
-        let mut p = black_box(start);
-        for _ in 0..HOPS {
-            p = buf[p];
-        }
-        p
+        vernier::kernels::chase(&buf, black_box(start), HOPS)
     });
     // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone.
     if std::env::var_os(vernier::checkpoint::JSON_ENV).is_some()

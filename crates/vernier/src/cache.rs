@@ -131,15 +131,22 @@ pub(crate) struct OwnedCold<R> {
     pub(crate) evictor: Evictor,
 }
 
+impl<R: Routine> OwnedCold<R> {
+    fn cold(&mut self) -> Cold<'_> {
+        Cold {
+            inner: &mut self.inner,
+            evictor: &mut self.evictor,
+        }
+    }
+}
+
 impl<R: Routine> Routine for OwnedCold<R> {
     fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
-        self.evictor.evict();
-        self.inner.sample(timer, iters)
+        self.cold().sample(timer, iters)
     }
 
     fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
-        self.evictor.evict();
-        self.inner.sample_metered(meter, iters)
+        self.cold().sample_metered(meter, iters)
     }
 
     fn prepare(&mut self) {

@@ -94,6 +94,16 @@ pub fn chase_cycle(lines: usize, hops: usize, seed: u64) -> (Vec<usize>, usize) 
     (buf, order[0] * stride)
 }
 
+/// `hops` dependent loads through a buffer made by [`chase_cycle`], from `p`; returns where
+/// they end (`p` again after a whole cycle).
+#[inline]
+pub fn chase(buf: &[usize], mut p: usize, hops: usize) -> usize {
+    for _ in 0..hops {
+        p = buf[p];
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -107,6 +117,8 @@ mod tests {
             p = buf[p];
         }
         assert_eq!(p, start);
+        assert_eq!(super::chase(&buf, start, 16), start);
+        assert_eq!(super::chase(&buf, start, 3), buf[buf[buf[start]]]);
     }
 
     #[test]
