@@ -379,6 +379,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     let options = Options {
         known_cycle_ns: known.known_cycle_ns(),
+        clock_ghz: known.clock_ghz(),
         system: audit_and_hint(),
         plan,
         json: c.json.clone(),

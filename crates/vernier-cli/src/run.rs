@@ -12,10 +12,11 @@ use crate::{term, Common};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vernier::analyze;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
+use vernier::diagnostic::Code;
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
@@ -428,6 +429,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             counters,
             noise_far_share: own.noise_far_share,
             known_cycle_ns: known.known_cycle_ns(),
+            clock_ghz: known.clock_ghz(),
         },
         mode: "time".into(),
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
@@ -462,11 +464,21 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &mut batch_costs,
             &mut |p| progress.update(name, p),
         );
+        let mut an = analyze::analyze(&m, &ctx);
+        // With cold caches one iteration per sample cannot be told from an empty loop by
+        // time, and the diagnostic is not reported (`cold::adjust`): nothing to count.
+        let check = if a.cache == crate::cold::CacheMode::Cold {
+            None
+        } else {
+            confirm_removed(&program, &args, &ctl, i, &mut an, &mut |s| {
+                progress.status(&format!("{name}: {s}"))
+            })
+        };
         progress.clear();
-        let an = analyze::analyze(&m, &ctx);
         let mut r = BenchmarkResult::new(name, &m, &an, &|p| {
             pads.get(p as usize).copied().unwrap_or(0)
         });
+        r.instructions_check = check;
         crate::cold::adjust(a.cache, &mut r);
         if r.status == vernier::result::Status::Failed {
             failed += 1;
@@ -508,6 +520,27 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         return Ok(code);
     }
     Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)
+/// may have had its body removed, or do work that fits in the loop's own cycle: callgrind's
+/// instruction count tells which (a few seconds under valgrind, only for such a benchmark).
+/// Without valgrind, or when the count fails, the diagnostic stays as time gave it.
+fn confirm_removed(
+    program: &Path,
+    args: &[OsString],
+    ctl: &Control,
+    index: usize,
+    an: &mut analyze::Analysis,
+    status: &mut dyn FnMut(&str),
+) -> Option<analyze::InstructionsCheck> {
+    if !an.diagnostics.iter().any(|d| d.code == Code::OptimizedAway) || term::interrupted() {
+        return None;
+    }
+    status("counting instructions under callgrind (optimized-away by time)");
+    let check = crate::counted::check_instructions(program, args, ctl, index).ok()?;
+    analyze::weigh_instructions(an, &check);
+    Some(check)
 }
 
 fn style_dim(style: report::Style, s: &str) -> String {
