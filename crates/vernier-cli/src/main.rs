@@ -2,6 +2,8 @@
 //! target → plan → measure → analyze → result → report.
 
 mod analyze;
+mod asm;
+mod cold;
 mod compare;
 mod counted;
 mod demo;
@@ -15,6 +17,7 @@ mod link;
 mod load;
 mod pairs;
 mod run;
+mod sweep;
 mod system;
 mod term;
 mod worker;
@@ -56,6 +59,11 @@ enum Command {
     /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
     /// check` exits 2 when the newest commit sits in a new, slower segment.
     History(history::command::HistoryArgs),
+    /// Seed 003's layout experiment: one worker process per environment size (ASLR off), each
+    /// benchmark's median per padding, its swing and period.
+    Sweep(sweep::SweepArgs),
+    /// The disassembly of each benchmark's measured loop (objdump), its loop body marked.
+    Asm(asm::AsmArgs),
     /// Start a worker with the given process controls and print what it reports about itself
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
@@ -221,6 +229,8 @@ fn run(cli: Cli) -> Result<i32> {
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
         Command::History(a) => history::command::history_command(&a),
+        Command::Sweep(a) => sweep::sweep_command(&a),
+        Command::Asm(a) => asm::asm_command(&a),
         Command::DemoWorker => {
             if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
                 bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");
