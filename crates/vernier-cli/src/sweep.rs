@@ -36,6 +36,9 @@ pub struct SweepArgs {
     /// Write the sweep (DESIGN.md's sweep schema) to FILE, after every padding.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the sweep as an HTML report (each benchmark's median against the padding).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Keep address-space layout randomisation on (by default it is off, so the environment's
     /// size is the only layout change between processes).
     #[arg(long)]
@@ -171,18 +174,37 @@ fn summarise(names: &[String], points: &[Point], step: u64) -> Vec<Summary> {
     names
         .iter()
         .map(|name| {
-            let series: Vec<f64> = points
+            let figures: Vec<&PointBench> = points
                 .iter()
                 .filter_map(|p| p.benchmarks.iter().find(|b| &b.name == name))
-                .map(|b| b.median_ns)
                 .collect();
+            let series: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
             Summary {
                 name: name.clone(),
                 swing: swing(&series),
-                period_bytes: period(&series).map(|k| k as u64 * step),
+                period_bytes: beyond_noise(&figures)
+                    .then(|| period(&series))
+                    .flatten()
+                    .map(|k| k as u64 * step),
             }
         })
         .collect()
+}
+
+/// Whether the medians differ by more than each one's own uncertainty (their standard deviation
+/// above the typical half-width of their intervals): a period found in medians that only
+/// scatter within their intervals would be a pattern in noise.
+fn beyond_noise(figures: &[&PointBench]) -> bool {
+    let medians: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+    let half: Vec<f64> = figures
+        .iter()
+        .map(|b| (b.ci95_ns[1] - b.ci95_ns[0]) / 2.0)
+        .filter(|h| h.is_finite())
+        .collect();
+    if medians.len() < 4 || half.is_empty() {
+        return false;
+    }
+    vernier::stats::std_dev(&medians) > vernier::stats::median(&half)
 }
 
 fn sparkline(series: &[f64]) -> String {
@@ -209,6 +231,9 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     }
     if !(a.time > 0.0 && a.time.is_finite()) {
         bail!("--time {}: expected a positive number of seconds", a.time);
+    }
+    if let Some(path) = &a.html {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
     }
     if let Some(path) = &a.json {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
@@ -388,6 +413,12 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
          a period needs two of them in it). Each median: the steady samples of the padding's \
          process(es), with a 95 % interval in --json."
     );
+    if let Some(path) = &a.html {
+        let what = serde_json::to_value(&file)
+            .map_err(anyhow::Error::from)
+            .and_then(|v| crate::html::write_sweep(path, &v));
+        crate::html::write_or_warn(path, what, a.json.as_deref());
+    }
     Ok(term::interrupted_exit().unwrap_or(0))
 }
 
@@ -433,5 +464,32 @@ mod tests {
         assert_eq!(period(&one), None);
         // A flat series has none either.
         assert_eq!(period(&[100.0; 20]), None);
+    }
+
+    #[test]
+    fn no_period_is_read_into_medians_that_scatter_within_their_intervals() {
+        let point = |i: usize, half: f64| {
+            let m = if i % 8 == 3 { 101.0 } else { 100.0 };
+            PointBench {
+                name: "b".into(),
+                median_ns: m,
+                ci95_ns: [m - half, m + half],
+            }
+        };
+        let points = |half: f64| -> Vec<Point> {
+            (0..64)
+                .map(|i| Point {
+                    env_pad_bytes: i as u64 * 64,
+                    benchmarks: vec![point(i, half)],
+                })
+                .collect()
+        };
+        // Each median known to ±0.05: the 1 % spikes every 8 paddings are a period.
+        let s = summarise(&["b".into()], &points(0.05), 64);
+        assert_eq!(s[0].period_bytes, Some(512));
+        // Each known to ±2: the same medians are noise, and no period is claimed.
+        let s = summarise(&["b".into()], &points(2.0), 64);
+        assert_eq!(s[0].period_bytes, None);
+        assert!(s[0].swing > 0.0);
     }
 }
