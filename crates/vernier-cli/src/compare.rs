@@ -201,6 +201,7 @@ fn common(a: &CompareArgs) -> Common {
         counters: "none".into(),
         keep_interrupted: false,
         instructions: false,
+        verbose: false,
     }
 }
 
@@ -273,8 +274,10 @@ fn write(file: &ComparisonFile, path: Option<&PathBuf>) -> Result<()> {
 }
 
 fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
-    let style = term::style();
-    print!("{}", cmp::table(file, style));
+    print!(
+        "{}",
+        cmp::table_fitted(file, vernier::report::Render::for_stdout(false))
+    );
     if !file.only_old.is_empty() || !file.only_new.is_empty() {
         println!(
             "not compared: only in OLD: {}; only in NEW: {}",

@@ -87,6 +87,10 @@ pub struct Common {
     /// mispredictions per iteration under valgrind (callgrind) instead of timing.
     #[arg(long)]
     instructions: bool,
+    /// Verbose report: each benchmark's counters, σ_sample/√N, fit and warm-up, and every
+    /// diagnostic's own paragraph.
+    #[arg(short = 'v', long)]
+    verbose: bool,
 }
 
 impl Common {

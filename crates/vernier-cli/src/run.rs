@@ -413,12 +413,16 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         benchmarks: Vec::new(),
     };
     let ctx = file.analysis_context();
-    let style = term::style();
+    let render = report::Render::for_stdout(a.common.verbose);
+    let table = report::Table::new(
+        &selected.iter().map(|&i| names[i].as_str()).collect::<Vec<_>>(),
+        render,
+    );
     let mut progress = term::ProgressLine::new();
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
     let mut failed = 0;
-    println!("{}", report::table_head(style));
+    println!("{}", table.head());
     for &i in &selected {
         if term::interrupted() {
             break;
@@ -449,7 +453,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
-        println!("{}", report::row(&r, style));
+        println!("{}", table.row(&r));
         file.benchmarks.push(r);
         if !batch_costs.is_empty() {
             file.harness.runner_batch_cost_ns = Some(vernier::stats::median(&batch_costs));
@@ -460,30 +464,18 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     }
     known.record(&file);
-    print!("\n{}", report::header(&file.timer, &file.harness, style));
-    if let Some(c) = report::counters_header(&file.harness, style) {
-        println!("{c}");
-    }
+    print!("{}", report::after_table(&file, &table));
     if let Some(c) = file.harness.runner_batch_cost_ns {
-        println!(
+        print!(
             "{}",
-            style_dim(style, &format!(
+            table.dim_wrapped(&format!(
                 "worker {} · {} process(es) per benchmark · runner's cost between batches {} (outside every timed region)",
                 hello.implementation, processes, report::format_ns(c)
             ))
         );
     }
-    println!("{}", report::legend(style));
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
     Ok(if failed > 0 { 1 } else { 0 })
-}
-
-fn style_dim(style: report::Style, s: &str) -> String {
-    if style.color {
-        format!("\x1b[2m{s}\x1b[0m")
-    } else {
-        s.to_string()
-    }
 }
