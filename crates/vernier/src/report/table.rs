@@ -23,6 +23,8 @@ pub const MIN_WIDTH: usize = 40;
 /// A name column is cut (in the middle, with '…') down to this many characters before any
 /// figure column is dropped.
 pub const NAME_MIN: usize = 18;
+/// The fewest characters of a name ever shown, whatever the width.
+const NAME_FLOOR: usize = 8;
 /// Indentation of a row's second line (its notes when they do not fit beside the figures) and
 /// of the `-v` lines.
 const INDENT: &str = "    ";
@@ -84,6 +86,8 @@ pub struct Table {
     render: Render,
     name_w: usize,
     cols: Vec<Col>,
+    /// The run has a note about the counters it could not read (printed after the table).
+    counters_note: bool,
 }
 
 /// Display width of a string (every character the report uses is one column wide).
@@ -216,10 +220,11 @@ fn has(b: &BenchmarkResult, c: Code) -> bool {
 }
 
 /// Whether a diagnostic is explained by the run's own note rather than per benchmark: the
-/// counters that could not be read are the same for every benchmark of a run (its `events`),
-/// and the counters line after the table says why, once.
-fn run_wide(d: &Diagnostic) -> bool {
-    d.code == Code::CountersUnavailable && d.data.contains_key("events")
+/// counters that could not be read are the same for every benchmark of a run (its `events`,
+/// or the run's note in files written before diagnostics carried them), and the counters
+/// line after the table says why, once.
+fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
+    d.code == Code::CountersUnavailable && (counters_note || d.data.contains_key("events"))
 }
 
 impl Table {
@@ -236,7 +241,10 @@ impl Table {
         let mut name_w = longest;
         if let Some(w) = render.width {
             let w = w.max(MIN_WIDTH);
-            let figures = |cols: &[Col]| cols.iter().map(|c| c.width() + 2).sum::<usize>();
+            // Each figure column and its separator, and the notes column's title.
+            let figures = |cols: &[Col]| {
+                cols.iter().map(|c| c.width() + 2).sum::<usize>() + text_width("  notes")
+            };
             // Room for the name: cut it down to NAME_MIN, then drop columns by priority.
             for drop in Col::DROP_ORDER.iter().map(Some).chain([None]) {
                 let room = w.saturating_sub(figures(&cols));
@@ -246,7 +254,8 @@ impl Table {
                 }
                 match drop {
                     Some(d) => cols.retain(|c| c != d),
-                    None => name_w = name_w.min(NAME_MIN),
+                    // Nothing left to drop: the name takes what remains (a few columns at least).
+                    None => name_w = name_w.min(room.max(NAME_FLOOR)),
                 }
             }
         }
@@ -254,7 +263,19 @@ impl Table {
             render,
             name_w,
             cols,
+            counters_note: false,
         }
+    }
+
+    /// The same table, told whether the run has a note about counters it could not read
+    /// (then no row repeats it).
+    pub fn with_counters_note(mut self, note: bool) -> Table {
+        self.counters_note = note;
+        self
+    }
+
+    fn run_wide(&self, d: &Diagnostic) -> bool {
+        run_wide(d, self.counters_note)
     }
 
     fn paint(&self, code: &str, s: &str) -> String {
@@ -280,7 +301,7 @@ impl Table {
             Status::Ok => {}
         }
         for d in &b.diagnostics {
-            if !run_wide(d) && !v.iter().any(|(t, _)| t == d.code.as_str()) {
+            if !self.run_wide(d) && !v.iter().any(|(t, _)| t == d.code.as_str()) {
                 v.push((d.code.as_str().to_string(), YELLOW));
             }
         }
@@ -345,7 +366,17 @@ impl Table {
             let painted = painted.join(" ");
             match self.render.width {
                 Some(w) if plain + 2 + len > w => {
-                    let _ = write!(s, "\n{INDENT}{painted}");
+                    // Codes never contain spaces: wrap the plain text, then paint each code.
+                    for l in wrap(&text.join(" "), Some(w), INDENT.len(), 0) {
+                        let painted: Vec<String> = l
+                            .split(' ')
+                            .map(|t| {
+                                let c = notes.iter().find(|(n, _)| n == t).map_or(YELLOW, |n| n.1);
+                                self.paint(c, t)
+                            })
+                            .collect();
+                        let _ = write!(s, "\n{INDENT}{}", painted.join(" "));
+                    }
                 }
                 _ => {
                     let _ = write!(s, "  {painted}");
@@ -377,12 +408,14 @@ impl Table {
         if p.median_ns.is_finite() {
             line(
                 &format!(
-                    "σ_iter = σ_sample/√N = {} (N = {} steady samples; σ_sample {} = {} of the \
-                     median); mean {}; T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
+                    "σ_iter = σ_run/√N_iter = {} (seed 000: σ_run the robust σ of a sample's \
+                     time, N_iter = {} iterations per sample; spread {} = {} of the median); \
+                     {} steady samples; mean {}; T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
                     format_ns(p.sigma_ns),
-                    b.steady_samples,
+                    b.iters_per_sample,
                     format_ns(p.sample_sigma_ns),
                     pct(spread_pct(b)),
+                    b.steady_samples,
                     format_ns(p.mean_ns),
                     format_ns(p.slope_ns),
                     format_ns(p.intercept_ns),
@@ -392,11 +425,11 @@ impl Table {
                 DIM,
             );
         }
-        if let Some(c) = counters_line(b, !b.diagnostics.iter().any(run_wide)) {
+        if let Some(c) = counters_line(b, !b.diagnostics.iter().any(|d| self.run_wide(d))) {
             line(&c, DIM);
         }
         for d in &b.diagnostics {
-            if !run_wide(d) {
+            if !self.run_wide(d) {
                 line(&format!("{}: {}", d.code, d.message), YELLOW);
             }
         }
@@ -409,7 +442,7 @@ impl Table {
         for code in Code::ALL {
             let names: Vec<&str> = benchmarks
                 .iter()
-                .filter(|b| b.diagnostics.iter().any(|d| d.code == code && !run_wide(d)))
+                .filter(|b| b.diagnostics.iter().any(|d| d.code == code && !self.run_wide(d)))
                 .map(|b| b.name.as_str())
                 .collect();
             if names.is_empty() {
@@ -457,9 +490,9 @@ const LEGEND: &str = "median: median per-iteration time over the steady samples 
      excluded); ±95%: half-width of its 95 % interval (order statistics, widened for drift and \
      between processes), as % of the median; minimum: the fastest steady sample; spread: robust \
      σ (IQR/1.349) of one sample's per-iteration time, as % of the median (what one more sample \
-     would scatter by; σ/√N is under -v); samples×iters: steady samples × iterations per \
-     sample; warm-up: flat (none found), a warm-up (\"warm\") or faster start (\"slow\") left \
-     out, none (no steady state); T_tot: the benchmark's whole wall time; notes: diagnostic \
+     would scatter by; the seed's σ_run/√N_iter is under -v); samples×iters: steady samples × iterations per \
+     sample; warm-up: the time before the first steady sample, left out, and what it was: a warm-up \
+     (\"warm\"), a faster start (\"slow\"), flat (none found), none (no steady state); T_tot: the benchmark's whole wall time; notes: diagnostic \
      codes, explained below the table.";
 
 /// Benchmarks named in a note: all of them when few, else the first ones and a count.
@@ -587,7 +620,7 @@ pub fn wrap(text: &str, width: Option<usize>, lead: usize, hang: usize) -> Vec<S
 /// the notes, the run's header lines and the legend.
 pub fn render_file(file: &ResultFile, render: Render) -> String {
     let names: Vec<&str> = file.benchmarks.iter().map(|b| b.name.as_str()).collect();
-    let table = Table::new(&names, render);
+    let table = Table::new(&names, render).with_counters_note(counters_note(file));
     let mut s = String::new();
     let _ = writeln!(s, "{}", table.head());
     for b in &file.benchmarks {
@@ -597,8 +630,19 @@ pub fn render_file(file: &ResultFile, render: Render) -> String {
     s
 }
 
+/// Whether the run has a note about the counters it could not read.
+fn counters_note(file: &ResultFile) -> bool {
+    file.harness
+        .counters
+        .as_ref()
+        .is_some_and(|c| c.note.is_some())
+}
+
 /// What follows the table: the notes, the timer and counters lines, the legend.
 pub fn after_table(file: &ResultFile, table: &Table) -> String {
+    let table = &table
+        .clone()
+        .with_counters_note(counters_note(file));
     let mut s = String::new();
     let notes = table.notes_below(&file.benchmarks);
     if !notes.is_empty() {
