@@ -5,6 +5,7 @@ mod analyze;
 mod compare;
 mod counted;
 mod demo;
+mod export;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
@@ -45,6 +46,9 @@ enum Command {
     /// Re-derive every figure of a result file from its raw samples (and check them against
     /// the stored ones).
     Analyze(analyze::AnalyzeArgs),
+    /// A result file in the formats other tools read: Google Benchmark's JSON, Bencher's
+    /// BMF, CSV, pyperf's JSON.
+    Export(export::ExportArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
@@ -182,6 +186,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
+        Command::Export(a) => export::export_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
