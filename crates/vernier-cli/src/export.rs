@@ -35,6 +35,18 @@ pub enum Format {
 pub fn export_command(a: &ExportArgs) -> Result<i32> {
     let file = load(&a.file)?;
     let text = render(&file, a.format, &a.file)?;
+    if a.format == Format::Pyperf {
+        for b in &file.benchmarks {
+            if b.speed.as_ref().is_some_and(|s| s.split) {
+                eprintln!(
+                    "vernier: {}: the core ran in two states and the median rests on the faster \
+                     one; pyperf's values hold both, so its median differs (the result's is in \
+                     the benchmark's metadata, vernier_median_ns)",
+                    b.name
+                );
+            }
+        }
+    }
     match &a.output {
         Some(out) => {
             vernier::result::write_atomic(out, text.as_bytes())
