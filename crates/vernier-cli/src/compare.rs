@@ -12,6 +12,7 @@
 use crate::link::{Launch, ProcessLauncher};
 use crate::pairs::{self, PairsConfig};
 use crate::run::ProcessArgs;
+use crate::gbench as gb;
 use crate::{term, Common};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
@@ -77,6 +78,8 @@ pub struct CompareArgs {
 enum Input {
     Results(Box<ResultFile>),
     Program(PathBuf),
+    /// Google Benchmark's JSON (compared unpaired: `gbench.rs`).
+    Gbench(Box<crate::gbench::GbFile>),
 }
 
 /// Parse `--threshold` (percent, an optional trailing `%`) into a fraction.
@@ -145,6 +148,9 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
         return match ResultFile::load(&path) {
             Ok(f) => Ok(Input::Results(Box::new(f))),
             Err(e) => {
+                if let Some(g) = crate::gbench::load_if(&path).with_context(|| which.to_string())? {
+                    return Ok(Input::Gbench(Box::new(g)));
+                }
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 let v: Option<serde_json::Value> = serde_json::from_str(&text).ok();
                 if v.as_ref().is_some_and(|v| v.get("comparisons").is_some()) {
@@ -180,6 +186,20 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     match (old, new) {
         (Input::Results(o), Input::Results(n)) => compare_files(a, &o, &n, threshold),
         (Input::Program(o), Input::Program(n)) => compare_programs(a, &o, &n, threshold),
+        (Input::Gbench(o), Input::Gbench(n)) => {
+            gb::compare(a, gb::Side::Gbench(&o), gb::Side::Gbench(&n), threshold)
+        }
+        (Input::Gbench(o), Input::Results(n)) => {
+            gb::compare(a, gb::Side::Gbench(&o), gb::Side::Vernier(&n), threshold)
+        }
+        (Input::Results(o), Input::Gbench(n)) => {
+            gb::compare(a, gb::Side::Vernier(&o), gb::Side::Gbench(&n), threshold)
+        }
+        (Input::Gbench(_), Input::Program(_)) | (Input::Program(_), Input::Gbench(_)) => bail!(
+            "a Google Benchmark file can be compared with a result file or another Google \
+             Benchmark file, not with an executable: run it first (vernier run --json FILE -- \
+             PROGRAM)"
+        ),
         (Input::Results(_), Input::Program(_)) | (Input::Program(_), Input::Results(_)) => {
             bail!(
                 "OLD and NEW must be of the same kind: one is a result file and the other an \
@@ -206,7 +226,7 @@ fn common(a: &CompareArgs) -> Common {
 }
 
 /// Names in both lists (in OLD's order) selected by the filter, and the names only one has.
-fn match_names(
+pub(crate) fn match_names(
     old: &[String],
     new: &[String],
     filter: Option<&regex::Regex>,
@@ -221,7 +241,7 @@ fn match_names(
     (selected, only_old, only_new)
 }
 
-fn check_names(
+pub(crate) fn check_names(
     selected: &[String],
     old_names: &[String],
     new_names: &[String],
@@ -250,7 +270,7 @@ fn list_or_none(v: &[String]) -> String {
     }
 }
 
-fn warn_one_sided(file: &ComparisonFile) {
+pub(crate) fn warn_one_sided(file: &ComparisonFile) {
     if !file.only_old.is_empty() {
         eprintln!(
             "vernier: note: only in OLD (not compared): {}",
@@ -273,7 +293,7 @@ fn write(file: &ComparisonFile, path: Option<&PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
+pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
     print!(
         "{}",
         cmp::table_fitted(file, vernier::report::Render::for_stdout(false))
@@ -315,7 +335,7 @@ fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 /// raw samples (`None` when the file holds none). The interval covers the spread between the
 /// run's processes and rounds: that, not the pooled samples (which are not independent), is
 /// what an offline comparison combines.
-fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
+pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
     if b.samples.ns.is_empty() {
         return None;
     }

@@ -6,6 +6,7 @@ mod compare;
 mod counted;
 mod demo;
 mod export;
+mod gbench;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
