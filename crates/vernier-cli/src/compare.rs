@@ -629,7 +629,7 @@ pub fn demo_pairs(
     if suite.comparison_names().is_empty() || term::interrupted() {
         return Ok(None);
     }
-    let mut progress = term::ProgressLine::new();
+    let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
     let file = cmp::run_suite_pairs(
         suite,
         compare_stats::DEFAULT_THRESHOLD,

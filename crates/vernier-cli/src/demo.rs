@@ -419,7 +419,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let render = report::Render::for_stdout(c.verbose);
     let names = suite.names();
     let table = report::Table::new(&names, render);
-    let mut progress = term::ProgressLine::new();
+    let mut progress = term::ProgressLine::new().of(names.len());
     let mut head = false;
     let started = std::time::Instant::now();
     let file = suite.run_in_process(&mut |ev| match ev {

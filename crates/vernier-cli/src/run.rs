@@ -418,7 +418,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         &selected.iter().map(|&i| names[i].as_str()).collect::<Vec<_>>(),
         render,
     );
-    let mut progress = term::ProgressLine::new();
+    let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
     let mut failed = 0;
