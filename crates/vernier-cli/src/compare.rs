@@ -9,10 +9,10 @@
 //! which leaves the comparison exposed to whatever changed on the machine between the two
 //! runs; the output says so.
 
+use crate::gbench as gb;
 use crate::link::{Launch, ProcessLauncher};
 use crate::pairs::{self, PairsConfig};
 use crate::run::ProcessArgs;
-use crate::gbench as gb;
 use crate::{term, Common};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;

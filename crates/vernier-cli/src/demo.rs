@@ -360,10 +360,7 @@ pub fn summary(
         ));
     }
     if let Some(b) = get("rand()") {
-        out.push(format!(
-            "rand(): {}.",
-            report::warmup_words(b)
-        ));
+        out.push(format!("rand(): {}.", report::warmup_words(b)));
     }
     out
 }

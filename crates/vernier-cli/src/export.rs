@@ -159,7 +159,10 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
         ),
         ("num_cpus", json!(file.machine.logical_cpus)),
         ("mhz_per_cpu", json!(mhz)),
-        ("cpu_scaling_enabled", json!(tuned.map(|t| !t).unwrap_or(true))),
+        (
+            "cpu_scaling_enabled",
+            json!(tuned.map(|t| !t).unwrap_or(true)),
+        ),
         ("caches", json!([])),
         ("load_avg", json!([])),
         (

@@ -59,7 +59,11 @@ pub fn parse(v: &Value, origin: &str) -> Result<GbFile> {
     let mut out: Vec<GbBench> = Vec::new();
     let runs = v["benchmarks"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     for (i, r) in runs.iter().enumerate() {
-        if r.get("run_type").and_then(Value::as_str).unwrap_or("iteration") != "iteration" {
+        if r.get("run_type")
+            .and_then(Value::as_str)
+            .unwrap_or("iteration")
+            != "iteration"
+        {
             continue;
         }
         let name = r

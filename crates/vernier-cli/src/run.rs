@@ -415,7 +415,10 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let ctx = file.analysis_context();
     let render = report::Render::for_stdout(a.common.verbose);
     let table = report::Table::new(
-        &selected.iter().map(|&i| names[i].as_str()).collect::<Vec<_>>(),
+        &selected
+            .iter()
+            .map(|&i| names[i].as_str())
+            .collect::<Vec<_>>(),
         render,
     );
     let mut progress = term::ProgressLine::new().of(selected.len());

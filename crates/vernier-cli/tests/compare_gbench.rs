@@ -56,7 +56,10 @@ fn repetitions_give_an_unpaired_verdict() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let so = String::from_utf8_lossy(&o.stdout);
-    assert!(so.contains("Unpaired") && so.contains("Google Benchmark"), "{so}");
+    assert!(
+        so.contains("Unpaired") && so.contains("Google Benchmark"),
+        "{so}"
+    );
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["mode"], "unpaired");
     let c = v["comparisons"].as_array().unwrap();
@@ -110,10 +113,18 @@ fn a_google_benchmark_file_against_a_result_file() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    let o = vernier().arg("compare").arg(&g).arg(&result).output().unwrap();
+    let o = vernier()
+        .arg("compare")
+        .arg(&g)
+        .arg(&result)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let so = String::from_utf8_lossy(&o.stdout);
-    assert!(so.contains("no verdict: chain") && so.contains("NEW/OLD = 1.0000"), "{so}");
+    assert!(
+        so.contains("no verdict: chain") && so.contains("NEW/OLD = 1.0000"),
+        "{so}"
+    );
     // Against an executable: refused, saying what to do.
     let o = vernier()
         .arg("compare")

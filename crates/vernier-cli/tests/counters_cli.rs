@@ -86,7 +86,11 @@ fn demo_reads_counters_and_says_what_it_cannot_read() {
         Some(note) => {
             // One note for the run, not repeated under the benchmark.
             assert_eq!(stdout.matches(note.as_str()).count(), 1, "{stdout}");
-            assert_eq!(stdout.matches("counters-unavailable").count(), 1, "{stdout}");
+            assert_eq!(
+                stdout.matches("counters-unavailable").count(),
+                1,
+                "{stdout}"
+            );
             assert!(b
                 .diagnostics
                 .iter()

@@ -90,9 +90,8 @@ fn demo_quick_writes_a_complete_result_file() {
         .as_array()
         .and_then(|c| c.iter().find(|c| c["name"] == "event copy: cold / hot"))
         .and_then(|c| c["ratio"].as_f64());
-    let r = paired.unwrap_or(
-        med("event copy, 256Ki events (cold)") / med("event copy, same event (hot)"),
-    );
+    let r = paired
+        .unwrap_or(med("event copy, 256Ki events (cold)") / med("event copy, same event (hot)"));
     let says_dominates = stdout.contains("cold memory, not the copy, dominates");
     assert_eq!(says_dominates, r >= 1.2, "ratio {r}: {stdout}");
     std::fs::remove_dir_all(&dir).ok();

@@ -81,8 +81,14 @@ fn bmf_carries_the_medians_and_their_intervals() {
         for b in &r.benchmarks {
             let l = &v[&b.name]["latency"];
             assert!(close(l["value"].as_f64().unwrap(), b.per_iter.median_ns));
-            assert!(close(l["lower_value"].as_f64().unwrap(), b.per_iter.ci95_ns[0]));
-            assert!(close(l["upper_value"].as_f64().unwrap(), b.per_iter.ci95_ns[1]));
+            assert!(close(
+                l["lower_value"].as_f64().unwrap(),
+                b.per_iter.ci95_ns[0]
+            ));
+            assert!(close(
+                l["upper_value"].as_f64().unwrap(),
+                b.per_iter.ci95_ns[1]
+            ));
         }
     }
 }
@@ -121,10 +127,7 @@ fn csv_has_a_header_and_one_row_per_benchmark() {
             assert_eq!(row[col("name")], b.name);
             let m: f64 = row[col("median_ns")].parse().unwrap();
             assert!(close(m, b.per_iter.median_ns));
-            assert_eq!(
-                row[col("steady_samples")],
-                b.steady_samples.to_string()
-            );
+            assert_eq!(row[col("steady_samples")], b.steady_samples.to_string());
         }
     }
 }
@@ -202,7 +205,10 @@ fn a_comparison_file_and_bad_input_are_refused_clearly() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("comparison file") && e.contains("result file"), "{e}");
+    assert!(
+        e.contains("comparison file") && e.contains("result file"),
+        "{e}"
+    );
 
     let o = vernier()
         .arg("export")

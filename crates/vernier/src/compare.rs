@@ -1143,7 +1143,7 @@ impl CmpCol {
     fn width(self) -> usize {
         match self {
             CmpCol::Ratio | CmpCol::Change | CmpCol::P => 8,
-            CmpCol::Ci => 18,
+            CmpCol::Ci => 16,
             CmpCol::Verdict => 12,
             CmpCol::Seconds | CmpCol::Detect => 7,
             CmpCol::Pairs => 6,

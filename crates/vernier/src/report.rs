@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 mod table;
 pub use table::{
-    after_table, cut_middle, explanation, render_file, short_ns, spread_pct, text_width, warmup_cell,
-    warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_MIN,
+    after_table, cut_middle, explanation, render_file, short_ns, spread_pct, text_width,
+    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_MIN,
 };
 
 const RESET: &str = "\x1b[0m";

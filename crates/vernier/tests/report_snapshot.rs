@@ -101,10 +101,7 @@ fn at_most_two_lines_per_benchmark_at_120_columns() {
             table.len() - 1,
             file.benchmarks.len()
         );
-        let rows = table
-            .iter()
-            .filter(|l| !l.starts_with(' '))
-            .count();
+        let rows = table.iter().filter(|l| !l.starts_with(' ')).count();
         assert_eq!(rows, 1 + file.benchmarks.len(), "{text}");
         // Each code that occurred is explained once.
         for code in vernier::diagnostic::Code::ALL {

@@ -442,7 +442,11 @@ impl Table {
         for code in Code::ALL {
             let names: Vec<&str> = benchmarks
                 .iter()
-                .filter(|b| b.diagnostics.iter().any(|d| d.code == code && !self.run_wide(d)))
+                .filter(|b| {
+                    b.diagnostics
+                        .iter()
+                        .any(|d| d.code == code && !self.run_wide(d))
+                })
                 .map(|b| b.name.as_str())
                 .collect();
             if names.is_empty() {
@@ -453,10 +457,7 @@ impl Table {
                 name_list(&names, benchmarks.len()),
                 explanation(code)
             );
-            for (i, l) in wrap(&text, self.render.width, 0, 2)
-                .into_iter()
-                .enumerate()
-            {
+            for (i, l) in wrap(&text, self.render.width, 0, 2).into_iter().enumerate() {
                 let l = match (i, l.split_once(' ')) {
                     (0, Some((head, rest))) => format!("{} {rest}", self.paint(YELLOW, head)),
                     _ => l,
@@ -640,9 +641,7 @@ fn counters_note(file: &ResultFile) -> bool {
 
 /// What follows the table: the notes, the timer and counters lines, the legend.
 pub fn after_table(file: &ResultFile, table: &Table) -> String {
-    let table = &table
-        .clone()
-        .with_counters_note(counters_note(file));
+    let table = &table.clone().with_counters_note(counters_note(file));
     let mut s = String::new();
     let notes = table.notes_below(&file.benchmarks);
     if !notes.is_empty() {
@@ -677,8 +676,14 @@ mod tests {
 
     #[test]
     fn names_are_cut_in_the_middle() {
-        assert_eq!(cut_middle("event copy, 256Ki events (cold)", 15), "event c…(cold)");
-        assert_eq!(text_width(&cut_middle("event copy, 256Ki events (cold)", 15)), 15);
+        assert_eq!(
+            cut_middle("event copy, 256Ki events (cold)", 15),
+            "event c…(cold)"
+        );
+        assert_eq!(
+            text_width(&cut_middle("event copy, 256Ki events (cold)", 15)),
+            15
+        );
         assert_eq!(cut_middle("add", 15), "add");
     }
 
