@@ -211,7 +211,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     }
 }
 
-fn common(a: &CompareArgs) -> Common {
+pub(crate) fn common(a: &CompareArgs) -> Common {
     Common {
         json: None,
         filter: a.filter.clone(),
@@ -360,28 +360,46 @@ fn compare_one_file_pair(
     };
     let e = compare_stats::from_intervals(om, oci, nm, nci)
         .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
-    Ok(cmp::Comparison {
-        name: o.name.clone(),
+    Ok(offline_comparison(
+        &o.name,
+        &e,
+        (om, nm),
+        o.total_s + n.total_s,
+        [o.iters_per_sample, n.iters_per_sample],
+    ))
+}
+
+/// An offline (unpaired) comparison from two figures combined by
+/// `compare_stats::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
+pub(crate) fn offline_comparison(
+    name: &str,
+    e: &compare_stats::RatioEstimate,
+    (old_median_ns, new_median_ns): (f64, f64),
+    seconds: f64,
+    iters_per_sample: [u64; 2],
+) -> cmp::Comparison {
+    cmp::Comparison {
+        name: name.to_string(),
         ratio: e.ratio,
         ci95: [e.ci95.0, e.ci95.1],
         p_value: e.p_value,
         verdict: compare_stats::Verdict::NoChange,
-        seconds: o.total_s + n.total_s,
+        seconds,
         p_value_raw: e.p_value,
         sign_p_value: None,
         pairs: 1,
         warmup_pairs: 0,
         warmup: None,
-        iters_per_sample: [o.iters_per_sample, n.iters_per_sample],
-        old_median_ns: om,
-        new_median_ns: nm,
+        iters_per_sample,
+        old_median_ns,
+        new_median_ns,
         stop: "offline".into(),
         rewarm: None,
         pair_samples: None,
         smallest_detectable: cmp::detectable_from_ci(e.ci95.0, e.ci95.1),
         spread: None,
         process_pairs: Vec::new(),
-    })
+    }
 }
 
 fn kind(mode: &str) -> String {

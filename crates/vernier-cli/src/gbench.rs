@@ -186,14 +186,7 @@ impl Side<'_> {
 /// median and interval combined as for two result files; a benchmark whose interval cannot be
 /// computed gets its ratio and no verdict.
 pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<i32> {
-    let filter = a
-        .filter
-        .as_deref()
-        .map(|f| {
-            regex::Regex::new(f)
-                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-        })
-        .transpose()?;
+    let filter = cli_compare::common(a).filter()?;
     let (on, nn) = (old.names(), new.names());
     let (selected, only_old, only_new) = cli_compare::match_names(&on, &nn, filter.as_ref());
     cli_compare::check_names(&selected, &on, &nn, filter.is_some())?;
@@ -219,28 +212,13 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
         match (o, n) {
             (Figure::Interval(om, oci), Figure::Interval(nm, nci)) => {
                 match compare_stats::from_intervals(om, oci, nm, nci) {
-                    Ok(e) => file.comparisons.push(cmp::Comparison {
-                        name: name.clone(),
-                        ratio: e.ratio,
-                        ci95: [e.ci95.0, e.ci95.1],
-                        p_value: e.p_value,
-                        verdict: compare_stats::Verdict::NoChange,
-                        seconds: 0.0,
-                        p_value_raw: e.p_value,
-                        sign_p_value: None,
-                        pairs: 1,
-                        warmup_pairs: 0,
-                        warmup: None,
-                        iters_per_sample: [0, 0],
-                        old_median_ns: om,
-                        new_median_ns: nm,
-                        stop: "offline".into(),
-                        rewarm: None,
-                        pair_samples: None,
-                        smallest_detectable: cmp::detectable_from_ci(e.ci95.0, e.ci95.1),
-                        spread: None,
-                        process_pairs: Vec::new(),
-                    }),
+                    Ok(e) => file.comparisons.push(cli_compare::offline_comparison(
+                        name,
+                        &e,
+                        (om, nm),
+                        0.0,
+                        [0, 0],
+                    )),
                     Err(e) => file.failed.push(cmp::Failure {
                         name: name.clone(),
                         error: format!("the figures cannot be compared: {e}"),

@@ -40,27 +40,32 @@ fn gbench(dir: &Path, file: &str, scale: f64, reps: usize) -> PathBuf {
     path
 }
 
-#[test]
-fn repetitions_give_an_unpaired_verdict() {
-    let dir = tempfile::tempdir().unwrap();
-    let old = gbench(dir.path(), "old.json", 1.0, 10);
-    let new = gbench(dir.path(), "new.json", 1.10, 10);
-    let json = dir.path().join("cmp.json");
+/// `vernier compare OLD NEW --json`: standard output and the comparison file.
+fn compare(dir: &Path, old: &Path, new: &Path) -> (String, Value) {
+    let json = dir.join("cmp.json");
     let o = vernier()
         .args(["compare"])
-        .arg(&old)
-        .arg(&new)
+        .arg(old)
+        .arg(new)
         .arg("--json")
         .arg(&json)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    let so = String::from_utf8_lossy(&o.stdout);
+    let v = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), v)
+}
+
+#[test]
+fn repetitions_give_an_unpaired_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = gbench(dir.path(), "old.json", 1.0, 10);
+    let new = gbench(dir.path(), "new.json", 1.10, 10);
+    let (so, v) = compare(dir.path(), &old, &new);
     assert!(
         so.contains("Unpaired") && so.contains("Google Benchmark"),
         "{so}"
     );
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["mode"], "unpaired");
     let c = v["comparisons"].as_array().unwrap();
     assert_eq!(c.len(), 2, "{v}");
@@ -78,22 +83,11 @@ fn one_figure_per_benchmark_gives_a_ratio_without_a_verdict() {
     let dir = tempfile::tempdir().unwrap();
     let old = gbench(dir.path(), "old.json", 1.0, 1);
     let new = gbench(dir.path(), "new.json", 1.5, 10);
-    let json = dir.path().join("cmp.json");
-    let o = vernier()
-        .args(["compare"])
-        .arg(&old)
-        .arg(&new)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let so = String::from_utf8_lossy(&o.stdout);
+    let (so, v) = compare(dir.path(), &old, &new);
     assert_eq!(so.matches("no verdict: ").count(), 2, "{so}");
     // OLD's one repetition is 0.2 % under its base.
     assert!(so.contains("NEW/OLD = 1.5030"), "{so}");
     assert!(!so.lines().any(|l| l.starts_with("add ")), "{so}");
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert!(v["comparisons"].as_array().unwrap().is_empty(), "{v}");
     assert_eq!(v["failed"].as_array().unwrap().len(), 2, "{v}");
 }
