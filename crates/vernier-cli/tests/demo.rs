@@ -29,6 +29,7 @@ fn demo_quick_writes_a_complete_result_file() {
         .args(["demo", "--quick", "--json"])
         .arg(&json)
         .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -40,6 +41,12 @@ fn demo_quick_writes_a_complete_result_file() {
     // Plain text when piped: no escape sequences.
     assert!(!stdout.contains('\x1b'));
     assert!(stdout.contains("median") && stdout.contains("±95%"));
+    // Fitted to COLUMNS: no line wider, at most two lines per benchmark in the table.
+    for line in stdout.lines() {
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+    let table = stdout.lines().take_while(|l| !l.is_empty()).count();
+    assert!(table <= 1 + 2 * 16, "{table} lines:\n{stdout}");
 
     let file = ResultFile::load(&json).unwrap();
     assert_eq!(file.schema, 1);
