@@ -678,7 +678,7 @@ mod tests {
     fn names_are_cut_in_the_middle() {
         assert_eq!(
             cut_middle("event copy, 256Ki events (cold)", 15),
-            "event c…(cold)"
+            "event c… (cold)"
         );
         assert_eq!(
             text_width(&cut_middle("event copy, 256Ki events (cold)", 15)),
