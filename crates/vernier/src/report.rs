@@ -112,8 +112,9 @@ pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
     )
 }
 
-/// Width of the name column.
-const NAME_WIDTH: usize = 34;
+/// Width of the name column of the deterministic mode's table (`--instructions`): its row
+/// is then 120 columns wide.
+const NAME_WIDTH: usize = 30;
 
 /// A benchmark name cut to the name column (in the middle, with '…').
 fn column_name(name: &str) -> String {
@@ -156,6 +157,55 @@ fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counte
             message
         );
     }
+}
+
+/// The run's timer line as printed after the table, dimmed when styled.
+pub fn header(timer: &TimerInfo, harness: &Harness, style: Style) -> String {
+    let mut s = style.paint(DIM, &header_text(timer, harness));
+    s.push('\n');
+    s
+}
+
+/// The run's counters lines (what is read, what it costs, and once what could not be read);
+/// `None` when counters are off.
+pub fn counters_header(h: &Harness, style: Style) -> Option<String> {
+    let (line, note) = counters_header_text(h)?;
+    let mut s = style.paint(DIM, &line);
+    if let Some(note) = note {
+        let _ = write!(
+            s,
+            "\n{} {note}",
+            style.paint(YELLOW, "counters-unavailable:")
+        );
+    }
+    Some(s)
+}
+
+/// Column titles of a table that cuts nothing (as when piped); [`Table`] fits a width.
+pub fn table_head(style: Style) -> String {
+    unlimited(style).head()
+}
+
+/// One benchmark's row in a table that cuts nothing (its name column as wide as its name).
+pub fn row(b: &BenchmarkResult, style: Style) -> String {
+    Table::new(&[b.name.as_str()], unlimited_render(style)).row(b)
+}
+
+/// What each column means (one paragraph).
+pub fn legend(style: Style) -> String {
+    unlimited(style).legend()
+}
+
+fn unlimited_render(style: Style) -> Render {
+    Render {
+        width: None,
+        style,
+        verbose: false,
+    }
+}
+
+fn unlimited(style: Style) -> Table {
+    Table::new(&[] as &[&str], unlimited_render(style))
 }
 
 /// A count with four significant digits (0 as "0").
@@ -277,7 +327,7 @@ pub fn instructions_table_head(style: Style) -> String {
     style.paint(
         BOLD,
         &format!(
-            "{:<34} {:>14} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
+            "{:<NAME_WIDTH$} {:>14} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
             "benchmark",
             "instr/iter",
             "D1 miss/iter",
@@ -302,14 +352,14 @@ pub fn instructions_row(b: &BenchmarkResult, style: Style) -> String {
     let f = |v: Option<f64>| v.map(format_count).unwrap_or_else(|| "—".into());
     match get("instructions_per_iter") {
         None => {
-            let _ = write!(s, "{:<34} {}", name, style.paint(RED, "FAILED"));
+            let _ = write!(s, "{:<NAME_WIDTH$} {}", name, style.paint(RED, "FAILED"));
         }
         Some(ir) => {
             let n1 = b.samples.iters.first().copied().unwrap_or(0);
             let n2 = b.samples.iters.last().copied().unwrap_or(0);
             let _ = write!(
                 s,
-                "{:<34} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
+                "{:<NAME_WIDTH$} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
                 name,
                 style.paint(BOLD, &format!("{:>14}", format_count(ir))),
                 f(sum("D1mr_per_iter", "D1mw_per_iter")),
