@@ -129,3 +129,30 @@ fn a_google_benchmark_file_against_a_result_file() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("vernier run --json"));
 }
+
+#[test]
+fn the_comparison_table_fits_the_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = gbench(dir.path(), "old.json", 1.0, 10);
+    let new = gbench(dir.path(), "new.json", 1.02, 10);
+    for width in [50usize, 80, 120] {
+        let o = vernier()
+            .arg("compare")
+            .arg(&old)
+            .arg(&new)
+            .env("COLUMNS", width.to_string())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let so = String::from_utf8_lossy(&o.stdout);
+        for l in so.lines() {
+            assert!(l.chars().count() <= width, "{width}: {l}");
+        }
+        // The ratio, its interval and the verdict stay at any width.
+        let row = so.lines().find(|l| l.starts_with("add ")).unwrap();
+        assert!(
+            row.contains("1.0200") && row.contains('[') && row.contains("slower"),
+            "{row}"
+        );
+    }
+}

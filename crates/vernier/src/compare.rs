@@ -1155,7 +1155,7 @@ impl CmpCol {
 /// dropped in this order: seconds, pairs, (names cut to `report::NAME_MIN`), p, detect,
 /// change. The ratio, its interval and the verdict stay.
 pub fn table_fitted(file: &ComparisonFile, render: crate::report::Render) -> String {
-    use crate::report::{cut_middle, text_width, wrap, NAME_MIN};
+    use crate::report::{cut_middle, text_width, wrap, NAME_FLOOR, NAME_MIN};
     let style = render.style;
     let mut w = name_width(file);
     let mut cols = vec![
@@ -1188,7 +1188,8 @@ pub fn table_fitted(file: &ComparisonFile, render: crate::report::Render) -> Str
                 None => w = w.min(NAME_MIN.max(width.saturating_sub(used(&cols)))),
             }
         }
-        w = w.min(width.saturating_sub(used(&cols)).max(NAME_MIN));
+        // Nothing left to drop: the name takes what remains, a few characters at least.
+        w = w.min(width.saturating_sub(used(&cols)).max(NAME_FLOOR));
     }
     let mut s = String::new();
     let live = file.comparisons.iter().any(|c| c.spread.is_some());

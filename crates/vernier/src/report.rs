@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 mod table;
 pub use table::{
     after_table, cut_middle, explanation, render_file, short_ns, spread_pct, text_width,
-    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_MIN,
+    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
 };
 
 const RESET: &str = "\x1b[0m";

@@ -24,7 +24,7 @@ pub const MIN_WIDTH: usize = 40;
 /// figure column is dropped.
 pub const NAME_MIN: usize = 18;
 /// The fewest characters of a name ever shown, whatever the width.
-const NAME_FLOOR: usize = 8;
+pub const NAME_FLOOR: usize = 8;
 /// Indentation of a row's second line (its notes when they do not fit beside the figures) and
 /// of the `-v` lines.
 const INDENT: &str = "    ";
