@@ -139,3 +139,30 @@ fn piped_output_cuts_nothing() {
         );
     }
 }
+
+#[test]
+fn a_failed_benchmark_says_why_without_v() {
+    let mut file = vernier::result::load(&fixtures().join("results/run-cpp-v0.1.0.json")).unwrap();
+    file.benchmarks
+        .push(vernier::result::BenchmarkResult::failed(
+            "broken",
+            "the worker ended with signal 11 (SIGSEGV)".to_string(),
+        ));
+    let text = render_file(
+        &file,
+        Render {
+            width: Some(80),
+            style: Style { color: false },
+            verbose: false,
+        },
+    );
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("broken"));
+    let row = lines.next().unwrap_or_else(|| panic!("no row:\n{text}"));
+    assert!(row.contains("FAILED") && row.contains('—'), "{row}");
+    let why = lines.next().unwrap();
+    assert!(
+        why.trim_start()
+            .starts_with("error: the worker ended with signal 11"),
+        "{text}"
+    );
+}

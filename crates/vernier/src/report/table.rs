@@ -383,6 +383,12 @@ impl Table {
                 }
             }
         }
+        if let Some(e) = &b.error {
+            // Why a benchmark failed is never left to -v.
+            for l in wrap(&format!("error: {e}"), self.render.width, INDENT.len(), 2) {
+                let _ = write!(s, "\n{INDENT}{}", self.paint(RED, &l));
+            }
+        }
         if self.render.verbose {
             s.push_str(&self.details(b));
         } else if let Some(line) = hardware_counters(b) {
@@ -401,9 +407,6 @@ impl Table {
                 let _ = write!(s, "\n{INDENT}{}", self.paint(colour, &l));
             }
         };
-        if let Some(e) = &b.error {
-            line(&format!("error: {e}"), RED);
-        }
         let p = &b.per_iter;
         if p.median_ns.is_finite() {
             line(
