@@ -21,7 +21,9 @@ usage: scripts/trust-figures.py [--runs N] [--gap SECONDS] [--load] [--no-demo] 
 Exit status 0 when every target is met, 2 when one is missed (figures are printed either
 way). The machine's conditions (other builds, load) are the caller's to report. The runs read
 and add to this machine's known core speed (`~/.cache/vernier/core-speed.json`, or
-`VERNIER_SPEED_FILE`): a run 3 % or more behind it is flagged `core-slowed`.
+`VERNIER_SPEED_FILE`): a run 10 % or more behind it is flagged `core-slowed`, and once it holds
+enough runs, every interval covers the benchmark's cycles at both ends of the clock range
+they saw.
 """
 
 import argparse
@@ -83,6 +85,7 @@ def run_one(kernel, path):
         "ghz": (speed.get("fast") or {}).get("ghz"),
         "slow_ghz": (speed.get("slow") or {}).get("ghz"),
         "probe_share": speed.get("probe_share"),
+        "cycles": speed.get("cycles_per_iter"),
     }
 
 
@@ -126,9 +129,10 @@ def main():
             covers = r["lo"] <= med <= r["hi"]
             ghz = f"{r['ghz']:.2f}" if r["ghz"] else "-"
             slow = f" slow {r['slow_ghz']:.2f}" if r["slow_ghz"] else ""
+            cyc = f" · {r['cycles']:.4g} cycles" if r["cycles"] else ""
             print(
                 f"  #{i}: {r['median']:.4g} ns [{r['lo']:.4g}, {r['hi']:.4g}] "
-                f"{'covers' if covers else 'MISSES'} the median · core {ghz} GHz{slow} · "
+                f"{'covers' if covers else 'MISSES'} the median · core {ghz} GHz{slow}{cyc} · "
                 f"{','.join(r['codes']) or 'no warning'}"
             )
             if not r["flagged"]:
@@ -161,6 +165,14 @@ def main():
             f"({spread * 100:.2f} % min to max)"
         )
         ok &= spread <= 0.005
+    cycles = [r["cycles"] for r in chain if not r["flagged"] and r["cycles"]]
+    if len(cycles) >= 2:
+        # In cycles of the core at that moment (the probe's clock): what the ns figures
+        # become once the clock each run found is taken out.
+        print(
+            f"chain unflagged headlines in cycles: {min(cycles):.4g} to {max(cycles):.4g} "
+            f"({(max(cycles) / min(cycles) - 1) * 100:.2f} % min to max)"
+        )
     shares = [r["probe_share"] for k in KERNELS for r in runs[k] if r["probe_share"]]
     if shares:
         print(f"probe cost: at most {max(shares) * 100:.3f} % of a benchmark's wall time")

@@ -133,18 +133,23 @@ pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult
         return b.clone();
     }
     let m = b.measurement();
-    let an = analyze::analyze(&m, ctx);
+    let mut an = analyze::analyze(&m, ctx);
+    if let Some(check) = &b.instructions_check {
+        analyze::weigh_instructions(&mut an, check);
+    }
     let pads: Vec<(u32, u64)> = b
         .processes
         .iter()
         .map(|p| (p.index, p.env_pad_bytes))
         .collect();
-    BenchmarkResult::new(&b.name, &m, &an, &|p| {
+    let mut r = BenchmarkResult::new(&b.name, &m, &an, &|p| {
         pads.iter()
             .find(|(i, _)| *i == p)
             .map(|&(_, pad)| pad)
             .unwrap_or(0)
-    })
+    });
+    r.instructions_check = b.instructions_check;
+    r
 }
 
 /// An instructions-mode benchmark re-derived: its per-iteration counts are the difference of

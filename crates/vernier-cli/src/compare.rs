@@ -37,6 +37,9 @@ pub struct CompareArgs {
     /// Write the comparison (schema 1, with every pair) to FILE, after each benchmark.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report of the comparison (plots of the pairs) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
@@ -214,6 +217,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
 pub(crate) fn common(a: &CompareArgs) -> Common {
     Common {
         json: None,
+        html: None,
         filter: a.filter.clone(),
         time: a.time,
         quick: a.quick,
@@ -308,6 +312,10 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
     if let Some(p) = &a.json {
         println!("comparison written to {}", p.display());
     }
+    let html_failed = a.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_comparison(p, file);
+        !crate::html::write_or_warn(p, written, a.json.as_deref())
+    });
     if term::interrupted() {
         eprintln!("vernier: interrupted; the benchmarks compared before Ctrl-C are kept");
         return Ok(130);
@@ -325,7 +333,11 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         );
         return Ok(2);
     }
-    Ok(if file.failed.is_empty() { 0 } else { 1 })
+    Ok(if file.failed.is_empty() && !html_failed {
+        0
+    } else {
+        1
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -47,9 +47,6 @@ pub const DUMP_AFTER: [&str; 3] = [
     "*vernier_measured_loop_inputs<*",
     "*vernier::suite::sample_routine",
 ];
-/// A benchmark executing fewer than this many instructions per iteration more than the
-/// harness's empty loop is not doing any work.
-pub const OPTIMIZED_AWAY_INSTRUCTIONS: f64 = 0.5;
 
 /// The result key of a callgrind event: `Ir` is `instructions`, the others keep callgrind's
 /// names (`D1mr`, `DLmw`, `Bcm`, …).
@@ -277,19 +274,66 @@ pub fn result_of(
         ..SamplesJson::default()
     };
     if let (Some(ir), Some(empty)) = (p.instructions(), empty_ir) {
-        if ir - empty < OPTIMIZED_AWAY_INSTRUCTIONS {
+        let check = vernier::analyze::InstructionsCheck {
+            instructions_per_iter: ir,
+            empty_instructions_per_iter: empty,
+        };
+        if check.removed() {
             r.diagnostics.push(Diagnostic::new(
                 Code::OptimizedAway,
                 format!(
                     "{ir:.2} instructions per iteration, no more than the harness's loop around \
-                     an empty body ({empty:.2}): the work was removed. Pass inputs through \
-                     vernier::black_box (C++: vernier::do_not_optimize) and return the result \
-                     from the closure, so the compiler cannot drop the work."
+                     an empty body ({empty:.2}): the work was removed. {}",
+                    vernier::analyze::OPTIMIZED_AWAY_FIX
                 ),
             ));
         }
     }
     r
+}
+
+/// Count benchmark `index` of `program` and the harness's empty loop under callgrind, in one
+/// valgrind process (or fresh ones when the harness cannot be dumped in one): the evidence that
+/// tells a removed body from one whose work fits in the loop's own cycle. `timeout` is the
+/// native wait for a reply. Errors when valgrind is not there or the count fails.
+pub fn check_instructions(
+    program: &Path,
+    args: &[OsString],
+    ctl: &Control,
+    index: usize,
+) -> Result<vernier::analyze::InstructionsCheck> {
+    let callgrind = Callgrind::from_env();
+    callgrind.check()?;
+    let ctl = Control {
+        timeout: ctl.timeout * VALGRIND_SLOWDOWN,
+        ..ctl.clone()
+    };
+    let mut session = None;
+    let mut shared = true;
+    let mut count = |bench| {
+        count_any(
+            &callgrind,
+            program,
+            args,
+            &ctl,
+            bench,
+            &mut session,
+            &mut shared,
+            &mut Vec::new(),
+        )
+    };
+    let empty = count(BenchRef::Empty)?;
+    let body = count(BenchRef::Index(index))?;
+    if let Some(s) = session.take() {
+        s.finish(ctl.timeout);
+    }
+    match (body.instructions(), empty.instructions()) {
+        (Some(ir), Some(e)) => Ok(vernier::analyze::InstructionsCheck {
+            instructions_per_iter: ir,
+            empty_instructions_per_iter: e,
+        }),
+        _ => bail!("callgrind reported no instruction count"),
+    }
 }
 
 /// `--instructions`: count every selected benchmark of `program` under callgrind.
@@ -352,6 +396,7 @@ pub fn run_instructions(
             counters: None,
             noise_far_share: None,
             known_cycle_ns: None,
+            clock_ghz: None,
         },
         mode: "instructions".into(),
         analysis: vernier::result::AnalysisSettings {
@@ -423,6 +468,10 @@ pub fn run_instructions(
     if let Some(s) = session.take() {
         s.finish(ctl.timeout);
     }
+    let html_failed = common.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, None);
+        !crate::html::write_or_warn(p, written, common.json.as_deref())
+    });
     println!("\n{}", report::instructions_legend(style));
     println!(
         "{version} · callgrind, collection on inside `{}` only · empty loop {} instructions/iter · {} benchmarks in {:.1} s{}",
@@ -435,7 +484,7 @@ pub fn run_instructions(
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 || html_failed { 1 } else { 0 })
 }
 
 /// "counting NAME (k of n, t s)" on stderr while a benchmark is counted: on a terminal one

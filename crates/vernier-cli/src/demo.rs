@@ -388,6 +388,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     let options = Options {
         known_cycle_ns: known.known_cycle_ns(),
+        clock_ghz: known.clock_ghz(),
         system: audit_and_hint(),
         plan,
         json: c.json.clone(),
@@ -434,6 +435,11 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     progress.clear();
     known.record(&file);
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = c.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, pairs.as_ref());
+        !crate::html::write_or_warn(p, written, c.json.as_deref())
+    });
     print!("{}", report::after_table(&file, &table));
     println!();
     for line in summary(&file, pairs.as_ref()) {
@@ -457,7 +463,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(0)
+    Ok(if html_failed { 1 } else { 0 })
 }
 
 #[cfg(test)]

@@ -23,6 +23,10 @@ pub const KEEP: usize = 200;
 pub const KNOWN_QUANTILE: f64 = 0.9;
 /// Fewest kept speeds before the known speed is used.
 pub const MIN_RUNS: usize = 5;
+/// Fewest kept speeds before their range widens intervals. One is kept per benchmark: more
+/// than one demo's worth, so that a single run's benchmarks, all measured in one state, do not
+/// stand for the machine's range.
+pub const MIN_CLOCK_RUNS: usize = 20;
 /// Environment variable naming the file (`none`: no file).
 pub const ENV: &str = "VERNIER_SPEED_FILE";
 
@@ -84,6 +88,25 @@ impl KnownSpeed {
         }
         let q = vernier::stats::quantile_sorted(&vernier::stats::sorted(&v), KNOWN_QUANTILE);
         Some(1.0 / q)
+    }
+
+    /// The range of the core's clock over the recorded runs, GHz-equivalent: [10th, 90th]
+    /// percentile, once there are [`MIN_CLOCK_RUNS`] of them.
+    pub fn clock_ghz(&self) -> Option<[f64; 2]> {
+        let v = vernier::stats::sorted(
+            &self
+                .ghz
+                .iter()
+                .copied()
+                .filter(|g| g.is_finite() && *g > 0.0)
+                .collect::<Vec<f64>>(),
+        );
+        (v.len() >= MIN_CLOCK_RUNS).then(|| {
+            [
+                vernier::stats::quantile_sorted(&v, 1.0 - KNOWN_QUANTILE),
+                vernier::stats::quantile_sorted(&v, KNOWN_QUANTILE),
+            ]
+        })
     }
 
     /// Add the fast-state speeds of `file`'s benchmarks (those with a figure in the fast
@@ -153,6 +176,8 @@ mod tests {
                 probed_batches: 100,
                 probe_share: 0.001,
                 behind_known_ghz: None,
+                cycles_per_iter: None,
+                cycles_ci95: None,
             });
             f.benchmarks.push(b);
         }
@@ -187,6 +212,23 @@ mod tests {
         assert_eq!(k.known_cycle_ns(), None);
         k.record(&file_with(&[4.0]));
         assert!(serde_json::from_slice::<Store>(&std::fs::read(&path).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn the_clock_range_needs_many_runs_and_spans_the_middle_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("speed.json");
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        // One demo's worth, all in one state, does not stand for the machine.
+        k.record(&file_with(&[3.8; MIN_CLOCK_RUNS - 1]));
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        assert_eq!(k.clock_ghz(), None);
+        // 3.6, 3.61, ..., 3.99 (and the 3.8s): the 10th and 90th percentiles.
+        let spread: Vec<f64> = (0..40).map(|i| 3.6 + 0.01 * i as f64).collect();
+        k.record(&file_with(&spread));
+        let k = KnownSpeed::load_from(Some(path), &machine());
+        let [lo, hi] = k.clock_ghz().unwrap();
+        assert!(lo > 3.6 && lo < 3.7 && hi > 3.85 && hi < 3.99, "{lo} {hi}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod counted;
 mod demo;
 mod export;
 mod gbench;
+mod html;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 mod instructions;
@@ -50,6 +51,8 @@ enum Command {
     /// A result file in the formats other tools read: Google Benchmark's JSON, Bencher's
     /// BMF, CSV, pyperf's JSON.
     Export(export::ExportArgs),
+    /// A self-contained HTML report (plots) of result, comparison or history files.
+    Report(html::ReportArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
@@ -69,6 +72,9 @@ pub struct Common {
     /// Write the result (schema 1, every raw sample) to FILE, atomically, after each benchmark.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Write a self-contained HTML report (plots of every benchmark) to FILE after the run.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     filter: Option<String>,
@@ -182,12 +188,30 @@ fn run(cli: Cli) -> Result<i32> {
     if let Some(path) = json {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
     }
+    // And an unwritable --html.
+    let html = match &cli.command {
+        Command::Demo(c) => c.html.as_ref(),
+        Command::Run(a) => a.common.html.as_ref(),
+        Command::Compare(a) => a.html.as_ref(),
+        _ => None,
+    };
+    if let Some(path) = html {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
+        if json == Some(path) {
+            bail!(
+                "--html {0} and --json {0} name the same file: the report would replace the \
+                 result; give the report its own name, such as report.html",
+                path.display()
+            );
+        }
+    }
     match cli.command {
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
         Command::Export(a) => export::export_command(&a),
+        Command::Report(a) => html::report_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),

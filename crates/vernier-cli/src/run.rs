@@ -12,10 +12,11 @@ use crate::{term, Common};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vernier::analyze;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
+use vernier::diagnostic::Code;
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
@@ -407,6 +408,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             counters,
             noise_far_share: own.noise_far_share,
             known_cycle_ns: known.known_cycle_ns(),
+            clock_ghz: known.clock_ghz(),
         },
         mode: "time".into(),
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
@@ -448,11 +450,15 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &mut batch_costs,
             &mut |p| progress.update(name, p),
         );
+        let mut an = analyze::analyze(&m, &ctx);
+        let check = confirm_removed(&program, &args, &ctl, i, &mut an, &mut |s| {
+            progress.status(&format!("{name}: {s}"))
+        });
         progress.clear();
-        let an = analyze::analyze(&m, &ctx);
-        let r = BenchmarkResult::new(name, &m, &an, &|p| {
+        let mut r = BenchmarkResult::new(name, &m, &an, &|p| {
             pads.get(p as usize).copied().unwrap_or(0)
         });
+        r.instructions_check = check;
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
@@ -467,6 +473,11 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     }
     known.record(&file);
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = a.common.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, None);
+        !crate::html::write_or_warn(p, written, a.common.json.as_deref())
+    });
     print!("{}", report::after_table(&file, &table));
     if let Some(c) = file.harness.runner_batch_cost_ns {
         print!(
@@ -480,5 +491,26 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 || html_failed { 1 } else { 0 })
+}
+
+/// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)
+/// may have had its body removed, or do work that fits in the loop's own cycle: callgrind's
+/// instruction count tells which (a few seconds under valgrind, only for such a benchmark).
+/// Without valgrind, or when the count fails, the diagnostic stays as time gave it.
+fn confirm_removed(
+    program: &Path,
+    args: &[OsString],
+    ctl: &Control,
+    index: usize,
+    an: &mut analyze::Analysis,
+    status: &mut dyn FnMut(&str),
+) -> Option<analyze::InstructionsCheck> {
+    if !an.diagnostics.iter().any(|d| d.code == Code::OptimizedAway) || term::interrupted() {
+        return None;
+    }
+    status("counting instructions under callgrind (optimized-away by time)");
+    let check = crate::counted::check_instructions(program, args, ctl, index).ok()?;
+    analyze::weigh_instructions(an, &check);
+    Some(check)
 }

@@ -77,6 +77,15 @@ impl ProgressLine {
         self.shown = true;
     }
 
+    /// A line of text in place of the bar (a step that is not sampling).
+    pub fn status(&mut self, text: &str) {
+        if self.enabled {
+            eprint!("\r\x1b[2K  {text}");
+            let _ = std::io::stderr().flush();
+            self.shown = true;
+        }
+    }
+
     pub fn clear(&mut self) {
         if self.shown {
             eprint!("\r\x1b[2K");

@@ -311,8 +311,21 @@ fn demo_compares_its_variant_pairs_in_process() {
     let c = &v["comparison"];
     assert_eq!(c["mode"], "paired");
     assert_eq!(c["comparisons"][0]["name"], "event copy: cold / hot");
-    // Cold memory is slower than hot, measured in the same pairs.
-    assert_eq!(c["comparisons"][0]["verdict"], "slower");
+    // Cold against hot, measured in the same pairs. Which is slower depends on the machine
+    // (a prefetcher can hide the walk: 1.01-1.08x here, and under load either way), so the
+    // verdict is checked against its own interval, not against an expected ordering.
+    let cmp = &c["comparisons"][0];
+    let (lo, hi) = (
+        cmp["ci95"][0].as_f64().unwrap(),
+        cmp["ci95"][1].as_f64().unwrap(),
+    );
+    assert!(lo <= cmp["ratio"].as_f64().unwrap() && cmp["ratio"].as_f64().unwrap() <= hi);
+    match cmp["verdict"].as_str().unwrap() {
+        "slower" => assert!(lo > 1.0, "{cmp}"),
+        "faster" => assert!(hi < 1.0, "{cmp}"),
+        "no-change" | "inconclusive" => {}
+        v => panic!("verdict {v}"),
+    }
     // The result file still loads as schema 1.
     vernier::result::ResultFile::load(&json).unwrap();
 }

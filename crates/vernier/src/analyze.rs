@@ -41,6 +41,9 @@ pub struct Context {
     /// The machine's known speed from earlier runs (`harness.known_cycle_ns`): a benchmark
     /// measured wholly slower than it is `core-slowed`.
     pub known_cycle_ns: Option<f64>,
+    /// The range of the core's clock over this machine's recent runs (`harness.clock_ghz`),
+    /// as cycle times (fast, slow): the interval covers a run at either end.
+    pub clock_cycle_ns: Option<(f64, f64)>,
     /// Share of far outliers the machine itself shows on a reference kernel measured at
     /// start-up (`harness.noise_far_share`); `outliers` is only claimed beyond it.
     pub noise_far_share: Option<f64>,
@@ -62,6 +65,7 @@ impl Context {
             keep_interrupted: false,
             noise_far_share: None,
             known_cycle_ns: None,
+            clock_cycle_ns: None,
         }
     }
 
@@ -70,6 +74,7 @@ impl Context {
         speed::References {
             startup_cycle_ns: self.cycle_ns,
             known_cycle_ns: self.known_cycle_ns,
+            clock_cycle_ns: self.clock_cycle_ns,
         }
     }
 }
@@ -86,7 +91,12 @@ pub struct PerIter {
     pub sample_sigma_ns: f64,
     /// MAD of the per-iteration means of the samples.
     pub mad_ns: f64,
+    /// The median's 95 % interval: the run's own (`run_ci95_ns`), joined to what another run
+    /// on this machine would give at another clock (see `speed::clock_interval`).
     pub ci95_ns: (f64, f64),
+    /// The interval of this run's samples alone (processes and rounds included, the clock
+    /// range not): how precisely this run measured, what `unstable` judges.
+    pub run_ci95_ns: (f64, f64),
     pub fit: Option<LinearFit>,
 }
 
@@ -313,6 +323,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             sample_sigma_ns: f64::NAN,
             mad_ns: f64::NAN,
             ci95_ns: (f64::NAN, f64::NAN),
+            run_ci95_ns: (f64::NAN, f64::NAN),
             fit: None,
         }
     } else {
@@ -327,6 +338,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             sample_sigma_ns: stats::iqr_sigma_sorted(&sorted),
             mad_ns: stats::mad_sorted(&sorted),
             ci95_ns: (ci.lo, ci.hi),
+            run_ci95_ns: (ci.lo, ci.hi),
             fit: linearity(m, &|i| excluded && is_int(i)),
         }
     };
@@ -394,16 +406,34 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - hw);
         per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + hw);
     }
-    // A sample's time is known to one timer step: the interval is never narrower than that.
-    if per_iter.median_ns.is_finite() {
-        let step = ctx.timer.resolution_ns / n;
-        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(per_iter.median_ns - step);
-        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(per_iter.median_ns + step);
-        // ... and never wider than what the samples themselves span.
-        let hi = per.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.max(per_iter.min_ns);
-        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.min(hi);
+    // A sample's time is known to one timer step: an interval is never narrower than that,
+    // and never wider than what the samples themselves span.
+    let (median, bottom) = (per_iter.median_ns, per_iter.min_ns);
+    let top = per.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let step = ctx.timer.resolution_ns / n;
+    let bounded = |(lo, hi): (f64, f64)| -> (f64, f64) {
+        if !median.is_finite() {
+            return (lo, hi);
+        }
+        (
+            lo.min(median - step).max(bottom),
+            hi.max(median + step).min(top),
+        )
+    };
+    per_iter.run_ci95_ns = bounded(per_iter.ci95_ns);
+    // Another run on this machine may find the core at another clock: the interval covers
+    // the headline's cycles at both ends of the clock range its recent runs saw (not for a
+    // benchmark that ran slowed, whose diagnostic says how far its figure is from the
+    // machine's usual speed).
+    if let Some((lo, hi)) = speed
+        .as_ref()
+        .filter(|s| !s.core_slowed())
+        .and_then(|s| speed::clock_interval(s, ctx.clock_cycle_ns))
+    {
+        per_iter.ci95_ns.0 = per_iter.ci95_ns.0.min(lo);
+        per_iter.ci95_ns.1 = per_iter.ci95_ns.1.max(hi);
     }
+    per_iter.ci95_ns = bounded(per_iter.ci95_ns);
     // Layout is only blamed when the core's speed does not explain the processes' spread.
     let speed_spread = speed::process_speed_spread(
         &m.samples,
@@ -449,7 +479,8 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     }
     if let Some(f) = per_iter.fit {
         let disagree = (f.slope - per_iter.median_ns).abs();
-        let tol = NONLINEAR_SIGMAS * f.slope_se + (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0;
+        let tol =
+            NONLINEAR_SIGMAS * f.slope_se + (per_iter.run_ci95_ns.1 - per_iter.run_ci95_ns.0) / 2.0;
         if f.r2 < NONLINEAR_R2 || (disagree > NONLINEAR_REL * per_iter.median_ns && disagree > tol)
         {
             diagnostics.push(Diagnostic::new(
@@ -489,7 +520,9 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             ),
         ));
     }
-    let rel_ci = (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0 / per_iter.median_ns;
+    // Judged on the run's own interval: the clock's range over other runs is the machine's,
+    // said in `speed`, not this run's noise.
+    let rel_ci = (per_iter.run_ci95_ns.1 - per_iter.run_ci95_ns.0) / 2.0 / per_iter.median_ns;
     if rel_ci > UNSTABLE_REL_CI && m.stop != StopReason::Failed {
         diagnostics.push(Diagnostic::new(
             Code::Unstable,
@@ -520,7 +553,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let far_share = outliers.far as f64 / per.len().max(1) as f64;
     let beyond_machine = far_share > OUTLIER_FRACTION
         && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
-    let half_width = (per_iter.ci95_ns.1 - per_iter.ci95_ns.0) / 2.0;
+    let half_width = (per_iter.run_ci95_ns.1 - per_iter.run_ci95_ns.0) / 2.0;
     if outliers.far > 0 && (beyond_machine || outliers_shift > half_width) {
         let period = outliers
             .period_ns
@@ -745,8 +778,7 @@ fn optimized_away(
         Some(c) => format!("{:.2} cycles by {cycle_source}", ns / c),
         None => "no cycle estimate".into(),
     };
-    let fix = "Pass inputs through vernier::black_box (C++: vernier::do_not_optimize) and \
-               return the result from the closure, so the compiler cannot drop the work.";
+    let fix = OPTIMIZED_AWAY_FIX;
     if p.median_ns < quarter {
         return Some(Diagnostic::new(
             Code::OptimizedAway,
@@ -760,7 +792,7 @@ fn optimized_away(
     }
     if let Some(empty) = ctx.empty_iter_ns {
         let net = p.median_ns - empty;
-        let half_width = (p.ci95_ns.1 - p.ci95_ns.0) / 2.0;
+        let half_width = (p.run_ci95_ns.1 - p.run_ci95_ns.0) / 2.0;
         let measurable = net > MEASURABLE_OVER_EMPTY * empty && net > 3.0 * half_width;
         if net < quarter && !measurable {
             return Some(Diagnostic::new(
@@ -788,6 +820,56 @@ fn optimized_away(
         }
     }
     None
+}
+
+/// Instructions per iteration of a benchmark and of the harness's empty loop, counted under
+/// callgrind (`vernier run` counts them for a benchmark whose time cannot be told from the
+/// empty loop's: a body may be removed, or fit in the loop's own cycle, and only the count
+/// tells which).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstructionsCheck {
+    pub instructions_per_iter: f64,
+    pub empty_instructions_per_iter: f64,
+}
+
+/// What to do about `optimized-away`.
+pub const OPTIMIZED_AWAY_FIX: &str = "Pass inputs through vernier::black_box (C++: \
+    vernier::do_not_optimize) and return the result from the closure, so the compiler cannot \
+    drop the work.";
+
+/// A body executing fewer than this many instructions per iteration more than the harness's
+/// empty loop does no work.
+pub const OPTIMIZED_AWAY_INSTRUCTIONS: f64 = 0.5;
+
+impl InstructionsCheck {
+    /// The body executes no more instructions than the empty loop: removed.
+    pub fn removed(&self) -> bool {
+        self.instructions_per_iter - self.empty_instructions_per_iter < OPTIMIZED_AWAY_INSTRUCTIONS
+    }
+}
+
+/// Weigh an instruction count against `optimized-away` found by time: a body that executes
+/// more instructions than the empty loop was not removed (its work fits in the loop's own
+/// cycles, where time cannot see it), so the diagnostic goes; one that does not is confirmed,
+/// and its message says so.
+pub fn weigh_instructions(a: &mut Analysis, check: &InstructionsCheck) {
+    let Some(i) = a
+        .diagnostics
+        .iter()
+        .position(|d| d.code == Code::OptimizedAway)
+    else {
+        return;
+    };
+    if check.removed() {
+        a.diagnostics[i].message = format!(
+            "{:.3} ns per iteration is the harness's empty loop's time, and callgrind counts \
+             {:.2} instructions per iteration, no more than the empty loop's {:.2}: the work was \
+             removed. {OPTIMIZED_AWAY_FIX}",
+            a.per_iter.median_ns, check.instructions_per_iter, check.empty_instructions_per_iter
+        );
+    } else {
+        a.diagnostics.remove(i);
+    }
 }
 
 /// Spread between processes' medians.
@@ -878,6 +960,7 @@ mod tests {
             keep_interrupted: false,
             noise_far_share: None,
             known_cycle_ns: None,
+            clock_cycle_ns: None,
         }
     }
 
@@ -985,6 +1068,53 @@ mod tests {
             plain.per_iter.ci95_ns.1 - plain.per_iter.ci95_ns.0
                 > a.per_iter.ci95_ns.1 - a.per_iter.ci95_ns.0
         );
+    }
+
+    #[test]
+    fn the_interval_covers_the_machine_s_clock_range_without_calling_the_run_unstable() {
+        // 0.33 ns per addition (1362 ns probes), 4 ns per iteration: about 12 cycles; a sample
+        // in 25 is 10 % off either way, so the data span more than the clock range below.
+        let bench = |i: usize| {
+            4.0 * wiggle(i)
+                * match i % 50 {
+                    0 => 1.1,
+                    25 => 0.9,
+                    _ => 1.0,
+                }
+        };
+        let m = with_probes(synth(8192, 20.0, bench), |_| 1362);
+        let own = analyze(&m, &ctx());
+        let cyc = own.speed.unwrap().cycles_per_iter.unwrap();
+        assert!((cyc.median - 4.0 / 0.3325).abs() < 0.1, "{cyc:?}");
+        // Without a known range the two intervals are one.
+        assert_eq!(own.per_iter.ci95_ns, own.per_iter.run_ci95_ns);
+        // Recent runs on this machine found the core between 0.32 and 0.34 ns per addition:
+        // the interval reaches the cycles at both ends.
+        let mut c = ctx();
+        c.clock_cycle_ns = Some((0.32, 0.34));
+        let a = analyze(&m, &c);
+        assert_eq!(a.per_iter.median_ns, own.per_iter.median_ns);
+        assert_eq!(a.per_iter.run_ci95_ns, own.per_iter.run_ci95_ns);
+        let (lo, hi) = a.per_iter.ci95_ns;
+        assert!((lo - cyc.lo * 0.32).abs() < 1e-9, "{lo} {}", cyc.lo * 0.32);
+        assert!((hi - cyc.hi * 0.34).abs() < 1e-9, "{hi} {}", cyc.hi * 0.34);
+        assert!(lo >= a.per_iter.min_ns && lo < own.per_iter.ci95_ns.0);
+        assert!(hi > own.per_iter.ci95_ns.1);
+        // As stable a run as it was: the clock's range is the machine's, not this run's noise.
+        assert_eq!(codes(&a), codes(&own));
+        assert!(!codes(&a).contains(&Code::Unstable));
+        // Never wider than the data: a range far beyond them is cut at their ends.
+        c.clock_cycle_ns = Some((0.1, 1.0));
+        let a = analyze(&m, &c);
+        assert!((a.per_iter.ci95_ns.0 - a.per_iter.min_ns).abs() < 1e-9);
+        assert!(a.per_iter.ci95_ns.1 < 4.0 * 1.1 * 1.002);
+        // A run that ran slowed keeps its own interval: its diagnostic says the rest.
+        let slowed = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
+        let mut c = ctx();
+        c.clock_cycle_ns = Some((0.32, 0.34));
+        let a = analyze(&slowed, &c);
+        assert!(codes(&a).contains(&Code::CoreSlowed));
+        assert_eq!(a.per_iter.ci95_ns, a.per_iter.run_ci95_ns);
     }
 
     #[test]
@@ -1124,6 +1254,39 @@ mod tests {
     fn empty_loop_cost_is_optimized_away() {
         let a = analyze(&synth(65536, 20.0, |i| 0.33 * wiggle(i)), &ctx());
         assert!(codes(&a).contains(&Code::OptimizedAway));
+    }
+
+    #[test]
+    fn an_instruction_count_clears_or_confirms_what_time_could_not_tell() {
+        let flagged = analyze(&synth(65536, 20.0, |i| 0.33 * wiggle(i)), &ctx());
+        // Three instructions more than the empty loop: work that fits in the loop's cycle.
+        let mut a = flagged.clone();
+        let work = InstructionsCheck {
+            instructions_per_iter: 5.0,
+            empty_instructions_per_iter: 2.0,
+        };
+        weigh_instructions(&mut a, &work);
+        assert!(!work.removed() && !codes(&a).contains(&Code::OptimizedAway));
+        assert_eq!(a.diagnostics.len() + 1, flagged.diagnostics.len());
+        // As many as the empty loop: removed, and the message says how it is known.
+        let mut a = flagged.clone();
+        let none = InstructionsCheck {
+            instructions_per_iter: 2.2,
+            empty_instructions_per_iter: 2.0,
+        };
+        weigh_instructions(&mut a, &none);
+        assert!(none.removed());
+        let d = a
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::OptimizedAway)
+            .unwrap();
+        assert!(d.message.contains("2.20 instructions"), "{}", d.message);
+        // Nothing flagged: nothing to weigh.
+        let clean = analyze(&synth(8192, 20.0, |i| 4.0 * wiggle(i)), &ctx());
+        let mut b = clean.clone();
+        weigh_instructions(&mut b, &none);
+        assert_eq!(codes(&b), codes(&clean));
     }
 
     #[test]

@@ -240,16 +240,6 @@ pub fn settled(lo: f64, hi: f64, t: f64) -> Option<Settle> {
     }
 }
 
-fn median_of(xs: &mut [f64]) -> f64 {
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
 /// Run the comparison state machine on two targets. `timer` is the coarser of the two sides'
 /// timers (it sets the shortest acceptable sample).
 pub fn measure_pair<'t>(
@@ -320,7 +310,8 @@ pub fn measure_pair<'t>(
         Ok(batch.ns.clone())
     };
 
-    let mut iters = 1u64;
+    let mut calibration =
+        crate::measure::Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
     let mut est_sample_ns = goal as f64;
     let mut next_look = MIN_PAIRS;
     let mut rel_ci = None;
@@ -340,6 +331,7 @@ pub fn measure_pair<'t>(
             State::Calibrate => {
                 let mut best = [0u64; 2];
                 let mut failed = false;
+                let iters = calibration.iters;
                 for side in order {
                     match take(&mut m, side, iters, plan.calibration_samples.max(1)) {
                         Ok(ns) => best[side as usize] = ns.iter().copied().min().unwrap_or(0),
@@ -354,18 +346,10 @@ pub fn measure_pair<'t>(
                     break;
                 }
                 // The slower side sets the count.
-                let slow = best[0].max(best[1]);
-                if slow >= goal
-                    || iters >= plan.max_iters
-                    || elapsed(clock) as f64
-                        >= plan.time_budget_ns as f64 * crate::measure::CALIBRATION_FRACTION
-                {
-                    m.iters_per_sample = iters;
-                    est_sample_ns = slow.max(1) as f64;
+                if let Some(c) = calibration.step(best[0].max(best[1]), elapsed(clock)) {
+                    m.iters_per_sample = c.iters;
+                    est_sample_ns = c.est_sample_ns;
                     state = State::Collect;
-                } else {
-                    iters =
-                        crate::measure::next_calibration_count(iters, slow, goal, plan.max_iters);
                 }
             }
             State::Collect => {
@@ -387,11 +371,11 @@ pub fn measure_pair<'t>(
                 for side in order {
                     match take(&mut m, side, it, count) {
                         Ok(ns) => {
-                            let mut rest: Vec<f64> = ns[plan.rewarm_samples..]
+                            let rest: Vec<f64> = ns[plan.rewarm_samples..]
                                 .iter()
                                 .map(|&x| x as f64 / n)
                                 .collect();
-                            let med = median_of(&mut rest);
+                            let med = crate::stats::median(&rest);
                             if plan.rewarm_samples > 0 && med > 0.0 {
                                 let first = ns[0] as f64 / n;
                                 match side {
@@ -416,12 +400,12 @@ pub fn measure_pair<'t>(
                 let now = elapsed(clock);
                 m.t_s.push(now as f64 / 1e9);
                 let recent = m.old_ns.len().saturating_sub(64);
-                let mut slow: Vec<f64> = m.old_ns[recent..]
+                let slow: Vec<f64> = m.old_ns[recent..]
                     .iter()
                     .zip(&m.new_ns[recent..])
                     .map(|(a, b)| a.max(*b))
                     .collect();
-                est_sample_ns = (median_of(&mut slow) * n).max(1.0);
+                est_sample_ns = (crate::stats::median(&slow) * n).max(1.0);
 
                 if m.old_ns.len() >= next_look {
                     next_look = ((m.old_ns.len() as f64 * LOOK_GROWTH).ceil() as usize)
@@ -459,8 +443,8 @@ pub fn measure_pair<'t>(
     m.wall_ns = elapsed(clock);
     if !rewarm_old.is_empty() && !rewarm_new.is_empty() {
         m.rewarm = Some(Rewarm {
-            old: median_of(&mut rewarm_old),
-            new: median_of(&mut rewarm_new),
+            old: crate::stats::median(&rewarm_old),
+            new: crate::stats::median(&rewarm_new),
         });
     }
     let ratios = ratio_series(&m.old_ns, &m.new_ns);
@@ -621,8 +605,8 @@ impl ProcessPair {
         if !(ok(e.ratio) && ok(e.ci95.0) && ok(e.ci95.1)) {
             return None;
         }
-        let mut o = m.old_ns[m.first_steady..].to_vec();
-        let mut n = m.new_ns[m.first_steady..].to_vec();
+        let o = &m.old_ns[m.first_steady..];
+        let n = &m.new_ns[m.first_steady..];
         Some(ProcessPair {
             index,
             cpu,
@@ -633,8 +617,8 @@ impl ProcessPair {
             rounds: e.n,
             warmup_rounds: m.first_steady,
             iters_per_sample: m.iters_per_sample,
-            old_median_ns: median_of(&mut o),
-            new_median_ns: median_of(&mut n),
+            old_median_ns: crate::stats::median(o),
+            new_median_ns: crate::stats::median(n),
             seconds: m.wall_ns as f64 / 1e9,
             stop: m.stop.as_str().into(),
             rewarm: m.rewarm,
@@ -726,16 +710,16 @@ pub fn comparison_from_process_pairs(
     let re = compare_stats::random_effects(&theta, &se).map_err(|e| {
         format!("{e}: give it more time with --time, or more pairs with --processes")
     })?;
-    let mut o: Vec<f64> = pairs.iter().map(|p| p.old_median_ns).collect();
-    let mut n: Vec<f64> = pairs.iter().map(|p| p.new_median_ns).collect();
+    let o: Vec<f64> = pairs.iter().map(|p| p.old_median_ns).collect();
+    let n: Vec<f64> = pairs.iter().map(|p| p.new_median_ns).collect();
     let seconds = pairs.iter().map(|p| p.seconds).sum();
-    let (mut rw_old, mut rw_new): (Vec<f64>, Vec<f64>) = pairs
+    let (rw_old, rw_new): (Vec<f64>, Vec<f64>) = pairs
         .iter()
         .filter_map(|p| p.rewarm.map(|r| (r.old, r.new)))
         .unzip();
     let rewarm = (!rw_old.is_empty()).then(|| Rewarm {
-        old: median_of(&mut rw_old),
-        new: median_of(&mut rw_new),
+        old: crate::stats::median(&rw_old),
+        new: crate::stats::median(&rw_new),
     });
     Ok(Comparison {
         name: name.into(),
@@ -750,8 +734,8 @@ pub fn comparison_from_process_pairs(
         warmup_pairs: pairs.iter().map(|p| p.warmup_rounds).sum(),
         warmup: None,
         iters_per_sample: [pairs[0].iters_per_sample; 2],
-        old_median_ns: median_of(&mut o),
-        new_median_ns: median_of(&mut n),
+        old_median_ns: crate::stats::median(&o),
+        new_median_ns: crate::stats::median(&n),
         stop: stop.into(),
         rewarm,
         pair_samples: None,
@@ -896,8 +880,8 @@ pub fn comparison_from_pair(
         )
     })?;
     let steady = m.first_steady;
-    let mut o = m.old_ns[steady..].to_vec();
-    let mut n = m.new_ns[steady..].to_vec();
+    let o = &m.old_ns[steady..];
+    let n = &m.new_ns[steady..];
     Ok(Comparison {
         name: name.into(),
         ratio: est.ratio,
@@ -911,8 +895,8 @@ pub fn comparison_from_pair(
         warmup_pairs: steady,
         warmup: m.warmup,
         iters_per_sample: [m.iters_per_sample; 2],
-        old_median_ns: median_of(&mut o),
-        new_median_ns: median_of(&mut n),
+        old_median_ns: crate::stats::median(o),
+        new_median_ns: crate::stats::median(n),
         stop: m.stop.as_str().into(),
         rewarm: m.rewarm,
         pair_samples: keep_samples.then(|| PairSamples {

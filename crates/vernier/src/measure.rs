@@ -179,6 +179,56 @@ pub fn next_calibration_count(iters: u64, best_ns: u64, goal_ns: u64, max_iters:
     (iters as f64 * factor).ceil().min(max_iters as f64) as u64
 }
 
+/// The calibration step both engines share (one benchmark, and a pair, where the slower side
+/// sets the count): the iteration count grows round by round until the fastest sample of a
+/// round lasts the goal, the count reaches its ceiling, a fixed count was asked for, or
+/// calibration has used [`CALIBRATION_FRACTION`] of the budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    /// The count the next calibration round measures at.
+    pub iters: u64,
+    goal_ns: u64,
+    max_iters: u64,
+    fixed: bool,
+    deadline_ns: f64,
+}
+
+/// The end of calibration: the count to measure with and the sample length it gives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibrated {
+    pub iters: u64,
+    pub est_sample_ns: f64,
+}
+
+impl Calibration {
+    pub fn new(goal_ns: u64, max_iters: u64, fixed_iters: Option<u64>, budget_ns: u64) -> Self {
+        Calibration {
+            iters: fixed_iters.unwrap_or(1).max(1),
+            goal_ns,
+            max_iters,
+            fixed: fixed_iters.is_some(),
+            deadline_ns: budget_ns as f64 * CALIBRATION_FRACTION,
+        }
+    }
+
+    /// A round at `iters` whose fastest sample took `best_ns`, `elapsed_ns` into the budget:
+    /// the count to measure with, or `None` and the next round's count in `iters`.
+    pub fn step(&mut self, best_ns: u64, elapsed_ns: u64) -> Option<Calibrated> {
+        if best_ns >= self.goal_ns
+            || self.fixed
+            || self.iters >= self.max_iters
+            || elapsed_ns as f64 >= self.deadline_ns
+        {
+            return Some(Calibrated {
+                iters: self.iters,
+                est_sample_ns: best_ns.max(1) as f64,
+            });
+        }
+        self.iters = next_calibration_count(self.iters, best_ns, self.goal_ns, self.max_iters);
+        None
+    }
+}
+
 /// Run the state machine on one target.
 pub fn measure(
     target: &mut dyn Target,
@@ -200,7 +250,8 @@ pub fn measure(
     let mut batch = Batch::default();
     let goal = plan.min_sample_ns(timer);
     let mut state = State::Calibrate;
-    let mut iters = plan.fixed_iters.unwrap_or(1).max(1);
+    let mut calibration =
+        Calibration::new(goal, plan.max_iters, plan.fixed_iters, plan.time_budget_ns);
     let mut main_idx: Vec<usize> = Vec::new();
     let mut est_sample_ns = goal as f64;
     let mut main_batch = MIN_MAIN_BATCH;
@@ -269,6 +320,7 @@ pub fn measure(
         match state {
             State::Calibrate => {
                 let first = m.samples.len();
+                let iters = calibration.iters;
                 if !take(&mut m, iters, plan.calibration_samples, Phase::Calibration) {
                     break;
                 }
@@ -278,16 +330,10 @@ pub fn measure(
                     .min()
                     .unwrap_or(0);
                 let elapsed = clock.now_ns().saturating_sub(start);
-                if best >= goal
-                    || plan.fixed_iters.is_some()
-                    || iters >= plan.max_iters
-                    || elapsed as f64 >= plan.time_budget_ns as f64 * CALIBRATION_FRACTION
-                {
+                if let Some(c) = calibration.step(best, elapsed) {
                     state = State::Collect;
-                    est_sample_ns = best.max(1) as f64;
-                    m.iters_per_sample = iters;
-                } else {
-                    iters = next_calibration_count(iters, best, goal, plan.max_iters);
+                    est_sample_ns = c.est_sample_ns;
+                    m.iters_per_sample = c.iters;
                 }
             }
             State::Collect => {
@@ -359,7 +405,7 @@ pub fn measure(
     }
     m.wall_ns = clock.now_ns().saturating_sub(start);
     if m.iters_per_sample == 1 && state == State::Calibrate {
-        m.iters_per_sample = iters;
+        m.iters_per_sample = calibration.iters;
     }
 
     // Final steady-state decision on the main series, and the phases that follow from it.
@@ -459,6 +505,31 @@ mod tests {
             probe_ns,
         };
         measure(&mut t, &clock, plan, &timer(), &mut |_| {})
+    }
+
+    #[test]
+    fn calibration_grows_the_count_until_a_sample_lasts_the_goal() {
+        // Goal 20 µs; a sample of N iterations takes 10 ns × N.
+        let mut c = Calibration::new(20_000, 1 << 40, None, 1_000_000_000);
+        let mut rounds = 0;
+        let done = loop {
+            rounds += 1;
+            if let Some(d) = c.step(10 * c.iters, 0) {
+                break d;
+            }
+        };
+        assert!(done.iters * 10 >= 20_000, "{done:?}");
+        assert_eq!(done.est_sample_ns, (done.iters * 10) as f64);
+        // One jump to an eighth of the goal, then doublings: 1, 250, 500, 1000, 2000.
+        assert_eq!(rounds, 5);
+        // A fixed count is taken at once; the ceiling and half the budget end it too.
+        let mut fixed = Calibration::new(20_000, 1 << 40, Some(7), 1_000_000_000);
+        assert_eq!(fixed.step(70, 0).map(|d| d.iters), Some(7));
+        let mut capped = Calibration::new(20_000, 4, None, 1_000_000_000);
+        while capped.step(10 * capped.iters, 0).is_none() {}
+        assert_eq!(capped.iters, 4);
+        let mut late = Calibration::new(20_000, 1 << 40, None, 1_000);
+        assert_eq!(late.step(10, 500).map(|d| d.iters), Some(1));
     }
 
     #[test]

@@ -50,6 +50,11 @@ mod nan_pair {
         let v = <[Option<f64>; 2]>::deserialize(d)?;
         Ok([v[0].unwrap_or(f64::NAN), v[1].unwrap_or(f64::NAN)])
     }
+
+    /// An absent pair (a field older files do not have).
+    pub fn none() -> [f64; 2] {
+        [f64::NAN; 2]
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,6 +110,11 @@ pub struct Harness {
     /// `docs/result-schema.md`). A benchmark measured wholly slower is `core-slowed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_cycle_ns: Option<f64>,
+    /// The range of the core's clock over this machine's recent runs, GHz-equivalent of the
+    /// core-speed probe: [10th, 90th] percentile of their fast-state speeds. A benchmark's
+    /// interval covers its cycles at both ends (another run may find the core anywhere in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_ghz: Option<[f64; 2]>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,6 +140,10 @@ pub struct PerIterJson {
     pub sigma_ns: f64,
     #[serde(with = "nan_pair")]
     pub ci95_ns: [f64; 2],
+    /// The interval of this run's samples alone, before `ci95_ns` joins it to the range of
+    /// the machine's clock (the same when that range is unknown).
+    #[serde(default = "nan_pair::none", with = "nan_pair")]
+    pub run_ci95_ns: [f64; 2],
     #[serde(with = "nan_as_null")]
     pub slope_ns: f64,
     #[serde(with = "nan_as_null")]
@@ -288,6 +302,13 @@ pub struct SpeedJson {
     /// `speed::KNOWN_SLOW_RATIO` slower than it; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub behind_known_ghz: Option<f64>,
+    /// The headline's time per iteration in cycles of the core at that moment (the probe's
+    /// effective cycle time around each sample): median and 95 % interval. The same whatever
+    /// the clock for code bound by the core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_iter: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_ci95: Option<[f64; 2]>,
 }
 
 impl SpeedJson {
@@ -307,6 +328,8 @@ impl SpeedJson {
             probed_batches: s.probed_batches,
             probe_share: s.probe_share,
             behind_known_ghz: s.behind_known_cycle_ns.map(|c| 1.0 / c),
+            cycles_per_iter: s.cycles_per_iter.map(|c| c.median),
+            cycles_ci95: s.cycles_per_iter.map(|c| [c.lo, c.hi]),
         }
     }
 }
@@ -344,6 +367,11 @@ pub struct BenchmarkResult {
     /// The core's speed during the benchmark; absent when nothing was probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<SpeedJson>,
+    /// Instructions per iteration counted under callgrind for a benchmark whose time could not
+    /// be told from the empty loop's (`optimized-away` by time alone): the evidence that
+    /// confirms or clears it. Absent when no count was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_check: Option<crate::analyze::InstructionsCheck>,
     pub samples: SamplesJson,
 }
 
@@ -446,6 +474,7 @@ impl BenchmarkResult {
                 mean_ns: a.per_iter.mean_ns,
                 sigma_ns: a.per_iter.sigma_ns,
                 ci95_ns: [a.per_iter.ci95_ns.0, a.per_iter.ci95_ns.1],
+                run_ci95_ns: [a.per_iter.run_ci95_ns.0, a.per_iter.run_ci95_ns.1],
                 slope_ns: fit.map(|f| f.slope).unwrap_or(f64::NAN),
                 intercept_ns: fit.map(|f| f.intercept).unwrap_or(f64::NAN),
                 r2: fit.map(|f| f.r2).unwrap_or(f64::NAN),
@@ -488,6 +517,7 @@ impl BenchmarkResult {
             worst_sigma: a.worst_sigma,
             stop: stop_str(m.stop).into(),
             speed: a.speed.as_ref().map(SpeedJson::new),
+            instructions_check: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -533,6 +563,7 @@ impl BenchmarkResult {
                 mean_ns: nan,
                 sigma_ns: nan,
                 ci95_ns: [nan, nan],
+                run_ci95_ns: [nan, nan],
                 slope_ns: nan,
                 intercept_ns: nan,
                 r2: nan,
@@ -554,6 +585,7 @@ impl BenchmarkResult {
             worst_sigma: 0.0,
             stop: "failed".into(),
             speed: None,
+            instructions_check: None,
             samples: SamplesJson::default(),
         }
     }
@@ -594,6 +626,11 @@ impl ResultFile {
                 .unwrap_or_default(),
             keep_interrupted: self.analysis.keep_interrupted,
             known_cycle_ns: self.harness.known_cycle_ns,
+            clock_cycle_ns: self
+                .harness
+                .clock_ghz
+                .filter(|[lo, hi]| lo.is_finite() && *lo > 0.0 && hi >= lo)
+                .map(|[lo, hi]| (1.0 / hi, 1.0 / lo)),
             noise_far_share: self.harness.noise_far_share,
         }
     }

@@ -97,6 +97,11 @@ pub struct Speed {
     /// The machine's known speed (ns per addition) when the fast state ran at least
     /// [`KNOWN_SLOW_RATIO`] slower than it.
     pub behind_known_cycle_ns: Option<f64>,
+    /// The headline's samples in cycles of the core at that moment: each sample's time per
+    /// iteration over the effective cycle time around it, with the median's 95 % interval.
+    /// Code bound by the core reads the same number of cycles whatever its clock; code bound
+    /// by memory does not.
+    pub cycles_per_iter: Option<stats::MedianInterval>,
 }
 
 impl Speed {
@@ -171,6 +176,9 @@ pub struct References {
     pub startup_cycle_ns: Option<f64>,
     /// The machine's known speed from earlier runs (ns per addition).
     pub known_cycle_ns: Option<f64>,
+    /// The range of the core's clock over this machine's recent runs, as cycle times (ns per
+    /// addition): (fast, slow), the 90th and 10th percentiles of their fast-state speeds.
+    pub clock_cycle_ns: Option<(f64, f64)>,
 }
 
 /// The speed summary of a benchmark and the samples its headline rests on: `idx` (the steady
@@ -239,6 +247,7 @@ pub fn analyze(
             / wall_ns.max(1) as f64,
         split: !slow_idx.is_empty() && fast_idx.len() >= MIN_STATE_SAMPLES,
         behind_known_cycle_ns: None,
+        cycles_per_iter: None,
     };
     // The whole run against the machine's known speed: the state the benchmark's headline
     // rests on (the fast one, or everything when too few samples were fast).
@@ -258,7 +267,29 @@ pub fn analyze(
         }
     }
     let headline = if speed.split { fast_idx } else { idx.to_vec() };
+    let in_cycles: Vec<f64> = headline
+        .iter()
+        .map(|&i| samples.samples[i].per_iter_ns() / cycles[i])
+        .filter(|c| c.is_finite())
+        .collect();
+    if !in_cycles.is_empty() {
+        speed.cycles_per_iter = Some(stats::median_interval(&in_cycles));
+    }
     Some((speed, headline))
+}
+
+/// The interval a figure needs to cover another run on this machine, whose core may run at
+/// any clock in the range its recent runs saw (`clock`: fast and slow cycle times): the
+/// headline's interval in cycles, at the fast and at the slow clock. Code bound by the core
+/// moves with the clock (a chain of additions read 25.8–26.5 ns over ten runs here as the clock
+/// went 3.79–3.89 GHz, always 100.5 cycles); code bound by memory does not, so this is an outer
+/// bound, joined to the run's own interval, not a correction of its figure. `None` without
+/// cycles or without a range.
+pub fn clock_interval(speed: &Speed, clock: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    let cyc = speed.cycles_per_iter?;
+    let (fast, slow) = clock?;
+    (fast.is_finite() && slow.is_finite() && fast > 0.0 && slow >= fast)
+        .then_some((cyc.lo * fast, cyc.hi * slow))
 }
 
 /// The spread of the processes' median cycle times (max/min − 1), over the processes with
@@ -301,6 +332,7 @@ mod tests {
         References {
             startup_cycle_ns: Some(c),
             known_cycle_ns: None,
+            clock_cycle_ns: None,
         }
     }
 
@@ -426,6 +458,7 @@ mod tests {
         let refs = References {
             startup_cycle_ns: Some(0.42),
             known_cycle_ns: Some(0.4),
+            clock_cycle_ns: None,
         };
         let (sp, head) = analyze(&s, &t, refs, 1, &idx).unwrap();
         assert_eq!(sp.reference, Reference::Known);
@@ -444,6 +477,23 @@ mod tests {
             !sp.core_slowed() && sp.behind_known_cycle_ns.is_none(),
             "{sp:?}"
         );
+    }
+
+    #[test]
+    fn the_clock_interval_is_the_cycles_at_both_ends_of_the_range() {
+        // 0.4 ns per addition, 10 ns per iteration: 25 cycles.
+        let s = samples(200, |_| 1648, |i| 10.0 + 0.01 * (i % 7) as f64);
+        let idx: Vec<usize> = (0..200).collect();
+        let (sp, _) = analyze(&s, &timer(), References::default(), 1, &idx).unwrap();
+        let cyc = sp.cycles_per_iter.unwrap();
+        assert!((cyc.median - 25.07).abs() < 0.05, "{cyc:?}");
+        let (lo, hi) = clock_interval(&sp, Some((0.38, 0.42))).unwrap();
+        assert!((lo - cyc.lo * 0.38).abs() < 1e-12 && (hi - cyc.hi * 0.42).abs() < 1e-12);
+        // No range, or one that is not a range: nothing to add.
+        assert!(clock_interval(&sp, None).is_none());
+        assert!(clock_interval(&sp, Some((0.42, 0.38))).is_none());
+        assert!(clock_interval(&sp, Some((0.0, 0.38))).is_none());
+        assert!(clock_interval(&sp, Some((f64::NAN, 0.38))).is_none());
     }
 
     #[test]

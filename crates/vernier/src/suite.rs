@@ -325,6 +325,9 @@ pub struct Options {
     /// The machine's known speed from earlier runs, ns per addition of the core-speed probe
     /// (filled by the `vernier` command).
     pub known_cycle_ns: Option<f64>,
+    /// The range of the core's clock over this machine's recent runs, GHz-equivalent
+    /// ([10th, 90th] percentile; filled by the `vernier` command).
+    pub clock_ghz: Option<[f64; 2]>,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
@@ -696,6 +699,7 @@ impl Suite {
         let mut harness = calibrate_harness(&timer, &plan);
         harness.counters = counters_info;
         harness.known_cycle_ns = self.options.known_cycle_ns;
+        harness.clock_ghz = self.options.clock_ghz;
         let mut file = ResultFile {
             schema: SCHEMA,
             tool: Tool::default(),
@@ -1080,6 +1084,7 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
         counters: None,
         noise_far_share: analyze::far_outlier_share(&chain_m),
         known_cycle_ns: None,
+        clock_ghz: None,
     }
 }
 

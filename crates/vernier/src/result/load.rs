@@ -135,8 +135,21 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ResultFile, LoadError> {
 /// - Files from before the `analysis` block (vernier 0.1.0) did not record whether the
 ///   benchmarks were a debug build: their `debug-build` diagnostic says it; the other settings
 ///   were the defaults, which [`super::AnalysisSettings::default`] gives.
+/// - Files from before `per_iter.run_ci95_ns` had no clock range joined to their interval:
+///   the run's own interval was `ci95_ns`.
 fn upgrade(v: &mut Value) {
     let Some(obj) = v.as_object_mut() else { return };
+    if let Some(bs) = obj.get_mut("benchmarks").and_then(Value::as_array_mut) {
+        for p in bs.iter_mut().filter_map(|b| b.get_mut("per_iter")) {
+            if let Some(p) = p.as_object_mut() {
+                if !p.contains_key("run_ci95_ns") {
+                    if let Some(ci) = p.get("ci95_ns").cloned() {
+                        p.insert("run_ci95_ns".into(), ci);
+                    }
+                }
+            }
+        }
+    }
     if !obj.contains_key("analysis") {
         let debug = obj
             .get("benchmarks")
@@ -399,6 +412,8 @@ fn validate_benchmark(r: &super::BenchmarkResult) -> Result<(), Invalid> {
         ("per_iter.sigma_ns", p.sigma_ns),
         ("per_iter.ci95_ns[0]", p.ci95_ns[0]),
         ("per_iter.ci95_ns[1]", p.ci95_ns[1]),
+        ("per_iter.run_ci95_ns[0]", p.run_ci95_ns[0]),
+        ("per_iter.run_ci95_ns[1]", p.run_ci95_ns[1]),
         ("per_iter.sample_sigma_ns", p.sample_sigma_ns),
         ("per_iter.mad_ns", p.mad_ns),
     ] {
