@@ -411,9 +411,12 @@ impl Table {
         if p.median_ns.is_finite() {
             line(
                 &format!(
-                    "σ_iter = σ_run/√N_iter = {} (seed 000: σ_run the robust σ of a sample's \
-                     time, N_iter = {} iterations per sample; spread {} = {} of the median); \
-                     {} steady samples; mean {}; T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
+                    "this run's own 95 % interval [{}, {}]; σ_iter = σ_run/√N_iter = {} (seed \
+                     000: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
+                     sample; spread {} = {} of the median); {} steady samples; mean {}; \
+                     T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
+                    format_ns(p.run_ci95_ns[0]),
+                    format_ns(p.run_ci95_ns[1]),
                     format_ns(p.sigma_ns),
                     b.iters_per_sample,
                     format_ns(p.sample_sigma_ns),
@@ -492,7 +495,8 @@ impl Table {
 
 const LEGEND: &str = "median: median per-iteration time over the steady samples (warm-up \
      excluded); ±95%: half-width of its 95 % interval (order statistics, widened for drift and \
-     between processes), as % of the median; minimum: the fastest steady sample; spread: robust \
+     between processes, and joined to the clock range of the machine's recent runs so that it \
+     holds for the next run; the run's own interval is under -v), as % of the median; minimum: the fastest steady sample; spread: robust \
      σ (IQR/1.349) of one sample's per-iteration time, as % of the median (what one more sample \
      would scatter by; the seed's σ_run/√N_iter is under -v); samples×iters: steady samples × iterations per \
      sample; warm-up: the time before the first steady sample, left out, and what it was: a warm-up \
