@@ -17,7 +17,8 @@
 //
 // Layout of this file:
 //   1. version macros
-//   2. the public API: do_not_optimize, clobber_memory, bench, bench_setup, main, batch_number
+//   2. the public API: do_not_optimize, clobber_memory, bench, bench_setup, bench_latency,
+//      main, batch_number, checkpoint, checkpoint_summary
 //   3. inline templates for the hot loop (the only code that runs while the clock runs)
 //   4. the implementation: timer, performance counters, registry, worker protocol,
 //      standalone mode
@@ -178,6 +179,25 @@ void bench(std::string name, Routine&& routine);
 /// (`Input&`, which it may modify or consume). The inputs are destroyed after the clock stops.
 template <class Setup, class Routine>
 void bench_setup(std::string name, Setup&& setup, Routine&& routine);
+
+/// Register the latency of `f`: each iteration computes `x = f(x)` from `x = init`, the value
+/// passing do_not_optimize (a scalar stays in its register) and carried from one iteration
+/// (and sample) to the next, so the iterations form one dependent chain and the time per
+/// iteration is `f`'s latency (`bench` gives its throughput: independent iterations that the
+/// core overlaps). `T` must be copyable; `f` takes a `T` and returns one.
+template <class T, class F>
+void bench_latency(std::string name, T init, F&& f);
+
+/// Close the whole-program phase that began at the previous checkpoint and call it `name`
+/// (seed 004's CHECKPOINT; the first call only marks the start). Records the time (the TSC
+/// where it is invariant) and the process's kernel counters (getrusage: CPU time, page faults,
+/// context switches) since the previous checkpoint.
+inline void checkpoint(const char* name);
+
+/// Print the phases recorded by checkpoint() (name, time, share of the total, counters) on
+/// standard output; with `VERNIER_CHECKPOINTS_JSON=FILE` in the environment, also write them
+/// to FILE as JSON. Returns false (and says why on standard error) when FILE cannot be written.
+inline bool checkpoint_summary();
 
 /// Run the registered benchmarks. With `VERNIER_FDS=R,W` in the environment (set by the
 /// `vernier` runner) serve the worker protocol on those descriptors; otherwise measure and
@@ -348,6 +368,34 @@ VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_inputs(Routine& rout
 
 enum class ClockKind { tsc, monotonic };
 
+/// The measured loop of bench_latency: `x = f(x)` on every iteration, the value through the
+/// barrier; `x` is kept for the next batch.
+template <class Clock, class F, class T>
+VERNIER_LOOP_ATTRIBUTES void vernier_measured_loop_latency(F& f, T& x, std::uint64_t iters,
+                                                           std::size_t samples,
+                                                           std::uint64_t* ticks,
+                                                           const Meter& meter) {
+    T v = x;
+    for (std::size_t s = 0; s < samples; ++s) {
+        meter_start(meter, s);
+        const std::uint64_t t0 = Clock::start();
+        for (std::uint64_t i = iters; i != 0; --i) {
+            v = f(v);
+            do_not_optimize(v);
+        }
+        const std::uint64_t t1 = Clock::stop();
+        meter_stop(meter, s);
+        ticks[s] = t1 - t0;
+    }
+    x = v;
+}
+
+/// A function's address as a number (`vernier asm` reads it through the `loops` command).
+template <class Fn>
+std::uintptr_t fn_addr(Fn* f) {
+    return reinterpret_cast<std::uintptr_t>(f);
+}
+
 /// A count as a size (both are 64-bit on the Linux targets this header supports).
 VERNIER_ALWAYS_INLINE std::size_t as_size(std::uint64_t n) { return n; }
 
@@ -375,7 +423,43 @@ struct Entry {
     std::string name;
     std::shared_ptr<void> state;
     RunFn run;
+    /// Addresses of the measured-loop function instantiated for this benchmark, for each clock
+    /// (the `loops` command, docs/asm.md); 0 when unknown.
+    std::uintptr_t loop_tsc = 0;
+    std::uintptr_t loop_monotonic = 0;
 };
+
+/// Record in `e` the addresses of `loop<Clock, ARGS...>` for each clock.
+#if defined(__x86_64__)
+#define VERNIER_SET_LOOP_ADDRS(e, loop, ...)                                          \
+    ((e).loop_tsc = ::vernier::detail::fn_addr(&loop<::vernier::detail::TscClock, __VA_ARGS__>), \
+     (e).loop_monotonic =                                                              \
+         ::vernier::detail::fn_addr(&loop<::vernier::detail::MonotonicClock, __VA_ARGS__>))
+#else
+#define VERNIER_SET_LOOP_ADDRS(e, loop, ...) \
+    ((e).loop_monotonic =                      \
+         ::vernier::detail::fn_addr(&loop<::vernier::detail::MonotonicClock, __VA_ARGS__>))
+#endif
+
+template <class F, class T>
+struct LatencyState {
+    F f;
+    T x;
+};
+
+template <class State>
+void run_latency(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
+                 std::uint64_t* ticks, const Meter& meter) {
+    auto& st = *static_cast<State*>(state);
+#if defined(__x86_64__)
+    if (clock == ClockKind::tsc) {
+        vernier_measured_loop_latency<TscClock>(st.f, st.x, iters, samples, ticks, meter);
+        return;
+    }
+#endif
+    (void)clock;
+    vernier_measured_loop_latency<MonotonicClock>(st.f, st.x, iters, samples, ticks, meter);
+}
 
 inline std::vector<Entry>& registry();
 
@@ -431,6 +515,7 @@ void bench(std::string name, Routine&& routine) {
     auto state = std::make_shared<R>(std::forward<Routine>(routine));
     detail::registry().push_back(
         detail::Entry{std::move(name), std::move(state), &detail::run_plain<R>});
+    VERNIER_SET_LOOP_ADDRS(detail::registry().back(), detail::vernier_measured_loop, R);
 }
 
 template <class Setup, class Routine>
@@ -446,6 +531,23 @@ void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
         new State{std::forward<Setup>(setup), std::forward<Routine>(routine), {}});
     detail::registry().push_back(
         detail::Entry{std::move(name), std::move(state), &detail::run_with_setup<State>});
+    VERNIER_SET_LOOP_ADDRS(detail::registry().back(), detail::vernier_measured_loop_inputs, R,
+                           typename State::Input);
+}
+
+template <class T, class F>
+void bench_latency(std::string name, T init, F&& f) {
+    using Fn = std::decay_t<F>;
+    static_assert(std::is_copy_constructible<T>::value,
+                  "vernier::bench_latency: the chained value must be copyable");
+    static_assert(std::is_convertible<std::invoke_result_t<Fn&, T&>, T>::value,
+                  "vernier::bench_latency: f must take the value and return the next one");
+    using State = detail::LatencyState<Fn, T>;
+    auto state = std::shared_ptr<State>(new State{std::forward<F>(f), std::move(init)});
+    detail::registry().push_back(
+        detail::Entry{std::move(name), std::move(state), &detail::run_latency<State>});
+    VERNIER_SET_LOOP_ADDRS(detail::registry().back(), detail::vernier_measured_loop_latency, Fn,
+                           T);
 }
 
 }  // namespace vernier
@@ -468,6 +570,7 @@ void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -650,15 +753,86 @@ inline Entry empty_entry() {
                  }};
 }
 
+// ---- Cold caches (`cache=cold`, docs/experiments.md) ------------------------------------------
+
+/// Assumed last-level cache when sysfs does not say: 32 MiB (the Rust harness's
+/// `cache::FALLBACK_LLC_BYTES`).
+constexpr std::uint64_t kFallbackLlcBytes = std::uint64_t{32} << 20;
+/// The eviction buffer is this many times the last-level cache (`cache::EVICT_FACTOR`).
+constexpr std::uint64_t kEvictFactor = 2;
+
+/// The largest cache of the highest level of CPU 0 (sysfs), or kFallbackLlcBytes.
+inline std::uint64_t llc_bytes() {
+    unsigned best_level = 0;
+    std::uint64_t best = 0;
+    for (int i = 0; i < 16; ++i) {
+        const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i);
+        unsigned level = 0;
+        unsigned long long size = 0;
+        char unit = 0;
+        std::FILE* f = std::fopen((dir + "/level").c_str(), "r");
+        if (!f) continue;
+        const bool ok_level = std::fscanf(f, "%u", &level) == 1;
+        std::fclose(f);
+        f = std::fopen((dir + "/size").c_str(), "r");
+        if (!f) continue;
+        const int n = std::fscanf(f, "%llu%c", &size, &unit);
+        std::fclose(f);
+        if (!ok_level || n < 1) continue;
+        std::uint64_t bytes = size;
+        if (n == 2 && (unit == 'K' || unit == 'k')) bytes <<= 10;
+        if (n == 2 && (unit == 'M' || unit == 'm')) bytes <<= 20;
+        if (level > best_level || (level == best_level && bytes > best)) {
+            best_level = level;
+            best = bytes;
+        }
+    }
+    return best > 0 ? best : kFallbackLlcBytes;
+}
+
+/// Walks a buffer of kEvictFactor × the last-level cache, reading and writing each line, so
+/// that nothing the benchmark touched stays in a cache. Allocated on first use.
+struct Evictor {
+    std::vector<std::uint64_t> buf;
+    std::uint64_t sum = 0;
+    __attribute__((noinline)) void evict() {
+        if (buf.empty()) buf.assign(as_size(llc_bytes() * kEvictFactor / 8), 1);
+        std::uint64_t acc = sum;
+        for (std::size_t i = 0; i < buf.size(); i += 8) {
+            const std::uint64_t v = buf[i] + acc;
+            buf[i] = v;
+            acc += v;
+        }
+        do_not_optimize(acc);
+        sum = acc;
+    }
+};
+
 /// Run one batch of benchmark `index` (or the empty loop when `index` is npos); ticks to ns.
-/// `meter`'s counters (none by default) are read around each sample. Throws what the
+/// `meter`'s counters (none by default) are read around each sample. With `evictor`, the
+/// caches are evicted before each sample (one call of the loop per sample). Throws what the
 /// benchmark throws.
 inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t iters,
                           std::size_t samples, std::vector<std::uint64_t>& ns,
-                          const Meter& meter = Meter()) {
+                          const Meter& meter = Meter(), Evictor* evictor = nullptr) {
     ns.resize(samples);
+    // One call of the loop for the whole batch; with cold caches, one per sample, the caches
+    // evicted before each (the meter's buffers offset to the sample's place in the batch).
+    auto run = [&](RunFn fn, void* state) {
+        if (!evictor) {
+            fn(state, timer.kind, iters, samples, ns.data(), meter);
+            return;
+        }
+        for (std::size_t s = 0; s < samples; ++s) {
+            Meter m = meter;
+            if (m.sw) m.sw += 2 * s * m.sw_words;
+            if (m.hw) m.hw += 2 * s * m.hw_words;
+            evictor->evict();
+            fn(state, timer.kind, iters, 1, ns.data() + s, m);
+        }
+    };
     if (index == static_cast<std::size_t>(-1)) {
-        empty_entry().run(nullptr, timer.kind, iters, samples, ns.data(), meter);
+        run(empty_entry().run, nullptr);
     } else {
         auto& entries = registry();
         auto& counts = batches_run();
@@ -667,8 +841,7 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
         struct Reset {
             ~Reset() { current_batch() = 0; }
         } reset;
-        entries[index].run(entries[index].state.get(), timer.kind, iters, samples, ns.data(),
-                           meter);
+        run(entries[index].run, entries[index].state.get());
     }
     for (auto& t : ns) t = timer.to_ns(t);
 }
@@ -1219,6 +1392,8 @@ struct WorkerState {
     std::vector<std::uint64_t> ns;
     /// The counters of the last `counters=` list.
     Counters counters;
+    /// The buffer `cache=cold` walks before each sample.
+    Evictor evictor;
 };
 
 /// Carry out one command line; the reply (without its final '\n') goes to `reply`. Returns
@@ -1254,6 +1429,20 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         append_u64(reply, entries.size());
     } else if (cmd == "probe") {
         reply = probe_line();
+    } else if (cmd == "loops") {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            reply += "loop ";
+            append_u64(reply, i);
+            reply += " addr=0x";
+            char buf[24];
+            const std::uintptr_t a =
+                timer.kind == ClockKind::tsc ? entries[i].loop_tsc : entries[i].loop_monotonic;
+            const auto r = std::to_chars(buf, buf + sizeof buf, a, 16);
+            reply.append(buf, r.ptr);
+            reply += '\n';
+        }
+        reply += "end ";
+        append_u64(reply, entries.size());
     } else if (cmd == "quit") {
         reply = "bye";
         return false;
@@ -1281,7 +1470,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             }
         }
         std::uint64_t iters = 0, samples = 0, probe_adds = 0;
-        bool counters = false;
+        bool counters = false, cold = false;
         std::string counter_list;
         for (std::size_t t = 2; t < toks.size(); ++t) {
             const std::size_t eq = toks[t].find('=');
@@ -1301,6 +1490,12 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             } else if (key == "counters") {
                 counters = true;
                 counter_list = value;
+            } else if (key == "cache") {
+                if (value != "hot" && value != "cold") {
+                    reply = bad_option(toks[t], line);
+                    return true;
+                }
+                cold = value == "cold";
             } else if (key == "probe") {
                 if (!parse_u64(value, probe_adds) || probe_adds == 0 ||
                     probe_adds > kMaxProbeAdds) {
@@ -1308,7 +1503,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                     return true;
                 }
             }
-            // Other options (cache=, ...) are ignored by this worker.
+            // Other options are ignored by this worker.
         }
         if (iters == 0) {
             reply = bad_option("iters", line);
@@ -1335,8 +1530,12 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         }
         // The core-speed probe, before the batch and outside every timed region.
         const std::uint64_t probe_ns = probe_adds > 0 ? speed_probe(timer, probe_adds) : 0;
-        if (!guarded([&] { measure_batch(timer, index, iters, as_size(samples), ns, meter); },
-                     what)) {
+        if (!guarded(
+                [&] {
+                    measure_batch(timer, index, iters, as_size(samples), ns, meter,
+                                  cold ? &state.evictor : nullptr);
+                },
+                what)) {
             reply = "error benchmark " + std::to_string(index) + " failed: " + what;
             return true;
         }
@@ -1760,6 +1959,176 @@ inline int standalone(int argc, char** argv) {
 }  // namespace detail
 
 inline std::uint64_t batch_number() { return detail::current_batch(); }
+
+// ---- Checkpoints (seed 004; the Rust crate's `vernier::checkpoint`) -------------------------
+
+namespace detail {
+
+/// The process's kernel counters at one instant (getrusage).
+struct Usage {
+    std::uint64_t cpu_ns = 0;
+    std::uint64_t page_faults = 0;
+    std::uint64_t context_switches = 0;
+};
+
+inline Usage usage_now() {
+    struct rusage r {};
+    getrusage(RUSAGE_SELF, &r);
+    auto tv = [](const timeval& t) {
+        return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u +
+               static_cast<std::uint64_t>(t.tv_usec) * 1000u;
+    };
+    Usage u;
+    u.cpu_ns = tv(r.ru_utime) + tv(r.ru_stime);
+    u.page_faults = static_cast<std::uint64_t>(r.ru_minflt + r.ru_majflt);
+    u.context_switches = static_cast<std::uint64_t>(r.ru_nvcsw + r.ru_nivcsw);
+    return u;
+}
+
+struct CheckpointPhase {
+    std::string name;
+    std::uint64_t ns;
+    Usage usage;
+};
+
+struct Checkpoints {
+    Timer timer = detect_timer();
+    bool started = false;
+    std::uint64_t t0 = 0;
+    Usage u0;
+    std::vector<CheckpointPhase> phases;
+
+    std::uint64_t now() const {
+#if defined(__x86_64__)
+        if (timer.kind == ClockKind::tsc) return TscClock::stop();
+#endif
+        return monotonic_now_ns();
+    }
+};
+
+inline Checkpoints& checkpoints() {
+    static Checkpoints c;
+    return c;
+}
+
+inline std::string fmt_duration(double ns) {
+    const char* unit = "ns";
+    double v = ns;
+    if (ns >= 1e9) {
+        v = ns / 1e9;
+        unit = "s";
+    } else if (ns >= 1e6) {
+        v = ns / 1e6;
+        unit = "ms";
+    } else if (ns >= 1e3) {
+        v = ns / 1e3;
+        unit = "us";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g %s", v, unit);
+    return buf;
+}
+
+/// A JSON string literal.
+inline std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace detail
+
+inline void checkpoint(const char* name) {
+    auto& c = detail::checkpoints();
+    const std::uint64_t t = c.now();
+    const detail::Usage u = detail::usage_now();
+    if (c.started) {
+        detail::Usage d;
+        d.cpu_ns = u.cpu_ns - c.u0.cpu_ns;
+        d.page_faults = u.page_faults - c.u0.page_faults;
+        d.context_switches = u.context_switches - c.u0.context_switches;
+        c.phases.push_back(detail::CheckpointPhase{name, c.timer.to_ns(t - c.t0), d});
+    }
+    c.started = true;
+    c.u0 = u;
+    // Read last, so this call's own work is not in the next phase.
+    c.t0 = c.now();
+}
+
+inline bool checkpoint_summary() {
+    auto& c = detail::checkpoints();
+    std::uint64_t total = 0;
+    std::size_t width = 5;
+    for (const auto& p : c.phases) {
+        total += p.ns;
+        width = std::max(width, p.name.size());
+    }
+    const int w = static_cast<int>(width);
+    std::printf("%-*s  %10s  %6s  %10s  %11s  %8s\n", w, "phase", "time", "share", "cpu",
+                "page-faults", "ctx-sw");
+    for (const auto& p : c.phases) {
+        const double share =
+            total ? 100.0 * static_cast<double>(p.ns) / static_cast<double>(total) : 0.0;
+        std::printf("%-*s  %10s  %5.1f%%  %10s  %11llu  %8llu\n", w, p.name.c_str(),
+                    detail::fmt_duration(static_cast<double>(p.ns)).c_str(), share,
+                    detail::fmt_duration(static_cast<double>(p.usage.cpu_ns)).c_str(),
+                    static_cast<unsigned long long>(p.usage.page_faults),
+                    static_cast<unsigned long long>(p.usage.context_switches));
+    }
+    const char* timer = c.timer.kind == detail::ClockKind::tsc ? "tsc" : "monotonic";
+    std::printf("%-*s  %10s  %5.1f%%   (timer: %s; counters: getrusage)\n", w, "total",
+                detail::fmt_duration(static_cast<double>(total)).c_str(),
+                c.phases.empty() ? 0.0 : 100.0, timer);
+    std::fflush(stdout);
+    const char* path = std::getenv("VERNIER_CHECKPOINTS_JSON");
+    if (!path || !*path) return true;
+    // The same fields as the Rust crate's `checkpoint::Summary`.
+    std::string j = "{\"schema\": 1, \"timer\": \"";
+    j += timer;
+    j += "\", \"total_ns\": ";
+    detail::append_u64(j, total);
+    j += ", \"phases\": [";
+    for (std::size_t i = 0; i < c.phases.size(); ++i) {
+        const auto& p = c.phases[i];
+        if (i) j += ", ";
+        j += "{\"name\": " + detail::json_string(p.name) + ", \"ns\": ";
+        detail::append_u64(j, p.ns);
+        j += ", \"share\": ";
+        detail::append_f64(
+            j, total ? static_cast<double>(p.ns) / static_cast<double>(total) : 0.0);
+        j += ", \"counters\": {\"cpu_ns\": ";
+        detail::append_u64(j, p.usage.cpu_ns);
+        j += ", \"page_faults\": ";
+        detail::append_u64(j, p.usage.page_faults);
+        j += ", \"context_switches\": ";
+        detail::append_u64(j, p.usage.context_switches);
+        j += "}}";
+    }
+    j += "]}\n";
+    const std::string tmp = std::string(path) + ".tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    const bool ok = f && std::fwrite(j.data(), 1, j.size(), f) == j.size();
+    if (f && std::fclose(f) != 0) f = nullptr;
+    if (!ok || !f || std::rename(tmp.c_str(), path) != 0) {
+        std::fprintf(stderr,
+                     "vernier: VERNIER_CHECKPOINTS_JSON=%s: cannot write the checkpoints: %s\n",
+                     path, std::strerror(errno));
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
 
 inline int main(int argc, char** argv) {
     if (const char* fds = std::getenv("VERNIER_FDS")) {

@@ -5,14 +5,15 @@
 #   3. a consumer project with add_subdirectory(vernier),
 #   4. `cmake --install`, then a consumer project with find_package(vernier),
 #   5. with clang++ too, when it is installed.
-# Every program is then asked for --list, and seed000 measures its two sqrt benchmarks.
+# Every benchmark program is then asked for --list (checkpoints, not a benchmark program, is
+# only built), and seed000 measures its two sqrt benchmarks.
 #
 # usage: scripts/build-cpp-examples.sh [BUILD_DIR]    (default: target/cpp-build)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/cpp-build}
-examples=(seed000 seed003 seed004 chain faulty pagefault kernels)
+examples=(seed000 seed003 seed004 chain faulty pagefault kernels latency)
 jobs=$(nproc 2>/dev/null || echo 2)
 rm -rf "$out"
 mkdir -p "$out"

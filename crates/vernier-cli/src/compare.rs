@@ -31,9 +31,16 @@ pub struct CompareArgs {
     /// --json` or `vernier demo --json`).
     #[arg(value_name = "OLD")]
     pub old: PathBuf,
-    /// NEW: of the same kind as OLD. Ratios are NEW/OLD: above 1, NEW is slower.
-    #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    /// NEW: of the same kind as OLD. Ratios are NEW/OLD: above 1, NEW is slower. With
+    /// --baseline, the one argument given is NEW.
+    #[arg(value_name = "NEW", required_unless_present = "baseline")]
+    pub new: Option<PathBuf>,
+    /// Compare NEW (a benchmark executable, run as `vernier run` does, or a result file)
+    /// against the run stored (`--save`) at this commit or branch: unpaired.
+    #[arg(long, value_name = "COMMIT|BRANCH")]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub save: crate::history::SaveArgs,
     /// Write the comparison (schema 1, with every pair) to FILE, after each benchmark.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -75,6 +82,13 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub process: ProcessArgs,
+}
+
+impl CompareArgs {
+    /// NEW's path (given unless --baseline is).
+    pub fn new_path(&self) -> &Path {
+        self.new.as_deref().unwrap_or(Path::new(""))
+    }
 }
 
 /// What an OLD or NEW argument turned out to be.
@@ -184,10 +198,22 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
 
 pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     let threshold = parse_threshold(&a.threshold)?;
+    if let Some(reference) = &a.baseline {
+        return crate::history::baseline::compare_baseline(a, reference, threshold);
+    }
     let old = classify("OLD", &a.old)?;
-    let new = classify("NEW", &a.new)?;
+    let new = classify("NEW", a.new_path())?;
     match (old, new) {
-        (Input::Results(o), Input::Results(n)) => compare_files(a, &o, &n, threshold),
+        (Input::Results(o), Input::Results(n)) => {
+            let code = compare_files(a, &o, &n, threshold)?;
+            crate::history::save_if_asked(&a.save, &n, "compare")?;
+            Ok(code)
+        }
+        (Input::Program(_), Input::Program(_)) if a.save.save => bail!(
+            "--save keeps a whole result, and a live comparison of two executables makes none: \
+             save each side with `vernier run --save -- PROGRAM`, or compare against a saved \
+             run with `vernier compare --baseline COMMIT NEW --save`"
+        ),
         (Input::Program(o), Input::Program(n)) => compare_programs(a, &o, &n, threshold),
         (Input::Gbench(o), Input::Gbench(n)) => {
             gb::compare(a, gb::Side::Gbench(&o), gb::Side::Gbench(&n), threshold)
@@ -226,6 +252,7 @@ pub(crate) fn common(a: &CompareArgs) -> Common {
         keep_interrupted: false,
         instructions: false,
         verbose: false,
+        save: Default::default(),
     }
 }
 
@@ -422,7 +449,7 @@ fn kind(mode: &str) -> String {
     }
 }
 
-fn compare_files(
+pub(crate) fn compare_files(
     a: &CompareArgs,
     old: &ResultFile,
     new: &ResultFile,
@@ -448,7 +475,7 @@ fn compare_files(
     check_names(&selected, &on, &nn, filter.is_some())?;
     let mut file = ComparisonFile::new(Mode::Unpaired, threshold);
     file.old = a.old.display().to_string();
-    file.new = a.new.display().to_string();
+    file.new = a.new_path().display().to_string();
     file.only_old = only_old;
     file.only_new = only_new;
     warn_one_sided(&file);
@@ -575,7 +602,10 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
                 );
                 if !warned {
                     warned = true;
-                    for (which, l, p) in [("OLD", old, &a.old), ("NEW", new, &a.new)] {
+                    for (which, l, p) in [
+                        ("OLD", old, &a.old),
+                        ("NEW", new, &a.new_path().to_path_buf()),
+                    ] {
                         if l.debug_build() {
                             progress.clear();
                             eprintln!(

@@ -366,19 +366,7 @@ pub fn run_instructions(
     let names = first.names.clone();
     let hello = first.hello.clone();
     first.quit();
-    if names.is_empty() {
-        bail!("{} registers no benchmark", program.display());
-    }
-    let selected: Vec<usize> = (0..names.len())
-        .filter(|&i| filter.as_ref().is_none_or(|re| re.is_match(&names[i])))
-        .collect();
-    if selected.is_empty() {
-        bail!(
-            "--filter matches no benchmark; {} has: {}",
-            program.display(),
-            names.join(", ")
-        );
-    }
+    let selected = crate::run::select(program, &names, filter.as_ref())?;
     let mut machine = vernier::machine::Machine::detect();
     machine.worker_impl = Some(hello.implementation.clone());
     let mut file = ResultFile {

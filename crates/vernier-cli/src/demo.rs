@@ -19,6 +19,7 @@ pub fn register(s: &mut Suite) {
     barriers(s);
     events(s);
     fractions(s);
+    latency_and_cold(s);
     pairs(s);
 }
 
@@ -80,6 +81,24 @@ fn barriers(s: &mut Suite) {
     s.bench("sqrt(4.2) with barrier", || black_box(4.2f64).sqrt());
     s.bench("empty closure", || ());
 }
+
+/// A square root's latency beside its throughput ("sqrt" above), and an L1-resident pointer
+/// chase (16 dependent loads in 8 KiB) hot and with cold caches (seed 004; `docs/experiments.md`).
+fn latency_and_cold(s: &mut Suite) {
+    s.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
+    let (buf, start) = vernier::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
+    let hot = buf.clone();
+    s.bench_latency("chase 16 loads/8 KiB (hot)", start, move |p| {
+        vernier::kernels::chase(&hot, p, CHASE_HOPS)
+    });
+    s.bench_cold("chase 16 loads/8 KiB (cold)", move || {
+        vernier::kernels::chase(&buf, black_box(start), CHASE_HOPS)
+    });
+}
+
+/// The pointer chase: 128 lines of 64 bytes (8 KiB), 16 hops.
+const CHASE_LINES: usize = 128;
+const CHASE_HOPS: usize = 16;
 
 /// Seed 004's event: a fixed buffer, and a heap block when the message does not fit.
 pub struct Event {
@@ -309,6 +328,7 @@ pub fn summary(
     let flagged =
         |name: &str| get(name).map(|b| b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway));
     let mut out = Vec::new();
+    let ratio = |a: &str, b: &str| Some(med(a)? / med(b)?);
     if let (Some(add), Some(div), Some(sqrt)) = (med("add"), med("div"), med("sqrt")) {
         out.push(format!(
             "div costs {:.2}× an add and sqrt {:.2}× ({} and {} against {}): \"sqrt is slow\" is a claim to measure, not to assume.",
@@ -347,6 +367,17 @@ pub fn summary(
                 "copying into 256 Ki different events costs {quoted} copying into one: here the events, written in order, reach the cache in time (the hardware prefetcher), so cold memory costs little more than hot."
             )
         });
+    }
+    if let Some(r) = ratio("sqrt latency", "sqrt") {
+        out.push(format!(
+            "a chain of dependent square roots (x = sqrt(x + 1.5)) costs {r:.1}× independent ones: latency, not throughput."
+        ));
+    }
+    if let Some(r) = ratio("chase 16 loads/8 KiB (cold)", "chase 16 loads/8 KiB (hot)") {
+        out.push(format!(
+            "16 dependent loads in 8 KiB cost {r:.0}× more with the caches evicted before each sample (one iteration per sample, the timer's {:.0} ns included) than from L1.",
+            file.timer.overhead_ns
+        ));
     }
     if let Some((_, quoted)) = pair_ratio(
         file,
@@ -460,6 +491,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         started.elapsed().as_secs_f64(),
         term::written_to(c.json.as_deref())
     );
+    crate::history::save_if_asked(&c.save, &file, "demo")?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

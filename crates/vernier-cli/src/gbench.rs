@@ -192,7 +192,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
     cli_compare::check_names(&selected, &on, &nn, filter.is_some())?;
     let mut file = ComparisonFile::new(Mode::Unpaired, threshold);
     file.old = a.old.display().to_string();
-    file.new = a.new.display().to_string();
+    file.new = a.new_path().display().to_string();
     file.only_old = only_old;
     file.only_new = only_new;
     cli_compare::warn_one_sided(&file);

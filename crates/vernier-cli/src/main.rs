@@ -2,11 +2,14 @@
 //! target → plan → measure → analyze → result → report.
 
 mod analyze;
+mod asm;
+mod cold;
 mod compare;
 mod counted;
 mod demo;
 mod export;
 mod gbench;
+mod history;
 mod html;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
@@ -16,6 +19,7 @@ mod link;
 mod load;
 mod pairs;
 mod run;
+mod sweep;
 mod system;
 mod term;
 mod worker;
@@ -57,6 +61,14 @@ enum Command {
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
     Load(load::LoadArgs),
+    /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
+    /// check` exits 2 when the newest commit sits in a new, slower segment.
+    History(history::command::HistoryArgs),
+    /// Seed 003's layout experiment: one worker process per environment size (ASLR off), each
+    /// benchmark's median per padding, its swing and period.
+    Sweep(sweep::SweepArgs),
+    /// The disassembly of each benchmark's measured loop (objdump), its loop body marked.
+    Asm(asm::AsmArgs),
     /// Start a worker with the given process controls and print what it reports about itself
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
@@ -98,10 +110,13 @@ pub struct Common {
     /// mispredictions per iteration under valgrind (callgrind) instead of timing.
     #[arg(long)]
     instructions: bool,
-    /// Verbose report: each benchmark's counters, σ_sample/√N, fit and warm-up, and every
-    /// diagnostic's own paragraph.
+    /// Verbose report: each benchmark's counters, σ_run/√N_iter, fit and warm-up, and every
+    /// diagnostic's own paragraph; with `run`, also the disassembly of the measured loop of a
+    /// benchmark flagged `optimized-away` (as `vernier asm` shows it).
     #[arg(short = 'v', long)]
     verbose: bool,
+    #[command(flatten)]
+    save: history::SaveArgs,
 }
 
 impl Common {
@@ -121,14 +136,18 @@ impl Common {
     }
 
     fn filter(&self) -> Result<Option<regex::Regex>> {
-        self.filter
-            .as_deref()
-            .map(|f| {
-                regex::Regex::new(f)
-                    .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-            })
-            .transpose()
+        parse_filter(self.filter.as_deref())
     }
+}
+
+/// A `--filter REGEX`, compiled; an invalid one is named.
+pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
+    filter
+        .map(|f| {
+            regex::Regex::new(f)
+                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
+        })
+        .transpose()
 }
 
 fn main() {
@@ -205,6 +224,11 @@ fn run(cli: Cli) -> Result<i32> {
             );
         }
     }
+    if let Command::Demo(c) | Command::Run(run::RunArgs { common: c, .. }) = &cli.command {
+        if c.save.save && c.instructions {
+            bail!("--save keeps timed runs; --instructions counts are not stored in the history");
+        }
+    }
     match cli.command {
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
@@ -215,6 +239,9 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
+        Command::History(a) => history::command::history_command(&a),
+        Command::Sweep(a) => sweep::sweep_command(&a),
+        Command::Asm(a) => asm::asm_command(&a),
         Command::DemoWorker => {
             if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
                 bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");

@@ -33,6 +33,11 @@ pub struct RunArgs {
     pub common: Common,
     #[command(flatten)]
     pub process: ProcessArgs,
+    /// `cold`: evict the caches before every sample (outside the timed region), one iteration
+    /// per sample (docs/experiments.md). `hot` (the default): the caches as the loop leaves
+    /// them.
+    #[arg(long, value_name = "hot|cold", default_value = "hot")]
+    pub cache: crate::cold::CacheMode,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,
@@ -138,6 +143,29 @@ impl ProcessArgs {
             None => Ok(DEFAULT_PROCESSES.min(fit)),
         }
     }
+}
+
+/// The indices of the benchmarks `filter` selects among `names` (all without a filter); an
+/// error when the program has none, or the filter matches none.
+pub fn select(
+    program: &std::path::Path,
+    names: &[String],
+    filter: Option<&regex::Regex>,
+) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        bail!("{} registers no benchmark", program.display());
+    }
+    let selected: Vec<usize> = (0..names.len())
+        .filter(|&i| filter.is_none_or(|re| re.is_match(&names[i])))
+        .collect();
+    if selected.is_empty() {
+        bail!(
+            "--filter matches no benchmark; {} has: {}",
+            program.display(),
+            names.join(", ")
+        );
+    }
+    Ok(selected)
 }
 
 /// Splits a program path from its arguments.
@@ -346,19 +374,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
-    let selected: Vec<usize> = (0..names.len())
-        .filter(|&i| filter.as_ref().is_none_or(|re| re.is_match(&names[i])))
-        .collect();
-    if names.is_empty() {
-        bail!("{} registers no benchmark", program.display());
-    }
-    if selected.is_empty() {
-        bail!(
-            "--filter matches no benchmark; {} has: {}",
-            program.display(),
-            names.join(", ")
-        );
-    }
+    let selected = select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
@@ -389,6 +405,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     };
     first.quit();
+    crate::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
     let known = crate::known_speed::KnownSpeed::load(&machine);
@@ -451,18 +468,32 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &mut |p| progress.update(name, p),
         );
         let mut an = analyze::analyze(&m, &ctx);
-        let check = confirm_removed(&program, &args, &ctl, i, &mut an, &mut |s| {
-            progress.status(&format!("{name}: {s}"))
-        });
+        // With cold caches one iteration per sample cannot be told from an empty loop by
+        // time, and the diagnostic is not reported (`cold::adjust`): nothing to count.
+        let check = if a.cache == crate::cold::CacheMode::Cold {
+            None
+        } else {
+            confirm_removed(&program, &args, &ctl, i, &mut an, &mut |s| {
+                progress.status(&format!("{name}: {s}"))
+            })
+        };
         progress.clear();
         let mut r = BenchmarkResult::new(name, &m, &an, &|p| {
             pads.get(p as usize).copied().unwrap_or(0)
         });
         r.instructions_check = check;
+        crate::cold::adjust(a.cache, &mut r);
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
         println!("{}", table.row(&r));
+        if a.common.verbose
+            && r.diagnostics
+                .iter()
+                .any(|d| d.code == vernier::diagnostic::Code::OptimizedAway)
+        {
+            print!("{}", crate::asm::for_benchmark(&program, &args, i));
+        }
         file.benchmarks.push(r);
         if !batch_costs.is_empty() {
             file.harness.runner_batch_cost_ns = Some(vernier::stats::median(&batch_costs));
@@ -488,6 +519,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ))
         );
     }
+    crate::cold::note(a.cache, &file);
+    crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

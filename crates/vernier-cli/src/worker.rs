@@ -431,6 +431,37 @@ impl WorkerProcess {
         Ok(())
     }
 
+    /// The address of each benchmark's measured-loop function in the worker (`loops`, see
+    /// docs/asm.md), in list order; 0 when the harness does not know it.
+    pub fn loops(&mut self) -> Result<Vec<u64>, String> {
+        self.send("loops")?;
+        let mut addrs = vec![0; self.names.len()];
+        loop {
+            let line = self.read_line(self.timeout)?;
+            if let Some(msg) = line.strip_prefix("error ") {
+                return Err(format!(
+                    "the worker does not report its loop functions ({msg}): its harness predates \
+                     `vernier asm`; rebuild it against this version of vernier"
+                ));
+            }
+            match protocol::parse_loop_line(&line)? {
+                None => return Ok(addrs),
+                Some((i, a)) if i < addrs.len() => addrs[i] = a,
+                Some((i, _)) => {
+                    return Err(format!(
+                        "'loops' reply names benchmark {i}, but there are {}",
+                        addrs.len()
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The worker's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// A `probe` reply.
     #[allow(dead_code)] // for checks of the process controls
     pub fn probe(&mut self) -> Result<String, String> {

@@ -97,19 +97,7 @@ int main(int argc, char** argv) {
 "#,
     )
     .unwrap();
-    let exe = compile(
-        "two-units/prog",
-        &[a, b],
-        &[
-            "-O2",
-            "-Wpedantic",
-            "-Wshadow",
-            "-Wconversion",
-            "-Wsign-conversion",
-            "-Wold-style-cast",
-            "-Wcast-qual",
-        ],
-    );
+    let exe = compile("two-units/prog", &[a, b], cpp::STRICT_FLAGS);
     let names = standalone(&exe, &["--list"]);
     assert_eq!(
         names.lines().collect::<Vec<_>>(),

@@ -50,7 +50,7 @@ fn demo_quick_writes_a_complete_result_file() {
 
     let file = ResultFile::load(&json).unwrap();
     assert_eq!(file.schema, 1);
-    assert_eq!(file.benchmarks.len(), 16);
+    assert_eq!(file.benchmarks.len(), 19);
     assert!(file.timer.resolution_ns > 0.0 && file.timer.overhead_ns > 0.0);
     assert!(file.harness.empty_iter_ns > 0.0);
     assert!(!file.machine.cpu_model.is_empty());
@@ -88,6 +88,13 @@ fn demo_quick_writes_a_complete_result_file() {
         "div {} add {}",
         med("div"),
         med("add")
+    );
+    // A dependent chain waits for each square root; the caches evicted before each sample
+    // send the L1 chase's 16 loads to memory (about 100× here: 3× leaves a wide margin).
+    assert!(med("sqrt latency") > med("sqrt"), "{stdout}");
+    assert!(
+        med("chase 16 loads/8 KiB (cold)") > 3.0 * med("chase 16 loads/8 KiB (hot)"),
+        "{stdout}"
     );
     // Cold against hot depends on the machine (a prefetcher can hide the walk through the
     // events): the closing sentence must follow the measured ratio, whichever it is.

@@ -433,3 +433,23 @@ fn counted_results_get_their_counts_not_timing_plots() {
         );
     }
 }
+
+#[test]
+fn a_layout_sweep_gets_a_plot_per_benchmark() {
+    // A sweep of seed 003's program over 0-512 bytes (`vernier sweep --json`).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep.html");
+    let page = report(&[&fixture("sweep.json")], &out);
+    assert_self_contained(&page);
+    assert_one_svg_per_figure(&page);
+    assert_eq!(plots(&page, "sweep"), 2, "one plot per benchmark");
+    for text in [
+        "Layout sweep: ",
+        "ijk loop",
+        "ijk step",
+        "ASLR off",
+        "environment padding",
+    ] {
+        assert!(page.contains(text), "{text} missing");
+    }
+}

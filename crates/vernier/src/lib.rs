@@ -10,6 +10,8 @@
 //! (`result`) → report (`report`).
 
 pub mod analyze;
+pub mod cache;
+pub mod checkpoint;
 pub mod compare;
 pub mod compare_stats;
 pub mod counters;
@@ -31,6 +33,7 @@ pub mod suite;
 pub mod timer;
 pub mod units;
 
+pub use checkpoint::{checkpoint, checkpoint_summary};
 pub use std::hint::black_box;
 pub use suite::{pool, Options, Rng, Suite, SuiteError};
 

@@ -73,6 +73,8 @@ pub enum Command {
         extra: Vec<(String, String)>,
     },
     Probe,
+    /// The address of each benchmark's measured-loop function (`vernier asm`).
+    Loops,
     Quit,
 }
 
@@ -98,6 +100,7 @@ impl Command {
                 s
             }
             Command::Probe => "probe".into(),
+            Command::Loops => "loops".into(),
             Command::Quit => "quit".into(),
         }
     }
@@ -116,6 +119,7 @@ impl Command {
             }
             "list" => Ok(Command::List),
             "probe" => Ok(Command::Probe),
+            "loops" => Ok(Command::Loops),
             "quit" => Ok(Command::Quit),
             "run" => {
                 let which = toks
@@ -141,6 +145,9 @@ impl Command {
                         // Kept in `extra` for the worker, checked here so every harness
                         // answers a bad value alike.
                         "probe" if parse_probe_adds(v).is_none() => {
+                            return Err(format!("bad option '{t}' in '{line}'"))
+                        }
+                        "cache" if v != "hot" && v != "cold" => {
                             return Err(format!("bad option '{t}' in '{line}'"))
                         }
                         _ => extra.push((k.to_string(), v.to_string())),
@@ -481,6 +488,41 @@ pub trait Worker {
         out: &mut Batch,
     ) -> Result<(), String>;
     fn probe(&self) -> String;
+    /// The address of each benchmark's measured-loop function in this process (0: unknown),
+    /// in list order.
+    fn loop_addrs(&self) -> Vec<usize> {
+        Vec::new()
+    }
+}
+
+/// The `loops` reply: `loop <index> addr=0x<hex>` per benchmark, then `end <count>`.
+pub fn loops_reply(addrs: &[usize]) -> String {
+    let mut s = String::new();
+    for (i, a) in addrs.iter().enumerate() {
+        let _ = writeln!(s, "loop {i} addr={a:#x}");
+    }
+    let _ = write!(s, "end {}", addrs.len());
+    s
+}
+
+/// One line of a `loops` reply: `Some((index, address))`, or `None` for `end …`.
+pub fn parse_loop_line(line: &str) -> Result<Option<(usize, u64)>, String> {
+    let mut t = line.split_whitespace();
+    match t.next() {
+        Some("end") => return Ok(None),
+        Some("loop") => {}
+        _ => return Err(format!("malformed 'loops' reply line '{}'", clip(line))),
+    }
+    let index = t
+        .next()
+        .and_then(|i| i.parse().ok())
+        .ok_or_else(|| format!("malformed 'loops' reply line '{}'", clip(line)))?;
+    let addr = t
+        .filter_map(|kv| kv.strip_prefix("addr="))
+        .next()
+        .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+        .ok_or_else(|| format!("no 'addr=0x…' in 'loops' reply line '{}'", clip(line)))?;
+    Ok(Some((index, addr)))
 }
 
 /// Serve the protocol until `quit` or end of input. I/O errors end the loop.
@@ -512,6 +554,7 @@ pub fn serve(
                 s
             }
             Ok(Command::Probe) => worker.probe(),
+            Ok(Command::Loops) => loops_reply(&worker.loop_addrs()),
             Ok(Command::Quit) => {
                 output.write_all(b"bye\n")?;
                 output.flush()?;
@@ -637,6 +680,16 @@ mod tests {
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,2 scaled.cycles=1", 2).is_err());
         assert!(parse_samples("samples 2 ns=1,2 scaled.cycles=1,0", 2).is_err());
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,x", 2).is_err());
+    }
+
+    #[test]
+    fn loops_reply_round_trips() {
+        let r = loops_reply(&[0x1234, 0]);
+        let lines: Vec<_> = r.lines().map(|l| parse_loop_line(l).unwrap()).collect();
+        assert_eq!(lines, vec![Some((0, 0x1234)), Some((1, 0)), None]);
+        assert!(parse_loop_line("loop 0").is_err());
+        assert!(Command::parse("run 0 iters=1 samples=1 cache=tepid").is_err());
+        assert_eq!(Command::parse("loops").unwrap(), Command::Loops);
     }
 
     #[test]

@@ -34,6 +34,24 @@ pub trait Routine {
     }
     /// Build whatever the routine needs before its first sample (not timed, not budgeted).
     fn prepare(&mut self) {}
+    /// Iterations per sample this routine must be measured with (cold caches: one), instead of
+    /// the calibrated count.
+    fn fixed_iters(&self) -> Option<u64> {
+        None
+    }
+    /// Address of the measured-loop function instantiated for this routine, for `vernier asm`
+    /// (0: not known).
+    fn loop_addr(&self) -> usize {
+        0
+    }
+}
+
+/// The address of a function, as a number (for [`Routine::loop_addr`]).
+macro_rules! fn_addr {
+    ($f:expr, $t:ty) => {{
+        let p: $t = $f;
+        p as usize
+    }};
 }
 
 /// The clock and, when counters are on, the counter groups, read around the same region.
@@ -118,6 +136,13 @@ impl<F: FnMut() -> R, R> Routine for Plain<F> {
     fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
         vernier_measured_loop(&mut self.0, meter, iters)
     }
+
+    fn loop_addr(&self) -> usize {
+        fn_addr!(
+            vernier_measured_loop::<F, R>,
+            fn(&mut F, &mut Meter<'_>, u64) -> u64
+        )
+    }
 }
 
 /// State built once, before the first sample, outside every timed region.
@@ -141,8 +166,80 @@ impl<S, I: FnOnce() -> S, F: FnMut(&mut S) -> R, R> Routine for WithInit<S, I, F
     fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
         self.prepare();
         let state = self.state.as_mut().expect("prepare built the state");
-        let routine = &mut self.routine;
-        vernier_measured_loop(&mut || routine(state), meter, iters)
+        vernier_measured_loop_with_state(&mut self.routine, state, meter, iters)
+    }
+
+    fn loop_addr(&self) -> usize {
+        fn_addr!(
+            vernier_measured_loop_with_state::<S, F, R>,
+            fn(&mut F, &mut S, &mut Meter<'_>, u64) -> u64
+        )
+    }
+}
+
+/// The timed loop of a routine on a state built once (`bench_with_init`): the routine and its
+/// result pass the barrier on every iteration, as in [`vernier_measured_loop`].
+#[inline(never)]
+pub fn vernier_measured_loop_with_state<S, F: FnMut(&mut S) -> R, R>(
+    f: &mut F,
+    state: &mut S,
+    meter: &mut Meter,
+    iters: u64,
+) -> u64 {
+    let t0 = meter.start();
+    for _ in 0..iters {
+        let g = black_box(&mut *f);
+        black_box(g(&mut *state));
+    }
+    meter.stop(t0)
+}
+
+/// A dependent chain (`bench_latency`): each iteration computes `x = f(x)`, the value passing
+/// the barrier, so an iteration cannot start before the previous one has finished and the
+/// time per iteration is `f`'s latency. The value is kept from sample to sample.
+struct Latency<T, F> {
+    x: Option<T>,
+    f: F,
+}
+
+/// The timed loop of [`Suite::bench_latency`]. `black_box` takes the value's address, so each
+/// iteration also stores and reloads `x` (a store-to-load forwarding, about 4–5 cycles on
+/// current x86-64 cores): that is part of the figure; the C++ header's barrier keeps a scalar
+/// in its register instead.
+#[inline(never)]
+pub fn vernier_measured_loop_latency<T, F: FnMut(T) -> T>(
+    f: &mut F,
+    mut x: T,
+    meter: &mut Meter,
+    iters: u64,
+) -> (T, u64) {
+    let t0 = meter.start();
+    for _ in 0..iters {
+        x = black_box(f(x));
+    }
+    (x, meter.stop(t0))
+}
+
+impl<T, F: FnMut(T) -> T> Routine for Latency<T, F> {
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        self.sample_metered(&mut Meter::new(timer), iters)
+    }
+
+    fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
+        let x = self
+            .x
+            .take()
+            .expect("the chain's value is put back after each sample");
+        let (x, t) = vernier_measured_loop_latency(&mut self.f, x, meter, iters);
+        self.x = Some(x);
+        t
+    }
+
+    fn loop_addr(&self) -> usize {
+        fn_addr!(
+            vernier_measured_loop_latency::<T, F>,
+            fn(&mut F, T, &mut Meter<'_>, u64) -> (T, u64)
+        )
     }
 }
 
@@ -187,6 +284,13 @@ impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R> Routine for WithSetup<S, F, I, R> 
         self.outputs.clear();
         t
     }
+
+    fn loop_addr(&self) -> usize {
+        fn_addr!(
+            vernier_measured_loop_with_input::<F, I, R>,
+            fn(&mut F, &mut Vec<I>, &mut Vec<R>, &mut Meter<'_>) -> u64
+        )
+    }
 }
 
 /// Inputs drawn in turn from a pool too large for a branch predictor to learn.
@@ -226,6 +330,13 @@ impl<I, F: FnMut(&I) -> R, R> Routine for Pooled<I, F> {
 
     fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
         vernier_measured_loop_pool(&mut self.routine, &self.pool, &mut self.next, meter, iters)
+    }
+
+    fn loop_addr(&self) -> usize {
+        fn_addr!(
+            vernier_measured_loop_pool::<F, I, R>,
+            fn(&mut F, &[I], &mut usize, &mut Meter<'_>, u64) -> u64
+        )
     }
 }
 
@@ -469,6 +580,37 @@ impl Suite {
         self.add(name, Box::new(Plain(f)))
     }
 
+    /// Register the latency of `f`: each iteration computes `x = f(x)` from `x = init`, the
+    /// value passing the barrier and carried from one iteration (and sample) to the next, so
+    /// the iterations form one dependent chain and the time per iteration is `f`'s latency
+    /// (`bench` gives its throughput: independent iterations that the core overlaps).
+    pub fn bench_latency<T, F>(&mut self, name: impl Into<String>, init: T, f: F) -> &mut Self
+    where
+        T: 'static,
+        F: FnMut(T) -> T + 'static,
+    {
+        self.add(name, Box::new(Latency { x: Some(init), f }))
+    }
+
+    /// Register `f` measured with cold caches (seed 004): before every sample, outside the
+    /// timed region, a buffer twice the last-level cache is read and written
+    /// (`cache::Evictor`), and in this process each sample is one iteration (the timer's own
+    /// cost, `sample_cost_ns` in the result, is then part of each sample). Under `vernier run`
+    /// the runner chooses the iterations; `vernier run --cache cold` evicts before the
+    /// samples of every benchmark.
+    pub fn bench_cold<F, R>(&mut self, name: impl Into<String>, f: F) -> &mut Self
+    where
+        F: FnMut() -> R + 'static,
+    {
+        self.add(
+            name,
+            Box::new(crate::cache::OwnedCold {
+                inner: Plain(f),
+                evictor: crate::cache::Evictor::default(),
+            }),
+        )
+    }
+
     /// Register `routine` with a fresh input from `setup` for each iteration; inputs are built
     /// before the clock starts and outputs dropped after it stops, so neither is measured.
     pub fn bench_with_setup<S, F, I, R>(
@@ -680,6 +822,7 @@ impl Suite {
             timer: Timer::detect(),
             empty: Box::new(Plain(|| ())),
             counters: None,
+            evictor: crate::cache::Evictor::default(),
         };
         protocol::serve(&mut worker, &mut input, &mut output).map_err(|e| e.to_string())
     }
@@ -752,6 +895,9 @@ impl Suite {
                 if round > 0 {
                     plan_r.fixed_iters = Some(acc[k].iters_per_sample);
                 }
+                if let Some(n) = self.entries[i].routine.fixed_iters() {
+                    plan_r.fixed_iters = Some(n);
+                }
                 let mut target = Metered {
                     routine: self.entries[i].routine.as_mut(),
                     timer: &timer,
@@ -783,12 +929,11 @@ impl Suite {
                 acc[k].stop = measure::StopReason::Interrupted;
             }
             let a = analyze::analyze(&acc[k], &ctx);
-            file.benchmarks.push(BenchmarkResult::new(
-                &self.entries[i].name,
-                &acc[k],
-                &a,
-                &|_| 0,
-            ));
+            let mut r = BenchmarkResult::new(&self.entries[i].name, &acc[k], &a, &|_| 0);
+            if self.entries[i].routine.fixed_iters() == Some(1) {
+                crate::cache::drop_warm_checks(&mut r);
+            }
+            file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();
                 all.benchmarks.splice(0..0, earlier.iter().cloned());
@@ -935,6 +1080,8 @@ struct SuiteWorker<'a> {
     empty: Box<dyn Routine>,
     /// The counters of the last `counters=` option, kept open while it does not change.
     counters: Option<(String, CounterSet)>,
+    /// The buffer `cache=cold` walks before each sample (allocated on first use).
+    evictor: crate::cache::Evictor,
 }
 
 impl Worker for SuiteWorker<'_> {
@@ -950,6 +1097,14 @@ impl Worker for SuiteWorker<'_> {
 
     fn names(&self) -> Vec<String> {
         self.suite.names()
+    }
+
+    fn loop_addrs(&self) -> Vec<usize> {
+        self.suite
+            .entries
+            .iter()
+            .map(|e| e.routine.loop_addr())
+            .collect()
     }
 
     fn run(
@@ -987,6 +1142,26 @@ impl Worker for SuiteWorker<'_> {
             .find(|(k, _)| k == "probe")
             .and_then(|(_, v)| protocol::parse_probe_adds(v))
             .unwrap_or(0);
+        // `cache=cold`: the caches are evicted before each sample, outside its timed region.
+        let cold = match extra
+            .iter()
+            .find(|(k, _)| k == "cache")
+            .map(|(_, v)| v.as_str())
+        {
+            None | Some("hot") => false,
+            Some("cold") => true,
+            Some(v) => return Err(format!("bad option 'cache={v}' (expected hot or cold)")),
+        };
+        let mut cold_routine;
+        let routine: &mut dyn Routine = if cold {
+            cold_routine = crate::cache::Cold {
+                inner: routine,
+                evictor: &mut self.evictor,
+            };
+            &mut cold_routine
+        } else {
+            routine
+        };
         let mut t = Metered {
             routine,
             timer: &self.timer,

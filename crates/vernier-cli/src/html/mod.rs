@@ -77,6 +77,21 @@ pub fn write_comparison(path: &Path, file: &ComparisonFile) -> Result<()> {
     write(path, &page(&[(this_command(), doc)]))
 }
 
+/// The report of a history (`vernier history --html`): `json` is what `history --json` prints.
+pub fn write_history(path: &Path, json: &Value) -> Result<()> {
+    let h: History = serde_json::from_value(json.clone())
+        .map_err(|e| anyhow::anyhow!("the history does not read as a history file: {e}"))?;
+    h.check().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write(path, &page(&[(this_command(), Doc::History(h))]))
+}
+
+/// The report of a layout sweep (`vernier sweep --html`): `json` is what its `--json` holds.
+pub fn write_sweep(path: &Path, json: &Value) -> Result<()> {
+    let s: Sweep = serde_json::from_value(json.clone())
+        .map_err(|e| anyhow::anyhow!("the sweep does not read as a sweep file: {e}"))?;
+    write(path, &page(&[(this_command(), Doc::Sweep(s))]))
+}
+
 /// The command line that made the run, as the report's name for it.
 fn this_command() -> String {
     let args: Vec<String> = std::env::args_os()
@@ -119,6 +134,45 @@ enum Doc {
     },
     Comparison(Box<ComparisonFile>),
     History(History),
+    Sweep(Sweep),
+}
+
+/// A sweep file (`vernier sweep --json`, DESIGN.md's shape) as the report reads it.
+#[derive(Clone, Debug, serde::Deserialize)]
+struct Sweep {
+    env_pad: SweepRange,
+    aslr: bool,
+    points: Vec<SweepPoint>,
+    #[serde(default)]
+    summary: Vec<SweepSummary>,
+}
+
+#[derive(Clone, Debug, serde::Deserialize)]
+struct SweepRange {
+    start: u64,
+    end: u64,
+    step: u64,
+}
+
+#[derive(Clone, Debug, serde::Deserialize)]
+struct SweepPoint {
+    env_pad_bytes: u64,
+    benchmarks: Vec<SweepFigure>,
+}
+
+#[derive(Clone, Debug, serde::Deserialize)]
+struct SweepFigure {
+    name: String,
+    median_ns: f64,
+    #[serde(default)]
+    ci95_ns: Option<[Option<f64>; 2]>,
+}
+
+#[derive(Clone, Debug, serde::Deserialize)]
+struct SweepSummary {
+    name: String,
+    swing: Option<f64>,
+    period_bytes: Option<u64>,
 }
 
 const KINDS: &str = "give a result file (`vernier run --json`, `vernier demo --json`), a \
@@ -152,6 +206,11 @@ fn load(path: &Path) -> Result<Doc> {
         h.check()
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged history file: {e}"))?;
         return Ok(Doc::History(h));
+    }
+    if obj.contains_key("env_pad") && obj.contains_key("points") {
+        let s: Sweep = serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("{shown} is a damaged sweep file: {e}"))?;
+        return Ok(Doc::Sweep(s));
     }
     if obj.contains_key("benchmarks") {
         let comparison = match obj.get("comparison") {
@@ -234,6 +293,7 @@ fn page(docs: &[(String, Doc)]) -> String {
             }
             Doc::Comparison(c) => comparison_section(&mut h, &id, name, c, true),
             Doc::History(hist) => history_section(&mut h, &id, name, hist),
+            Doc::Sweep(s) => sweep_section(&mut h, &id, name, s),
         }
     }
     h.push_str("</body></html>\n");
@@ -935,6 +995,93 @@ fn pair_points(c: &Comparison) -> Option<(Vec<Point>, Vec<f64>)> {
         offset += s.t_s.get(n.saturating_sub(1)).copied().unwrap_or(t0) - t0;
     }
     (!points.is_empty()).then_some((points, starts))
+}
+
+/// A layout sweep: per benchmark, its median at each environment padding with the interval,
+/// and the swing and period the sweep found.
+fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
+    let _ = writeln!(
+        h,
+        "<section id=\"{id}\"><h2>Layout sweep: {}</h2>\n<p class=\"meta\">environment padding \
+         {}–{} bytes in steps of {}, {} padding(s) measured, ASLR {}; one worker process per \
+         padding (seed 003's experiment).</p>",
+        esc(name),
+        s.env_pad.start,
+        s.env_pad.end,
+        s.env_pad.step,
+        s.points.len(),
+        if s.aslr { "on" } else { "off" }
+    );
+    h.push_str(
+        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>swing</th>\
+         <th>period</th></tr>\n",
+    );
+    for m in &s.summary {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&m.name),
+            m.swing
+                .filter(|x| x.is_finite())
+                .map(|x| format!("{:.1} %", x * 100.0))
+                .unwrap_or_else(|| "—".into()),
+            m.period_bytes
+                .map(|p| format!("{p} B"))
+                .unwrap_or_else(|| "none".into())
+        );
+    }
+    h.push_str("</table>\n<div class=\"plots\">\n");
+    let mut names: Vec<&str> = Vec::new();
+    for p in &s.points {
+        for b in &p.benchmarks {
+            if !names.contains(&b.name.as_str()) {
+                names.push(&b.name);
+            }
+        }
+    }
+    for bench in names {
+        let figures: Vec<(u64, &SweepFigure)> = s
+            .points
+            .iter()
+            .filter_map(|p| {
+                let b = p.benchmarks.iter().find(|b| b.name == bench)?;
+                Some((p.env_pad_bytes, b))
+            })
+            .collect();
+        let typical = figures.iter().map(|(_, b)| b.median_ns).fold(0.0, f64::max);
+        let unit = Unit::for_ns(typical);
+        let items: Vec<Estimate> = figures
+            .iter()
+            .map(|(pad, b)| {
+                let ci = b.ci95_ns.unwrap_or([None, None]);
+                Estimate {
+                    label: pad.to_string(),
+                    value: unit.of(b.median_ns),
+                    ci: [
+                        ci[0].map(|x| unit.of(x)).unwrap_or(f64::NAN),
+                        ci[1].map(|x| unit.of(x)).unwrap_or(f64::NAN),
+                    ],
+                    tone: 0,
+                }
+            })
+            .collect();
+        let title = format!("{bench}: median per environment padding");
+        let plot = plots::intervals(&plots::Intervals {
+            title: &title,
+            x_desc: "environment padding (bytes)",
+            y_desc: format!("time per iteration ({})", unit.name),
+            items: &items,
+            reference: None,
+            marks: &[],
+        });
+        figure(
+            h,
+            "sweep",
+            plot,
+            "each dot the median of a padding's steady samples, its bar the 95 % interval",
+        );
+    }
+    h.push_str("</div></section>\n");
 }
 
 fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {

@@ -58,6 +58,17 @@ pub fn compile(out: &str, sources: &[PathBuf], flags: &[&str]) -> PathBuf {
     .clone()
 }
 
+/// `-O2` and the strict warnings the header must compile cleanly under.
+pub const STRICT_FLAGS: &[&str] = &[
+    "-O2",
+    "-Wpedantic",
+    "-Wshadow",
+    "-Wconversion",
+    "-Wsign-conversion",
+    "-Wold-style-cast",
+    "-Wcast-qual",
+];
+
 pub fn example_source(name: &str) -> PathBuf {
     repo_root().join("examples/cpp").join(format!("{name}.cpp"))
 }

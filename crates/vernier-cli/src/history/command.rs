@@ -1,0 +1,266 @@
+//! `vernier history [check]`: each benchmark's series over commits with its change points;
+//! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
+
+use super::series::{self, Series};
+use super::store::{self, Location};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use std::io::Write as _;
+
+#[derive(Args, Clone, Debug)]
+#[command(args_conflicts_with_subcommands = false)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+    #[command(flatten)]
+    pub query: QueryArgs,
+}
+
+#[derive(Subcommand, Clone, Debug)]
+pub enum HistoryAction {
+    /// Exit 2 when the newest commit's runs of some benchmark sit in a new, slower segment (a
+    /// confident regression), 0 otherwise: a gate for CI.
+    Check(QueryArgs),
+}
+
+#[derive(Args, Clone, Debug, Default)]
+pub struct QueryArgs {
+    /// The history store: sqlite:PATH, a file path, or postgres://USER@HOST:PORT/DATABASE
+    /// (default: $VERNIER_DB, else ~/.local/share/vernier/history.sqlite).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Only benchmarks whose name matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Only runs of the machine whose id starts with ID (ids are listed by `history`).
+    #[arg(long, value_name = "ID")]
+    pub machine: Option<String>,
+    /// Print the history as JSON (the contract's `history --json`).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the history as an HTML report (each series plotted with its change points).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
+}
+
+impl QueryArgs {
+    /// These options, filled in from the outer ones (`history --db X check`).
+    fn or(&self, outer: &QueryArgs) -> QueryArgs {
+        QueryArgs {
+            db: self.db.clone().or(outer.db.clone()),
+            filter: self.filter.clone().or(outer.filter.clone()),
+            machine: self.machine.clone().or(outer.machine.clone()),
+            json: self.json || outer.json,
+            html: self.html.clone().or(outer.html.clone()),
+        }
+    }
+}
+
+/// Exit status of `history check` when a regression is found.
+pub const EXIT_REGRESSION: i32 = 2;
+
+pub fn history_command(a: &HistoryArgs) -> Result<i32> {
+    let (q, check) = match &a.action {
+        Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
+        None => (a.query.clone(), false),
+    };
+    let filter = crate::parse_filter(q.filter.as_deref())?;
+    let loc = Location::resolve(q.db.as_deref())?;
+    if let Location::Sqlite(p) = &loc {
+        if !p.exists() {
+            anyhow::bail!(
+                "no history store at {}: save runs into it first (vernier run --save …), or \
+                 name another with --db or {}",
+                p.display(),
+                store::DB_ENV
+            );
+        }
+    }
+    let mut st = store::open(&loc)?;
+    let rows = st.points()?;
+    let machines = st.machines()?;
+    let all = series::build(rows, filter.as_ref(), q.machine.as_deref());
+    if all.is_empty() {
+        let why = match (&q.filter, &q.machine) {
+            (None, None) => "the store holds no run yet".to_string(),
+            _ => "no stored benchmark matches --filter / --machine".to_string(),
+        };
+        if check {
+            eprintln!("vernier: history check: {why}: nothing to check");
+            return Ok(0);
+        }
+        anyhow::bail!("{why} (store {})", loc.describe());
+    }
+    let used: Vec<&store::MachineRow> = machines
+        .iter()
+        .filter(|m| all.iter().any(|s| s.machine == m.id))
+        .collect();
+    if let Some(path) = &q.html {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
+    }
+    if (q.json || q.html.is_some()) && !check {
+        let mj: Vec<serde_json::Value> = used
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "id": m.id, "cpu_model": m.cpu_model, "logical_cpus": m.logical_cpus,
+                    "kernel": m.kernel, "arch": m.arch, "hostname": m.hostname,
+                    "audit": serde_json::from_str::<serde_json::Value>(&m.audit)
+                        .unwrap_or(serde_json::Value::Null),
+                })
+            })
+            .collect();
+        let doc = series::to_json(&all, mj.into());
+        if let Some(path) = &q.html {
+            crate::html::write_history(path, &serde_json::to_value(&doc)?)?;
+            eprintln!("HTML report written to {}", path.display());
+        }
+        if q.json {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+            out.flush()?;
+            return Ok(0);
+        }
+    }
+    if used.len() > 1 {
+        println!(
+            "Runs from {} machines: each machine's runs form series of their own, never mixed \
+             (pick one with --machine ID).",
+            used.len()
+        );
+    }
+    for m in &used {
+        println!(
+            "machine {}: {}, {} CPUs, {} {}, host {}",
+            m.id, m.cpu_model, m.logical_cpus, m.arch, m.kernel, m.hostname
+        );
+    }
+    if check {
+        return Ok(print_check(&all));
+    }
+    println!();
+    for s in &all {
+        print_series(s, used.len() > 1);
+    }
+    Ok(0)
+}
+
+fn commit_name(c: Option<&str>) -> String {
+    c.map(|c| super::short(c).to_string())
+        .unwrap_or_else(|| "(no commit)".into())
+}
+
+/// The series as its segments (runs between change points, their typical time) and the
+/// change points between them.
+fn print_series(s: &Series, show_machine: bool) {
+    let m = if show_machine {
+        format!("  [machine {}]", s.machine)
+    } else {
+        String::new()
+    };
+    let slowed = s.points.iter().filter(|p| !Series::usable(p)).count();
+    println!(
+        "{}{m}: {} runs{}",
+        s.name,
+        s.points.len(),
+        if slowed > 0 {
+            format!(" ({slowed} core-slowed or failed: shown, not used to find changes)")
+        } else {
+            String::new()
+        }
+    );
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(s.change_points.iter().map(|c| c.index));
+    bounds.push(s.points.len());
+    for k in 0..bounds.len() - 1 {
+        if k > 0 {
+            let c = &s.change_points[k - 1];
+            println!(
+                "    {} change at {}: ×{:.3} [{:.3}, {:.3}] (95 %), confidence {:.1} %",
+                if c.ratio > 1.0 {
+                    "▲ slower"
+                } else {
+                    "▼ faster"
+                },
+                commit_name(s.points[c.index].commit.as_deref()),
+                c.ratio,
+                c.ci95[0],
+                c.ci95[1],
+                c.confidence * 100.0
+            );
+        }
+        let seg = &s.points[bounds[k]..bounds[k + 1]];
+        let logs: Vec<f64> = seg
+            .iter()
+            .filter(|p| Series::usable(p))
+            .filter_map(|p| p.bench.median_ns.map(f64::ln))
+            .collect();
+        let typical = if logs.is_empty() {
+            "—".to_string()
+        } else {
+            vernier::report::format_ns((logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        };
+        let first = commit_name(seg.first().and_then(|p| p.commit.as_deref()));
+        let last = commit_name(seg.last().and_then(|p| p.commit.as_deref()));
+        println!(
+            "  {first} … {last}: {} runs, typical {typical} (geometric mean of the medians)",
+            seg.len()
+        );
+    }
+    if let Some(p) = s.points.last() {
+        println!(
+            "  newest: {} {} {} [{}, {}]{}",
+            commit_name(p.commit.as_deref()),
+            p.time,
+            p.bench
+                .median_ns
+                .map(vernier::report::format_ns)
+                .unwrap_or_else(|| "—".into()),
+            p.bench
+                .ci95_lo_ns
+                .map(vernier::report::format_ns)
+                .unwrap_or_else(|| "—".into()),
+            p.bench
+                .ci95_hi_ns
+                .map(vernier::report::format_ns)
+                .unwrap_or_else(|| "—".into()),
+            if p.bench.flags.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", p.bench.flags)
+            }
+        );
+    }
+    println!();
+}
+
+/// The regressions of `history check`, one line each; the exit status.
+fn print_check(all: &[Series]) -> i32 {
+    let mut found = 0;
+    for s in all {
+        if let Some(c) = series::regression(s) {
+            found += 1;
+            println!(
+                "regression: {} (machine {}): ×{:.3} [{:.3}, {:.3}] since commit {}, confidence \
+                 {:.1} %",
+                s.name,
+                s.machine,
+                c.ratio,
+                c.ci95[0],
+                c.ci95[1],
+                commit_name(s.points[c.index].commit.as_deref()),
+                c.confidence * 100.0
+            );
+        }
+    }
+    if found == 0 {
+        println!(
+            "no regression: no series' newest commit sits in a new, slower segment ({} series checked)",
+            all.len()
+        );
+        0
+    } else {
+        EXIT_REGRESSION
+    }
+}

@@ -1,0 +1,279 @@
+//! History across commits: every run kept (`--save`), each benchmark's series over commits
+//! and where it shifted (`vernier history`), a gate for CI (`vernier history check`), and a
+//! comparison against a stored commit (`vernier compare --baseline`). See `docs/history.md`.
+//!
+//! - `store`: the schema, its migrations and the back-end interface; `sqlite` and `postgres`
+//!   the two back ends;
+//! - `changepoint`: the detection (pure);
+//! - `series`: stored rows → series → change points, and their JSON;
+//! - `command`: the `history` command; `baseline`: `compare --baseline`.
+
+pub mod baseline;
+pub mod changepoint;
+pub mod command;
+pub mod postgres;
+pub mod series;
+pub mod sqlite;
+pub mod store;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use std::process::Command;
+use std::time::Instant;
+use store::{BenchRow, Location, MachineRow, RunRow};
+use vernier::result::{ResultFile, Status};
+
+/// `--save` and where to: shared by `run`, `demo` and `compare`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SaveArgs {
+    /// Keep this run in the history store (after --json is written), with the git commit and
+    /// branch of the current directory, the time and the machine's fingerprint.
+    #[arg(long)]
+    pub save: bool,
+    /// The history store: sqlite:PATH, a file path, or postgres://USER@HOST:PORT/DATABASE
+    /// (default: $VERNIER_DB, else ~/.local/share/vernier/history.sqlite).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The commit to save the run under (default: `git rev-parse HEAD` here).
+    #[arg(long, value_name = "COMMIT", requires = "save")]
+    pub commit: Option<String>,
+    /// The branch to save the run under (default: the current git branch here).
+    #[arg(long, value_name = "BRANCH", requires = "save")]
+    pub branch: Option<String>,
+}
+
+/// Audit checks left out of the machine fingerprint: they describe the moment, not the
+/// machine (`load`: other processes running; `perf-sampling`: the kernel retunes the
+/// sampling rate by itself).
+pub const TRANSIENT_CHECKS: [&str; 2] = ["load", "perf-sampling"];
+
+/// Save `file` when `--save` was given; prints one line saying where, and how long it took.
+/// Called after the run's `--json` file is written, so a store that fails loses nothing.
+pub fn save_if_asked(args: &SaveArgs, file: &ResultFile, command: &str) -> Result<()> {
+    if !args.save {
+        return Ok(());
+    }
+    if crate::term::interrupted() {
+        eprintln!("vernier: the run was interrupted: not saved to the history");
+        return Ok(());
+    }
+    let started = Instant::now();
+    let loc = Location::resolve(args.db.as_deref())?;
+    let (commit, branch) = git_ref(args);
+    let run = run_row(file, command, commit, branch)?;
+    let saved = store::open(&loc).and_then(|mut s| s.save(&run));
+    let id = saved.with_context(|| {
+        "the run was not saved (its result is intact: written to --json when given; save it \
+         later by running again with --save)"
+            .to_string()
+    })?;
+    eprintln!(
+        "vernier: saved run {id} (commit {}, branch {}, machine {}) to {} in {:.1} ms",
+        run.commit.as_deref().map(short).unwrap_or("none"),
+        run.branch.as_deref().unwrap_or("none"),
+        run.machine.id,
+        loc.describe(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+/// The first 12 characters of a commit id.
+pub fn short(c: &str) -> &str {
+    c.get(..12).unwrap_or(c)
+}
+
+/// The commit and branch: `--commit`/`--branch`, else git's view of the current directory.
+/// Prints a note when neither `--commit` nor git gives a commit.
+fn git_ref(args: &SaveArgs) -> (Option<String>, Option<String>) {
+    let (commit, branch) = match (&args.commit, &args.branch) {
+        (Some(c), Some(b)) => (Some(c.clone()), Some(b.clone())),
+        _ => {
+            let (c, b) = git_head();
+            (args.commit.clone().or(c), args.branch.clone().or(b))
+        }
+    };
+    if commit.is_none() {
+        eprintln!(
+            "vernier: note: not in a git repository (or git is not installed) and no --commit \
+             given: the run is saved without a commit; `history` places it by time"
+        );
+    }
+    (commit, branch)
+}
+
+/// The current directory's commit and branch (`None` for a detached HEAD), from one `git`.
+fn git_head() -> (Option<String>, Option<String>) {
+    let Ok(out) = Command::new("git")
+        .args(["rev-parse", "HEAD", "--abbrev-ref", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return (None, None);
+    };
+    if !out.status.success() {
+        return (None, None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let commit = lines.next().map(str::to_string);
+    let branch = lines.next().filter(|b| *b != "HEAD").map(str::to_string);
+    (commit, branch)
+}
+
+/// The rows stored for a result.
+pub fn run_row(
+    file: &ResultFile,
+    command: &str,
+    commit: Option<String>,
+    branch: Option<String>,
+) -> Result<RunRow> {
+    let result = serde_json::to_string(file).context("cannot serialise the result")?;
+    let benchmarks = file
+        .benchmarks
+        .iter()
+        .map(|b| {
+            let f = |x: f64| x.is_finite().then_some(x);
+            BenchRow {
+                name: b.name.clone(),
+                status: match b.status {
+                    Status::Ok => "ok",
+                    Status::Failed => "failed",
+                    Status::Interrupted => "interrupted",
+                }
+                .into(),
+                median_ns: f(b.per_iter.median_ns),
+                ci95_lo_ns: f(b.per_iter.ci95_ns[0]),
+                ci95_hi_ns: f(b.per_iter.ci95_ns[1]),
+                flags: b
+                    .diagnostics
+                    .iter()
+                    .map(|d| d.code.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            }
+        })
+        .collect();
+    Ok(RunRow {
+        time: rfc3339(std::time::SystemTime::now()),
+        commit,
+        branch,
+        machine: machine_row(file),
+        command: command.into(),
+        result,
+        benchmarks,
+    })
+}
+
+/// The machine's fingerprint, and its id: a hash of the CPU model, the number of CPUs, the
+/// kernel, the architecture and the audit summary (less [`TRANSIENT_CHECKS`]). The hostname is
+/// stored but not hashed: identical CI machines share one id, and their runs one series.
+pub fn machine_row(file: &ResultFile) -> MachineRow {
+    let m = &file.machine;
+    let mut audit = file.system.clone();
+    if let Some(obj) = audit.as_object_mut() {
+        obj.remove("tuned");
+        if let Some(f) = obj.get_mut("failing").and_then(|f| f.as_array_mut()) {
+            f.retain(|c| !c.as_str().is_some_and(|c| TRANSIENT_CHECKS.contains(&c)));
+        }
+    }
+    let audit = audit.to_string();
+    let key = format!(
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        m.cpu_model, m.logical_cpus, m.kernel, m.arch, audit
+    );
+    MachineRow {
+        id: format!("{:016x}", fnv1a(key.as_bytes())),
+        cpu_model: m.cpu_model.clone(),
+        logical_cpus: m.logical_cpus as i64,
+        kernel: m.kernel.clone(),
+        arch: m.arch.clone(),
+        hostname: m.hostname.clone(),
+        audit,
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash (the same id on every build and platform).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A time as RFC 3339 in UTC, to the second (`2026-11-23T00:19:38Z`).
+pub fn rfc3339(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    /// A result file with no benchmark, for the fingerprint's tests.
+    pub fn empty_result() -> ResultFile {
+        serde_json::from_value(serde_json::json!({
+            "schema": 1,
+            "tool": {"name": "vernier", "version": "0"},
+            "machine": vernier::machine::Machine {
+                cpu_model: "a CPU".into(),
+                logical_cpus: 2,
+                kernel: "6.1".into(),
+                arch: "x86_64".into(),
+                ..Default::default()
+            },
+            "timer": {"kind": "monotonic", "resolution_ns": 1.0, "overhead_ns": 20.0, "tsc_hz": null},
+            "benchmarks": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // 2000-02-29 (a leap day) 12:34:56.
+        let t = UNIX_EPOCH + Duration::from_secs(951_827_696);
+        assert_eq!(rfc3339(t), "2000-02-29T12:34:56Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_393_178);
+        assert_eq!(rfc3339(t), "2026-11-23T00:19:38Z");
+    }
+
+    #[test]
+    fn the_machine_id_ignores_the_load_and_the_hostname() {
+        let mut f = empty_result();
+        f.system = serde_json::json!({"tuned": false, "failing": ["isolcpus", "load"]});
+        let a = machine_row(&f);
+        f.system = serde_json::json!({"tuned": true, "failing": ["isolcpus"]});
+        f.machine.hostname = "other".into();
+        let b = machine_row(&f);
+        assert_eq!(a.id, b.id);
+        f.system = serde_json::json!({"tuned": true, "failing": []});
+        assert_ne!(machine_row(&f).id, a.id);
+        f.machine.cpu_model = "another CPU".into();
+        f.system = serde_json::json!({"tuned": true, "failing": ["isolcpus"]});
+        assert_ne!(machine_row(&f).id, a.id);
+    }
+}

@@ -1,0 +1,299 @@
+//! Stored rows → one series per benchmark and machine → its change points.
+//!
+//! A series holds one benchmark's runs on one machine (runs of different machines are never
+//! put in one series). Its order is the order of commits: a commit takes the place of its
+//! first saved run, and every run of that commit (re-runs saved later included) sits there,
+//! in the order saved. A run without a commit is a place of its own, by time.
+
+use super::changepoint::{self, ChangePoint};
+use super::store::StoredPoint;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The diagnostic code of runs shown but not used as evidence of a change.
+pub const CORE_SLOWED: &str = "core-slowed";
+
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub name: String,
+    pub machine: String,
+    pub points: Vec<StoredPoint>,
+    pub change_points: Vec<ChangePoint>,
+}
+
+impl Series {
+    /// Whether the point may be evidence: measured, and not on a slowed core.
+    pub fn usable(p: &StoredPoint) -> bool {
+        p.bench.status == "ok"
+            && p.bench.median_ns.is_some_and(|m| m.is_finite() && m > 0.0)
+            && !p.bench.flags.split(',').any(|f| f == CORE_SLOWED)
+    }
+
+    /// The commit of the newest place in the series, and the indices of its runs.
+    pub fn newest_commit(&self) -> Option<(Option<&str>, Vec<usize>)> {
+        let last = self.points.last()?;
+        let c = last.commit.as_deref();
+        let idx = (0..self.points.len())
+            .filter(|&i| match c {
+                Some(c) => self.points[i].commit.as_deref() == Some(c),
+                None => self.points[i].run_id == last.run_id,
+            })
+            .collect();
+        Some((c, idx))
+    }
+}
+
+/// Every series of the stored rows whose benchmark matches `filter` and whose machine id
+/// starts with `machine`, sorted by name then machine, with their change points.
+pub fn build(
+    rows: Vec<StoredPoint>,
+    filter: Option<&regex::Regex>,
+    machine: Option<&str>,
+) -> Vec<Series> {
+    // Where each commit sits: its first run.
+    let mut first: BTreeMap<&str, i64> = BTreeMap::new();
+    for p in &rows {
+        if let Some(c) = &p.commit {
+            first.entry(c.as_str()).or_insert(p.run_id);
+        }
+    }
+    let place = |p: &StoredPoint| {
+        (
+            p.commit
+                .as_deref()
+                .and_then(|c| first.get(c).copied())
+                .unwrap_or(p.run_id),
+            p.run_id,
+        )
+    };
+    let mut groups: BTreeMap<(String, String), Vec<StoredPoint>> = BTreeMap::new();
+    for p in &rows {
+        if filter.is_some_and(|re| !re.is_match(&p.bench.name)) {
+            continue;
+        }
+        if machine.is_some_and(|m| !p.machine_id.starts_with(m)) {
+            continue;
+        }
+        groups
+            .entry((p.bench.name.clone(), p.machine_id.clone()))
+            .or_default()
+            .push(p.clone());
+    }
+    groups
+        .into_iter()
+        .map(|((name, machine), mut points)| {
+            points.sort_by_key(|p| place(p));
+            let cps = changepoint::detect(
+                &points
+                    .iter()
+                    .map(|p| changepoint::Point {
+                        median_ns: p.bench.median_ns.unwrap_or(f64::NAN),
+                        ci95_ns: [
+                            p.bench.ci95_lo_ns.unwrap_or(f64::NAN),
+                            p.bench.ci95_hi_ns.unwrap_or(f64::NAN),
+                        ],
+                        usable: Series::usable(p),
+                    })
+                    .collect::<Vec<_>>(),
+            );
+            Series {
+                name,
+                machine,
+                points,
+                change_points: cps,
+            }
+        })
+        .collect()
+}
+
+/// A confident slowdown the newest commit's runs sit after: the last change point of the
+/// series, a slowdown whose whole interval lies above 1, with every usable run of the newest
+/// commit in the segment it opens.
+pub fn regression(s: &Series) -> Option<&ChangePoint> {
+    let last = s.change_points.last()?;
+    if !(last.ratio > 1.0 && last.ci95[0] > 1.0) {
+        return None;
+    }
+    let (_, runs) = s.newest_commit()?;
+    let usable: Vec<usize> = runs
+        .into_iter()
+        .filter(|&i| Series::usable(&s.points[i]))
+        .collect();
+    (!usable.is_empty() && usable.iter().all(|&i| i >= last.index)).then_some(last)
+}
+
+/// The contract's `history --json` document (with a few added fields: each point's `run`,
+/// `status` and `flags`, each change point's `index` and `run`, and the machines).
+#[derive(Serialize)]
+pub struct HistoryJson<'a> {
+    pub series: Vec<SeriesJson<'a>>,
+    pub machines: Value,
+}
+
+#[derive(Serialize)]
+pub struct SeriesJson<'a> {
+    name: &'a str,
+    machine: &'a str,
+    points: Vec<PointJson<'a>>,
+    change_points: Vec<ChangeJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct PointJson<'a> {
+    commit: Option<&'a str>,
+    branch: Option<&'a str>,
+    time: &'a str,
+    median_ns: Option<f64>,
+    ci95_ns: [Option<f64>; 2],
+    run: i64,
+    status: &'a str,
+    flags: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ChangeJson<'a> {
+    commit: Option<&'a str>,
+    ratio: f64,
+    ci95: [f64; 2],
+    confidence: f64,
+    index: usize,
+    run: i64,
+}
+
+fn num(x: Option<f64>) -> Option<f64> {
+    x.filter(|v| v.is_finite())
+}
+
+pub fn to_json(series: &[Series], machines: Value) -> HistoryJson<'_> {
+    let series = series
+        .iter()
+        .map(|s| SeriesJson {
+            name: &s.name,
+            machine: &s.machine,
+            points: s
+                .points
+                .iter()
+                .map(|p| PointJson {
+                    commit: p.commit.as_deref(),
+                    branch: p.branch.as_deref(),
+                    time: &p.time,
+                    median_ns: num(p.bench.median_ns),
+                    ci95_ns: [num(p.bench.ci95_lo_ns), num(p.bench.ci95_hi_ns)],
+                    run: p.run_id,
+                    status: &p.bench.status,
+                    flags: p.bench.flags.split(',').filter(|f| !f.is_empty()).collect(),
+                })
+                .collect(),
+            change_points: s
+                .change_points
+                .iter()
+                .map(|c| ChangeJson {
+                    commit: s.points[c.index].commit.as_deref(),
+                    ratio: c.ratio,
+                    ci95: c.ci95,
+                    confidence: c.confidence,
+                    index: c.index,
+                    run: s.points[c.index].run_id,
+                })
+                .collect(),
+        })
+        .collect();
+    HistoryJson { series, machines }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::BenchRow;
+
+    fn row(run: i64, commit: &str, machine: &str, median: f64, flags: &str) -> StoredPoint {
+        StoredPoint {
+            run_id: run,
+            time: format!("2026-01-01T00:00:{run:02}Z"),
+            commit: Some(commit.into()),
+            branch: Some("main".into()),
+            machine_id: machine.into(),
+            bench: BenchRow {
+                name: "add".into(),
+                status: "ok".into(),
+                median_ns: Some(median),
+                ci95_lo_ns: Some(median * 0.998),
+                ci95_hi_ns: Some(median * 1.002),
+                flags: flags.into(),
+            },
+        }
+    }
+
+    fn step() -> Vec<StoredPoint> {
+        let m = [100.0, 100.5, 99.6, 100.2, 110.3, 109.8, 110.1];
+        (0..7)
+            .map(|i| row(i as i64 + 1, &format!("c{}", i + 1), "m1", m[i], ""))
+            .collect()
+    }
+
+    #[test]
+    fn machines_are_never_mixed() {
+        let mut rows = step();
+        rows.extend((0..7).map(|i| {
+            row(
+                100 + i,
+                &format!("c{}", i + 1),
+                "m2",
+                50.0 + i as f64 * 0.01,
+                "",
+            )
+        }));
+        let s = build(rows, None, None);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].machine, "m1");
+        assert_eq!(s[0].points.len(), 7);
+        assert_eq!(s[0].change_points.len(), 1);
+        assert!(s[1].change_points.is_empty());
+        assert!(regression(&s[0]).is_some());
+        assert!(regression(&s[1]).is_none());
+        let only = build(step(), None, Some("m2"));
+        assert!(only.is_empty());
+    }
+
+    #[test]
+    fn a_rerun_of_an_old_commit_sits_with_its_commit() {
+        let mut rows = step();
+        // c2 run again after c7: it belongs before c3, not at the end.
+        rows.push(row(8, "c2", "m1", 100.1, ""));
+        let s = &build(rows, None, None)[0];
+        let order: Vec<&str> = s
+            .points
+            .iter()
+            .map(|p| p.commit.as_deref().unwrap())
+            .collect();
+        assert_eq!(order, ["c1", "c2", "c2", "c3", "c4", "c5", "c6", "c7"]);
+        assert_eq!(
+            s.points[s.change_points[0].index].commit.as_deref(),
+            Some("c5")
+        );
+        assert!(regression(s).is_some());
+    }
+
+    #[test]
+    fn a_fix_ends_the_regression() {
+        let mut rows = step();
+        rows.extend(
+            (8..11).map(|i| row(i, &format!("c{i}"), "m1", 100.0 + (i % 2) as f64 * 0.3, "")),
+        );
+        let s = &build(rows, None, None)[0];
+        assert_eq!(s.change_points.len(), 2, "{:?}", s.change_points);
+        assert!(regression(s).is_none());
+    }
+
+    #[test]
+    fn slowed_newest_runs_do_not_fail_the_check() {
+        let mut rows: Vec<StoredPoint> = step().into_iter().take(4).collect();
+        rows.extend((5..8).map(|i| row(i, &format!("c{i}"), "m1", 180.0, CORE_SLOWED)));
+        let s = &build(rows, None, None)[0];
+        assert!(s.change_points.is_empty());
+        assert!(regression(s).is_none());
+        let j = serde_json::to_value(to_json(std::slice::from_ref(s), Value::Null)).unwrap();
+        assert_eq!(j["series"][0]["points"][6]["flags"][0], CORE_SLOWED);
+    }
+}

@@ -1,0 +1,323 @@
+//! The history store: where runs are kept, its schema and its migrations, shared by the
+//! SQLite and PostgreSQL back ends.
+//!
+//! Tables (the same in both):
+//! - `vernier_schema(version)`: one row, the schema version of the store;
+//! - `machines(id, cpu_model, logical_cpus, kernel, arch, hostname, audit)`: each machine's
+//!   fingerprint; `id` is a hash of the fingerprint (see `super::machine_id`);
+//! - `runs(id, time, commit_id, branch, machine_id, command, result)`: one row per saved run,
+//!   `result` the whole result file (JSON, every raw sample);
+//! - `benchmarks(run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags)`: one row per
+//!   benchmark of a run, what `history` reads (it never parses a result file back).
+//!
+//! Version 1 made the tables; version 2 adds the indexes that lookups by commit and branch
+//! (`compare --baseline`) and the join of benchmarks to their runs use. A store is migrated
+//! step by step when it is opened; a store of a newer version than this build knows is
+//! refused, never written.
+
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Which SQL dialect a statement is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// The statements that take a store from version `v - 1` to version `v` (index `v - 1`).
+pub fn migration(step: usize, d: Dialect) -> Vec<String> {
+    let id = match d {
+        Dialect::Sqlite => "INTEGER PRIMARY KEY",
+        Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+    };
+    match step {
+        1 => vec![
+            "CREATE TABLE vernier_schema (version BIGINT NOT NULL)".into(),
+            "INSERT INTO vernier_schema (version) VALUES (0)".into(),
+            "CREATE TABLE machines (id TEXT PRIMARY KEY, cpu_model TEXT NOT NULL, \
+             logical_cpus BIGINT NOT NULL, kernel TEXT NOT NULL, arch TEXT NOT NULL, \
+             hostname TEXT NOT NULL, audit TEXT NOT NULL)"
+                .into(),
+            format!(
+                "CREATE TABLE runs (id {id}, time TEXT NOT NULL, commit_id TEXT, branch TEXT, \
+                 machine_id TEXT NOT NULL REFERENCES machines(id), command TEXT NOT NULL, \
+                 result TEXT NOT NULL)"
+            ),
+            "CREATE TABLE benchmarks (run_id BIGINT NOT NULL REFERENCES runs(id), \
+             name TEXT NOT NULL, status TEXT NOT NULL, median_ns DOUBLE PRECISION, \
+             ci95_lo_ns DOUBLE PRECISION, ci95_hi_ns DOUBLE PRECISION, flags TEXT NOT NULL)"
+                .into(),
+        ],
+        2 => vec![
+            "CREATE INDEX runs_commit ON runs (commit_id)".into(),
+            "CREATE INDEX runs_branch ON runs (branch)".into(),
+            "CREATE INDEX benchmarks_run ON benchmarks (run_id)".into(),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Where the store is: `--db`, else `VERNIER_DB`, else the default SQLite file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    /// A `postgres://` or `postgresql://` URL.
+    Postgres(String),
+}
+
+/// The environment variable naming the store (overridden by `--db`).
+pub const DB_ENV: &str = "VERNIER_DB";
+
+impl Location {
+    /// `sqlite:PATH`, `postgres://…` / `postgresql://…`, or a bare path.
+    pub fn parse(s: &str) -> Result<Location> {
+        let s = s.trim();
+        if s.is_empty() {
+            anyhow::bail!(
+                "an empty store location: give sqlite:PATH, a file path, or postgres://HOST/DB"
+            );
+        }
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            return Ok(Location::Postgres(s.to_string()));
+        }
+        if let Some(p) = s.strip_prefix("sqlite:") {
+            let p = p.strip_prefix("//").unwrap_or(p);
+            if p.is_empty() {
+                anyhow::bail!("'{s}': sqlite: needs a path, e.g. sqlite:/tmp/history.sqlite");
+            }
+            return Ok(Location::Sqlite(PathBuf::from(p)));
+        }
+        if let Some((scheme, _)) = s.split_once("://") {
+            anyhow::bail!(
+                "'{s}': unknown store kind '{scheme}': give sqlite:PATH, a file path, or \
+                 postgres://USER@HOST:PORT/DB"
+            );
+        }
+        Ok(Location::Sqlite(PathBuf::from(s)))
+    }
+
+    /// The store named by `--db`, else by `VERNIER_DB`, else the default file:
+    /// `$XDG_DATA_HOME/vernier/history.sqlite`, else `~/.local/share/vernier/history.sqlite`.
+    pub fn resolve(db: Option<&str>) -> Result<Location> {
+        if let Some(d) = db {
+            return Location::parse(d).map_err(|e| anyhow::anyhow!("--db {e}"));
+        }
+        if let Some(v) = std::env::var_os(DB_ENV) {
+            let v = v.to_string_lossy();
+            return Location::parse(&v).map_err(|e| anyhow::anyhow!("{DB_ENV}={v}: {e}"));
+        }
+        let base = std::env::var_os("XDG_DATA_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("share"))
+            })
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no place for the history store: neither XDG_DATA_HOME nor HOME is set; \
+                     give one with --db PATH or {DB_ENV}"
+                )
+            })?;
+        Ok(Location::Sqlite(
+            base.join("vernier").join("history.sqlite"),
+        ))
+    }
+
+    /// For messages: the path, or the URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(u) => redact(u),
+        }
+    }
+}
+
+/// A PostgreSQL URL with any password replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, tail) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match auth.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((u, _)) => format!("{scheme}://{u}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// A machine's fingerprint, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MachineRow {
+    pub id: String,
+    pub cpu_model: String,
+    pub logical_cpus: i64,
+    pub kernel: String,
+    pub arch: String,
+    pub hostname: String,
+    /// The audit summary (JSON).
+    pub audit: String,
+}
+
+/// One benchmark of a run, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchRow {
+    pub name: String,
+    pub status: String,
+    pub median_ns: Option<f64>,
+    pub ci95_lo_ns: Option<f64>,
+    pub ci95_hi_ns: Option<f64>,
+    /// Diagnostic codes, comma-separated (`core-slowed,outliers`).
+    pub flags: String,
+}
+
+/// A run to save.
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    /// UTC, RFC 3339 (`2026-11-23T00:19:38Z`): sorts as text.
+    pub time: String,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub machine: MachineRow,
+    /// `run`, `demo` or `compare`.
+    pub command: String,
+    pub result: String,
+    pub benchmarks: Vec<BenchRow>,
+}
+
+/// One benchmark of one stored run, as `history` reads it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredPoint {
+    pub run_id: i64,
+    pub time: String,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub machine_id: String,
+    pub bench: BenchRow,
+}
+
+/// A stored run's header and its whole result (for `compare --baseline`).
+#[derive(Clone, Debug)]
+pub struct StoredRun {
+    pub run_id: i64,
+    pub time: String,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub machine_id: String,
+    pub result: String,
+}
+
+/// What every back end does.
+pub trait Store {
+    /// Save a run and its benchmarks in one transaction; the run's id.
+    fn save(&mut self, run: &RunRow) -> Result<i64>;
+    /// Every benchmark of every run, in the order the runs were saved.
+    fn points(&mut self) -> Result<Vec<StoredPoint>>;
+    /// Every machine.
+    fn machines(&mut self) -> Result<Vec<MachineRow>>;
+    /// Runs whose commit starts with `reference` or whose branch is `reference`, newest first.
+    fn runs_at(&mut self, reference: &str) -> Result<Vec<StoredRun>>;
+}
+
+/// Open (creating or migrating as needed) the store at `loc`.
+pub fn open(loc: &Location) -> Result<Box<dyn Store>> {
+    match loc {
+        Location::Sqlite(p) => Ok(Box::new(super::sqlite::SqliteStore::open(p)?)),
+        Location::Postgres(u) => Ok(Box::new(super::postgres::PgStore::open(u)?)),
+    }
+}
+
+/// The error for a store written by a newer vernier.
+pub fn newer_schema(what: &str, found: i64) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the history store {what} has schema version {found}, newer than this vernier knows \
+         ({SCHEMA_VERSION}): it was written by a newer vernier; upgrade vernier, or give \
+         another store with --db"
+    )
+}
+
+pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.machine_id, \
+     b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags \
+     FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
+
+pub const SELECT_MACHINES: &str =
+    "SELECT id, cpu_model, logical_cpus, kernel, arch, hostname, audit FROM machines ORDER BY id";
+
+/// `?1` is the reference; `?2` the same followed by `%`.
+pub const SELECT_RUNS_AT: &str =
+    "SELECT id, time, commit_id, branch, machine_id, result FROM runs \
+     WHERE commit_id LIKE ?2 OR branch = ?1 ORDER BY id DESC";
+
+pub const INSERT_MACHINE: &str = "INSERT INTO machines \
+     (id, cpu_model, logical_cpus, kernel, arch, hostname, audit) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING";
+
+pub const INSERT_RUN: &str = "INSERT INTO runs \
+     (time, commit_id, branch, machine_id, command, result) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id";
+
+pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
+     (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+/// A statement in PostgreSQL's placeholder style (`$1`).
+pub fn pg(sql: &str) -> String {
+    sql.replace('?', "$")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse() {
+        assert_eq!(
+            Location::parse("sqlite:/tmp/h.db").unwrap(),
+            Location::Sqlite("/tmp/h.db".into())
+        );
+        assert_eq!(
+            Location::parse("sqlite:///tmp/h.db").unwrap(),
+            Location::Sqlite("/tmp/h.db".into())
+        );
+        assert_eq!(
+            Location::parse("h.db").unwrap(),
+            Location::Sqlite("h.db".into())
+        );
+        assert!(matches!(
+            Location::parse("postgresql://u@localhost/x").unwrap(),
+            Location::Postgres(_)
+        ));
+        let e = Location::parse("mysql://x/y").unwrap_err().to_string();
+        assert!(e.contains("unknown store kind 'mysql'"), "{e}");
+        assert!(Location::parse("sqlite:").is_err());
+        assert!(Location::parse(" ").is_err());
+    }
+
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(
+            redact("postgres://bob:secret@db:5432/h"),
+            "postgres://bob:***@db:5432/h"
+        );
+        assert_eq!(redact("postgres://bob@db/h"), "postgres://bob@db/h");
+        assert_eq!(redact("postgres://db/h"), "postgres://db/h");
+    }
+
+    #[test]
+    fn every_version_has_a_migration() {
+        for v in 1..=SCHEMA_VERSION as usize {
+            for d in [Dialect::Sqlite, Dialect::Postgres] {
+                assert!(!migration(v, d).is_empty(), "version {v}");
+            }
+        }
+        assert!(migration(SCHEMA_VERSION as usize + 1, Dialect::Sqlite).is_empty());
+    }
+}

@@ -1,0 +1,495 @@
+//! `vernier sweep --env-pad START:END:STEP -- PROGRAM`: seed 003's layout experiment. One
+//! worker process per environment size (and per run, `--runs`), address-space randomisation
+//! off unless `--aslr`, so that the only difference between processes is where the stack
+//! starts. Each benchmark's median per padding, its swing ((max − min) / min over the
+//! paddings) and, when the medians repeat, their period (from the autocorrelation of the
+//! series). The result is written after every padding, so Ctrl-C keeps what was measured.
+
+use crate::term;
+use crate::worker::{Control, WorkerProcess, WorkerTarget};
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use serde::Serialize;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use vernier::measure::{self, MonotonicClock, StopReason};
+use vernier::plan::Plan;
+use vernier::protocol::BenchRef;
+use vernier::report::format_ns;
+use vernier::samples::Phase;
+
+#[derive(Args, Clone, Debug)]
+pub struct SweepArgs {
+    /// Environment paddings to visit, in bytes: START:END:STEP (END included), e.g. 0:4096:64.
+    #[arg(long, value_name = "START:END:STEP")]
+    pub env_pad: String,
+    /// Worker processes per padding (their samples are pooled).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub runs: usize,
+    /// Only benchmarks whose name matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Measurement budget per benchmark and process, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIME_S)]
+    pub time: f64,
+    /// Write the sweep (DESIGN.md's sweep schema) to FILE, after every padding.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the sweep as an HTML report (each benchmark's median against the padding).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Keep address-space layout randomisation on (by default it is off, so the environment's
+    /// size is the only layout change between processes).
+    #[arg(long)]
+    pub aslr: bool,
+    /// Pin workers to these CPUs (e.g. `1`).
+    #[arg(long, value_name = "LIST")]
+    pub cpu: Option<String>,
+    /// The benchmark executable and its arguments.
+    #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
+    pub program: Vec<OsString>,
+}
+
+/// Default budget per benchmark and process: 0.2 s, so seed 003's sweep of 65 paddings with
+/// two benchmarks takes about half a minute.
+pub const DEFAULT_TIME_S: f64 = 0.2;
+/// A period is reported when the autocorrelation of the medians at that lag is at least this:
+/// the series then repeats with most of its variance.
+pub const PERIOD_MIN_ACF: f64 = 0.5;
+/// Sweeps of more paddings than this are refused (a typo such as 0:40960:1).
+pub const MAX_POINTS: u64 = 100_000;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Range {
+    pub start: u64,
+    pub end: u64,
+    pub step: u64,
+}
+
+impl Range {
+    pub fn parse(s: &str) -> Result<Range> {
+        let bad = || {
+            anyhow::anyhow!(
+                "--env-pad '{s}': expected START:END:STEP in bytes, e.g. 0:4096:64 (END ≥ START, \
+                 STEP ≥ 1)"
+            )
+        };
+        let v: Vec<u64> = s
+            .split(':')
+            .map(|x| x.trim().parse::<u64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
+        let [start, end, step] = v[..] else {
+            return Err(bad());
+        };
+        if step == 0 || end < start {
+            return Err(bad());
+        }
+        let r = Range { start, end, step };
+        if r.count() > MAX_POINTS {
+            bail!(
+                "--env-pad '{s}' has {} paddings; at most {MAX_POINTS} (take a larger STEP)",
+                r.count()
+            );
+        }
+        Ok(r)
+    }
+
+    pub fn count(&self) -> u64 {
+        (self.end - self.start) / self.step + 1
+    }
+
+    pub fn pads(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.count()).map(|i| self.start + i * self.step)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PointBench {
+    pub name: String,
+    pub median_ns: f64,
+    pub ci95_ns: [f64; 2],
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub env_pad_bytes: u64,
+    pub benchmarks: Vec<PointBench>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub swing: f64,
+    pub period_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepFile {
+    pub schema: u32,
+    pub env_pad: Range,
+    pub aslr: bool,
+    pub points: Vec<Point>,
+    pub summary: Vec<Summary>,
+}
+
+/// (max − min) / min of `medians`.
+pub fn swing(medians: &[f64]) -> f64 {
+    let min = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if medians.is_empty() || min <= 0.0 {
+        return f64::NAN;
+    }
+    (max - min) / min
+}
+
+/// The period of `series` in points, from its autocorrelation: the first lag from 2 to half
+/// the length that is a local maximum of the autocorrelation with a value of at least
+/// [`PERIOD_MIN_ACF`]. `None` when the series does not repeat within half its length (it must
+/// hold two periods).
+pub fn period(series: &[f64]) -> Option<usize> {
+    let n = series.len();
+    if n < 4 {
+        return None;
+    }
+    let mean = series.iter().sum::<f64>() / n as f64;
+    let d: Vec<f64> = series.iter().map(|x| x - mean).collect();
+    let var: f64 = d.iter().map(|x| x * x).sum();
+    if var <= 0.0 {
+        return None;
+    }
+    // Normalised so a series that repeats exactly scores 1 at its period whatever the lag.
+    let acf = |k: usize| -> f64 {
+        let num: f64 = (0..n - k).map(|i| d[i] * d[i + k]).sum::<f64>() / (n - k) as f64;
+        num / (var / n as f64)
+    };
+    let r: Vec<f64> = (0..=n / 2 + 1)
+        .map(|k| if k < n { acf(k) } else { 0.0 })
+        .collect();
+    (2..=n / 2).find(|&k| r[k] >= PERIOD_MIN_ACF && r[k] >= r[k - 1] && r[k] >= r[k + 1])
+}
+
+fn summarise(names: &[String], points: &[Point], step: u64) -> Vec<Summary> {
+    names
+        .iter()
+        .map(|name| {
+            let figures: Vec<&PointBench> = points
+                .iter()
+                .filter_map(|p| p.benchmarks.iter().find(|b| &b.name == name))
+                .collect();
+            let series: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+            Summary {
+                name: name.clone(),
+                swing: swing(&series),
+                period_bytes: beyond_noise(&figures)
+                    .then(|| period(&series))
+                    .flatten()
+                    .map(|k| k as u64 * step),
+            }
+        })
+        .collect()
+}
+
+/// Whether the medians differ by more than each one's own uncertainty (their standard deviation
+/// above the typical half-width of their intervals): a period found in medians that only
+/// scatter within their intervals would be a pattern in noise.
+fn beyond_noise(figures: &[&PointBench]) -> bool {
+    let medians: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+    let half: Vec<f64> = figures
+        .iter()
+        .map(|b| (b.ci95_ns[1] - b.ci95_ns[0]) / 2.0)
+        .filter(|h| h.is_finite())
+        .collect();
+    if medians.len() < 4 || half.is_empty() {
+        return false;
+    }
+    vernier::stats::std_dev(&medians) > vernier::stats::median(&half)
+}
+
+fn sparkline(series: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let min = series.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = series.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    series
+        .iter()
+        .map(|&x| {
+            let f = if max > min {
+                (x - min) / (max - min)
+            } else {
+                0.0
+            };
+            BARS[((f * 7.0).round() as usize).min(7)]
+        })
+        .collect()
+}
+
+pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
+    let range = Range::parse(&a.env_pad)?;
+    if a.runs == 0 {
+        bail!("--runs 0: at least one process per padding is needed");
+    }
+    if !(a.time > 0.0 && a.time.is_finite()) {
+        bail!("--time {}: expected a positive number of seconds", a.time);
+    }
+    if let Some(path) = &a.html {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
+    }
+    if let Some(path) = &a.json {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
+    }
+    let filter = crate::parse_filter(a.filter.as_deref())?;
+    let (program, args) = crate::run::split_program(&a.program);
+    let ctl = Control {
+        cpus: a
+            .cpu
+            .as_deref()
+            .map(crate::run::parse_cpu_list)
+            .transpose()?
+            .unwrap_or_default(),
+        no_aslr: !a.aslr,
+        env_pad: range.start,
+        timeout: Duration::from_secs_f64(crate::run::DEFAULT_TIMEOUT_S),
+        ..Control::default()
+    };
+    term::install_ctrlc();
+
+    let t_spawn = Instant::now();
+    let first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+    let spawn_s = t_spawn.elapsed().as_secs_f64();
+    let names = first.names.clone();
+    first.quit();
+    let selected = crate::run::select(&program, &names, filter.as_ref())?;
+    let sel_names: Vec<String> = selected.iter().map(|&i| names[i].clone()).collect();
+    let processes = range.count() * a.runs as u64;
+    let estimate = processes as f64 * (spawn_s + selected.len() as f64 * a.time);
+    println!(
+        "sweep: {} paddings ({}–{} bytes, step {}) × {} process(es) × {} benchmark(s) × {} s ≈ {:.0} s; \
+         ASLR {}",
+        range.count(),
+        range.start,
+        range.end,
+        range.step,
+        a.runs,
+        selected.len(),
+        a.time,
+        estimate,
+        if a.aslr {
+            "on (--aslr): each process also gets a random layout"
+        } else {
+            "off, so the environment's size is the only layout change (--aslr keeps it on)"
+        }
+    );
+
+    let mut plan = Plan::with_budget((a.time * 1e9) as u64);
+    let mut fixed: Vec<Option<u64>> = vec![None; selected.len()];
+    let mut file = SweepFile {
+        schema: 1,
+        env_pad: range.clone(),
+        aslr: a.aslr,
+        points: Vec::new(),
+        summary: Vec::new(),
+    };
+    let started = Instant::now();
+    let total = range.count();
+    'pads: for (k, pad) in range.pads().enumerate() {
+        let mut per_bench: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
+        for _ in 0..a.runs {
+            if term::interrupted() {
+                break 'pads;
+            }
+            let mut c = ctl.clone();
+            c.env_pad = pad;
+            let mut w = WorkerProcess::spawn(&program, &args, &c)
+                .map_err(|e| anyhow::anyhow!("env pad {pad}: {e}"))?;
+            let timer = w.hello.timer;
+            for (j, &i) in selected.iter().enumerate() {
+                plan.fixed_iters = fixed[j];
+                let mut target = WorkerTarget {
+                    worker: &mut w,
+                    bench: BenchRef::Index(i),
+                    batch_costs_ns: Vec::new(),
+                };
+                let m = measure::measure(&mut target, &MonotonicClock, &plan, &timer, &mut |_| {});
+                if m.stop == StopReason::Interrupted {
+                    break 'pads;
+                }
+                if let Some(e) = &m.error {
+                    bail!("{} at env pad {pad}: {e}", names[i]);
+                }
+                fixed[j] = Some(m.iters_per_sample);
+                per_bench[j].extend(
+                    m.samples
+                        .samples
+                        .iter()
+                        .filter(|s| s.phase == Phase::Measure && s.iters == m.iters_per_sample)
+                        .map(|s| s.per_iter_ns()),
+                );
+            }
+            w.quit();
+        }
+        let benchmarks: Vec<PointBench> = sel_names
+            .iter()
+            .zip(&per_bench)
+            .map(|(name, v)| {
+                let ci = if v.is_empty() {
+                    vernier::stats::MedianInterval {
+                        median: f64::NAN,
+                        lo: f64::NAN,
+                        hi: f64::NAN,
+                    }
+                } else {
+                    vernier::stats::median_interval(v)
+                };
+                PointBench {
+                    name: name.clone(),
+                    median_ns: ci.median,
+                    ci95_ns: [ci.lo, ci.hi],
+                }
+            })
+            .collect();
+        let left = started.elapsed().as_secs_f64() / (k + 1) as f64 * (total - k as u64 - 1) as f64;
+        let figures: Vec<String> = benchmarks
+            .iter()
+            .map(|b| format!("{} {}", b.name, format_ns(b.median_ns)))
+            .collect();
+        println!(
+            "  [{:>3}/{total}] env pad {pad:>6} B: {}   ({left:.0} s left)",
+            k + 1,
+            figures.join(" · ")
+        );
+        file.points.push(Point {
+            env_pad_bytes: pad,
+            benchmarks,
+        });
+        file.summary = summarise(&sel_names, &file.points, range.step);
+        if let Some(path) = &a.json {
+            write_json(path, &file)?;
+        }
+    }
+    file.summary = summarise(&sel_names, &file.points, range.step);
+    if let Some(path) = &a.json {
+        write_json(path, &file)?;
+    }
+    println!(
+        "\n{} padding(s) in {:.1} s{}",
+        file.points.len(),
+        started.elapsed().as_secs_f64(),
+        if term::interrupted() {
+            " (interrupted: the padding in progress is left out)"
+        } else {
+            ""
+        }
+    );
+    let width = sel_names.iter().map(|n| n.len()).max().unwrap_or(4).max(9);
+    println!(
+        "{:<width$}  {:>10}  {:>10}  {:>7}  {:>8}  medians over the paddings",
+        "benchmark", "min", "max", "swing", "period"
+    );
+    for s in &file.summary {
+        let series: Vec<f64> = file
+            .points
+            .iter()
+            .filter_map(|p| p.benchmarks.iter().find(|b| b.name == s.name))
+            .map(|b| b.median_ns)
+            .collect();
+        let min = series.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = series.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        println!(
+            "{:<width$}  {:>10}  {:>10}  {:>6.1}%  {:>8}  {}",
+            s.name,
+            format_ns(min),
+            format_ns(max),
+            s.swing * 100.0,
+            s.period_bytes
+                .map(|p| format!("{p} B"))
+                .unwrap_or_else(|| "none".into()),
+            sparkline(&series)
+        );
+    }
+    println!(
+        "swing: (max − min) / min of the medians; period: the first lag at which the medians' \
+         autocorrelation peaks at ≥ {PERIOD_MIN_ACF} (none: no repeat within half the range; \
+         a period needs two of them in it). Each median: the steady samples of the padding's \
+         process(es), with a 95 % interval in --json."
+    );
+    if let Some(path) = &a.html {
+        let what = serde_json::to_value(&file)
+            .map_err(anyhow::Error::from)
+            .and_then(|v| crate::html::write_sweep(path, &v));
+        crate::html::write_or_warn(path, what, a.json.as_deref());
+    }
+    Ok(term::interrupted_exit().unwrap_or(0))
+}
+
+fn write_json(path: &std::path::Path, file: &SweepFile) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(file)?;
+    vernier::result::write_atomic(path, &bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_refuse_nonsense() {
+        let r = Range::parse("0:4096:64").unwrap();
+        assert_eq!(r.count(), 65);
+        assert_eq!(r.pads().last(), Some(4096));
+        assert_eq!(Range::parse("0:100:30").unwrap().pads().last(), Some(90));
+        for bad in ["0:4096", "0:4096:0", "10:0:1", "a:b:c", "0:1:2:3"] {
+            assert!(Range::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn swing_and_period_of_a_known_series() {
+        assert!((swing(&[100.0, 130.0, 110.0]) - 0.3).abs() < 1e-12);
+        // A spike every 8 points over 64 points: period 8.
+        let s: Vec<f64> = (0..64)
+            .map(|i| {
+                if i % 8 == 3 {
+                    130.0
+                } else {
+                    100.0 + (i % 3) as f64 * 0.1
+                }
+            })
+            .collect();
+        assert_eq!(period(&s), Some(8));
+        // A single spike does not repeat: no period.
+        let one: Vec<f64> = (0..64)
+            .map(|i| if i == 40 { 130.0 } else { 100.0 })
+            .collect();
+        assert_eq!(period(&one), None);
+        // A flat series has none either.
+        assert_eq!(period(&[100.0; 20]), None);
+    }
+
+    #[test]
+    fn no_period_is_read_into_medians_that_scatter_within_their_intervals() {
+        let point = |i: usize, half: f64| {
+            let m = if i % 8 == 3 { 101.0 } else { 100.0 };
+            PointBench {
+                name: "b".into(),
+                median_ns: m,
+                ci95_ns: [m - half, m + half],
+            }
+        };
+        let points = |half: f64| -> Vec<Point> {
+            (0..64)
+                .map(|i| Point {
+                    env_pad_bytes: i as u64 * 64,
+                    benchmarks: vec![point(i, half)],
+                })
+                .collect()
+        };
+        // Each median known to ±0.05: the 1 % spikes every 8 paddings are a period.
+        let s = summarise(&["b".into()], &points(0.05), 64);
+        assert_eq!(s[0].period_bytes, Some(512));
+        // Each known to ±2: the same medians are noise, and no period is claimed.
+        let s = summarise(&["b".into()], &points(2.0), 64);
+        assert_eq!(s[0].period_bytes, None);
+        assert!(s[0].swing > 0.0);
+    }
+}

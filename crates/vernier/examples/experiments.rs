@@ -1,0 +1,40 @@
+//! The seeds' experiments with the Rust harness (issue 15): a square root's throughput and
+//! latency, and a pointer chase through 8 KiB, hot and with cold caches. Standalone, or a
+//! worker under `vernier run` (`--cache cold` evicts the caches before every sample) and
+//! `vernier asm`.
+
+use vernier::black_box;
+
+/// 16 dependent loads in 8 KiB (128 lines of 64 bytes).
+const LINES: usize = 128;
+const HOPS: usize = 16;
+
+fn main() {
+    let mut suite = vernier::Suite::from_args();
+    suite.bench("sqrt", || black_box(4.2f64).sqrt());
+    suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
+    let (buf, start) = vernier::kernels::chase_cycle(LINES, HOPS, 42);
+    let hot = buf.clone();
+    suite.bench_latency("chase 16 loads in 8 KiB", start, move |p| {
+        vernier::kernels::chase(&hot, p, HOPS)
+    });
+    suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
+        vernier::kernels::chase(&buf, black_box(start), HOPS)
+    });
+    // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone.
+    if std::env::var_os(vernier::checkpoint::JSON_ENV).is_some()
+        && std::env::var_os(vernier::protocol::FDS_ENV).is_none()
+    {
+        vernier::checkpoint("start");
+        let v: Vec<Vec<u8>> = (0..1 << 14).map(|_| vec![1u8; 1024]).collect();
+        vernier::checkpoint("allocate 16 MiB");
+        black_box(v.iter().map(|x| x[0] as u64).sum::<u64>());
+        vernier::checkpoint("read them");
+        if let Err(e) = vernier::checkpoint_summary() {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    suite.finish();
+}

@@ -1,0 +1,211 @@
+//! Checkpoints around whole-program phases (seed 004's `CHECKPOINT`): `checkpoint("name")`
+//! closes the phase that began at the previous checkpoint and names it; `checkpoint_summary()`
+//! prints each phase's time (the timer of the harness: the TSC where it is invariant) and share
+//! of the total, with the kernel's software counters of the process over the phase (from
+//! `getrusage`: CPU time, page faults, context switches — no perf permission needed; hardware
+//! counters are not read). With `VERNIER_CHECKPOINTS_JSON=FILE` in the environment it also
+//! writes the same as JSON. The first checkpoint marks the start and closes no phase.
+//!
+//! The C++ header has the same two functions (`vernier::checkpoint`,
+//! `vernier::checkpoint_summary`) and writes the same JSON.
+
+use crate::timer::Timer;
+use std::sync::{Mutex, OnceLock};
+
+/// The environment variable naming the JSON file `checkpoint_summary` writes.
+pub const JSON_ENV: &str = "VERNIER_CHECKPOINTS_JSON";
+
+/// The kernel's per-process counters at one instant (`getrusage(RUSAGE_SELF)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Usage {
+    /// User plus system CPU time, ns.
+    pub cpu_ns: u64,
+    /// Minor and major page faults.
+    pub page_faults: u64,
+    /// Voluntary and involuntary context switches.
+    pub context_switches: u64,
+}
+
+impl Usage {
+    pub fn now() -> Usage {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid pointer to a rusage struct.
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+        Usage {
+            cpu_ns: tv(r.ru_utime) + tv(r.ru_stime),
+            page_faults: (r.ru_minflt + r.ru_majflt) as u64,
+            context_switches: (r.ru_nvcsw + r.ru_nivcsw) as u64,
+        }
+    }
+
+    fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
+            page_faults: self.page_faults.saturating_sub(earlier.page_faults),
+            context_switches: self
+                .context_switches
+                .saturating_sub(earlier.context_switches),
+        }
+    }
+}
+
+/// One phase: from the previous checkpoint to the one that names it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phase {
+    pub name: String,
+    pub ns: u64,
+    /// Share of the total time of all phases (0–1).
+    pub share: f64,
+    pub counters: Usage,
+}
+
+/// What `VERNIER_CHECKPOINTS_JSON` receives.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    pub schema: u32,
+    /// `tsc` or `monotonic`.
+    pub timer: String,
+    pub total_ns: u64,
+    pub phases: Vec<Phase>,
+}
+
+struct State {
+    timer: &'static Timer,
+    last: Option<(u64, Usage)>,
+    phases: Vec<(String, u64, Usage)>,
+}
+
+fn state() -> &'static Mutex<State> {
+    static TIMER: OnceLock<Timer> = OnceLock::new();
+    static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+    STATE.get_or_init(|| {
+        Mutex::new(State {
+            timer: TIMER.get_or_init(Timer::detect),
+            last: None,
+            phases: Vec::new(),
+        })
+    })
+}
+
+/// Close the phase since the previous checkpoint and call it `name` (the first call only
+/// marks the start). Cheap: one clock read, one `getrusage`, one push.
+pub fn checkpoint(name: &str) {
+    let mut s = state().lock().unwrap_or_else(|e| e.into_inner());
+    let t = s.timer.stop();
+    let u = Usage::now();
+    if let Some((t0, u0)) = s.last {
+        let ns = s.timer.ticks_to_ns(t.wrapping_sub(t0));
+        s.phases.push((name.to_string(), ns, u.since(u0)));
+    }
+    // The start of the next phase is read last, so this call's own work is not in it.
+    let t = s.timer.start();
+    s.last = Some((t, u));
+}
+
+/// The phases so far.
+pub fn summary() -> Summary {
+    let s = state().lock().unwrap_or_else(|e| e.into_inner());
+    let total: u64 = s.phases.iter().map(|p| p.1).sum();
+    Summary {
+        schema: 1,
+        timer: s.timer.kind().as_str().to_string(),
+        total_ns: total,
+        phases: s
+            .phases
+            .iter()
+            .map(|(name, ns, u)| Phase {
+                name: name.clone(),
+                ns: *ns,
+                share: if total > 0 {
+                    *ns as f64 / total as f64
+                } else {
+                    0.0
+                },
+                counters: *u,
+            })
+            .collect(),
+    }
+}
+
+/// The summary as a table: phase, time, share of the total, CPU time, page faults, context
+/// switches.
+pub fn table(s: &Summary) -> String {
+    use crate::report::format_ns;
+    let width = s
+        .phases
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = format!(
+        "{:<width$}  {:>10}  {:>6}  {:>10}  {:>11}  {:>8}\n",
+        "phase", "time", "share", "cpu", "page-faults", "ctx-sw"
+    );
+    for p in &s.phases {
+        out += &format!(
+            "{:<width$}  {:>10}  {:>5.1}%  {:>10}  {:>11}  {:>8}\n",
+            p.name,
+            format_ns(p.ns as f64),
+            p.share * 100.0,
+            format_ns(p.counters.cpu_ns as f64),
+            p.counters.page_faults,
+            p.counters.context_switches
+        );
+    }
+    out += &format!(
+        "{:<width$}  {:>10}  {:>5.1}%   (timer: {}; counters: getrusage)\n",
+        "total",
+        format_ns(s.total_ns as f64),
+        if s.phases.is_empty() { 0.0 } else { 100.0 },
+        s.timer
+    );
+    out
+}
+
+/// Print the table of the phases on standard output and, with `VERNIER_CHECKPOINTS_JSON=FILE`,
+/// write them to FILE as JSON. The error names the file that could not be written.
+pub fn checkpoint_summary() -> Result<Summary, String> {
+    let s = summary();
+    print!("{}", table(&s));
+    if let Some(path) = std::env::var_os(JSON_ENV) {
+        let path = std::path::PathBuf::from(path);
+        let json = serde_json::to_vec_pretty(&s).map_err(|e| e.to_string())?;
+        crate::result::write_atomic(&path, &json).map_err(|e| {
+            format!(
+                "{JSON_ENV}={}: cannot write the checkpoints: {e}",
+                path.display()
+            )
+        })?;
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_follow_the_work_they_enclose() {
+        // Deterministic structure: a phase that faults in 8 MiB has more page faults
+        // than an empty one (at least one per huge page), and takes a larger share.
+        checkpoint("start");
+        checkpoint("empty");
+        let v = vec![1u8; 8 << 20];
+        std::hint::black_box(&v);
+        checkpoint("touch 8 MiB");
+        let s = summary();
+        let empty = s.phases.iter().find(|p| p.name == "empty").unwrap();
+        let touch = s.phases.iter().find(|p| p.name == "touch 8 MiB").unwrap();
+        assert!(touch.counters.page_faults > empty.counters.page_faults);
+        assert!(touch.ns > empty.ns);
+        assert!(touch.share > empty.share);
+        let t = table(&s);
+        assert!(
+            t.contains("touch 8 MiB") && t.contains("page-faults"),
+            "{t}"
+        );
+    }
+}
