@@ -28,6 +28,10 @@ pub struct AnalyzeArgs {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     filter: Option<String>,
+    /// Verbose report: each benchmark's counters, σ_sample/√N, fit and warm-up, and every
+    /// diagnostic's own paragraph.
+    #[arg(short = 'v', long)]
+    verbose: bool,
 }
 
 /// Relative tolerance when comparing a re-derived figure with the stored one: the analysis is
@@ -82,15 +86,10 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         }
         println!("\n{}", report::instructions_legend(style));
     } else {
-        println!("{}", report::table_head(style));
-        for b in &file.benchmarks {
-            println!("{}", report::row(b, style));
-        }
-        print!("\n{}", report::header(&file.timer, &file.harness, style));
-        if let Some(c) = report::counters_header(&file.harness, style) {
-            println!("{c}");
-        }
-        println!("{}", report::legend(style));
+        print!(
+            "{}",
+            report::render_file(&file, report::Render::for_stdout(a.verbose))
+        );
     }
     let n = file.benchmarks.len();
     let written_by = format!("vernier {}", stored.tool.version);

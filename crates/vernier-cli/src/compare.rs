@@ -9,6 +9,7 @@
 //! which leaves the comparison exposed to whatever changed on the machine between the two
 //! runs; the output says so.
 
+use crate::gbench as gb;
 use crate::link::{Launch, ProcessLauncher};
 use crate::pairs::{self, PairsConfig};
 use crate::run::ProcessArgs;
@@ -94,6 +95,8 @@ impl CompareArgs {
 enum Input {
     Results(Box<ResultFile>),
     Program(PathBuf),
+    /// Google Benchmark's JSON (compared unpaired: `gbench.rs`).
+    Gbench(Box<crate::gbench::GbFile>),
 }
 
 /// Parse `--threshold` (percent, an optional trailing `%`) into a fraction.
@@ -162,6 +165,9 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
         return match ResultFile::load(&path) {
             Ok(f) => Ok(Input::Results(Box::new(f))),
             Err(e) => {
+                if let Some(g) = crate::gbench::load_if(&path).with_context(|| which.to_string())? {
+                    return Ok(Input::Gbench(Box::new(g)));
+                }
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 let v: Option<serde_json::Value> = serde_json::from_str(&text).ok();
                 if v.as_ref().is_some_and(|v| v.get("comparisons").is_some()) {
@@ -209,6 +215,20 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
              run with `vernier compare --baseline COMMIT NEW --save`"
         ),
         (Input::Program(o), Input::Program(n)) => compare_programs(a, &o, &n, threshold),
+        (Input::Gbench(o), Input::Gbench(n)) => {
+            gb::compare(a, gb::Side::Gbench(&o), gb::Side::Gbench(&n), threshold)
+        }
+        (Input::Gbench(o), Input::Results(n)) => {
+            gb::compare(a, gb::Side::Gbench(&o), gb::Side::Vernier(&n), threshold)
+        }
+        (Input::Results(o), Input::Gbench(n)) => {
+            gb::compare(a, gb::Side::Vernier(&o), gb::Side::Gbench(&n), threshold)
+        }
+        (Input::Gbench(_), Input::Program(_)) | (Input::Program(_), Input::Gbench(_)) => bail!(
+            "a Google Benchmark file can be compared with a result file or another Google \
+             Benchmark file, not with an executable: run it first (vernier run --json FILE -- \
+             PROGRAM)"
+        ),
         (Input::Results(_), Input::Program(_)) | (Input::Program(_), Input::Results(_)) => {
             bail!(
                 "OLD and NEW must be of the same kind: one is a result file and the other an \
@@ -220,7 +240,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     }
 }
 
-fn common(a: &CompareArgs) -> Common {
+pub(crate) fn common(a: &CompareArgs) -> Common {
     Common {
         json: None,
         html: None,
@@ -231,12 +251,13 @@ fn common(a: &CompareArgs) -> Common {
         counters: "none".into(),
         keep_interrupted: false,
         instructions: false,
+        verbose: false,
         save: Default::default(),
     }
 }
 
 /// Names in both lists (in OLD's order) selected by the filter, and the names only one has.
-fn match_names(
+pub(crate) fn match_names(
     old: &[String],
     new: &[String],
     filter: Option<&regex::Regex>,
@@ -251,7 +272,7 @@ fn match_names(
     (selected, only_old, only_new)
 }
 
-fn check_names(
+pub(crate) fn check_names(
     selected: &[String],
     old_names: &[String],
     new_names: &[String],
@@ -280,7 +301,7 @@ fn list_or_none(v: &[String]) -> String {
     }
 }
 
-fn warn_one_sided(file: &ComparisonFile) {
+pub(crate) fn warn_one_sided(file: &ComparisonFile) {
     if !file.only_old.is_empty() {
         eprintln!(
             "vernier: note: only in OLD (not compared): {}",
@@ -303,9 +324,11 @@ fn write(file: &ComparisonFile, path: Option<&PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
-    let style = term::style();
-    print!("{}", cmp::table(file, style));
+pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
+    print!(
+        "{}",
+        cmp::table_fitted(file, vernier::report::Render::for_stdout(false))
+    );
     if !file.only_old.is_empty() || !file.only_new.is_empty() {
         println!(
             "not compared: only in OLD: {}; only in NEW: {}",
@@ -351,7 +374,7 @@ fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 /// raw samples (`None` when the file holds none). The interval covers the spread between the
 /// run's processes and rounds: that, not the pooled samples (which are not independent), is
 /// what an offline comparison combines.
-fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
+pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
     if b.samples.ns.is_empty() {
         return None;
     }
@@ -376,28 +399,46 @@ fn compare_one_file_pair(
     };
     let e = compare_stats::from_intervals(om, oci, nm, nci)
         .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
-    Ok(cmp::Comparison {
-        name: o.name.clone(),
+    Ok(offline_comparison(
+        &o.name,
+        &e,
+        (om, nm),
+        o.total_s + n.total_s,
+        [o.iters_per_sample, n.iters_per_sample],
+    ))
+}
+
+/// An offline (unpaired) comparison from two figures combined by
+/// `compare_stats::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
+pub(crate) fn offline_comparison(
+    name: &str,
+    e: &compare_stats::RatioEstimate,
+    (old_median_ns, new_median_ns): (f64, f64),
+    seconds: f64,
+    iters_per_sample: [u64; 2],
+) -> cmp::Comparison {
+    cmp::Comparison {
+        name: name.to_string(),
         ratio: e.ratio,
         ci95: [e.ci95.0, e.ci95.1],
         p_value: e.p_value,
         verdict: compare_stats::Verdict::NoChange,
-        seconds: o.total_s + n.total_s,
+        seconds,
         p_value_raw: e.p_value,
         sign_p_value: None,
         pairs: 1,
         warmup_pairs: 0,
         warmup: None,
-        iters_per_sample: [o.iters_per_sample, n.iters_per_sample],
-        old_median_ns: om,
-        new_median_ns: nm,
+        iters_per_sample,
+        old_median_ns,
+        new_median_ns,
         stop: "offline".into(),
         rewarm: None,
         pair_samples: None,
         smallest_detectable: cmp::detectable_from_ci(e.ci95.0, e.ci95.1),
         spread: None,
         process_pairs: Vec::new(),
-    })
+    }
 }
 
 fn kind(mode: &str) -> String {
@@ -648,7 +689,7 @@ pub fn demo_pairs(
     if suite.comparison_names().is_empty() || term::interrupted() {
         return Ok(None);
     }
-    let mut progress = term::ProgressLine::new();
+    let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
     let file = cmp::run_suite_pairs(
         suite,
         compare_stats::DEFAULT_THRESHOLD,

@@ -285,8 +285,39 @@ fn fractions(s: &mut Suite) {
     });
 }
 
-/// Figures worth a sentence after the table, from the results themselves.
-pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
+/// The ratio a sentence quotes for a variant pair: the paired comparison's (the table printed
+/// below the sentences) when it ran, else the ratio of the two medians in the table above.
+fn pair_ratio(
+    file: &vernier::result::ResultFile,
+    pairs: Option<&vernier::compare::ComparisonFile>,
+    pair: &str,
+    new: &str,
+    old: &str,
+) -> Option<(f64, String)> {
+    if let Some(c) = pairs.and_then(|p| p.comparisons.iter().find(|c| c.name == pair)) {
+        return Some((
+            c.ratio,
+            format!(
+                "{:.4}× [{:.4}, {:.4}] (paired, as in the table below)",
+                c.ratio, c.ci95[0], c.ci95[1]
+            ),
+        ));
+    }
+    let med = |name: &str| {
+        file.benchmarks
+            .iter()
+            .find(|b| b.name == name && b.status == vernier::result::Status::Ok)
+            .map(|b| b.per_iter.median_ns)
+    };
+    let r = med(new)? / med(old)?;
+    Some((r, format!("{r:.2}× (ratio of the medians above)")))
+}
+
+/// Figures worth a sentence after the table, computed from the figures the tables show.
+pub fn summary(
+    file: &vernier::result::ResultFile,
+    pairs: Option<&vernier::compare::ComparisonFile>,
+) -> Vec<String> {
     use vernier::diagnostic::Code;
     let get = |name: &str| {
         file.benchmarks
@@ -298,9 +329,14 @@ pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
         |name: &str| get(name).map(|b| b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway));
     let mut out = Vec::new();
     let ratio = |a: &str, b: &str| Some(med(a)? / med(b)?);
-    if let (Some(r1), Some(r2)) = (ratio("div", "add"), ratio("sqrt", "add")) {
+    if let (Some(add), Some(div), Some(sqrt)) = (med("add"), med("div"), med("sqrt")) {
         out.push(format!(
-            "div costs {r1:.1}× an add and sqrt {r2:.1}×: \"sqrt is slow\" is a claim to measure, not to assume."
+            "div costs {:.2}× an add and sqrt {:.2}× ({} and {} against {}): \"sqrt is slow\" is a claim to measure, not to assume.",
+            div / add,
+            sqrt / add,
+            report::format_ns(div),
+            report::format_ns(sqrt),
+            report::format_ns(add)
         ));
     }
     match (flagged("sqrt(4.2) without barrier"), flagged("sqrt(4.2) with barrier")) {
@@ -313,7 +349,10 @@ pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
         )),
         _ => {}
     }
-    if let Some(r) = ratio(
+    if let Some((r, quoted)) = pair_ratio(
+        file,
+        pairs,
+        "event copy: cold / hot",
         "event copy, 256Ki events (cold)",
         "event copy, same event (hot)",
     ) {
@@ -321,11 +360,11 @@ pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
         // through memory in order, and cold costs about what hot does.
         out.push(if r >= COLD_DOMINATES {
             format!(
-                "copying into 256 Ki different events costs {r:.2}× copying into one: cold memory, not the copy, dominates."
+                "copying into 256 Ki different events costs {quoted} copying into one: cold memory, not the copy, dominates."
             )
         } else {
             format!(
-                "copying into 256 Ki different events costs {r:.2}× copying into one: here the events, written in order, reach the cache in time (the hardware prefetcher), so cold memory costs little more than hot."
+                "copying into 256 Ki different events costs {quoted} copying into one: here the events, written in order, reach the cache in time (the hardware prefetcher), so cold memory costs little more than hot."
             )
         });
     }
@@ -340,18 +379,19 @@ pub fn summary(file: &vernier::result::ResultFile) -> Vec<String> {
             file.timer.overhead_ns
         ));
     }
-    if let Some(r) = ratio("fraction to text, merged or", "fraction to text, nested if") {
+    if let Some((_, quoted)) = pair_ratio(
+        file,
+        pairs,
+        "fraction to text: merged or / nested if",
+        "fraction to text, merged or",
+        "fraction to text, nested if",
+    ) {
         out.push(format!(
-            "the two \"equivalent\" fraction-to-text variants differ by {r:.2}× (merged-or / nested-if) with this compiler."
+            "the two \"equivalent\" fraction-to-text variants: merged-or costs {quoted} nested-if with this compiler."
         ));
     }
     if let Some(b) = get("rand()") {
-        out.push(format!(
-            "rand(): warm-up {} ({} samples, {:.2} s) before its steady state.",
-            b.warmup.class.as_str(),
-            b.warmup.samples,
-            b.warmup.seconds
-        ));
+        out.push(format!("rand(): {}.", report::warmup_words(b)));
     }
     out
 }
@@ -405,8 +445,10 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         register_filtered(&mut suite, re);
     }
     term::install_ctrlc();
-    let style = term::style();
-    let mut progress = term::ProgressLine::new();
+    let render = report::Render::for_stdout(c.verbose);
+    let names = suite.names();
+    let table = report::Table::new(&names, render);
+    let mut progress = term::ProgressLine::new().of(names.len());
     let mut head = false;
     let started = std::time::Instant::now();
     let file = suite.run_in_process(&mut |ev| match ev {
@@ -415,10 +457,10 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         SuiteEvent::Done { result } => {
             progress.clear();
             if !head {
-                println!("{}", report::table_head(style));
+                println!("{}", table.head());
                 head = true;
             }
-            println!("{}", report::row(result, style));
+            println!("{}", table.row(result));
         }
     });
     progress.clear();
@@ -429,17 +471,19 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         let written = crate::html::write_result(p, &file, pairs.as_ref());
         !crate::html::write_or_warn(p, written, c.json.as_deref())
     });
-    print!("\n{}", report::header(&file.timer, &file.harness, style));
-    if let Some(c) = report::counters_header(&file.harness, style) {
-        println!("{c}");
-    }
-    println!("{}\n", report::legend(style));
-    for line in summary(&file) {
-        println!("• {line}");
+    print!("{}", report::after_table(&file, &table));
+    println!();
+    for line in summary(&file, pairs.as_ref()) {
+        for l in report::wrap(&format!("• {line}"), render.width, 0, 2) {
+            println!("{l}");
+        }
     }
     if let Some(p) = &pairs {
-        println!("\nVariants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):");
-        print!("{}", vernier::compare::table(p, style));
+        println!();
+        for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", render.width, 0, 0) {
+            println!("{l}");
+        }
+        print!("{}", vernier::compare::table_fitted(p, render));
     }
     println!(
         "\n{} benchmarks in {:.1} s{}",

@@ -7,6 +7,8 @@ mod cold;
 mod compare;
 mod counted;
 mod demo;
+mod export;
+mod gbench;
 mod history;
 mod html;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
@@ -50,6 +52,9 @@ enum Command {
     /// Re-derive every figure of a result file from its raw samples (and check them against
     /// the stored ones).
     Analyze(analyze::AnalyzeArgs),
+    /// A result file in the formats other tools read: Google Benchmark's JSON, Bencher's
+    /// BMF, CSV, pyperf's JSON.
+    Export(export::ExportArgs),
     /// A self-contained HTML report (plots) of result, comparison or history files.
     Report(html::ReportArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
@@ -105,6 +110,11 @@ pub struct Common {
     /// mispredictions per iteration under valgrind (callgrind) instead of timing.
     #[arg(long)]
     instructions: bool,
+    /// Verbose report: each benchmark's counters, σ_run/√N_iter, fit and warm-up, and every
+    /// diagnostic's own paragraph; with `run`, also the disassembly of the measured loop of a
+    /// benchmark flagged `optimized-away` (as `vernier asm` shows it).
+    #[arg(short = 'v', long)]
+    verbose: bool,
     #[command(flatten)]
     save: history::SaveArgs,
 }
@@ -224,6 +234,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
+        Command::Export(a) => export::export_command(&a),
         Command::Report(a) => html::report_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),

@@ -38,10 +38,6 @@ pub struct RunArgs {
     /// them.
     #[arg(long, value_name = "hot|cold", default_value = "hot")]
     pub cache: crate::cold::CacheMode,
-    /// More detail: the disassembly of the measured loop of a benchmark flagged
-    /// `optimized-away` (as `vernier asm` shows it).
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,
@@ -436,12 +432,19 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         benchmarks: Vec::new(),
     };
     let ctx = file.analysis_context();
-    let style = term::style();
-    let mut progress = term::ProgressLine::new();
+    let render = report::Render::for_stdout(a.common.verbose);
+    let table = report::Table::new(
+        &selected
+            .iter()
+            .map(|&i| names[i].as_str())
+            .collect::<Vec<_>>(),
+        render,
+    );
+    let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
     let mut failed = 0;
-    println!("{}", report::table_head(style));
+    println!("{}", table.head());
     for &i in &selected {
         if term::interrupted() {
             break;
@@ -483,8 +486,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
-        println!("{}", report::row(&r, style));
-        if a.verbose
+        println!("{}", table.row(&r));
+        if a.common.verbose
             && r.diagnostics
                 .iter()
                 .any(|d| d.code == vernier::diagnostic::Code::OptimizedAway)
@@ -506,20 +509,16 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let written = crate::html::write_result(p, &file, None);
         !crate::html::write_or_warn(p, written, a.common.json.as_deref())
     });
-    print!("\n{}", report::header(&file.timer, &file.harness, style));
-    if let Some(c) = report::counters_header(&file.harness, style) {
-        println!("{c}");
-    }
+    print!("{}", report::after_table(&file, &table));
     if let Some(c) = file.harness.runner_batch_cost_ns {
-        println!(
+        print!(
             "{}",
-            style_dim(style, &format!(
+            table.dim_wrapped(&format!(
                 "worker {} · {} process(es) per benchmark · runner's cost between batches {} (outside every timed region)",
                 hello.implementation, processes, report::format_ns(c)
             ))
         );
     }
-    println!("{}", report::legend(style));
     crate::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {
@@ -547,12 +546,4 @@ fn confirm_removed(
     let check = crate::counted::check_instructions(program, args, ctl, index).ok()?;
     analyze::weigh_instructions(an, &check);
     Some(check)
-}
-
-fn style_dim(style: report::Style, s: &str) -> String {
-    if style.color {
-        format!("\x1b[2m{s}\x1b[0m")
-    } else {
-        s.to_string()
-    }
 }

@@ -10,10 +10,18 @@ pub fn style() -> Style {
     Style::for_stdout()
 }
 
-/// A one-line progress indicator on stderr, shown only when stderr is a terminal.
+/// A one-line progress indicator on stderr, shown only when stderr is a terminal: benchmark
+/// k of n, its name, its budget spent, samples and interval so far, and the run's elapsed
+/// time; rewritten in place (`\r`), cut to the terminal's width so it never wraps, and cleared
+/// before each row of the table is printed and at the end.
 pub struct ProgressLine {
     enabled: bool,
     shown: bool,
+    /// Benchmarks in the run (0: unknown), the current one's position and name.
+    total: usize,
+    index: usize,
+    current: String,
+    started: std::time::Instant,
 }
 
 impl ProgressLine {
@@ -21,10 +29,24 @@ impl ProgressLine {
         ProgressLine {
             enabled: vernier::report::is_terminal(2),
             shown: false,
+            total: 0,
+            index: 0,
+            current: String::new(),
+            started: std::time::Instant::now(),
         }
     }
 
+    /// The same line, told how many benchmarks the run has (shown as "k/n").
+    pub fn of(mut self, total: usize) -> ProgressLine {
+        self.total = total;
+        self
+    }
+
     pub fn update(&mut self, name: &str, p: &Progress) {
+        if name != self.current {
+            self.current = name.to_string();
+            self.index += 1;
+        }
         if !self.enabled {
             return;
         }
@@ -35,12 +57,22 @@ impl ProgressLine {
             .rel_ci
             .map(|c| format!("±{:.2}%", c * 100.0))
             .unwrap_or_else(|| "warming up".into());
-        eprint!(
-            "\r\x1b[2K  {name:<28} [{}{}] {:>7} samples  {ci}",
+        let k = if self.total > 0 {
+            format!("{}/{} ", self.index.min(self.total), self.total)
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "  {k}{} [{}{}] {} samples {ci} · {:.1} s",
+            vernier::report::cut_middle(name, 32),
             "#".repeat(filled),
             " ".repeat(width - filled),
-            p.samples
+            p.samples,
+            self.started.elapsed().as_secs_f64()
         );
+        let cols = stderr_width().unwrap_or(80).saturating_sub(1).max(20);
+        let line: String = line.chars().take(cols).collect();
+        eprint!("\r\x1b[2K{line}");
         let _ = std::io::stderr().flush();
         self.shown = true;
     }
@@ -61,6 +93,17 @@ impl ProgressLine {
             self.shown = false;
         }
     }
+}
+
+/// The width of the terminal on stderr, if it is one.
+fn stderr_width() -> Option<usize> {
+    // SAFETY: a zeroed winsize is a valid value; TIOCGWINSZ only writes into the struct we own.
+    let (rc, ws) = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        let rc = libc::ioctl(2, libc::TIOCGWINSZ, &mut ws);
+        (rc, ws)
+    };
+    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }
 
 extern "C" fn on_sigint(_: libc::c_int) {

@@ -145,7 +145,7 @@ fn a_cpp_worker_reads_the_counters_it_is_asked_for() {
 fn a_fresh_page_per_iteration_is_one_page_fault_per_iteration() {
     let json = tmp("pagefault.json");
     let out = vernier()
-        .args(["run", "--quick", "--processes", "1", "--json"])
+        .args(["run", "--quick", "-v", "--processes", "1", "--json"])
         .arg(&json)
         .arg("--")
         .arg(cpp::example("pagefault"))
@@ -219,7 +219,7 @@ fn samples_that_sleep_are_marked_interrupted() {
     let exe = cpp::compile("sleeper", &[src], &["-O2"]);
     let json = tmp("sleeper.json");
     let out = vernier()
-        .args(["run", "--quick", "--processes", "1", "--json"])
+        .args(["run", "--quick", "-v", "--processes", "1", "--json"])
         .arg(&json)
         .arg("--")
         .arg(&exe)

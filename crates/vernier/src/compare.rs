@@ -1098,72 +1098,174 @@ fn name_width(file: &ComparisonFile) -> usize {
 }
 
 /// The comparison table: one row per comparison, the geometric mean, the failures, and a
-/// legend that says how the figures were computed.
+/// legend that says how the figures were computed. Nothing is cut (as when piped).
 pub fn table(file: &ComparisonFile, style: Style) -> String {
-    let w = name_width(file);
+    table_fitted(
+        file,
+        crate::report::Render {
+            width: None,
+            style,
+            verbose: false,
+        },
+    )
+}
+
+/// Columns of the comparison table after the name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CmpCol {
+    Ratio,
+    Change,
+    Ci,
+    P,
+    Verdict,
+    Seconds,
+    Pairs,
+    Detect,
+}
+
+impl CmpCol {
+    fn width(self) -> usize {
+        match self {
+            CmpCol::Ratio | CmpCol::Change | CmpCol::P => 8,
+            CmpCol::Ci => 16,
+            CmpCol::Verdict => 12,
+            CmpCol::Seconds | CmpCol::Detect => 7,
+            CmpCol::Pairs => 6,
+        }
+    }
+}
+
+/// The comparison table fitted to `render.width`: long names cut in the middle, then columns
+/// dropped in this order: seconds, pairs, (names cut to `report::NAME_MIN`), p, detect,
+/// change. The ratio, its interval and the verdict stay.
+pub fn table_fitted(file: &ComparisonFile, render: crate::report::Render) -> String {
+    use crate::report::{cut_middle, text_width, wrap, NAME_FLOOR, NAME_MIN};
+    let style = render.style;
+    let mut w = name_width(file);
+    let mut cols = vec![
+        CmpCol::Ratio,
+        CmpCol::Change,
+        CmpCol::Ci,
+        CmpCol::P,
+        CmpCol::Verdict,
+        CmpCol::Seconds,
+        CmpCol::Pairs,
+        CmpCol::Detect,
+    ];
+    if let Some(width) = render.width {
+        let width = width.max(crate::report::MIN_WIDTH);
+        let used = |cols: &[CmpCol]| cols.iter().map(|c| c.width() + 2).sum::<usize>();
+        let steps = [
+            Some(CmpCol::Seconds),
+            Some(CmpCol::Pairs),
+            None,
+            Some(CmpCol::P),
+            Some(CmpCol::Detect),
+            Some(CmpCol::Change),
+        ];
+        for step in steps {
+            if used(&cols) + w <= width {
+                break;
+            }
+            match step {
+                Some(c) => cols.retain(|&x| x != c),
+                None => w = w.min(NAME_MIN.max(width.saturating_sub(used(&cols)))),
+            }
+        }
+        // Nothing left to drop: the name takes what remains, a few characters at least.
+        w = w.min(width.saturating_sub(used(&cols)).max(NAME_FLOOR));
+    }
     let mut s = String::new();
     let live = file.comparisons.iter().any(|c| c.spread.is_some());
-    let head = format!(
-        "{:<w$}  {:>8}  {:>8}  {:<19}  {:>8}  {:<12}  {:>7}  {:>6}  {:>7}",
-        "benchmark",
-        "ratio",
-        "change",
-        "95% CI",
-        "p (Holm)",
-        "verdict",
-        "seconds",
-        if live { "procs" } else { "pairs" },
-        "detect"
-    );
-    let _ = writeln!(s, "{}", paint(style, BOLD, &head));
+    let title = |c: CmpCol| match c {
+        CmpCol::Ratio => "ratio",
+        CmpCol::Change => "change",
+        CmpCol::Ci => "95% CI",
+        CmpCol::P => "p (Holm)",
+        CmpCol::Verdict => "verdict",
+        CmpCol::Seconds => "seconds",
+        CmpCol::Pairs if live => "procs",
+        CmpCol::Pairs => "pairs",
+        CmpCol::Detect => "detect",
+    };
+    let left = |c: CmpCol| matches!(c, CmpCol::Ci | CmpCol::Verdict);
+    let cell = |c: CmpCol, text: &str| {
+        let fill = " ".repeat(c.width().saturating_sub(text_width(text)));
+        if left(c) {
+            format!("{text}{fill}")
+        } else {
+            format!("{fill}{text}")
+        }
+    };
+    let name_cell = |n: &str| {
+        let n = cut_middle(n, w);
+        let fill = " ".repeat(w.saturating_sub(text_width(&n)));
+        format!("{n}{fill}")
+    };
+    let mut head = name_cell("benchmark");
+    for &c in &cols {
+        let _ = write!(head, "  {}", cell(c, title(c)));
+    }
+    let _ = writeln!(s, "{}", paint(style, BOLD, head.trim_end()));
     for c in &file.comparisons {
-        let v = format!("{:<12}", c.verdict.as_str());
-        let verdict = match c.verdict {
-            Verdict::Slower => paint(style, RED, &v),
-            Verdict::Faster => paint(style, GREEN, &v),
-            Verdict::Inconclusive => paint(style, YELLOW, &v),
-            Verdict::NoChange => v,
-        };
-        let name: String = c.name.chars().take(w).collect();
-        let detect = c
-            .smallest_detectable
-            .map(|d| format!("±{:.2}%", d * 100.0))
-            .unwrap_or_else(|| "—".into());
-        let _ = writeln!(
-            s,
-            "{name:<w$}  {:>8.4}  {:>+7.2}%  [{:.4}, {:.4}]  {:>8}  {verdict}  {:>7.2}  {:>6}  {detect:>7}",
-            c.ratio,
-            (c.ratio - 1.0) * 100.0,
-            c.ci95[0],
-            c.ci95[1],
-            format_p(c.p_value),
-            c.seconds,
-            c.spread.map(|p| p.process_pairs).unwrap_or(c.pairs)
-        );
+        let mut row = name_cell(&c.name);
+        for &col in &cols {
+            let text = match col {
+                CmpCol::Ratio => format!("{:.4}", c.ratio),
+                CmpCol::Change => format!("{:+.2}%", (c.ratio - 1.0) * 100.0),
+                CmpCol::Ci => format!("[{:.4}, {:.4}]", c.ci95[0], c.ci95[1]),
+                CmpCol::P => format_p(c.p_value),
+                CmpCol::Verdict => c.verdict.as_str().to_string(),
+                CmpCol::Seconds => format!("{:.2}", c.seconds),
+                CmpCol::Pairs => c
+                    .spread
+                    .map(|p| p.process_pairs)
+                    .unwrap_or(c.pairs)
+                    .to_string(),
+                CmpCol::Detect => c
+                    .smallest_detectable
+                    .map(|d| format!("±{:.2}%", d * 100.0))
+                    .unwrap_or_else(|| "—".into()),
+            };
+            let text = cell(col, &text);
+            let text = match (col, c.verdict) {
+                (CmpCol::Verdict, Verdict::Slower) => paint(style, RED, &text),
+                (CmpCol::Verdict, Verdict::Faster) => paint(style, GREEN, &text),
+                (CmpCol::Verdict, Verdict::Inconclusive) => paint(style, YELLOW, &text),
+                _ => text,
+            };
+            let _ = write!(row, "  {text}");
+        }
+        let _ = writeln!(s, "{}", row.trim_end());
     }
     for f in &file.failed {
-        let name: String = f.name.chars().take(w).collect();
-        let _ = writeln!(s, "{name:<w$}  {}", paint(style, RED, "FAILED"));
+        let _ = writeln!(s, "{}  {}", name_cell(&f.name), paint(style, RED, "FAILED"));
     }
     if let (Some(g), Some(ci)) = (file.geomean_ratio, file.geomean_ci95) {
-        let _ = writeln!(
-            s,
-            "{:<w$}  {:>8.4}  {:>+7.2}%  [{:.4}, {:.4}]",
-            "geometric mean",
-            g,
-            (g - 1.0) * 100.0,
-            ci[0],
-            ci[1]
-        );
+        let mut row = name_cell("geometric mean");
+        for &col in &cols {
+            let text = match col {
+                CmpCol::Ratio => format!("{g:.4}"),
+                CmpCol::Change => format!("{:+.2}%", (g - 1.0) * 100.0),
+                CmpCol::Ci => format!("[{:.4}, {:.4}]", ci[0], ci[1]),
+                _ => break,
+            };
+            let _ = write!(row, "  {}", cell(col, &text));
+        }
+        let _ = writeln!(s, "{}", row.trim_end());
     }
+    let mut lines = |text: &str| {
+        for l in wrap(text, render.width, 2, 2) {
+            let _ = writeln!(s, "  {l}");
+        }
+    };
     for f in &file.failed {
-        let _ = writeln!(s, "  {}: {}", f.name, f.error);
+        lines(&format!("{}: {}", f.name, f.error));
     }
     for c in &file.comparisons {
         if let Some(p) = c.spread {
-            let _ = writeln!(
-                s,
-                "  {}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
+            lines(&format!(
+                "{}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
                  {:.0}% is within pairs, {:.0}% between them; smallest detectable change {}",
                 c.name,
                 p.process_pairs,
@@ -1173,7 +1275,7 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
                 c.smallest_detectable
                     .map(|d| format!("{:.2}%", d * 100.0))
                     .unwrap_or_else(|| "—".into())
-            );
+            ));
         }
     }
     let mut legend = format!(
@@ -1210,7 +1312,9 @@ pub fn table(file: &ComparisonFile, style: Style) -> String {
              For a drift-free verdict compare the executables: vernier compare OLD_EXE NEW_EXE.",
         ),
     }
-    let _ = writeln!(s, "{}", paint(style, DIM, &legend));
+    for l in wrap(&legend, render.width, 0, 0) {
+        let _ = writeln!(s, "{}", paint(style, DIM, &l));
+    }
     s
 }
 

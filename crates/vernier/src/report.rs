@@ -3,9 +3,15 @@
 //! terminals); without it the text is plain.
 
 use crate::diagnostic::Code;
-use crate::result::{BenchmarkResult, Harness, Status};
+use crate::result::{BenchmarkResult, Harness};
 use crate::timer::TimerInfo;
 use std::fmt::Write as _;
+
+mod table;
+pub use table::{
+    after_table, cut_middle, explanation, render_file, short_ns, spread_pct, text_width,
+    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
+};
 
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
@@ -46,8 +52,42 @@ impl Style {
 
 pub use crate::units::format_ns;
 
-/// The run's header: timer and the harness's own costs.
-pub fn header(timer: &TimerInfo, harness: &Harness, style: Style) -> String {
+/// The width standard output must fit: `COLUMNS` when set to a positive number, else the
+/// terminal's width (TIOCGWINSZ) when it is a terminal, else `None` (piped: unlimited, so
+/// that nothing is cut for a script or a file).
+pub fn stdout_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    if !is_terminal(1) {
+        return None;
+    }
+    // SAFETY: a zeroed winsize is a valid value; TIOCGWINSZ only writes into the struct we own.
+    let (rc, ws) = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        let rc = libc::ioctl(1, libc::TIOCGWINSZ, &mut ws);
+        (rc, ws)
+    };
+    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
+}
+
+impl Render {
+    /// Standard output's width and colour (`NO_COLOR`), with or without `-v`.
+    pub fn for_stdout(verbose: bool) -> Render {
+        Render {
+            width: stdout_width(),
+            style: Style::for_stdout(),
+            verbose,
+        }
+    }
+}
+
+/// The run's timer line: the timer and the harness's own costs (printed after the table).
+pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
     let hz = timer
         .tsc_hz
         .map(|h| format!(" at {:.3} GHz", h / 1e9))
@@ -62,132 +102,23 @@ pub fn header(timer: &TimerInfo, harness: &Harness, style: Style) -> String {
     } else {
         String::new()
     };
-    let mut s = style.paint(
-        DIM,
-        &format!(
-            "timer {}{hz}: resolution {}, one read {} · empty loop {}/iter · sample overhead {}{cycle}",
-            timer.kind.as_str(),
-            format_ns(timer.resolution_ns),
-            format_ns(timer.overhead_ns / 2.0),
-            format_ns(harness.empty_iter_ns),
-            format_ns(harness.sample_cost_ns),
-        ),
-    );
-    s.push('\n');
-    s
-}
-
-/// Column titles.
-pub fn table_head(style: Style) -> String {
-    style.paint(
-        BOLD,
-        &format!(
-            "{:<34} {:>12} {:>9} {:>11} {:>11} {:>17} {:>22} {:>8}",
-            "benchmark",
-            "median/iter",
-            "95% CI",
-            "minimum",
-            "robust σ",
-            "samples × iters",
-            "warm-up",
-            "T_tot"
-        ),
+    format!(
+        "timer {}{hz}: resolution {}, one read {} · empty loop {}/iter · sample overhead {}{cycle}",
+        timer.kind.as_str(),
+        format_ns(timer.resolution_ns),
+        format_ns(timer.overhead_ns / 2.0),
+        format_ns(harness.empty_iter_ns),
+        format_ns(harness.sample_cost_ns),
     )
 }
 
-/// Width of the name column.
-const NAME_WIDTH: usize = 34;
+/// Width of the name column of the deterministic mode's table (`--instructions`): its row
+/// is then 120 columns wide.
+const NAME_WIDTH: usize = 30;
 
-/// A benchmark name cut to the name column, with an ellipsis when cut.
+/// A benchmark name cut to the name column (in the middle, with '…').
 fn column_name(name: &str) -> String {
-    if name.chars().count() > NAME_WIDTH {
-        let mut n: String = name.chars().take(NAME_WIDTH - 1).collect();
-        n.push('…');
-        n
-    } else {
-        name.to_string()
-    }
-}
-
-/// One benchmark: its row, then each diagnostic on its own line.
-pub fn row(b: &BenchmarkResult, style: Style) -> String {
-    let mut s = String::new();
-    let name = column_name(&b.name);
-    let p = &b.per_iter;
-    let invalid = b.diagnostics.iter().any(|d| d.code.invalidates_figure());
-    let optimized_away = b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway);
-    if b.status == Status::Failed && !p.median_ns.is_finite() {
-        let _ = write!(s, "{:<34} {}", name, style.paint(RED, "FAILED"));
-    } else if b.status == Status::Interrupted && !p.median_ns.is_finite() {
-        let _ = write!(
-            s,
-            "{:<34} {}",
-            name,
-            style.paint(YELLOW, "INTERRUPTED (Ctrl-C before any steady sample)")
-        );
-    } else {
-        let rel = (p.ci95_ns[1] - p.ci95_ns[0]) / 2.0 / p.median_ns * 100.0;
-        let median = if optimized_away {
-            style.paint(YELLOW, &format!("{:>12}", "(optimized)"))
-        } else if invalid {
-            style.paint(YELLOW, &format!("{:>12}", format_ns(p.median_ns)))
-        } else {
-            style.paint(BOLD, &format!("{:>12}", format_ns(p.median_ns)))
-        };
-        let ci = if optimized_away {
-            format!("{:>9}", "—")
-        } else {
-            let text = if rel < 0.01 {
-                format!("{:>9}", "<±0.01%")
-            } else {
-                format!("{:>9}", format!("±{:.2}%", rel))
-            };
-            if rel > 1.0 {
-                style.paint(YELLOW, &text)
-            } else {
-                style.paint(GREEN, &text)
-            }
-        };
-        let warm = format!("{:.2} s {}", b.warmup.seconds, b.warmup.class.as_str());
-        let _ = write!(
-            s,
-            "{:<34} {} {} {:>11} {:>11} {:>17} {:>22} {:>8}",
-            name,
-            median,
-            ci,
-            if optimized_away {
-                "—".into()
-            } else {
-                format_ns(p.min_ns)
-            },
-            if optimized_away {
-                "—".into()
-            } else {
-                format_ns(p.sigma_ns)
-            },
-            format!("{} × {}", b.steady_samples, b.iters_per_sample),
-            warm,
-            format!("{:.2} s", b.total_s),
-        );
-        if b.status == Status::Failed {
-            let _ = write!(s, " {}", style.paint(RED, "FAILED (partial)"));
-        } else if b.status == Status::Interrupted {
-            let _ = write!(
-                s,
-                " {}",
-                style.paint(YELLOW, "INTERRUPTED (Ctrl-C: partial, not to be trusted)")
-            );
-        }
-    }
-    if let Some(e) = &b.error {
-        let _ = write!(s, "\n    {} {}", style.paint(RED, "error:"), e);
-    }
-    let line = counters_line(b);
-    if let Some(line) = &line {
-        let _ = write!(s, "\n    {}", style.paint(DIM, line));
-    }
-    diagnostics_into(&mut s, b, style, line.is_some());
-    s
+    cut_middle(name, NAME_WIDTH)
 }
 
 /// The events a `counters-unavailable` diagnostic names (its `events` data).
@@ -228,6 +159,55 @@ fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counte
     }
 }
 
+/// The run's timer line as printed after the table, dimmed when styled.
+pub fn header(timer: &TimerInfo, harness: &Harness, style: Style) -> String {
+    let mut s = style.paint(DIM, &header_text(timer, harness));
+    s.push('\n');
+    s
+}
+
+/// The run's counters lines (what is read, what it costs, and once what could not be read);
+/// `None` when counters are off.
+pub fn counters_header(h: &Harness, style: Style) -> Option<String> {
+    let (line, note) = counters_header_text(h)?;
+    let mut s = style.paint(DIM, &line);
+    if let Some(note) = note {
+        let _ = write!(
+            s,
+            "\n{} {note}",
+            style.paint(YELLOW, "counters-unavailable:")
+        );
+    }
+    Some(s)
+}
+
+/// Column titles of a table that cuts nothing (as when piped); [`Table`] fits a width.
+pub fn table_head(style: Style) -> String {
+    unlimited(style).head()
+}
+
+/// One benchmark's row in a table that cuts nothing (its name column as wide as its name).
+pub fn row(b: &BenchmarkResult, style: Style) -> String {
+    Table::new(&[b.name.as_str()], unlimited_render(style)).row(b)
+}
+
+/// What each column means (one paragraph).
+pub fn legend(style: Style) -> String {
+    unlimited(style).legend()
+}
+
+fn unlimited_render(style: Style) -> Render {
+    Render {
+        width: None,
+        style,
+        verbose: false,
+    }
+}
+
+fn unlimited(style: Style) -> Table {
+    Table::new(&[] as &[&str], unlimited_render(style))
+}
+
 /// A count with four significant digits (0 as "0").
 pub fn format_count(x: f64) -> String {
     if !x.is_finite() {
@@ -242,8 +222,9 @@ pub fn format_count(x: f64) -> String {
 
 /// The short counters line under a benchmark's row: per-iteration figures (medians over the
 /// steady samples, the reads' baseline subtracted) and the interrupted samples. `None` when
-/// no counter was read.
-pub fn counters_line(b: &BenchmarkResult) -> Option<String> {
+/// no counter was read. With `with_missing`, the events asked for and not read are named too
+/// (when no run-wide note says so already).
+pub fn counters_line(b: &BenchmarkResult, with_missing: bool) -> Option<String> {
     let c = b.counters.as_ref();
     let get = |k: &str| c.and_then(|c| c.get(k)).copied();
     let mut parts: Vec<String> = Vec::new();
@@ -275,7 +256,7 @@ pub fn counters_line(b: &BenchmarkResult) -> Option<String> {
     if parts.is_empty() && b.interrupted.is_none() {
         return None;
     }
-    if let Some(missing) = not_read(b) {
+    if let Some(missing) = not_read(b).filter(|_| with_missing) {
         // Never a silently missing column: name what was asked for and not read.
         parts.push(format!("not read: {missing} (counters-unavailable)"));
     }
@@ -299,11 +280,11 @@ pub fn counters_line(b: &BenchmarkResult) -> Option<String> {
     Some(format!("counters/iter: {}", parts.join(" · ")))
 }
 
-/// The run's counters lines: what is read, what it costs, and the note about what could not
+/// The run's counters line (what is read, what it costs) and the note about what could not
 /// be read. `None` when counters are off.
-pub fn counters_header(h: &Harness, style: Style) -> Option<String> {
+pub fn counters_header_text(h: &Harness) -> Option<(String, Option<String>)> {
     let c = h.counters.as_ref()?;
-    let mut s = if c.events.is_empty() {
+    let s = if c.events.is_empty() {
         "counters: none could be read".to_string()
     } else {
         let base: Vec<String> = c
@@ -338,15 +319,7 @@ pub fn counters_header(h: &Harness, style: Style) -> Option<String> {
             }
         )
     };
-    s = style.paint(DIM, &s);
-    if let Some(note) = &c.note {
-        let _ = write!(
-            s,
-            "\n{} {note}",
-            style.paint(YELLOW, "counters-unavailable:")
-        );
-    }
-    Some(s)
+    Some((s, c.note.clone()))
 }
 
 /// Column titles of the deterministic mode (`--instructions`).
@@ -354,7 +327,7 @@ pub fn instructions_table_head(style: Style) -> String {
     style.paint(
         BOLD,
         &format!(
-            "{:<34} {:>14} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
+            "{:<NAME_WIDTH$} {:>14} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
             "benchmark",
             "instr/iter",
             "D1 miss/iter",
@@ -379,14 +352,14 @@ pub fn instructions_row(b: &BenchmarkResult, style: Style) -> String {
     let f = |v: Option<f64>| v.map(format_count).unwrap_or_else(|| "—".into());
     match get("instructions_per_iter") {
         None => {
-            let _ = write!(s, "{:<34} {}", name, style.paint(RED, "FAILED"));
+            let _ = write!(s, "{:<NAME_WIDTH$} {}", name, style.paint(RED, "FAILED"));
         }
         Some(ir) => {
             let n1 = b.samples.iters.first().copied().unwrap_or(0);
             let n2 = b.samples.iters.last().copied().unwrap_or(0);
             let _ = write!(
                 s,
-                "{:<34} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
+                "{:<NAME_WIDTH$} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
                 name,
                 style.paint(BOLD, &format!("{:>14}", format_count(ir))),
                 f(sum("D1mr_per_iter", "D1mw_per_iter")),
@@ -414,17 +387,6 @@ pub fn instructions_legend(style: Style) -> String {
          cancels. instr/iter is exact and repeats run to run. D1/LL miss: simulated first- and\n\
          last-level data cache misses (reads + writes); branch, mispred: conditional + indirect\n\
          branches and their simulated mispredictions. Simulated, not the hardware's counts.",
-    )
-}
-
-/// What each column means, printed once after the table.
-pub fn legend(style: Style) -> String {
-    style.paint(
-        DIM,
-        "median/iter: median of per-iteration times over the steady samples (warm-up excluded).\n\
-         95% CI: distribution-free interval of the median (order statistics), widened by a\n\
-         batch-medians interval when the machine drifts. minimum: fastest steady sample.\n\
-         robust σ: σ_iter = (IQR/1.349 of sample times)/√N. T_tot: the benchmark's whole wall time.",
     )
 }
 

@@ -10,7 +10,7 @@ use crate::machine::Machine;
 use crate::measure::{self, Batch, Measurement, MonotonicClock, Progress, Target};
 use crate::plan::Plan;
 use crate::protocol::{self, BenchRef, Hello, Worker};
-use crate::report::{self, Style};
+use crate::report;
 use crate::result::{
     AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
 };
@@ -765,18 +765,20 @@ impl Suite {
         if let Some(path) = &self.options.json {
             crate::result::check_destination(path).map_err(SuiteError::Destination)?;
         }
-        let style = Style::for_stdout();
+        let render = report::Render::for_stdout(false);
         // Output errors (a closed pipe) stop the printing, never the measuring.
         use std::io::Write as _;
         let mut out = std::io::stdout();
         let mut printed_head = false;
+        let names = self.names();
+        let table = report::Table::new(&names, render);
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result } = ev {
                 if !printed_head {
-                    let _ = writeln!(out, "{}", report::table_head(style));
+                    let _ = writeln!(out, "{}", table.head());
                     printed_head = true;
                 }
-                let _ = writeln!(out, "{}", report::row(result, style));
+                let _ = writeln!(out, "{}", table.row(result));
             }
         });
         if !self.pairs.is_empty() {
@@ -786,7 +788,7 @@ impl Suite {
                 &mut |_| {},
             );
             if !cf.comparisons.is_empty() || !cf.failed.is_empty() {
-                let _ = write!(out, "\n{}", crate::compare::table(&cf, style));
+                let _ = write!(out, "\n{}", crate::compare::table_fitted(&cf, render));
             }
         }
         if file.benchmarks.is_empty() {
@@ -795,10 +797,7 @@ impl Suite {
             }
             return Ok(());
         }
-        let _ = writeln!(out, "\n{}", report::legend(style));
-        if let Some(c) = report::counters_header(&file.harness, style) {
-            let _ = writeln!(out, "{c}");
-        }
+        let _ = write!(out, "{}", report::after_table(&file, &table));
         let _ = writeln!(
             out,
             "For layout randomisation across processes and the full analysis: vernier run -- {}",

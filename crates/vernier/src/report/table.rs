@@ -1,0 +1,713 @@
+//! The terminal table: one row per benchmark fitted to a width, then each diagnostic explained
+//! once below it (naming the benchmarks it applies to). `docs/report.md` describes the columns,
+//! the order in which they are dropped when the terminal is narrow, and `-v`.
+
+use super::{counters_line, Style, BOLD, DIM, GREEN, RED, YELLOW};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::result::{BenchmarkResult, ResultFile, Status};
+use crate::steady::WarmupClass;
+use crate::units::format_ns;
+use std::fmt::Write as _;
+
+/// How the report is rendered: the width it must fit (`None`: unlimited, nothing cut, as when
+/// the output is piped), colour, and `-v`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Render {
+    pub width: Option<usize>,
+    pub style: Style,
+    pub verbose: bool,
+}
+
+/// The narrowest width the table is fitted to; below it, lines are allowed to overflow.
+pub const MIN_WIDTH: usize = 40;
+/// A name column is cut (in the middle, with '…') down to this many characters before any
+/// figure column is dropped.
+pub const NAME_MIN: usize = 18;
+/// The fewest characters of a name ever shown, whatever the width.
+pub const NAME_FLOOR: usize = 8;
+/// Indentation of a row's second line (its notes when they do not fit beside the figures) and
+/// of the `-v` lines.
+const INDENT: &str = "    ";
+
+/// The figure columns, in display order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    Median,
+    Ci,
+    Min,
+    Spread,
+    Samples,
+    Warmup,
+    Total,
+}
+
+impl Col {
+    const ALL: [Col; 7] = [
+        Col::Median,
+        Col::Ci,
+        Col::Min,
+        Col::Spread,
+        Col::Samples,
+        Col::Warmup,
+        Col::Total,
+    ];
+    /// Dropped first to last when the width is short: the median and its interval stay.
+    const DROP_ORDER: [Col; 5] = [Col::Samples, Col::Warmup, Col::Total, Col::Min, Col::Spread];
+
+    fn title(self) -> &'static str {
+        match self {
+            Col::Median => "median",
+            Col::Ci => "±95%",
+            Col::Min => "minimum",
+            Col::Spread => "spread",
+            Col::Samples => "samples×iters",
+            Col::Warmup => "warm-up",
+            Col::Total => "T_tot",
+        }
+    }
+
+    /// Widest value: `format_ns` keeps four digits ("0.8341 ns", "123.4 µs"), the interval
+    /// "<±0.01%" or "±12.34%", the warm-up "812.0 µs warm".
+    fn width(self) -> usize {
+        match self {
+            Col::Median | Col::Min => 9,
+            Col::Ci => 7,
+            Col::Spread => 6,
+            Col::Samples => 13,
+            Col::Warmup => 12,
+            Col::Total => 8,
+        }
+    }
+}
+
+/// A table fitted to a width, printed row by row as benchmarks finish.
+#[derive(Clone, Debug)]
+pub struct Table {
+    render: Render,
+    name_w: usize,
+    cols: Vec<Col>,
+    /// The run has a note about the counters it could not read (printed after the table).
+    counters_note: bool,
+}
+
+/// Display width of a string (every character the report uses is one column wide).
+pub fn text_width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `name` cut to `w` characters, in the middle, with '…' (both ends of a benchmark name tell
+/// benchmarks apart: "event copy, … (cold)").
+pub fn cut_middle(name: &str, w: usize) -> String {
+    let n = text_width(name);
+    if n <= w || w == 0 {
+        return name.to_string();
+    }
+    if w == 1 {
+        return "…".into();
+    }
+    let keep = w - 1;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let chars: Vec<char> = name.chars().collect();
+    let mut s: String = chars[..head].iter().collect();
+    s.push('…');
+    s.extend(&chars[n - tail..]);
+    s
+}
+
+/// `s` padded with spaces to `w` columns, left- or right-aligned.
+fn pad(s: &str, w: usize, right: bool) -> String {
+    let fill = " ".repeat(w.saturating_sub(text_width(s)));
+    if right {
+        format!("{fill}{s}")
+    } else {
+        format!("{s}{fill}")
+    }
+}
+
+/// A duration in ns with three significant digits (table cells: "8.12 ms", "812 µs").
+pub fn short_ns(ns: f64) -> String {
+    let s = format_ns(ns);
+    // format_ns keeps four digits; drop the last one unless the value is below 1 (0.2682 ns).
+    match s.split_once(' ') {
+        Some((v, unit)) if v.contains('.') && !v.starts_with("0.") => {
+            let digits = v.len() - v.find('.').unwrap_or(v.len()) - 1;
+            let x: f64 = v.parse().unwrap_or(f64::NAN);
+            match digits {
+                0 | 1 => format!("{x:.0} {unit}"),
+                d => format!("{x:.prec$} {unit}", prec = d - 1),
+            }
+        }
+        _ => s,
+    }
+}
+
+/// The warm-up cell: "flat" (no warm-up found), "<duration> warm" (a warm-up, excluded),
+/// "<duration> slow" (a start faster than the steady state, excluded), "none" (no steady
+/// state within the budget).
+pub fn warmup_cell(b: &BenchmarkResult) -> String {
+    let dur = short_ns(b.warmup.seconds * 1e9);
+    match b.warmup.class {
+        WarmupClass::Flat => "flat".into(),
+        WarmupClass::Warmup => format!("{dur} warm"),
+        WarmupClass::Slowdown => format!("{dur} slow"),
+        WarmupClass::NoSteadyState => "none".into(),
+    }
+}
+
+/// The warm-up in words, for sentences: the same figures as [`warmup_cell`].
+pub fn warmup_words(b: &BenchmarkResult) -> String {
+    let w = &b.warmup;
+    let dur = format_ns(w.seconds * 1e9);
+    match w.class {
+        WarmupClass::Flat if w.samples == 0 => format!(
+            "no warm-up: flat from the start (the first {dur} went to choosing the iterations \
+             per sample)"
+        ),
+        WarmupClass::Flat => format!(
+            "no warm-up: flat from the start (the first {dur}, calibration and {} samples taken \
+             while that was checked, left out)",
+            w.samples
+        ),
+        WarmupClass::Warmup => format!(
+            "a warm-up of {dur} ({} samples, slower than the steady state, left out)",
+            w.samples
+        ),
+        WarmupClass::Slowdown => format!(
+            "a faster start of {dur} ({} samples) before a slower steady state, left out",
+            w.samples
+        ),
+        WarmupClass::NoSteadyState => {
+            format!("no steady state within the budget ({dur} of samples)")
+        }
+    }
+}
+
+/// The relative half-width of the median's interval, in %.
+fn rel_ci(b: &BenchmarkResult) -> f64 {
+    let p = &b.per_iter;
+    (p.ci95_ns[1] - p.ci95_ns[0]) / 2.0 / p.median_ns * 100.0
+}
+
+/// The spread users read: the robust σ (IQR/1.349) of one sample's per-iteration time, as %
+/// of the median. Files written before `sample_sigma_ns` existed give σ_iter·√N back.
+pub fn spread_pct(b: &BenchmarkResult) -> f64 {
+    let p = &b.per_iter;
+    let sigma = if p.sample_sigma_ns.is_finite() {
+        p.sample_sigma_ns
+    } else {
+        p.sigma_ns * (b.steady_samples.max(1) as f64).sqrt()
+    };
+    sigma / p.median_ns * 100.0
+}
+
+fn pct(x: f64) -> String {
+    if !x.is_finite() {
+        "—".into()
+    } else if x < 0.01 {
+        "<0.01%".into()
+    } else if x < 10.0 {
+        format!("{x:.2}%")
+    } else if x < 100.0 {
+        format!("{x:.1}%")
+    } else {
+        format!("{x:.0}%")
+    }
+}
+
+fn has(b: &BenchmarkResult, c: Code) -> bool {
+    b.diagnostics.iter().any(|d| d.code == c)
+}
+
+/// Whether a diagnostic is explained by the run's own note rather than per benchmark: the
+/// counters that could not be read are the same for every benchmark of a run (its `events`,
+/// or the run's note in files written before diagnostics carried them), and the counters
+/// line after the table says why, once.
+fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
+    d.code == Code::CountersUnavailable && (counters_note || d.data.contains_key("events"))
+}
+
+impl Table {
+    /// A table for the benchmarks named `names` (the longest sets the name column), fitted to
+    /// `render.width`.
+    pub fn new<S: AsRef<str>>(names: &[S], render: Render) -> Table {
+        let longest = names
+            .iter()
+            .map(|n| text_width(n.as_ref()))
+            .max()
+            .unwrap_or(0)
+            .max(text_width("benchmark"));
+        let mut cols = Col::ALL.to_vec();
+        let mut name_w = longest;
+        if let Some(w) = render.width {
+            let w = w.max(MIN_WIDTH);
+            // Each figure column and its separator, and the notes column's title.
+            let figures = |cols: &[Col]| {
+                cols.iter().map(|c| c.width() + 2).sum::<usize>() + text_width("  notes")
+            };
+            // Room for the name: cut it down to NAME_MIN, then drop columns by priority.
+            for drop in Col::DROP_ORDER.iter().map(Some).chain([None]) {
+                let room = w.saturating_sub(figures(&cols));
+                if room >= name_w.min(NAME_MIN) {
+                    name_w = name_w.min(room);
+                    break;
+                }
+                match drop {
+                    Some(d) => cols.retain(|c| c != d),
+                    // Nothing left to drop: the name takes what remains (a few columns at least).
+                    None => name_w = name_w.min(room.max(NAME_FLOOR)),
+                }
+            }
+        }
+        Table {
+            render,
+            name_w,
+            cols,
+            counters_note: false,
+        }
+    }
+
+    /// The same table, told whether the run has a note about counters it could not read
+    /// (then no row repeats it).
+    pub fn with_counters_note(mut self, note: bool) -> Table {
+        self.counters_note = note;
+        self
+    }
+
+    fn run_wide(&self, d: &Diagnostic) -> bool {
+        run_wide(d, self.counters_note)
+    }
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        self.render.style.paint(code, s)
+    }
+
+    /// The column titles.
+    pub fn head(&self) -> String {
+        let mut s = pad("benchmark", self.name_w, false);
+        for c in &self.cols {
+            let _ = write!(s, "  {}", pad(c.title(), c.width(), true));
+        }
+        s.push_str("  notes");
+        self.paint(BOLD, s.trim_end())
+    }
+
+    /// The short codes of a row (status first), as its notes cell.
+    fn notes(&self, b: &BenchmarkResult) -> Vec<(String, &'static str)> {
+        let mut v = Vec::new();
+        match b.status {
+            Status::Failed => v.push(("FAILED".to_string(), RED)),
+            Status::Interrupted => v.push(("INTERRUPTED".to_string(), YELLOW)),
+            Status::Ok => {}
+        }
+        for d in &b.diagnostics {
+            if !self.run_wide(d) && !v.iter().any(|(t, _)| t == d.code.as_str()) {
+                v.push((d.code.as_str().to_string(), YELLOW));
+            }
+        }
+        v
+    }
+
+    /// One benchmark: its row (a second line holds its notes when they do not fit beside the
+    /// figures), then with `-v` its counters, error bar and each diagnostic in full.
+    pub fn row(&self, b: &BenchmarkResult) -> String {
+        let p = &b.per_iter;
+        let optimized = has(b, Code::OptimizedAway);
+        let no_figure = !p.median_ns.is_finite();
+        let mut s = pad(&cut_middle(&b.name, self.name_w), self.name_w, false);
+        let mut plain = text_width(&s);
+        for &c in &self.cols {
+            let (text, colour): (String, Option<&str>) = if no_figure {
+                ("—".into(), None)
+            } else {
+                match c {
+                    Col::Median if optimized => ("optimized".into(), Some(YELLOW)),
+                    Col::Median if has(b, Code::DebugBuild) => {
+                        (format_ns(p.median_ns), Some(YELLOW))
+                    }
+                    Col::Median => (format_ns(p.median_ns), Some(BOLD)),
+                    Col::Ci if optimized => ("—".into(), None),
+                    Col::Ci => {
+                        let r = rel_ci(b);
+                        let text = if r < 0.01 {
+                            "<±0.01%".into()
+                        } else {
+                            format!("±{}", pct(r))
+                        };
+                        let colour = if has(b, Code::Unstable) || !r.is_finite() {
+                            YELLOW
+                        } else {
+                            GREEN
+                        };
+                        (text, Some(colour))
+                    }
+                    Col::Min if optimized => ("—".into(), None),
+                    Col::Min => (format_ns(p.min_ns), None),
+                    Col::Spread if optimized => ("—".into(), None),
+                    Col::Spread => (pct(spread_pct(b)), None),
+                    Col::Samples => (format!("{}×{}", b.steady_samples, b.iters_per_sample), None),
+                    Col::Warmup => (warmup_cell(b), None),
+                    Col::Total => (short_ns(b.total_s * 1e9), None),
+                }
+            };
+            let cell = pad(&text, c.width(), true);
+            plain += 2 + text_width(&cell);
+            s.push_str("  ");
+            s.push_str(&match colour {
+                Some(code) => self.paint(code, &cell),
+                None => cell,
+            });
+        }
+        let notes = self.notes(b);
+        if !notes.is_empty() {
+            let text: Vec<&str> = notes.iter().map(|(t, _)| t.as_str()).collect();
+            let len = text.join(" ").len();
+            let painted: Vec<String> = notes.iter().map(|(t, c)| self.paint(c, t)).collect();
+            let painted = painted.join(" ");
+            match self.render.width {
+                Some(w) if plain + 2 + len > w => {
+                    // Codes never contain spaces: wrap the plain text, then paint each code.
+                    for l in wrap(&text.join(" "), Some(w), INDENT.len(), 0) {
+                        let painted: Vec<String> = l
+                            .split(' ')
+                            .map(|t| {
+                                let c = notes.iter().find(|(n, _)| n == t).map_or(YELLOW, |n| n.1);
+                                self.paint(c, t)
+                            })
+                            .collect();
+                        let _ = write!(s, "\n{INDENT}{}", painted.join(" "));
+                    }
+                }
+                _ => {
+                    let _ = write!(s, "  {painted}");
+                }
+            }
+        }
+        if let Some(e) = &b.error {
+            // Why a benchmark failed is never left to -v.
+            for l in wrap(&format!("error: {e}"), self.render.width, INDENT.len(), 2) {
+                let _ = write!(s, "\n{INDENT}{}", self.paint(RED, &l));
+            }
+        }
+        if self.render.verbose {
+            s.push_str(&self.details(b));
+        } else if let Some(line) = hardware_counters(b) {
+            let _ = write!(s, "\n{INDENT}{}", self.paint(DIM, &line));
+        }
+        s
+    }
+
+    /// `-v`: the counters, the seed's σ_iter, the warm-up, the error and each diagnostic's
+    /// own paragraph.
+    fn details(&self, b: &BenchmarkResult) -> String {
+        let mut s = String::new();
+        let width = self.render.width;
+        let mut line = |text: &str, colour: &str| {
+            for l in wrap(text, width, INDENT.len(), 2) {
+                let _ = write!(s, "\n{INDENT}{}", self.paint(colour, &l));
+            }
+        };
+        let p = &b.per_iter;
+        if p.median_ns.is_finite() {
+            line(
+                &format!(
+                    "this run's own 95 % interval [{}, {}]; σ_iter = σ_run/√N_iter = {} (seed \
+                     000: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
+                     sample; spread {} = {} of the median); {} steady samples; mean {}; \
+                     T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
+                    format_ns(p.run_ci95_ns[0]),
+                    format_ns(p.run_ci95_ns[1]),
+                    format_ns(p.sigma_ns),
+                    b.iters_per_sample,
+                    format_ns(p.sample_sigma_ns),
+                    pct(spread_pct(b)),
+                    b.steady_samples,
+                    format_ns(p.mean_ns),
+                    format_ns(p.slope_ns),
+                    format_ns(p.intercept_ns),
+                    p.r2,
+                    warmup_words(b)
+                ),
+                DIM,
+            );
+        }
+        if let Some(c) = counters_line(b, !b.diagnostics.iter().any(|d| self.run_wide(d))) {
+            line(&c, DIM);
+        }
+        for d in &b.diagnostics {
+            if !self.run_wide(d) {
+                line(&format!("{}: {}", d.code, d.message), YELLOW);
+            }
+        }
+        s
+    }
+
+    /// Below the table: each code that occurred, explained once, naming its benchmarks.
+    pub fn notes_below(&self, benchmarks: &[BenchmarkResult]) -> String {
+        let mut s = String::new();
+        for code in Code::ALL {
+            let names: Vec<&str> = benchmarks
+                .iter()
+                .filter(|b| {
+                    b.diagnostics
+                        .iter()
+                        .any(|d| d.code == code && !self.run_wide(d))
+                })
+                .map(|b| b.name.as_str())
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            let text = format!(
+                "{code} ({}): {}",
+                name_list(&names, benchmarks.len()),
+                explanation(code)
+            );
+            for (i, l) in wrap(&text, self.render.width, 0, 2).into_iter().enumerate() {
+                let l = match (i, l.split_once(' ')) {
+                    (0, Some((head, rest))) => format!("{} {rest}", self.paint(YELLOW, head)),
+                    _ => l,
+                };
+                let _ = writeln!(s, "{l}");
+            }
+        }
+        s
+    }
+
+    /// What each column means, wrapped to the width.
+    pub fn legend(&self) -> String {
+        let mut s = String::new();
+        for l in wrap(LEGEND, self.render.width, 0, 0) {
+            let _ = writeln!(s, "{}", self.paint(DIM, &l));
+        }
+        s
+    }
+
+    /// Text wrapped to the table's width, dimmed (the run's header lines).
+    pub fn dim_wrapped(&self, text: &str) -> String {
+        let mut s = String::new();
+        for l in wrap(text, self.render.width, 0, 2) {
+            let _ = writeln!(s, "{}", self.paint(DIM, &l));
+        }
+        s
+    }
+}
+
+const LEGEND: &str = "median: median per-iteration time over the steady samples (warm-up \
+     excluded); ±95%: half-width of its 95 % interval (order statistics, widened for drift and \
+     between processes, and joined to the clock range of the machine's recent runs so that it \
+     holds for the next run; the run's own interval is under -v), as % of the median; minimum: the fastest steady sample; spread: robust \
+     σ (IQR/1.349) of one sample's per-iteration time, as % of the median (what one more sample \
+     would scatter by; the seed's σ_run/√N_iter is under -v); samples×iters: steady samples × iterations per \
+     sample; warm-up: the time before the first steady sample, left out, and what it was: a warm-up \
+     (\"warm\"), a faster start (\"slow\"), flat (none found), none (no steady state); T_tot: the benchmark's whole wall time; notes: diagnostic \
+     codes, explained below the table.";
+
+/// Benchmarks named in a note: all of them when few, else the first ones and a count.
+fn name_list(names: &[&str], of: usize) -> String {
+    const SHOWN: usize = 4;
+    if names.len() == of && of > SHOWN {
+        return format!("all {of} benchmarks");
+    }
+    if names.len() <= SHOWN {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        names[..SHOWN - 1].join(", "),
+        names.len() - (SHOWN - 1)
+    )
+}
+
+/// What a code means and the fix, in general terms (each benchmark's own figures are in its
+/// diagnostic's message, under `-v` and in the result file).
+pub fn explanation(code: Code) -> &'static str {
+    match code {
+        Code::OptimizedAway => {
+            "the time per iteration is that of an empty loop, under a quarter of a cycle, or does \
+             not grow with the iteration count: the compiler removed the work. Pass inputs \
+             through vernier::black_box (C++: vernier::do_not_optimize) and return the result, \
+             or count instructions with --instructions."
+        }
+        Code::Nonlinear => {
+            "the time of a sample does not grow in proportion to its iterations (T = a + b·N \
+             fits poorly, or its slope disagrees with the median): state carried between \
+             iterations, or a cost per sample. Check the benchmark's setup; -v shows the fit."
+        }
+        Code::NoSteadyState => {
+            "the times never settled within the budget: the figures include a drift. Run longer \
+             (--time) and see `vernier system show`."
+        }
+        Code::Unstable => {
+            "the 95 % interval stayed wider than the target after the budget: the machine is \
+             noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier system show` \
+             and `vernier system noise`."
+        }
+        Code::TimerLimited => {
+            "samples are short beside the timer's cost or resolution: the figure leans on the \
+             clock. Give the benchmark more work per iteration or a longer budget."
+        }
+        Code::Outliers => {
+            "many samples far outside the bulk (beyond 3 × IQR): interrupts or other processes \
+             took the CPU. The median is robust to them; pin to a quiet CPU (`vernier system \
+             noise`)."
+        }
+        Code::Interrupted => {
+            "a share of samples saw a context switch or a CPU migration (excluded unless \
+             --keep-interrupted; -v gives the count and how far they move the median). Pin \
+             (--cpu) and quiet the machine."
+        }
+        Code::LayoutSensitive => {
+            "processes with different memory layouts (environment size) disagree beyond their \
+             intervals: the code is sensitive to alignment. The median spans the processes; \
+             `vernier sweep` maps the effect."
+        }
+        Code::DebugBuild => {
+            "the benchmark was compiled without optimisation: its figures say little about a \
+             release build. Build with optimisation (-O2, --release, CMAKE_BUILD_TYPE=Release)."
+        }
+        Code::CountersUnavailable => {
+            "some performance counters could not be read (absent from the results, not zero); \
+             `vernier system show` says why and the fix."
+        }
+        Code::CoreSlowed => {
+            "the core ran markedly slower than its own fastest state (or the machine's known \
+             speed) during the benchmark: the figure is of a slowed core. Run again when the \
+             machine is idle; -v gives the speeds."
+        }
+    }
+}
+
+/// The counters line shown without `-v`: only when hardware events (cycles, instructions,
+/// branches, caches) were read, never one that merely repeats what could not be read.
+fn hardware_counters(b: &BenchmarkResult) -> Option<String> {
+    let c = b.counters.as_ref()?;
+    let hardware = [
+        "cycles",
+        "instructions",
+        "branches",
+        "branch-misses",
+        "cache-references",
+        "cache-misses",
+        "L1-dcache-load-misses",
+    ];
+    hardware
+        .iter()
+        .any(|e| c.contains_key(&format!("{e}_per_iter")))
+        .then(|| counters_line(b, false))
+        .flatten()
+}
+
+/// `text` cut into lines at spaces so that each, printed after `lead` columns, fits in `width`
+/// (`None`: one line); continuation lines start with `hang` spaces (included here).
+pub fn wrap(text: &str, width: Option<usize>, lead: usize, hang: usize) -> Vec<String> {
+    let Some(w) = width else {
+        return vec![text.to_string()];
+    };
+    let w = w.max(MIN_WIDTH);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let n = text_width(word);
+        if !cur.trim_start().is_empty() && lead + text_width(&cur) + 1 + n > w {
+            lines.push(std::mem::take(&mut cur));
+            cur.push_str(&" ".repeat(hang));
+        }
+        if !cur.trim_start().is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.trim().is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// A whole result rendered after the fact (`vernier analyze`, the snapshot tests): the table,
+/// the notes, the run's header lines and the legend.
+pub fn render_file(file: &ResultFile, render: Render) -> String {
+    let names: Vec<&str> = file.benchmarks.iter().map(|b| b.name.as_str()).collect();
+    let table = Table::new(&names, render).with_counters_note(counters_note(file));
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", table.head());
+    for b in &file.benchmarks {
+        let _ = writeln!(s, "{}", table.row(b));
+    }
+    s.push_str(&after_table(file, &table));
+    s
+}
+
+/// Whether the run has a note about the counters it could not read.
+fn counters_note(file: &ResultFile) -> bool {
+    file.harness
+        .counters
+        .as_ref()
+        .is_some_and(|c| c.note.is_some())
+}
+
+/// What follows the table: the notes, the timer and counters lines, the legend.
+pub fn after_table(file: &ResultFile, table: &Table) -> String {
+    let table = &table.clone().with_counters_note(counters_note(file));
+    let mut s = String::new();
+    let notes = table.notes_below(&file.benchmarks);
+    if !notes.is_empty() {
+        s.push('\n');
+        s.push_str(&notes);
+    }
+    s.push('\n');
+    s.push_str(&table.dim_wrapped(&super::header_text(&file.timer, &file.harness)));
+    if let Some(c) = super::counters_header_text(&file.harness) {
+        s.push_str(&table.dim_wrapped(&c.0));
+        if let Some(note) = c.1 {
+            let text = format!("counters-unavailable: {note}");
+            for (i, l) in wrap(&text, table.render.width, 0, 2)
+                .into_iter()
+                .enumerate()
+            {
+                let l = match (i, l.split_once(' ')) {
+                    (0, Some((head, rest))) => format!("{} {rest}", table.paint(YELLOW, head)),
+                    _ => l,
+                };
+                let _ = writeln!(s, "{l}");
+            }
+        }
+    }
+    s.push_str(&table.legend());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cut_in_the_middle() {
+        assert_eq!(
+            cut_middle("event copy, 256Ki events (cold)", 15),
+            "event c… (cold)"
+        );
+        assert_eq!(
+            text_width(&cut_middle("event copy, 256Ki events (cold)", 15)),
+            15
+        );
+        assert_eq!(cut_middle("add", 15), "add");
+    }
+
+    #[test]
+    fn short_durations_keep_three_digits() {
+        assert_eq!(short_ns(8.123e6), "8.12 ms");
+        assert_eq!(short_ns(812.3e3), "812 µs");
+        assert_eq!(short_ns(0.2682), "0.2682 ns");
+        assert_eq!(short_ns(1.2e9), "1.20 s");
+    }
+
+    #[test]
+    fn wrapping_respects_the_width() {
+        let text = "a ".repeat(100) + &"word ".repeat(40);
+        for l in wrap(&text, Some(50), 4, 6) {
+            assert!(text_width(&l) + 4 <= 50, "{l}");
+        }
+        assert_eq!(wrap("x y", None, 0, 0), vec!["x y".to_string()]);
+    }
+}
