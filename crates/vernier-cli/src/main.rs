@@ -151,6 +151,12 @@ pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
 }
 
 fn main() {
+    // Output piped into a command that stops reading (`vernier analyze r.json | head`) ends
+    // the process quietly, as it does every other Unix tool, instead of a panic in println!.
+    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Usage errors exit with 1 (an error), not clap's 2: 2 means a check failed.
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         let code = if e.use_stderr() { 1 } else { 0 };
