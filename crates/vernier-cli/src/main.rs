@@ -152,11 +152,22 @@ pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
 
 fn main() {
     // Output piped into a command that stops reading (`vernier analyze r.json | head`) ends
-    // the process quietly, as it does every other Unix tool, instead of a panic in println!.
-    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // the process quietly, as a shell expects of a Unix tool (status 141, as if by SIGPIPE),
+    // instead of a panic in println!. SIGPIPE itself stays ignored: a worker that dies must
+    // give an error on its pipe, not kill the runner.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info)
+    }));
     // Usage errors exit with 1 (an error), not clap's 2: 2 means a check failed.
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         let code = if e.use_stderr() { 1 } else { 0 };
