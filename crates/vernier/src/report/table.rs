@@ -539,9 +539,9 @@ pub fn explanation(code: Code) -> &'static str {
              (--time) and see `vernier system show`."
         }
         Code::Unstable => {
-            "the 95 % interval stayed wider than the target after the budget: the machine is \
-             noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier system show` \
-             and `vernier system noise`."
+            "the run's own 95 % interval (-v) stayed wider than ±1 % after the budget: the \
+             machine is noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier \
+             system show` and `vernier system noise`."
         }
         Code::TimerLimited => {
             "samples are short beside the timer's cost or resolution: the figure leans on the \
