@@ -461,7 +461,7 @@ pub fn run_instructions(
         !crate::html::write_or_warn(p, written, common.json.as_deref())
     });
     println!("\n{}", report::instructions_legend(style));
-    println!(
+    let closing = format!(
         "{version} · callgrind, collection on inside `{}` only · empty loop {} instructions/iter · {} benchmarks in {:.1} s{}",
         callgrind.toggle,
         empty_ir.map(report::format_count).unwrap_or_else(|| "—".into()),
@@ -469,6 +469,9 @@ pub fn run_instructions(
         started.elapsed().as_secs_f64(),
         term::written_to(common.json.as_deref())
     );
+    for line in report::wrap(&closing, report::stdout_width(), 0, 2) {
+        println!("{line}");
+    }
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
