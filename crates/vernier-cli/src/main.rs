@@ -1,28 +1,15 @@
 //! `vernier`: the runner. Reads the command line, then runs one pipeline:
 //! target → plan → measure → analyze → result → report.
 
-mod analyze;
-mod asm;
-mod cold;
-mod compare;
-mod counted;
-mod demo;
-mod export;
-mod gbench;
+mod commands;
 mod history;
 mod html;
-// `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
-#[allow(dead_code)]
-mod instructions;
-mod known_speed;
-mod link;
-mod load;
-mod pairs;
-mod run;
-mod sweep;
-mod system;
+mod runner;
 mod term;
-mod worker;
+
+// The commands and the runner's parts by their short names (`crate::run`, `crate::worker`).
+use commands::{analyze, asm, compare, demo, export, load, run, sweep, system};
+use runner::{cold, counted, gbench, instructions, known_speed, link, pairs, worker};
 
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, Parser, Subcommand};

@@ -2,7 +2,7 @@
 //! function, compiled here, counted under callgrind.
 
 #[allow(dead_code)]
-#[path = "../src/instructions.rs"]
+#[path = "../src/runner/instructions.rs"]
 mod instructions;
 
 use instructions::*;

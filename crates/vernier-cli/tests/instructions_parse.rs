@@ -1,7 +1,7 @@
 //! Parsing callgrind's output and the differencing, on fixed text.
 
 #[allow(dead_code)]
-#[path = "../src/instructions.rs"]
+#[path = "../src/runner/instructions.rs"]
 mod instructions;
 
 use instructions::*;

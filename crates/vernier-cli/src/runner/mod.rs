@@ -1,0 +1,14 @@
+//! Driving benchmark programs: worker processes and the protocol link to them, process pairs
+//! for comparisons, the deterministic mode under callgrind, cold caches, the machine's known
+//! core speed, and Google Benchmark files read as results.
+
+pub mod cold;
+pub mod counted;
+pub mod gbench;
+// `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
+#[allow(dead_code)]
+pub mod instructions;
+pub mod known_speed;
+pub mod link;
+pub mod pairs;
+pub mod worker;
