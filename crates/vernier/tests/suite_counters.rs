@@ -146,6 +146,14 @@ fn samples_that_sleep_are_interrupted_and_excluded() {
         .expect("context switches were counted");
     eprintln!("{int:?}");
     assert!(int.samples >= 1);
+    if int.samples == int.of {
+        // A machine so loaded that every sample was preempted (seen in CI with a dozen test
+        // processes on two CPUs): excluding them all would leave nothing, so they are kept,
+        // and the estimate says it rests on interrupted samples.
+        assert!(!int.excluded, "{int:?}");
+        assert!(b.per_iter.median_ns.is_finite());
+        return;
+    }
     assert!(int.excluded);
     // The steady samples less the interrupted ones, less those in a slower state of the core
     // when the run saw two (the headline then rests on the fast state's samples).
