@@ -281,8 +281,8 @@ pub fn analyze(
 /// The interval a figure needs to cover another run on this machine, whose core may run at
 /// any clock in the range its recent runs saw (`clock`: fast and slow cycle times): the
 /// headline's interval in cycles, at the fast and at the slow clock. Code bound by the core
-/// moves with the clock (a chain of additions read 25.8–26.5 ns over ten runs here as the clock
-/// went 3.79–3.89 GHz, always 100.5 cycles); code bound by memory does not, so this is an outer
+/// moves with the clock (a chain of additions read 26.16–26.56 ns over ten runs here as the
+/// clock went 3.79–3.83 GHz, and 100.4–100.5 cycles); code bound by memory does not, so this is an outer
 /// bound, joined to the run's own interval, not a correction of its figure. `None` without
 /// cycles or without a range.
 pub fn clock_interval(speed: &Speed, clock: Option<(f64, f64)>) -> Option<(f64, f64)> {
