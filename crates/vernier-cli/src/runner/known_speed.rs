@@ -77,30 +77,25 @@ impl KnownSpeed {
 
     /// The known speed as a cycle time (ns per addition), once enough runs were recorded.
     pub fn known_cycle_ns(&self) -> Option<f64> {
+        let v = self.sorted_ghz();
+        (v.len() >= MIN_RUNS).then(|| 1.0 / vernier::stats::quantile_sorted(&v, KNOWN_QUANTILE))
+    }
+
+    /// The kept speeds that are speeds (finite, positive), sorted.
+    fn sorted_ghz(&self) -> Vec<f64> {
         let v: Vec<f64> = self
             .ghz
             .iter()
             .copied()
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();
-        if v.len() < MIN_RUNS {
-            return None;
-        }
-        let q = vernier::stats::quantile_sorted(&vernier::stats::sorted(&v), KNOWN_QUANTILE);
-        Some(1.0 / q)
+        vernier::stats::sorted(&v)
     }
 
     /// The range of the core's clock over the recorded runs, GHz-equivalent: [10th, 90th]
     /// percentile, once there are [`MIN_CLOCK_RUNS`] of them.
     pub fn clock_ghz(&self) -> Option<[f64; 2]> {
-        let v = vernier::stats::sorted(
-            &self
-                .ghz
-                .iter()
-                .copied()
-                .filter(|g| g.is_finite() && *g > 0.0)
-                .collect::<Vec<f64>>(),
-        );
+        let v = self.sorted_ghz();
         (v.len() >= MIN_CLOCK_RUNS).then(|| {
             [
                 vernier::stats::quantile_sorted(&v, 1.0 - KNOWN_QUANTILE),
