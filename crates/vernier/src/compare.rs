@@ -1097,19 +1097,6 @@ fn name_width(file: &ComparisonFile) -> usize {
         .min(48)
 }
 
-/// The comparison table: one row per comparison, the geometric mean, the failures, and a
-/// legend that says how the figures were computed. Nothing is cut (as when piped).
-pub fn table(file: &ComparisonFile, style: Style) -> String {
-    table_fitted(
-        file,
-        crate::report::Render {
-            width: None,
-            style,
-            verbose: false,
-        },
-    )
-}
-
 /// Columns of the comparison table after the name.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum CmpCol {

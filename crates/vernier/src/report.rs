@@ -159,55 +159,6 @@ fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counte
     }
 }
 
-/// The run's timer line as printed after the table, dimmed when styled.
-pub fn header(timer: &TimerInfo, harness: &Harness, style: Style) -> String {
-    let mut s = style.paint(DIM, &header_text(timer, harness));
-    s.push('\n');
-    s
-}
-
-/// The run's counters lines (what is read, what it costs, and once what could not be read);
-/// `None` when counters are off.
-pub fn counters_header(h: &Harness, style: Style) -> Option<String> {
-    let (line, note) = counters_header_text(h)?;
-    let mut s = style.paint(DIM, &line);
-    if let Some(note) = note {
-        let _ = write!(
-            s,
-            "\n{} {note}",
-            style.paint(YELLOW, "counters-unavailable:")
-        );
-    }
-    Some(s)
-}
-
-/// Column titles of a table that cuts nothing (as when piped); [`Table`] fits a width.
-pub fn table_head(style: Style) -> String {
-    unlimited(style).head()
-}
-
-/// One benchmark's row in a table that cuts nothing (its name column as wide as its name).
-pub fn row(b: &BenchmarkResult, style: Style) -> String {
-    Table::new(&[b.name.as_str()], unlimited_render(style)).row(b)
-}
-
-/// What each column means (one paragraph).
-pub fn legend(style: Style) -> String {
-    unlimited(style).legend()
-}
-
-fn unlimited_render(style: Style) -> Render {
-    Render {
-        width: None,
-        style,
-        verbose: false,
-    }
-}
-
-fn unlimited(style: Style) -> Table {
-    Table::new(&[] as &[&str], unlimited_render(style))
-}
-
 /// A count with four significant digits (0 as "0").
 pub fn format_count(x: f64) -> String {
     if !x.is_finite() {
