@@ -176,8 +176,8 @@ struct SweepSummary {
 }
 
 const KINDS: &str = "give a result file (`vernier run --json`, `vernier demo --json`), a \
-                     comparison file (`vernier compare --json`) or a history file (`vernier \
-                     history --json`)";
+                     comparison file (`vernier compare --json`), a sweep file (`vernier sweep \
+                     --json`) or a history file (`vernier history --json`)";
 
 /// Read a file and tell its kind from its top-level fields: `comparisons` (a comparison
 /// file), `series` (a history), `benchmarks` (a result file, checked by the same loader as
@@ -227,7 +227,7 @@ fn load(path: &Path) -> Result<Doc> {
             comparison,
         });
     }
-    bail!("{shown} is none of the files a report is made from (no `benchmarks`, `comparisons` or `series` field); {KINDS}")
+    bail!("{shown} is none of the files a report is made from (no `benchmarks`, `comparisons`, `points` or `series` field); {KINDS}")
 }
 
 /// Text for HTML: `<`, `>`, `&` and quotes escaped.

@@ -474,10 +474,24 @@ impl Table {
         s
     }
 
-    /// What each column means, wrapped to the width.
-    pub fn legend(&self) -> String {
+    /// What each column means, wrapped to the width. `clock_range`: the intervals were joined
+    /// to the clock range of the machine's recent runs (`harness.clock_ghz`), which only the
+    /// `vernier` command knows; a bench target run alone has its run's own interval.
+    pub fn legend(&self, clock_range: bool) -> String {
+        let interval = if clock_range {
+            "and joined to the clock range of the machine's recent runs so that it holds for the \
+             next run; the run's own interval is under -v"
+        } else {
+            "this run's own: the clock of another run may differ, and `vernier run` joins the \
+             machine's known clock range"
+        };
         let mut s = String::new();
-        for l in wrap(LEGEND, self.render.width, 0, 0) {
+        for l in wrap(
+            &LEGEND.replace("{interval}", interval),
+            self.render.width,
+            0,
+            0,
+        ) {
             let _ = writeln!(s, "{}", self.paint(DIM, &l));
         }
         s
@@ -495,8 +509,7 @@ impl Table {
 
 const LEGEND: &str = "median: median per-iteration time over the steady samples (warm-up \
      excluded); ±95%: half-width of its 95 % interval (order statistics, widened for drift and \
-     between processes, and joined to the clock range of the machine's recent runs so that it \
-     holds for the next run; the run's own interval is under -v), as % of the median; minimum: the fastest steady sample; spread: robust \
+     between processes; {interval}), as % of the median; minimum: the fastest steady sample; spread: robust \
      σ (IQR/1.349) of one sample's per-iteration time, as % of the median (what one more sample \
      would scatter by; the seed's σ_run/√N_iter is under -v); samples×iters: steady samples × iterations per \
      sample; warm-up: the time before the first steady sample, left out, and what it was: a warm-up \
@@ -673,7 +686,7 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
             }
         }
     }
-    s.push_str(&table.legend());
+    s.push_str(&table.legend(file.harness.clock_ghz.is_some()));
     s
 }
 
