@@ -16,6 +16,7 @@ pub mod compare;
 pub mod compare_stats;
 pub mod counters;
 pub mod diagnostic;
+pub mod earlier;
 pub mod kernels;
 pub mod machine;
 pub mod measure;

@@ -372,6 +372,11 @@ pub struct BenchmarkResult {
     /// confirms or clears it. Absent when no count was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_check: Option<crate::analyze::InstructionsCheck>,
+    /// The range of this benchmark's medians in the same program's recent runs on this
+    /// machine, which `per_iter.ci95_ns` was joined to (`vernier::earlier`). Absent when there
+    /// were fewer than two, or for a run outside the `vernier` command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_runs: Option<crate::earlier::EarlierRuns>,
     pub samples: SamplesJson,
 }
 
@@ -518,6 +523,7 @@ impl BenchmarkResult {
             stop: stop_str(m.stop).into(),
             speed: a.speed.as_ref().map(SpeedJson::new),
             instructions_check: None,
+            earlier_runs: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -586,6 +592,7 @@ impl BenchmarkResult {
             stop: "failed".into(),
             speed: None,
             instructions_check: None,
+            earlier_runs: None,
             samples: SamplesJson::default(),
         }
     }
