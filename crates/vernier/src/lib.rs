@@ -5,18 +5,14 @@
 //! command (crate `vernier-cli`) drives benchmark executables, compares builds and audits the
 //! machine with the same engine.
 //!
-//! The pipeline, one module per stage: target (`suite`) → plan (`plan`) → measure (`measure`,
-//! `timer`) → raw samples (`samples`) → analyze (`steady`, `speed`, `stats`, `analyze`) → result
-//! (`result`) → report (`report`).
+//! The pipeline, one module per stage: target (`target`) → plan (`plan`) → measure (`measure`)
+//! → raw samples (`samples`) → analyze (`analyze`) → result (`result`) → report (`report`), with
+//! `protocol` for workers. Beneath the stages, used by several: the instruments (`timer`,
+//! `counters`), the statistics (`stats`), `machine` and `diagnostic`.
 
 pub mod analyze;
-pub mod cache;
-pub mod checkpoint;
-pub mod compare;
-pub mod compare_stats;
 pub mod counters;
 pub mod diagnostic;
-pub mod kernels;
 pub mod machine;
 pub mod measure;
 pub mod plan;
@@ -26,16 +22,18 @@ mod readme;
 pub mod report;
 pub mod result;
 pub mod samples;
-pub mod speed;
 pub mod stats;
-pub mod steady;
-pub mod suite;
+pub mod target;
 pub mod timer;
-pub mod units;
 
-pub use checkpoint::{checkpoint, checkpoint_summary};
+// Short paths still spelled out inside the bodies of `analyze/mod.rs` (`crate::units`) and
+// `result/mod.rs` (`crate::speed`); crate-private, they go when those bodies next change.
+pub(crate) use analyze::speed;
+pub(crate) use report::units;
+
 pub use std::hint::black_box;
-pub use suite::{pool, Options, Rng, Suite, SuiteError};
+pub use target::checkpoint::{checkpoint, checkpoint_summary};
+pub use target::{pool, Options, Rng, Suite, SuiteError};
 
 /// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
 /// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a

@@ -8,7 +8,7 @@ use vernier::counters::{CounterSet, Environment, Event, DEFAULT_EVENTS};
 use vernier::diagnostic::Code;
 use vernier::plan::Plan;
 use vernier::result::{BenchmarkResult, ResultFile};
-use vernier::suite::{CounterSelection, Options};
+use vernier::target::{CounterSelection, Options};
 use vernier::Suite;
 
 fn run(options: Options, register: impl FnOnce(&mut Suite)) -> ResultFile {

@@ -4,7 +4,7 @@
 //! or two result files (`vernier run --json`, `vernier demo --json`); which one is detected
 //! from the files themselves. Executables are compared live over several OLD/NEW process pairs
 //! (`crate::pairs`): benchmarks are paired by name, each pair alternates batches between its
-//! two processes on one CPU so that drift cancels (`vernier::compare`), and the interval is
+//! two processes on one CPU so that drift cancels (`vernier::measure::pairs`), and the interval is
 //! taken over the pairs. Result files are compared offline from each file's own interval,
 //! which leaves the comparison exposed to whatever changed on the machine between the two
 //! runs; the output says so.
@@ -20,10 +20,10 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use vernier::compare::{self as cmp, ComparisonFile, Side};
-use vernier::compare_stats::{self, Mode};
+use vernier::measure::pairs::{self as cmp, ComparisonFile, Side};
 use vernier::measure::MonotonicClock;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::stats::{self, compare::Mode};
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -351,7 +351,7 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         let slower: Vec<&str> = file
             .comparisons
             .iter()
-            .filter(|c| c.verdict == compare_stats::Verdict::Slower)
+            .filter(|c| c.verdict == stats::compare::Verdict::Slower)
             .map(|c| c.name.as_str())
             .collect();
         eprintln!(
@@ -397,7 +397,7 @@ fn compare_one_file_pair(
     let (Some((om, oci)), Some((nm, nci))) = (honest_figure(of, o), honest_figure(nf, n)) else {
         return Err("a result file holds no samples for this benchmark".into());
     };
-    let e = compare_stats::from_intervals(om, oci, nm, nci)
+    let e = stats::compare::from_intervals(om, oci, nm, nci)
         .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
     Ok(offline_comparison(
         &o.name,
@@ -409,10 +409,10 @@ fn compare_one_file_pair(
 }
 
 /// An offline (unpaired) comparison from two figures combined by
-/// `compare_stats::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
+/// `stats::compare::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
 pub(crate) fn offline_comparison(
     name: &str,
-    e: &compare_stats::RatioEstimate,
+    e: &stats::compare::RatioEstimate,
     (old_median_ns, new_median_ns): (f64, f64),
     seconds: f64,
     iters_per_sample: [u64; 2],
@@ -422,7 +422,7 @@ pub(crate) fn offline_comparison(
         ratio: e.ratio,
         ci95: [e.ci95.0, e.ci95.1],
         p_value: e.p_value,
-        verdict: compare_stats::Verdict::NoChange,
+        verdict: stats::compare::Verdict::NoChange,
         seconds,
         p_value_raw: e.p_value,
         sign_p_value: None,
@@ -692,7 +692,7 @@ pub fn demo_pairs(
     let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
     let file = cmp::run_suite_pairs(
         suite,
-        compare_stats::DEFAULT_THRESHOLD,
+        stats::compare::DEFAULT_THRESHOLD,
         &mut |ev| match ev {
             cmp::PairEvent::Progress { name, progress: p } => progress.update(name, p),
             cmp::PairEvent::Done { .. } => progress.clear(),

@@ -9,9 +9,9 @@ use crate::compare::{self as cli_compare, CompareArgs};
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
 use std::path::Path;
-use vernier::compare::{self as cmp, ComparisonFile};
-use vernier::compare_stats::{self, Mode};
+use vernier::measure::pairs::{self as cmp, ComparisonFile};
 use vernier::result::{ResultFile, Status};
+use vernier::stats::{self, compare::Mode};
 
 /// Fewest repetitions whose order statistics give a 95 % interval of the median.
 pub const MIN_REPETITIONS: usize = 6;
@@ -211,7 +211,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
         };
         match (o, n) {
             (Figure::Interval(om, oci), Figure::Interval(nm, nci)) => {
-                match compare_stats::from_intervals(om, oci, nm, nci) {
+                match stats::compare::from_intervals(om, oci, nm, nci) {
                     Ok(e) => file.comparisons.push(cli_compare::offline_comparison(
                         name,
                         &e,

@@ -1,5 +1,5 @@
 //! The machine's known speed: the core speeds that earlier runs on this machine measured in
-//! their fast state (the core-speed probe, `vernier::speed`), kept in a small file so a run
+//! their fast state (the core-speed probe, `vernier::analyze::speed`), kept in a small file so a run
 //! spent wholly in a slow state — which its own probes cannot reveal — is measured against what
 //! the machine does when it is not held back (`core-slowed`, reference `known`).
 //!
@@ -114,7 +114,7 @@ impl KnownSpeed {
             .benchmarks
             .iter()
             .filter_map(|b| b.speed.as_ref())
-            .filter(|s| s.fast.samples >= vernier::speed::MIN_STATE_SAMPLES)
+            .filter(|s| s.fast.samples >= vernier::analyze::speed::MIN_STATE_SAMPLES)
             .map(|s| s.fast.ghz)
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();

@@ -9,22 +9,22 @@
 //!   fresh random environment padding for both, both pinned to one CPU taken in turn from the
 //!   allowed CPUs (from a random offset), and OLD or NEW started first in alternation;
 //! - within the pair, each benchmark is measured by the paired engine
-//!   ([`vernier::compare::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
+//!   ([`vernier::measure::pairs::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
 //!   slice of the benchmark's budget (budget / pairs), ending early once the pair's own estimate
 //!   is precise;
 //! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
-//!   is a random-effects interval over the pairs ([`vernier::compare_stats::random_effects`]);
+//!   is a random-effects interval over the pairs ([`vernier::stats::compare::random_effects`]);
 //! - after each pair, a benchmark whose 99.5 % interval over the pairs so far is settled against
-//!   the threshold (never before [`vernier::compare::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
+//!   the threshold (never before [`vernier::measure::pairs::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.
 
 use crate::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
-use vernier::compare::{
+use vernier::measure::pairs::{
     self as cmp, measure_pair, pair_slice_plan, pairs_settled, ComparisonFile, ProcessPair,
 };
 use vernier::measure::{Progress, WallClock};
 use vernier::plan::Plan;
-use vernier::suite::Rng;
+use vernier::target::Rng;
 use vernier::timer::TimerInfo;
 
 /// How a live comparison is run.
@@ -293,8 +293,8 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::link::mock::{Clock, MockLauncher, Script};
-    use vernier::compare::MIN_PROCESS_PAIRS;
-    use vernier::compare_stats::{Mode, Verdict};
+    use vernier::measure::pairs::MIN_PROCESS_PAIRS;
+    use vernier::stats::compare::{Mode, Verdict};
 
     fn script(base: f64, cpu_speed: Vec<f64>, offset: f64) -> Script {
         Script {

@@ -3,7 +3,7 @@
 //! longer in any cache (nor its pages in the TLB). The protocol's `cache=cold` run option and
 //! `Suite::bench_cold` use it; `docs/experiments.md` says what it costs and what it measures.
 
-use crate::suite::{Meter, Routine};
+use crate::target::{Meter, Routine};
 use crate::timer::Timer;
 
 /// Where the last-level cache's size is read: one directory per cache of CPU 0.

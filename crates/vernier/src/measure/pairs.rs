@@ -4,14 +4,14 @@
 //! temperature, a neighbour's load) pose as a difference. This engine measures the two
 //! *alternately*, with the same iterations per sample, and pairs what was measured back to back:
 //! drift common to both members of a pair cancels in their ratio, and the statistics
-//! ([`crate::compare_stats`]) work on the per-pair log-ratios.
+//! ([`crate::stats::compare`]) work on the per-pair log-ratios.
 //!
 //! **Process pairs.** Across executables one OLD and one NEW process are not enough: each has
 //! its own memory layout, and the CPU each runs on may be slower than the other for seconds at
 //! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
 //! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
 //! pair ([`ProcessPair`]) and combines them with a random-effects interval
-//! ([`comparison_from_process_pairs`], [`compare_stats::random_effects`]): the interval then
+//! ([`comparison_from_process_pairs`], [`compare::random_effects`]): the interval then
 //! includes the spread between pairs. After each pair, [`pairs_settled`] decides whether a
 //! benchmark needs more. In process ([`run_suite_pairs`]) there is one process on one CPU, and
 //! the interval covers the noise within it only; the table says so.
@@ -24,7 +24,7 @@
 //! | `Collect`   | rounds: a batch of OLD and a batch of NEW in a random order (seeded); the first `rewarm_samples` of every batch are measured and kept out of the pair; the pair is the median per-iteration time of the rest of each batch | the stopping interval is settled (see below), after `min_time_ns`; or the budget is spent; or Ctrl-C; or a side fails |
 //!
 //! **Warm-up.** Calibration runs both sides, which warms both up; then steady-state detection
-//! (MSER-5, [`crate::steady`]) runs on the series of pair ratios NEW/OLD, and pairs before its
+//! (MSER-5, [`crate::stats::steady`]) runs on the series of pair ratios NEW/OLD, and pairs before its
 //! cut are excluded. Running it on the ratios rather than on each side means a drift common to
 //! both is not mistaken for a warm-up that never ends.
 //!
@@ -41,13 +41,13 @@
 //! within the noise band [1/(1 + t), 1 + t] (t = the threshold). The reported figures are then
 //! the 95 % ones, computed on the steady pairs.
 
-use crate::compare_stats::{self, Mode, RatioEstimate, Verdict};
 use crate::measure::{Batch, Progress, State, Target, WallClock, INTERRUPTED};
 use crate::plan::Plan;
 use crate::report::Style;
 use crate::result::Tool;
-use crate::steady::{self, WarmupClass};
-use crate::suite::{InProcess, Rng, Routine, Suite};
+use crate::stats::compare::{self, Mode, RatioEstimate, Verdict};
+use crate::stats::steady::{self, WarmupClass};
+use crate::target::{InProcess, Rng, Routine, Suite};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -415,7 +415,7 @@ pub fn measure_pair<'t>(
                     if let Some(st) = steady_ratios(&ratios, plan.threshold) {
                         if ratios.len() - st.first >= MIN_PAIRS {
                             let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
-                            let (lo, hi) = compare_stats::hodges_lehmann_paired_ci_z(&d, STOP_Z);
+                            let (lo, hi) = compare::hodges_lehmann_paired_ci_z(&d, STOP_Z);
                             rel_ci = Some((hi - lo) / 2.0);
                             let precise = plan
                                 .precise_log_half_width
@@ -453,7 +453,7 @@ pub fn measure_pair<'t>(
     m.first_steady = st.map(|s| s.first).unwrap_or(0).min(ratios.len());
     let (o, n) = (&m.old_ns[m.first_steady..], &m.new_ns[m.first_steady..]);
     if !o.is_empty() {
-        m.estimate = compare_stats::paired(o, n).ok();
+        m.estimate = compare::paired(o, n).ok();
     }
     m
 }
@@ -535,7 +535,7 @@ pub struct Comparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_samples: Option<PairSamples>,
     /// Smallest relative change (0.004 = 0.4 %) this run could have detected: found in 80 %
-    /// of runs at α = 5 % (see [`compare_stats::DETECTION_POWER`]).
+    /// of runs at α = 5 % (see [`compare::DETECTION_POWER`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smallest_detectable: Option<f64>,
     /// Across process pairs: how the uncertainty splits between and within pairs.
@@ -695,7 +695,7 @@ pub fn pairs_settled(pairs: &[ProcessPair], threshold: f64) -> Option<Settle> {
         return None;
     }
     let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
-    let (_, lo, hi) = compare_stats::random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
+    let (_, lo, hi) = compare::random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
     settled(lo.exp(), hi.exp(), threshold)
 }
 
@@ -707,7 +707,7 @@ pub fn comparison_from_process_pairs(
     stop: &str,
 ) -> Result<Comparison, String> {
     let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
-    let re = compare_stats::random_effects(&theta, &se).map_err(|e| {
+    let re = compare::random_effects(&theta, &se).map_err(|e| {
         format!("{e}: give it more time with --time, or more pairs with --processes")
     })?;
     let o: Vec<f64> = pairs.iter().map(|p| p.old_median_ns).collect();
@@ -803,7 +803,7 @@ impl ComparisonFile {
             geomean_ratio: None,
             geomean_ci95: None,
             threshold,
-            alpha: compare_stats::ALPHA,
+            alpha: compare::ALPHA,
             correction: "holm".into(),
             failed: Vec::new(),
             only_old: Vec::new(),
@@ -818,17 +818,17 @@ impl ComparisonFile {
     /// geometric mean. Called after each comparison, so a file written part-way is coherent.
     pub fn finalize(&mut self) {
         let raw: Vec<f64> = self.comparisons.iter().map(|c| c.p_value_raw).collect();
-        let adj = compare_stats::holm(&raw);
+        let adj = compare::holm(&raw);
         for (c, p) in self.comparisons.iter_mut().zip(adj) {
             c.p_value = p;
-            c.verdict = compare_stats::verdict(c.ratio, (c.ci95[0], c.ci95[1]), p, self.threshold);
+            c.verdict = compare::verdict(c.ratio, (c.ci95[0], c.ci95[1]), p, self.threshold);
         }
         let items: Vec<(f64, (f64, f64))> = self
             .comparisons
             .iter()
             .map(|c| (c.ratio, (c.ci95[0], c.ci95[1])))
             .collect();
-        let g = compare_stats::geomean(&items);
+        let g = compare::geomean(&items);
         self.geomean_ratio = g.map(|g| g.ratio);
         self.geomean_ci95 = g.map(|g| [g.ci95.0, g.ci95.1]);
     }
@@ -942,7 +942,7 @@ pub enum PairEvent<'a> {
 }
 
 fn routine_by_name<'a>(
-    entries: &'a mut [crate::suite::Entry],
+    entries: &'a mut [crate::target::Entry],
     name: &str,
 ) -> Result<&'a mut (dyn Routine + 'static), String> {
     let known: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
@@ -959,7 +959,7 @@ fn routine_by_name<'a>(
 }
 
 fn two_by_name<'a>(
-    entries: &'a mut [crate::suite::Entry],
+    entries: &'a mut [crate::target::Entry],
     a: &str,
     b: &str,
 ) -> Result<
@@ -1451,7 +1451,7 @@ mod tests {
         batch.clear();
         a.measure(25_000, 2000, &mut batch).unwrap();
         let new: Vec<f64> = batch.ns.iter().map(|&x| x as f64 / 25_000.0).collect();
-        let u = compare_stats::unpaired(&old, &new).unwrap();
+        let u = compare::unpaired(&old, &new).unwrap();
         assert!(u.ratio > 1.1 && u.ci95.0 > 1.05, "{u:?}");
         let m = run(5.0, 5.0, drift_2x, &plans()[0]);
         assert!((m.estimate.unwrap().ratio - 1.0).abs() < 0.003);

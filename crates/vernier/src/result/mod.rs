@@ -11,7 +11,7 @@ use crate::diagnostic::Diagnostic;
 use crate::machine::Machine;
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{CounterColumn, Phase, Sample, Samples};
-use crate::steady::{SteadyState, WarmupClass};
+use crate::stats::steady::{SteadyState, WarmupClass};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -3,6 +3,9 @@
 //! protocol. The timed loop is monomorphised per closure; dynamic dispatch happens once per
 //! sample, outside the timed region.
 
+pub mod checkpoint;
+pub mod kernels;
+
 use crate::analyze;
 pub use crate::counters::CounterSelection;
 use crate::counters::{self, CounterSample, CounterSet, Event as CounterEvent};
@@ -512,7 +515,7 @@ pub struct Suite {
     options: Options,
     /// Paired comparisons (`compare`, `compare_benches`), run in this process after the
     /// benchmarks.
-    pub(crate) pairs: Vec<crate::compare::PairEntry>,
+    pub(crate) pairs: Vec<crate::measure::pairs::PairEntry>,
 }
 
 impl Default for Suite {
@@ -604,9 +607,9 @@ impl Suite {
     {
         self.add(
             name,
-            Box::new(crate::cache::OwnedCold {
+            Box::new(crate::measure::cache::OwnedCold {
                 inner: Plain(f),
-                evictor: crate::cache::Evictor::default(),
+                evictor: crate::measure::cache::Evictor::default(),
             }),
         )
     }
@@ -685,7 +688,7 @@ impl Suite {
 
     /// Register a paired comparison of OLD (`old`) and NEW (`new`): measured alternately, in a
     /// random order within each pair, with the same iterations per sample, and reported as the
-    /// ratio NEW/OLD with its interval and a verdict (see `vernier::compare`). Comparisons run
+    /// ratio NEW/OLD with its interval and a verdict (see `vernier::measure::pairs`). Comparisons run
     /// in this process only, on one CPU, both sides sharing this process's memory layout: the
     /// interval covers the noise within the process, not what would differ between processes
     /// (as a worker, a suite serves its benchmarks; `vernier compare` compares two executables
@@ -695,10 +698,10 @@ impl Suite {
         A: FnMut() -> RA + 'static,
         B: FnMut() -> RB + 'static,
     {
-        self.pairs.push(crate::compare::PairEntry {
+        self.pairs.push(crate::measure::pairs::PairEntry {
             name: name.into(),
-            old: crate::compare::PairSide::Routine(Box::new(Plain(old))),
-            new: crate::compare::PairSide::Routine(Box::new(Plain(new))),
+            old: crate::measure::pairs::PairSide::Routine(Box::new(Plain(old))),
+            new: crate::measure::pairs::PairSide::Routine(Box::new(Plain(new))),
         });
         self
     }
@@ -711,10 +714,10 @@ impl Suite {
         old: impl Into<String>,
         new: impl Into<String>,
     ) -> &mut Self {
-        self.pairs.push(crate::compare::PairEntry {
+        self.pairs.push(crate::measure::pairs::PairEntry {
             name: name.into(),
-            old: crate::compare::PairSide::Bench(old.into()),
-            new: crate::compare::PairSide::Bench(new.into()),
+            old: crate::measure::pairs::PairSide::Bench(old.into()),
+            new: crate::measure::pairs::PairSide::Bench(new.into()),
         });
         self
     }
@@ -782,13 +785,17 @@ impl Suite {
             }
         });
         if !self.pairs.is_empty() {
-            let cf = crate::compare::run_suite_pairs(
+            let cf = crate::measure::pairs::run_suite_pairs(
                 &mut self,
-                crate::compare_stats::DEFAULT_THRESHOLD,
+                crate::stats::compare::DEFAULT_THRESHOLD,
                 &mut |_| {},
             );
             if !cf.comparisons.is_empty() || !cf.failed.is_empty() {
-                let _ = write!(out, "\n{}", crate::compare::table_fitted(&cf, render));
+                let _ = write!(
+                    out,
+                    "\n{}",
+                    crate::measure::pairs::table_fitted(&cf, render)
+                );
             }
         }
         if file.benchmarks.is_empty() {
@@ -822,7 +829,7 @@ impl Suite {
             timer: Timer::detect(),
             empty: Box::new(Plain(|| ())),
             counters: None,
-            evictor: crate::cache::Evictor::default(),
+            evictor: crate::measure::cache::Evictor::default(),
         };
         protocol::serve(&mut worker, &mut input, &mut output).map_err(|e| e.to_string())
     }
@@ -931,7 +938,7 @@ impl Suite {
             let a = analyze::analyze(&acc[k], &ctx);
             let mut r = BenchmarkResult::new(&self.entries[i].name, &acc[k], &a, &|_| 0);
             if self.entries[i].routine.fixed_iters() == Some(1) {
-                crate::cache::drop_warm_checks(&mut r);
+                crate::measure::cache::drop_warm_checks(&mut r);
             }
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
@@ -1026,7 +1033,7 @@ impl Target for Metered<'_> {
 /// outside every timed region, on this thread.
 fn probe_before(timer: &Timer, out: &mut Batch) {
     if out.probe_adds > 0 {
-        out.probe_ns = Some(crate::kernels::speed_probe(timer, out.probe_adds));
+        out.probe_ns = Some(crate::target::kernels::speed_probe(timer, out.probe_adds));
     }
 }
 
@@ -1081,7 +1088,7 @@ struct SuiteWorker<'a> {
     /// The counters of the last `counters=` option, kept open while it does not change.
     counters: Option<(String, CounterSet)>,
     /// The buffer `cache=cold` walks before each sample (allocated on first use).
-    evictor: crate::cache::Evictor,
+    evictor: crate::measure::cache::Evictor,
 }
 
 impl Worker for SuiteWorker<'_> {
@@ -1154,7 +1161,7 @@ impl Worker for SuiteWorker<'_> {
         };
         let mut cold_routine;
         let routine: &mut dyn Routine = if cold {
-            cold_routine = crate::cache::Cold {
+            cold_routine = crate::measure::cache::Cold {
                 inner: routine,
                 evictor: &mut self.evictor,
             };
@@ -1242,7 +1249,7 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
     let (empty_iter_ns, _) = measured(&mut Plain(|| ()));
     let mut x = 0u64;
     let (chain, chain_m) = measured(&mut Plain(move || {
-        x = crate::kernels::add_chain(x, black_box(CHAIN_LEN));
+        x = crate::target::kernels::add_chain(x, black_box(CHAIN_LEN));
         x
     }));
     let mut zero = Plain(|| ());
