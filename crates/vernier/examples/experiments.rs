@@ -22,7 +22,7 @@ fn main() {
         vernier::target::kernels::chase(&buf, black_box(start), HOPS)
     });
     // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone.
-    if std::env::var_os(vernier::target::checkpoint::JSON_ENV).is_some()
+    if std::env::var_os(vernier::session::checkpoint::JSON_ENV).is_some()
         && std::env::var_os(vernier::protocol::FDS_ENV).is_none()
     {
         vernier::checkpoint("start");

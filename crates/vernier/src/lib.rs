@@ -5,10 +5,28 @@
 //! command (crate `vernier-cli`) drives benchmark executables, compares builds and audits the
 //! machine with the same engine.
 //!
-//! The pipeline, one module per stage: target (`target`) → plan (`plan`) → measure (`measure`)
-//! → raw samples (`samples`) → analyze (`analyze`) → result (`result`) → report (`report`), with
-//! `protocol` for workers. Beneath the stages, used by several: the instruments (`timer`,
-//! `counters`), the statistics (`stats`), `machine` and `diagnostic`.
+//! The pipeline, one folder per stage, each using only the stages before it:
+//!
+//! ```text
+//! target ──► plan ──► measure ──► samples ──► analyze ──► result ──► report ──► protocol ──► session
+//! ```
+//!
+//! - [`target`]: what to measure — the [`Suite`] and its [`Options`], routines and their
+//!   measured loops, inputs, cold-cache routines, reference kernels;
+//! - [`plan`]: how — timer floor, sample length, budget, warm-up policy;
+//! - [`measure`]: the engine (calibration, warm-up, collection, stopping), the pair engine, the
+//!   in-process targets;
+//! - [`samples`]: every raw sample, warm-up included;
+//! - [`analyze`]: figures and diagnostics from the samples, core speed, comparisons from pairs;
+//! - [`result`]: the result and comparison files (schema, loading, atomic writes);
+//! - [`report`]: the terminal tables and their words (units, style);
+//! - [`protocol`]: the worker protocol, both sides, and the Rust suite's worker;
+//! - [`session`]: runs in this process — standalone `cargo bench`, registered comparisons,
+//!   the harness's self-calibration, whole-program checkpoints.
+//!
+//! Beneath the stages, used by several: the instruments ([`timer`], [`counters`]), the
+//! statistics ([`stats`]: robust estimates, steady-state detection, comparison tests),
+//! [`machine`] and [`diagnostic`].
 
 pub mod analyze;
 pub mod counters;
@@ -22,6 +40,7 @@ mod readme;
 pub mod report;
 pub mod result;
 pub mod samples;
+pub mod session;
 pub mod stats;
 pub mod target;
 pub mod timer;
@@ -31,9 +50,10 @@ pub mod timer;
 pub(crate) use analyze::speed;
 pub(crate) use report::units;
 
+pub use session::checkpoint::{checkpoint, checkpoint_summary};
 pub use std::hint::black_box;
-pub use target::checkpoint::{checkpoint, checkpoint_summary};
-pub use target::{pool, Options, Rng, Suite, SuiteError};
+pub use target::input::{pool, Rng};
+pub use target::{Options, Suite, SuiteError};
 
 /// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
 /// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a

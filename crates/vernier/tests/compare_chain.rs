@@ -3,7 +3,7 @@
 //! run, never absolute times.
 
 use vernier::black_box;
-use vernier::measure::pairs::{run_suite_pairs, PairEvent};
+use vernier::session::pairs::{run_suite_pairs, PairEvent};
 use vernier::stats::compare::Verdict;
 use vernier::target::kernels::add_chain;
 use vernier::{Options, Suite};

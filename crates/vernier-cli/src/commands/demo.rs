@@ -10,7 +10,8 @@ use crate::{audit_and_hint, compare, counted, known_speed, run, term, Common};
 use anyhow::{bail, Context as _, Result};
 use vernier::black_box;
 use vernier::report;
-use vernier::target::{Event as SuiteEvent, Options};
+use vernier::session::Event as SuiteEvent;
+use vernier::Options;
 use vernier::Suite;
 
 /// Register the demo suite.
@@ -289,7 +290,7 @@ fn fractions(s: &mut Suite) {
 /// below the sentences) when it ran, else the ratio of the two medians in the table above.
 fn pair_ratio(
     file: &vernier::result::ResultFile,
-    pairs: Option<&vernier::measure::pairs::ComparisonFile>,
+    pairs: Option<&vernier::result::comparison::ComparisonFile>,
     pair: &str,
     new: &str,
     old: &str,
@@ -316,7 +317,7 @@ fn pair_ratio(
 /// Figures worth a sentence after the table, computed from the figures the tables show.
 pub fn summary(
     file: &vernier::result::ResultFile,
-    pairs: Option<&vernier::measure::pairs::ComparisonFile>,
+    pairs: Option<&vernier::result::comparison::ComparisonFile>,
 ) -> Vec<String> {
     use vernier::diagnostic::Code;
     let get = |name: &str| {
@@ -483,7 +484,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", render.width, 0, 0) {
             println!("{l}");
         }
-        print!("{}", vernier::measure::pairs::table_fitted(p, render));
+        print!("{}", vernier::report::compare::table_fitted(p, render));
     }
     println!(
         "\n{} benchmarks in {:.1} s{}",

@@ -13,9 +13,10 @@ use plots::{Estimate, Kind, Point, Unit};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use vernier::analyze::pairs::Comparison;
 use vernier::diagnostic::Diagnostic;
-use vernier::measure::pairs::{Comparison, ComparisonFile};
 use vernier::report::units::format_ns;
+use vernier::result::comparison::ComparisonFile;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 use vernier::samples::Phase;
 use vernier::stats::compare::Verdict;
@@ -965,7 +966,7 @@ fn pair_points(c: &Comparison) -> Option<(Vec<Point>, Vec<f64>)> {
     let mut points = Vec::new();
     let mut starts = Vec::new();
     let mut offset = 0.0;
-    let sets: Vec<&vernier::measure::pairs::PairSamples> = match &c.pair_samples {
+    let sets: Vec<&vernier::analyze::pairs::PairSamples> = match &c.pair_samples {
         Some(p) => vec![p],
         None => c
             .process_pairs

@@ -157,8 +157,8 @@ pub mod mock {
 
     use super::*;
     use vernier::measure::WallClock;
-    use vernier::target::Rng;
     use vernier::timer::TimerKind;
+    use vernier::Rng;
 
     /// A clock advanced by the mock sides.
     #[derive(Clone, Default)]

@@ -2,6 +2,7 @@
 //! No I/O, no clock: the same samples always give the same analysis, so a result file can be
 //! re-analysed offline.
 
+pub mod pairs;
 pub mod speed;
 
 use crate::counters::Event;

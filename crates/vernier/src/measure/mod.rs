@@ -14,7 +14,7 @@
 //! The clock that keeps the budget and the target that measures are traits, so the whole
 //! machine runs deterministically in tests against a scripted target.
 
-pub mod cache;
+pub mod in_process;
 pub mod pairs;
 
 use crate::plan::Plan;

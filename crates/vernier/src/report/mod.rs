@@ -7,6 +7,7 @@ use crate::result::{BenchmarkResult, Harness};
 use crate::timer::TimerInfo;
 use std::fmt::Write as _;
 
+pub mod compare;
 mod table;
 pub mod units;
 pub use table::{

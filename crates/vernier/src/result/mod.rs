@@ -2,6 +2,8 @@
 //! timer's calibration, the harness's own costs and the machine, as structured fields.
 //! Written atomically (temporary file + rename) so a crash never leaves half a file.
 
+pub mod cold;
+pub mod comparison;
 mod load;
 
 pub use load::{load, parse, Invalid, LoadError};

@@ -6,7 +6,7 @@
 //! counters are not read). With `VERNIER_CHECKPOINTS_JSON=FILE` in the environment it also
 //! writes the same as JSON. The first checkpoint marks the start and closes no phase.
 //!
-//! The C++ header has the same two functions (`vernier::target::checkpoint`,
+//! The C++ header has the same two functions (`vernier::checkpoint`,
 //! `vernier::checkpoint_summary`) and writes the same JSON.
 
 use crate::timer::Timer;
