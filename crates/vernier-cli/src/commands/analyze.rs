@@ -151,7 +151,7 @@ pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult
     r.instructions_check = b.instructions_check;
     r.earlier_runs = b.earlier_runs;
     if let Some(e) = &b.earlier_runs {
-        vernier::earlier::join_result(&mut r, e);
+        vernier::result::earlier::join_result(&mut r, e);
     }
     r
 }

@@ -10,7 +10,8 @@ use crate::{audit_and_hint, compare, counted, known_speed, run, term, Common};
 use anyhow::{bail, Context as _, Result};
 use vernier::black_box;
 use vernier::report;
-use vernier::suite::{Event as SuiteEvent, Options};
+use vernier::session::Event as SuiteEvent;
+use vernier::Options;
 use vernier::Suite;
 
 /// Register the demo suite.
@@ -86,13 +87,13 @@ fn barriers(s: &mut Suite) {
 /// chase (16 dependent loads in 8 KiB) hot and with cold caches (seed 004; `docs/experiments.md`).
 fn latency_and_cold(s: &mut Suite) {
     s.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-    let (buf, start) = vernier::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
+    let (buf, start) = vernier::target::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
     let hot = buf.clone();
     s.bench_latency("chase 16 loads/8 KiB (hot)", start, move |p| {
-        vernier::kernels::chase(&hot, p, CHASE_HOPS)
+        vernier::target::kernels::chase(&hot, p, CHASE_HOPS)
     });
     s.bench_cold("chase 16 loads/8 KiB (cold)", move || {
-        vernier::kernels::chase(&buf, black_box(start), CHASE_HOPS)
+        vernier::target::kernels::chase(&buf, black_box(start), CHASE_HOPS)
     });
 }
 
@@ -289,7 +290,7 @@ fn fractions(s: &mut Suite) {
 /// below the sentences) when it ran, else the ratio of the two medians in the table above.
 fn pair_ratio(
     file: &vernier::result::ResultFile,
-    pairs: Option<&vernier::compare::ComparisonFile>,
+    pairs: Option<&vernier::result::comparison::ComparisonFile>,
     pair: &str,
     new: &str,
     old: &str,
@@ -316,7 +317,7 @@ fn pair_ratio(
 /// Figures worth a sentence after the table, computed from the figures the tables show.
 pub fn summary(
     file: &vernier::result::ResultFile,
-    pairs: Option<&vernier::compare::ComparisonFile>,
+    pairs: Option<&vernier::result::comparison::ComparisonFile>,
 ) -> Vec<String> {
     use vernier::diagnostic::Code;
     let get = |name: &str| {
@@ -409,7 +410,7 @@ const EVENT_BYTES: usize = 1024;
 /// the event copies above do, never shows that cost. Returns the lines to print: a heading,
 /// prints a heading and the table, and returns a sentence from its figures.
 fn checkpoints(width: Option<usize>) -> Vec<String> {
-    use vernier::checkpoint;
+    use vernier::session::checkpoint;
     let msg = message();
     let copy_into_each = |mem: &mut [u8]| {
         for event in mem.chunks_exact_mut(EVENT_BYTES) {
@@ -624,7 +625,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", render.width, 0, 0) {
             println!("{l}");
         }
-        print!("{}", vernier::compare::table_fitted(p, render));
+        print!("{}", vernier::report::compare::table_fitted(p, render));
     }
     if term::interrupted_exit().is_none() {
         let wanted = |what: &str| filter.as_ref().is_none_or(|re| re.is_match(what));

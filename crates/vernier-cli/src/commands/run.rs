@@ -15,6 +15,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vernier::analyze;
+use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
 use vernier::diagnostic::Code;
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
@@ -25,7 +26,7 @@ use vernier::result::{
     AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
 };
 use vernier::samples::Samples;
-use vernier::suite::{CounterSelection, Rng};
+use vernier::Rng;
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -377,7 +378,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let selected = select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
-    let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
+    let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
     let empty_plan = plan.rebudget(80_000_000);
     let empty = {
         let mut t = WorkerTarget {
@@ -392,7 +393,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &hello.timer,
             &mut |_| {},
         );
-        vernier::suite::self_measurement(&m, &empty_plan, &hello.timer)
+        vernier::session::calibrate::self_measurement(&m, &empty_plan, &hello.timer)
     };
     // A worker that cannot serve counters still gets its benchmarks measured (and a worker
     // that cannot serve anything fails each benchmark with the reason, below).
@@ -497,7 +498,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .as_deref()
             .and_then(|id| known.earlier_runs(id, name));
         if let Some(e) = r.earlier_runs {
-            vernier::earlier::join_result(&mut r, &e);
+            vernier::result::earlier::join_result(&mut r, &e);
         }
         if r.status == vernier::result::Status::Failed {
             failed += 1;

@@ -1,5 +1,5 @@
 //! The machine's known speed: the core speeds that earlier runs on this machine measured in
-//! their fast state (the core-speed probe, `vernier::speed`), kept in a small file so a run
+//! their fast state (the core-speed probe, `vernier::analyze::speed`), kept in a small file so a run
 //! spent wholly in a slow state — which its own probes cannot reveal — is measured against what
 //! the machine does when it is not held back (`core-slowed`, reference `known`).
 //!
@@ -12,7 +12,7 @@
 //! run goes on, measured against its own probes and its start-up speed only).
 //!
 //! The same file keeps, per machine, program and benchmark, the medians of the last
-//! [`EARLIER_KEEP`] runs of `vernier run` (`vernier::earlier`): what the same code read here
+//! [`EARLIER_KEEP`] runs of `vernier run` (`vernier::result::earlier`): what the same code read here
 //! lately, which the next run's interval is joined to.
 
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ pub const MIN_CLOCK_RUNS: usize = 20;
 /// Environment variable naming the file (`none`: no file).
 pub const ENV: &str = "VERNIER_SPEED_FILE";
 
-/// Medians kept per benchmark of a program (`vernier::earlier`).
+/// Medians kept per benchmark of a program (`vernier::result::earlier`).
 pub const EARLIER_KEEP: usize = 10;
 /// Benchmarks of programs kept in the file; the least recently run go first.
 pub const EARLIER_ENTRIES: usize = 2000;
@@ -140,12 +140,12 @@ impl KnownSpeed {
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<vernier::earlier::EarlierRuns> {
+    ) -> Option<vernier::result::earlier::EarlierRuns> {
         let e = self.earlier.get(&self.earlier_key(program, benchmark))?;
-        vernier::earlier::EarlierRuns::from_medians(&e.medians)
+        vernier::result::earlier::EarlierRuns::from_medians(&e.medians)
     }
 
-    /// Add the medians of `file`'s benchmarks that are worth keeping (`vernier::earlier`)
+    /// Add the medians of `file`'s benchmarks that are worth keeping (`vernier::result::earlier`)
     /// under `program`, and write the file back. Errors are ignored: the file is a cache.
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
         let Some(path) = &self.path else {
@@ -156,7 +156,7 @@ impl KnownSpeed {
             .iter()
             .filter(|b| b.status == vernier::result::Status::Ok)
             .filter(|b| {
-                vernier::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+                vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
             })
             .map(|b| (self.earlier_key(program, &b.name), b.per_iter.median_ns))
             .collect();
@@ -228,7 +228,7 @@ impl KnownSpeed {
             .benchmarks
             .iter()
             .filter_map(|b| b.speed.as_ref())
-            .filter(|s| s.fast.samples >= vernier::speed::MIN_STATE_SAMPLES)
+            .filter(|s| s.fast.samples >= vernier::analyze::speed::MIN_STATE_SAMPLES)
             .map(|s| s.fast.ghz)
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();

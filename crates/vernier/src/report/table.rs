@@ -4,9 +4,9 @@
 
 use super::{counters_line, Style, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::diagnostic::{Code, Diagnostic};
+use crate::report::units::format_ns;
 use crate::result::{BenchmarkResult, ResultFile, Status};
-use crate::steady::WarmupClass;
-use crate::units::format_ns;
+use crate::stats::steady::WarmupClass;
 use std::fmt::Write as _;
 
 /// How the report is rendered: the width it must fit (`None`: unlimited, nothing cut, as when

@@ -11,8 +11,8 @@
 //! range, so that it covers what this machine has been reading for this very code. A rebuilt
 //! executable starts afresh: its figures may legitimately differ.
 
+use super::{BenchmarkResult, Status};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::result::{BenchmarkResult, Status};
 use serde::{Deserialize, Serialize};
 
 /// The medians of the same benchmark in the same program's recent runs on this machine.
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_result_keeps_its_run_s_own_interval() {
-        let bytes = include_bytes!("../tests/fixtures/results/run-cpp-v0.1.0.json");
+        let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
         let file = crate::result::parse(bytes, "fixture").unwrap();
         let mut r = file.benchmarks[0].clone();
         assert_eq!(r.status, Status::Ok);

@@ -2,14 +2,17 @@
 //! No I/O, no clock: the same samples always give the same analysis, so a result file can be
 //! re-analysed offline.
 
+pub mod pairs;
+pub mod speed;
+
 use crate::counters::Event;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
-use crate::speed::{self, Speed};
+use crate::stats::steady::WarmupClass;
 use crate::stats::{self, LinearFit};
-use crate::steady::WarmupClass;
 use crate::timer::TimerInfo;
+use speed::Speed;
 use std::collections::BTreeMap;
 
 /// What the analysis knows beyond the samples.
@@ -938,7 +941,7 @@ fn per_group(main: &[&Sample], key: impl Fn(&Sample) -> u32) -> Vec<ProcessFigur
 mod tests {
     use super::*;
     use crate::samples::Samples;
-    use crate::steady::SteadyState;
+    use crate::stats::steady::SteadyState;
     use crate::timer::TimerKind;
 
     fn ctx() -> Context {
