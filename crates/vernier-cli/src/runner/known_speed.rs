@@ -206,14 +206,19 @@ impl KnownSpeed {
         vernier::stats::sorted(&v)
     }
 
-    /// The range of the core's clock over the recorded runs, GHz-equivalent: [10th, 90th]
-    /// percentile, once there are [`MIN_CLOCK_RUNS`] of them.
+    /// The range of the core's clock over the recorded runs, GHz-equivalent, once there are
+    /// [`MIN_CLOCK_RUNS`] of them: from the 10th percentile to the fastest. The slow end is a
+    /// percentile because a run spent wholly in a slow state records its (slow) speed as its
+    /// fast state; the fast end is the fastest itself, because the next run may find the
+    /// core as fast as any recent one did (ten invocations here went from 3.90 to 4.06 GHz,
+    /// above the 90th percentile of the 200 speeds before them, 4.02), and an interval that
+    /// stops short of it misses that run's figure.
     pub fn clock_ghz(&self) -> Option<[f64; 2]> {
         let v = self.sorted_ghz();
         (v.len() >= MIN_CLOCK_RUNS).then(|| {
             [
                 vernier::stats::quantile_sorted(&v, 1.0 - KNOWN_QUANTILE),
-                vernier::stats::quantile_sorted(&v, KNOWN_QUANTILE),
+                v[v.len() - 1],
             ]
         })
     }
@@ -328,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn the_clock_range_needs_many_runs_and_spans_the_middle_of_them() {
+    fn the_clock_range_needs_many_runs_and_spans_the_10th_percentile_to_the_fastest() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("speed.json");
         let k = KnownSpeed::load_from(Some(path.clone()), &machine());
@@ -336,12 +341,13 @@ mod tests {
         k.record(&file_with(&[3.8; MIN_CLOCK_RUNS - 1]));
         let k = KnownSpeed::load_from(Some(path.clone()), &machine());
         assert_eq!(k.clock_ghz(), None);
-        // 3.6, 3.61, ..., 3.99 (and the 3.8s): the 10th and 90th percentiles.
+        // 3.6, 3.61, ..., 3.99 (and the 3.8s): the 10th percentile and the fastest.
         let spread: Vec<f64> = (0..40).map(|i| 3.6 + 0.01 * i as f64).collect();
         k.record(&file_with(&spread));
         let k = KnownSpeed::load_from(Some(path), &machine());
         let [lo, hi] = k.clock_ghz().unwrap();
-        assert!(lo > 3.6 && lo < 3.7 && hi > 3.85 && hi < 3.99, "{lo} {hi}");
+        assert!(lo > 3.6 && lo < 3.7, "{lo}");
+        assert!((hi - 3.99).abs() < 1e-9, "{hi}");
     }
 
     #[test]

@@ -177,7 +177,7 @@ pub struct References {
     /// The machine's known speed from earlier runs (ns per addition).
     pub known_cycle_ns: Option<f64>,
     /// The range of the core's clock over this machine's recent runs, as cycle times (ns per
-    /// addition): (fast, slow), the 90th and 10th percentiles of their fast-state speeds.
+    /// addition): (fast, slow): the fastest and the 10th percentile of their fast-state speeds.
     pub clock_cycle_ns: Option<(f64, f64)>,
 }
 
