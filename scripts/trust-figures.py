@@ -23,7 +23,8 @@ way). The machine's conditions (other builds, load) are the caller's to report. 
 and add to this machine's known core speed (`~/.cache/vernier/core-speed.json`, or
 `VERNIER_SPEED_FILE`): a run 10 % or more behind it is flagged `core-slowed`, and once it holds
 enough runs, every interval covers the benchmark's cycles at both ends of the clock range
-they saw.
+they saw; from a kernel's third invocation of the same `trust` executable on, its interval
+also covers the medians of its earlier runs (`earlier_runs`, the last ten kept).
 """
 
 import argparse

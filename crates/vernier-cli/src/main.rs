@@ -14,7 +14,8 @@ use runner::{cold, counted, gbench, instructions, known_speed, link, pairs, work
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use vernier::suite::{CounterSelection, Options};
+use vernier::counters::CounterSelection;
+use vernier::Options;
 use vernier::Suite;
 
 #[derive(Parser)]

@@ -239,3 +239,68 @@ fn analyze_names_a_missing_file_and_a_bad_filter() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("matches no benchmark"));
 }
+
+/// `vernier run` remembers the medians of each benchmark of the same executable on this
+/// machine (here in a file of the test's own): from the third run on, the interval covers the
+/// earlier runs' medians (what this run's samples cannot see), the run's own interval is kept
+/// beside it, the file carries the range so `vernier analyze` re-derives it, and a different
+/// executable starts afresh.
+#[test]
+fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
+    let store = tmp("earlier-speed.json");
+    let _ = std::fs::remove_file(&store);
+    let exe = cpp::example("seed000");
+    let run = |exe: &Path, tag: &str| {
+        let json = tmp(&format!("earlier-{tag}.json"));
+        let o = vernier()
+            .env("VERNIER_SPEED_FILE", &store)
+            .args([
+                "run",
+                "--quick",
+                "--processes",
+                "1",
+                "--filter",
+                "^sqrt$",
+                "--json",
+            ])
+            .arg(&json)
+            .arg("--")
+            .arg(exe)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let file = ResultFile::load(&json).unwrap();
+        (json, file, o)
+    };
+    let (_, first, _) = run(&exe, "1");
+    let (_, second, _) = run(&exe, "2");
+    assert!(first.benchmarks[0].earlier_runs.is_none());
+    // One earlier run is not enough to widen anything.
+    assert!(second.benchmarks[0].earlier_runs.is_none());
+    let (third_path, third, o) = run(&exe, "3");
+    let b = &third.benchmarks[0];
+    let e = b.earlier_runs.expect("the two earlier runs");
+    let medians = [
+        first.benchmarks[0].per_iter.median_ns,
+        second.benchmarks[0].per_iter.median_ns,
+    ];
+    assert_eq!(e.runs, 2);
+    assert_eq!(
+        e.median_ns,
+        [medians[0].min(medians[1]), medians[0].max(medians[1])]
+    );
+    let [lo, hi] = b.per_iter.ci95_ns;
+    assert!(lo <= e.median_ns[0] && e.median_ns[1] <= hi, "{b:?}");
+    assert!(lo <= b.per_iter.run_ci95_ns[0] && b.per_iter.run_ci95_ns[1] <= hi);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let own = b.per_iter.run_ci95_ns;
+    if e.median_ns[0] < own[0] || e.median_ns[1] > own[1] {
+        assert!(stdout.contains("recent runs on this machine"), "{stdout}");
+    }
+    reanalyze_and_compare(&third_path, "earlier");
+    // Another executable (a copy is another file) has no earlier runs.
+    let copy = tmp("seed000-copy");
+    std::fs::copy(&exe, &copy).unwrap();
+    let (_, other, _) = run(&copy, "copy");
+    assert!(other.benchmarks[0].earlier_runs.is_none());
+}

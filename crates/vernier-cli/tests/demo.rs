@@ -30,6 +30,7 @@ fn demo_quick_writes_a_complete_result_file() {
         .arg(&json)
         .env("NO_COLOR", "1")
         .env("COLUMNS", "120")
+        .env("VERNIER_CHECKPOINTS_JSON", dir.join("checkpoints.json"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -111,6 +112,50 @@ fn demo_quick_writes_a_complete_result_file() {
         .unwrap_or(med("event copy, 256Ki events (cold)") / med("event copy, same event (hot)"));
     let says_dominates = stdout.contains("cold memory, not the copy, dominates");
     assert_eq!(says_dominates, r >= 1.2, "ratio {r}: {stdout}");
+
+    // Seed 004's checkpoints: the first write to 64 MiB of fresh memory faults its pages in;
+    // the same copy again faults none (the kernel's counts: deterministic).
+    let phases: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("checkpoints.json")).unwrap()).unwrap();
+    let phase = |name: &str| {
+        phases["phases"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == name))
+            .unwrap_or_else(|| panic!("no phase {name}: {phases}"))
+            .clone()
+    };
+    let (first, again) = (
+        phase("copy into each event, first"),
+        phase("copy into each event, again"),
+    );
+    let faults = |p: &serde_json::Value| p["counters"]["page_faults"].as_u64().unwrap();
+    // 64 MiB is 16 Ki pages of 4 KiB (or 32 huge pages): at least 32 faults the first time.
+    assert!(
+        faults(&first) >= 32 && faults(&again) < faults(&first) / 4,
+        "{phases}"
+    );
+    assert!(stdout.contains("copy into each event, first") && stdout.contains("page-faults"));
+
+    // Seed 000: the loops' assembly, read from this executable, shows the removed sqrt.
+    let objdump = Command::new("objdump").arg("--version").output();
+    if objdump.is_ok_and(|o| o.status.success()) {
+        // A sentence wrapped to COLUMNS continues on lines indented by two spaces.
+        let flat = stdout.replace("\n  ", " ");
+        let bullet = |name: &str| {
+            flat.lines()
+                .find(|l| l.starts_with(&format!("• {name}: the loop of the iterations")))
+                .unwrap_or_else(|| panic!("no sentence on {name}'s loop: {stdout}"))
+                .to_string()
+        };
+        assert!(
+            bullet("sqrt(4.2) without barrier").contains("no square root"),
+            "{stdout}"
+        );
+        assert!(
+            bullet("sqrt(4.2) with barrier").contains("computes a square root"),
+            "{stdout}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -210,7 +210,7 @@ fn checkpoints_print_a_table_and_write_the_same_json_in_both_harnesses() {
             exe.file_name().unwrap().to_string_lossy()
         ));
         let o = Command::new(&exe)
-            .env(vernier::checkpoint::JSON_ENV, &json)
+            .env(vernier::session::checkpoint::JSON_ENV, &json)
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", cli::text(&o));
@@ -219,7 +219,7 @@ fn checkpoints_print_a_table_and_write_the_same_json_in_both_harnesses() {
             table.contains("share") && table.contains("total"),
             "{table}"
         );
-        let s: vernier::checkpoint::Summary =
+        let s: vernier::session::checkpoint::Summary =
             serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         let names: Vec<&str> = s.phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, phases);
@@ -238,7 +238,10 @@ fn checkpoints_print_a_table_and_write_the_same_json_in_both_harnesses() {
     }
     // An unwritable file is an error that names it.
     let o = Command::new(cpp::example("checkpoints"))
-        .env(vernier::checkpoint::JSON_ENV, "/nonexistent/dir/c.json")
+        .env(
+            vernier::session::checkpoint::JSON_ENV,
+            "/nonexistent/dir/c.json",
+        )
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));

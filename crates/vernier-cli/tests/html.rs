@@ -363,7 +363,7 @@ fn render_in_chromium(html: &Path, dir: &Path) {
 fn a_live_comparison_draws_its_process_pairs() {
     // `vernier compare --json` of two executables: four process pairs with their rounds.
     let fixture = fixture("compare-processes.json");
-    let c: vernier::compare::ComparisonFile =
+    let c: vernier::result::comparison::ComparisonFile =
         serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
     let pairs = c.comparisons[0].process_pairs.len();
     assert!(pairs > 1);

@@ -13,16 +13,16 @@ fn main() {
     let mut suite = vernier::Suite::from_args();
     suite.bench("sqrt", || black_box(4.2f64).sqrt());
     suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-    let (buf, start) = vernier::kernels::chase_cycle(LINES, HOPS, 42);
+    let (buf, start) = vernier::target::kernels::chase_cycle(LINES, HOPS, 42);
     let hot = buf.clone();
     suite.bench_latency("chase 16 loads in 8 KiB", start, move |p| {
-        vernier::kernels::chase(&hot, p, HOPS)
+        vernier::target::kernels::chase(&hot, p, HOPS)
     });
     suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
-        vernier::kernels::chase(&buf, black_box(start), HOPS)
+        vernier::target::kernels::chase(&buf, black_box(start), HOPS)
     });
     // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone.
-    if std::env::var_os(vernier::checkpoint::JSON_ENV).is_some()
+    if std::env::var_os(vernier::session::checkpoint::JSON_ENV).is_some()
         && std::env::var_os(vernier::protocol::FDS_ENV).is_none()
     {
         vernier::checkpoint("start");

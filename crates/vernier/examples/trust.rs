@@ -26,7 +26,7 @@ fn main() {
     let mut suite = vernier::Suite::from_args();
     let mut x = 0u64;
     suite.bench("chain", move || {
-        x = vernier::kernels::add_chain(x, vernier::black_box(100));
+        x = vernier::target::kernels::add_chain(x, vernier::black_box(100));
         x
     });
     let mut y = 2.0f64;

@@ -5,18 +5,33 @@
 //! command (crate `vernier-cli`) drives benchmark executables, compares builds and audits the
 //! machine with the same engine.
 //!
-//! The pipeline, one module per stage: target (`suite`) → plan (`plan`) → measure (`measure`,
-//! `timer`) → raw samples (`samples`) → analyze (`steady`, `speed`, `stats`, `analyze`) → result
-//! (`result`) → report (`report`).
+//! The pipeline, one folder per stage, each using only the stages before it:
+//!
+//! ```text
+//! target ──► plan ──► measure ──► samples ──► analyze ──► result ──► report ──► protocol ──► session
+//! ```
+//!
+//! - [`target`]: what to measure — the [`Suite`] and its [`Options`], routines and their
+//!   measured loops, inputs, cold-cache routines, reference kernels;
+//! - [`plan`]: how — timer floor, sample length, budget, warm-up policy;
+//! - [`measure`]: the engine (calibration, warm-up, collection, stopping), the pair engine, the
+//!   in-process targets;
+//! - [`samples`]: every raw sample, warm-up included;
+//! - [`analyze`]: figures and diagnostics from the samples, core speed, comparisons from pairs;
+//! - [`result`]: the result and comparison files (schema, loading, atomic writes);
+//! - [`report`]: the terminal tables and their words (units, style);
+//! - [`protocol`]: the worker protocol, both sides, and the Rust suite's worker;
+//! - [`session`]: runs in this process — standalone `cargo bench`, registered comparisons,
+//!   the harness's self-calibration, whole-program checkpoints.
+//!
+//! Beneath the stages, used by several: the instruments ([`timer`], [`counters`]), the
+//! statistics ([`stats`]: robust estimates, steady-state detection, comparison tests),
+//! [`machine`], [`diagnostic`] (codes, findings and their words) and [`units`] (durations for
+//! people, which the diagnostics' words and the report both write).
 
 pub mod analyze;
-pub mod cache;
-pub mod checkpoint;
-pub mod compare;
-pub mod compare_stats;
 pub mod counters;
 pub mod diagnostic;
-pub mod kernels;
 pub mod machine;
 pub mod measure;
 pub mod plan;
@@ -26,16 +41,20 @@ mod readme;
 pub mod report;
 pub mod result;
 pub mod samples;
-pub mod speed;
+pub mod session;
 pub mod stats;
-pub mod steady;
-pub mod suite;
+pub mod target;
 pub mod timer;
 pub mod units;
 
-pub use checkpoint::{checkpoint, checkpoint_summary};
+// A short path still spelled out inside the body of `result/mod.rs` (`crate::speed`);
+// crate-private, it goes when that body next changes.
+pub(crate) use analyze::speed;
+
+pub use session::checkpoint::{checkpoint, checkpoint_summary};
 pub use std::hint::black_box;
-pub use suite::{pool, Options, Rng, Suite, SuiteError};
+pub use target::input::{pool, Rng};
+pub use target::{Options, Suite, SuiteError};
 
 /// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
 /// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a

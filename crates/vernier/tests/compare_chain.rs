@@ -3,9 +3,9 @@
 //! run, never absolute times.
 
 use vernier::black_box;
-use vernier::compare::{run_suite_pairs, PairEvent};
-use vernier::compare_stats::Verdict;
-use vernier::kernels::add_chain;
+use vernier::session::pairs::{run_suite_pairs, PairEvent};
+use vernier::stats::compare::Verdict;
+use vernier::target::kernels::add_chain;
 use vernier::{Options, Suite};
 
 fn chain(n: u64) -> impl FnMut() -> u64 {

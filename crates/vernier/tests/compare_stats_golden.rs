@@ -1,9 +1,9 @@
-//! Golden tests: `vernier::compare_stats` against scipy/statsmodels
+//! Golden tests: `vernier::stats::compare` against scipy/statsmodels
 //! (`scripts/gen_stats_fixtures.py` and `scripts/gen_random_effects_fixtures.py`, fixtures under
 //! `tests/fixtures/stats/`).
 
 use serde_json::Value;
-use vernier::compare_stats as cs;
+use vernier::stats::compare as cs;
 
 const REL_TOL: f64 = 1e-9;
 

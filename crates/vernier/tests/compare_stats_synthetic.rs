@@ -1,9 +1,9 @@
-//! Behaviour of `vernier::compare_stats` on seeded synthetic benchmarks: interval coverage,
+//! Behaviour of `vernier::stats::compare` on seeded synthetic benchmarks: interval coverage,
 //! false alarms on A-vs-A, detection of a real shift, and the random-effects interval over
 //! process pairs with random per-pair offsets. Deterministic (a fixed-seed generator
 //! written here), so the rates below are the same on every run.
 
-use vernier::compare_stats::{self as cs, Verdict};
+use vernier::stats::compare::{self as cs, Verdict};
 
 /// splitmix64 with Box–Muller normals.
 struct Rng {

@@ -4,11 +4,12 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
+use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Environment, Event, DEFAULT_EVENTS};
 use vernier::diagnostic::Code;
 use vernier::plan::Plan;
 use vernier::result::{BenchmarkResult, ResultFile};
-use vernier::suite::{CounterSelection, Options};
+use vernier::Options;
 use vernier::Suite;
 
 fn run(options: Options, register: impl FnOnce(&mut Suite)) -> ResultFile {

@@ -149,6 +149,10 @@ pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult
             .unwrap_or(0)
     });
     r.instructions_check = b.instructions_check;
+    r.earlier_runs = b.earlier_runs;
+    if let Some(e) = &b.earlier_runs {
+        vernier::result::earlier::join_result(&mut r, e);
+    }
     r
 }
 

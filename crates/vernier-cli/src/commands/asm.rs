@@ -188,40 +188,46 @@ pub fn file_offset(maps: &str, addr: u64) -> Result<(PathBuf, u64), String> {
 /// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
 /// 64-bit little-endian ELF file).
 pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let u16_at = |o: usize| {
-        bytes
-            .get(o..o + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    use std::io::{Read, Seek, SeekFrom};
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", file.display());
+    let bad = || format!("{}: truncated ELF program headers", file.display());
+    // Only the ELF header and the program headers are read: the file may be tens of MB.
+    let mut f = std::fs::File::open(file).map_err(cannot)?;
+    let mut read_at = |at: u64, len: usize| -> Result<Vec<u8>, String> {
+        let mut b = vec![0u8; len];
+        f.seek(SeekFrom::Start(at)).map_err(cannot)?;
+        f.read_exact(&mut b).map_err(|_| bad())?;
+        Ok(b)
     };
-    let u32_at = |o: usize| {
-        bytes
-            .get(o..o + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-    };
-    let u64_at = |o: usize| {
-        bytes
-            .get(o..o + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-    };
-    if bytes.get(..4) != Some(b"\x7fELF") || bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
+    let header = read_at(0, 64)
+        .map_err(|_| format!("{} is not a 64-bit little-endian ELF file", file.display()))?;
+    if header.get(..4) != Some(b"\x7fELF") || header[4] != 2 || header[5] != 1 {
         return Err(format!(
             "{} is not a 64-bit little-endian ELF file",
             file.display()
         ));
     }
-    let bad = || format!("{}: truncated ELF program headers", file.display());
-    let phoff = u64_at(0x20).ok_or_else(bad)? as usize;
-    let phentsize = u16_at(0x36).ok_or_else(bad)? as usize;
-    let phnum = u16_at(0x38).ok_or_else(bad)? as usize;
+    let u16_at = |b: &[u8], o: usize| b.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |b: &[u8], o: usize| {
+        b.get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u64_at = |b: &[u8], o: usize| {
+        b.get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let phoff = u64_at(&header, 0x20).ok_or_else(bad)?;
+    let phentsize = u16_at(&header, 0x36).ok_or_else(bad)? as usize;
+    let phnum = u16_at(&header, 0x38).ok_or_else(bad)? as usize;
+    let table = read_at(phoff, phnum * phentsize)?;
     for i in 0..phnum {
-        let h = phoff + i * phentsize;
-        if u32_at(h).ok_or_else(bad)? != 1 {
+        let h = i * phentsize;
+        if u32_at(&table, h).ok_or_else(bad)? != 1 {
             continue; // not PT_LOAD
         }
-        let p_offset = u64_at(h + 8).ok_or_else(bad)?;
-        let p_vaddr = u64_at(h + 16).ok_or_else(bad)?;
-        let p_filesz = u64_at(h + 32).ok_or_else(bad)?;
+        let p_offset = u64_at(&table, h + 8).ok_or_else(bad)?;
+        let p_vaddr = u64_at(&table, h + 16).ok_or_else(bad)?;
+        let p_filesz = u64_at(&table, h + 32).ok_or_else(bad)?;
         if (p_offset..p_offset + p_filesz).contains(&offset) {
             return Ok(offset - p_offset + p_vaddr);
         }
@@ -389,7 +395,40 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     (loops, timed)
 }
 
-fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result<String> {
+/// The named benchmarks' measured loops, from one start of the worker: for each name found,
+/// its compact rendering (as `run -v` shows it) and the instructions of its iterations' loop
+/// (empty when the loop is not singled out).
+pub fn timed_loops(
+    program: &Path,
+    args: &[OsString],
+    names: &[&str],
+) -> Result<Vec<(String, String, Vec<Insn>)>> {
+    let objdump = PathBuf::from("objdump");
+    check_objdump(&objdump)?;
+    let located = locate(program, args)?;
+    let mut out = Vec::new();
+    for want in names {
+        let Some((name, found)) = located.iter().find(|(n, _)| n == want) else {
+            continue;
+        };
+        let f = found.as_ref().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let (insns, _, timed) = disassemble(f, &objdump)?;
+        let body = timed
+            .map(|l| {
+                insns
+                    .iter()
+                    .filter(|i| (l.start..=l.end).contains(&i.addr))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push((name.clone(), render(name, f, &objdump, true)?, body));
+    }
+    Ok(out)
+}
+
+/// `f`'s instructions, its loops, and the loop between the clock reads when there is one.
+fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<(Vec<Insn>, Vec<Loop>, Option<Loop>)> {
     let out = Command::new(objdump)
         .args(["-d", "-C", "-w", "--no-show-raw-insn"])
         .arg(format!("--start-address={:#x}", f.vaddr))
@@ -407,6 +446,11 @@ fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result
     }
     let insns = parse_disassembly(&String::from_utf8_lossy(&out.stdout));
     let (loops, timed) = find_loops(&insns);
+    Ok((insns, loops, timed))
+}
+
+fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result<String> {
+    let (insns, loops, timed) = disassemble(f, objdump)?;
     let mut s = format!(
         "── {name}\n   {} ({:#x}, {} bytes) in {}\n",
         f.symbol,

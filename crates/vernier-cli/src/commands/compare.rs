@@ -4,7 +4,7 @@
 //! or two result files (`vernier run --json`, `vernier demo --json`); which one is detected
 //! from the files themselves. Executables are compared live over several OLD/NEW process pairs
 //! (`crate::pairs`): benchmarks are paired by name, each pair alternates batches between its
-//! two processes on one CPU so that drift cancels (`vernier::compare`), and the interval is
+//! two processes on one CPU so that drift cancels (`vernier::measure::pairs`), and the interval is
 //! taken over the pairs. Result files are compared offline from each file's own interval,
 //! which leaves the comparison exposed to whatever changed on the machine between the two
 //! runs; the output says so.
@@ -20,10 +20,14 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use vernier::compare::{self as cmp, ComparisonFile, Side};
-use vernier::compare_stats::{self, Mode};
+use vernier::analyze::pairs::{detectable_from_ci, Comparison};
+use vernier::measure::pairs::{default_process_pairs, Side, MIN_PROCESS_PAIRS};
 use vernier::measure::MonotonicClock;
+use vernier::report::compare::table_fitted;
+use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::session::pairs::{run_suite_pairs, PairEvent};
+use vernier::stats::{self, compare::Mode};
 
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
@@ -327,7 +331,7 @@ fn write(file: &ComparisonFile, path: Option<&PathBuf>) -> Result<()> {
 pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
     print!(
         "{}",
-        cmp::table_fitted(file, vernier::report::Render::for_stdout(false))
+        table_fitted(file, vernier::report::Render::for_stdout(false))
     );
     if !file.only_old.is_empty() || !file.only_new.is_empty() {
         println!(
@@ -351,7 +355,7 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         let slower: Vec<&str> = file
             .comparisons
             .iter()
-            .filter(|c| c.verdict == compare_stats::Verdict::Slower)
+            .filter(|c| c.verdict == stats::compare::Verdict::Slower)
             .map(|c| c.name.as_str())
             .collect();
         eprintln!(
@@ -386,7 +390,7 @@ pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f
 fn compare_one_file_pair(
     (of, o): (&ResultFile, &BenchmarkResult),
     (nf, n): (&ResultFile, &BenchmarkResult),
-) -> Result<cmp::Comparison, String> {
+) -> Result<Comparison, String> {
     for (side, b) in [("OLD", o), ("NEW", n)] {
         if b.status == Status::Failed {
             return Err(format!(
@@ -398,7 +402,7 @@ fn compare_one_file_pair(
     let (Some((om, oci)), Some((nm, nci))) = (honest_figure(of, o), honest_figure(nf, n)) else {
         return Err("a result file holds no samples for this benchmark".into());
     };
-    let e = compare_stats::from_intervals(om, oci, nm, nci)
+    let e = stats::compare::from_intervals(om, oci, nm, nci)
         .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
     Ok(offline_comparison(
         &o.name,
@@ -410,20 +414,20 @@ fn compare_one_file_pair(
 }
 
 /// An offline (unpaired) comparison from two figures combined by
-/// `compare_stats::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
+/// `stats::compare::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
 pub(crate) fn offline_comparison(
     name: &str,
-    e: &compare_stats::RatioEstimate,
+    e: &stats::compare::RatioEstimate,
     (old_median_ns, new_median_ns): (f64, f64),
     seconds: f64,
     iters_per_sample: [u64; 2],
-) -> cmp::Comparison {
-    cmp::Comparison {
+) -> Comparison {
+    Comparison {
         name: name.to_string(),
         ratio: e.ratio,
         ci95: [e.ci95.0, e.ci95.1],
         p_value: e.p_value,
-        verdict: compare_stats::Verdict::NoChange,
+        verdict: stats::compare::Verdict::NoChange,
         seconds,
         p_value_raw: e.p_value,
         sign_p_value: None,
@@ -436,7 +440,7 @@ pub(crate) fn offline_comparison(
         stop: "offline".into(),
         rewarm: None,
         pair_samples: None,
-        smallest_detectable: cmp::detectable_from_ci(e.ci95.0, e.ci95.1),
+        smallest_detectable: detectable_from_ci(e.ci95.0, e.ci95.1),
         spread: None,
         process_pairs: Vec::new(),
     }
@@ -492,7 +496,7 @@ pub(crate) fn compare_files(
         let n = new.benchmarks.iter().find(|b| &b.name == name).unwrap();
         match compare_one_file_pair((old, o), (new, n)) {
             Ok(c) => file.comparisons.push(c),
-            Err(error) => file.failed.push(cmp::Failure {
+            Err(error) => file.failed.push(Failure {
                 name: name.clone(),
                 error,
             }),
@@ -517,15 +521,15 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     let plan = c.plan()?;
     let filter = c.filter()?;
     let pairs = match a.process.processes {
-        Some(n) if n < cmp::MIN_PROCESS_PAIRS => bail!(
+        Some(n) if n < MIN_PROCESS_PAIRS => bail!(
             "--processes {n}: a comparison needs at least {} OLD/NEW process pairs, to estimate \
              how much pairs differ from one another (the default fits --time: {} pairs for {} s)",
-            cmp::MIN_PROCESS_PAIRS,
-            cmp::default_process_pairs(plan.time_budget_ns),
+            MIN_PROCESS_PAIRS,
+            default_process_pairs(plan.time_budget_ns),
             plan.time_budget_ns as f64 / 1e9
         ),
         Some(n) => n,
-        None => cmp::default_process_pairs(plan.time_budget_ns),
+        None => default_process_pairs(plan.time_budget_ns),
     };
     let ctl = a.process.control()?;
     // The pairs are pinned in turn to the CPUs given, or else to those this process may use.
@@ -691,13 +695,13 @@ pub fn demo_pairs(
         return Ok(None);
     }
     let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
-    let file = cmp::run_suite_pairs(
+    let file = run_suite_pairs(
         suite,
-        compare_stats::DEFAULT_THRESHOLD,
+        stats::compare::DEFAULT_THRESHOLD,
         &mut |ev| match ev {
-            cmp::PairEvent::Progress { name, progress: p } => progress.update(name, p),
-            cmp::PairEvent::Done { .. } => progress.clear(),
-            cmp::PairEvent::Start { .. } => {}
+            PairEvent::Progress { name, progress: p } => progress.update(name, p),
+            PairEvent::Done { .. } => progress.clear(),
+            PairEvent::Start { .. } => {}
         },
     );
     progress.clear();

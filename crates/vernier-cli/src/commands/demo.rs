@@ -10,7 +10,8 @@ use crate::{audit_and_hint, compare, counted, known_speed, run, term, Common};
 use anyhow::{bail, Context as _, Result};
 use vernier::black_box;
 use vernier::report;
-use vernier::suite::{Event as SuiteEvent, Options};
+use vernier::session::Event as SuiteEvent;
+use vernier::Options;
 use vernier::Suite;
 
 /// Register the demo suite.
@@ -86,13 +87,13 @@ fn barriers(s: &mut Suite) {
 /// chase (16 dependent loads in 8 KiB) hot and with cold caches (seed 004; `docs/experiments.md`).
 fn latency_and_cold(s: &mut Suite) {
     s.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-    let (buf, start) = vernier::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
+    let (buf, start) = vernier::target::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
     let hot = buf.clone();
     s.bench_latency("chase 16 loads/8 KiB (hot)", start, move |p| {
-        vernier::kernels::chase(&hot, p, CHASE_HOPS)
+        vernier::target::kernels::chase(&hot, p, CHASE_HOPS)
     });
     s.bench_cold("chase 16 loads/8 KiB (cold)", move || {
-        vernier::kernels::chase(&buf, black_box(start), CHASE_HOPS)
+        vernier::target::kernels::chase(&buf, black_box(start), CHASE_HOPS)
     });
 }
 
@@ -289,7 +290,7 @@ fn fractions(s: &mut Suite) {
 /// below the sentences) when it ran, else the ratio of the two medians in the table above.
 fn pair_ratio(
     file: &vernier::result::ResultFile,
-    pairs: Option<&vernier::compare::ComparisonFile>,
+    pairs: Option<&vernier::result::comparison::ComparisonFile>,
     pair: &str,
     new: &str,
     old: &str,
@@ -316,7 +317,7 @@ fn pair_ratio(
 /// Figures worth a sentence after the table, computed from the figures the tables show.
 pub fn summary(
     file: &vernier::result::ResultFile,
-    pairs: Option<&vernier::compare::ComparisonFile>,
+    pairs: Option<&vernier::result::comparison::ComparisonFile>,
 ) -> Vec<String> {
     use vernier::diagnostic::Code;
     let get = |name: &str| {
@@ -394,6 +395,147 @@ pub fn summary(
         out.push(format!("rand(): {}.", report::warmup_words(b)));
     }
     out
+}
+
+/// What `--filter` must match for the demo to run its checkpoints.
+pub const CHECKPOINTS: &str = "checkpoints";
+/// The program of the checkpoints: 64 Ki events of 1 KiB (64 MiB), beyond the caches.
+const PHASE_EVENTS: usize = 1 << 16;
+const EVENT_BYTES: usize = 1024;
+
+/// Seed 004's checkpoints around a whole program's phases: 64 MiB of events allocated, the
+/// message copied into each of them, the same copy again, and the memory freed. The two
+/// copies are the same work; the first is the first write to each page, which the kernel
+/// maps then (a page fault per page). A benchmark that builds its input before timing, as
+/// the event copies above do, never shows that cost. Returns the lines to print: a heading,
+/// prints a heading and the table, and returns a sentence from its figures.
+fn checkpoints(width: Option<usize>) -> Vec<String> {
+    use vernier::session::checkpoint;
+    let msg = message();
+    let copy_into_each = |mem: &mut [u8]| {
+        for event in mem.chunks_exact_mut(EVENT_BYTES) {
+            event[..msg.len()].copy_from_slice(black_box(&msg));
+        }
+    };
+    checkpoint::checkpoint("start");
+    // Zeroed memory this large comes from the kernel unmapped: no page is touched yet.
+    let mut mem = vec![0u8; PHASE_EVENTS * EVENT_BYTES];
+    checkpoint::checkpoint("allocate 64 MiB");
+    copy_into_each(&mut mem);
+    checkpoint::checkpoint("copy into each event, first");
+    copy_into_each(&mut mem);
+    checkpoint::checkpoint("copy into each event, again");
+    black_box(&mem);
+    drop(mem);
+    checkpoint::checkpoint("free");
+    for l in report::wrap(
+        "Whole-program phases, timed with checkpoints (seed 004; vernier::checkpoint in Rust and C++):",
+        width,
+        0,
+        0,
+    ) {
+        println!("{l}");
+    }
+    // Prints the table, and writes VERNIER_CHECKPOINTS_JSON when it is set.
+    let summary = checkpoint::checkpoint_summary().unwrap_or_else(|e| {
+        eprintln!("vernier: {e}");
+        checkpoint::summary()
+    });
+    let mut out = Vec::new();
+    let phase = |name: &str| summary.phases.iter().find(|p| p.name == name);
+    if let (Some(first), Some(again)) = (
+        phase("copy into each event, first"),
+        phase("copy into each event, again"),
+    ) {
+        let r = first.ns as f64 / again.ns.max(1) as f64;
+        out.extend(report::wrap(
+            &format!(
+                "• the same copy into 64 Ki events took {} the first time ({} page faults) and {} again ({} page faults): {r:.1}×. The first write to each page makes the kernel map it; a benchmark that builds its input before timing never shows that cost.",
+                report::format_ns(first.ns as f64),
+                first.counters.page_faults,
+                report::format_ns(again.ns as f64),
+                again.counters.page_faults,
+            ),
+            width,
+            0,
+            2,
+        ));
+    }
+    out
+}
+
+/// Seed 000's advice, "in doubt, look at the assembly", on its own case: the loop of the
+/// iterations of `sqrt(4.2)` without a barrier beside the one with it, when both were
+/// measured, with a sentence on whether each loop holds a square root instruction.
+fn loops_without_and_with_barrier(
+    file: &vernier::result::ResultFile,
+    width: Option<usize>,
+) -> Vec<String> {
+    let names = ["sqrt(4.2) without barrier", "sqrt(4.2) with barrier"];
+    if !names
+        .iter()
+        .all(|n| file.benchmarks.iter().any(|b| b.name == *n))
+    {
+        return Vec::new();
+    }
+    let mut out = vec![String::new()];
+    out.extend(report::wrap(
+        "The measured loops of sqrt(4.2) without and with a barrier (seed 000: in doubt, look at the assembly; `vernier asm -- PROGRAM` shows any benchmark's):",
+        width,
+        0,
+        0,
+    ));
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            out.push(format!(
+                "  (no disassembly: cannot find this executable: {e})"
+            ));
+            return out;
+        }
+    };
+    match crate::asm::timed_loops(&exe, &["__demo-worker".into()], &names) {
+        Ok(loops) => {
+            let mut sqrt = Vec::new();
+            for (name, text, body) in &loops {
+                out.extend(text.lines().map(|l| fit(l, width)));
+                if !body.is_empty() {
+                    sqrt.push((
+                        name,
+                        body.iter().any(|i| i.text.contains("sqrt")),
+                        body.len(),
+                    ));
+                }
+            }
+            for (name, has, n) in sqrt {
+                out.extend(report::wrap(
+                    &format!(
+                        "• {name}: the loop of the iterations has {n} instructions and {}.",
+                        if has {
+                            "computes a square root"
+                        } else {
+                            "no square root: the compiler removed it"
+                        }
+                    ),
+                    width,
+                    0,
+                    2,
+                ));
+            }
+        }
+        Err(e) => out.push(format!("  (no disassembly: {e:#})")),
+    }
+    out
+}
+
+/// `line` cut to `width` characters (a disassembly line is not wrapped).
+fn fit(line: &str, width: Option<usize>) -> String {
+    let Some(width) = width.filter(|&w| line.chars().count() > w) else {
+        return line.to_string();
+    };
+    let mut s: String = line.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
 }
 
 /// `vernier demo`: the suite measured in this process, its variant pairs compared, the
@@ -483,7 +625,19 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", render.width, 0, 0) {
             println!("{l}");
         }
-        print!("{}", vernier::compare::table_fitted(p, render));
+        print!("{}", vernier::report::compare::table_fitted(p, render));
+    }
+    if term::interrupted_exit().is_none() {
+        let wanted = |what: &str| filter.as_ref().is_none_or(|re| re.is_match(what));
+        if wanted(CHECKPOINTS) {
+            println!();
+            for l in checkpoints(render.width) {
+                println!("{l}");
+            }
+        }
+        for l in loops_without_and_with_barrier(&file, render.width) {
+            println!("{l}");
+        }
     }
     println!(
         "\n{} benchmarks in {:.1} s{}",

@@ -15,6 +15,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use vernier::analyze;
+use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
 use vernier::diagnostic::Code;
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
@@ -25,7 +26,7 @@ use vernier::result::{
     AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
 };
 use vernier::samples::Samples;
-use vernier::suite::{CounterSelection, Rng};
+use vernier::Rng;
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -377,7 +378,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let selected = select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
-    let own = vernier::suite::calibrate_harness(&runner_timer, &plan);
+    let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
     let empty_plan = plan.rebudget(80_000_000);
     let empty = {
         let mut t = WorkerTarget {
@@ -392,7 +393,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &hello.timer,
             &mut |_| {},
         );
-        vernier::suite::self_measurement(&m, &empty_plan, &hello.timer)
+        vernier::session::calibrate::self_measurement(&m, &empty_plan, &hello.timer)
     };
     // A worker that cannot serve counters still gets its benchmarks measured (and a worker
     // that cannot serve anything fails each benchmark with the reason, below).
@@ -432,6 +433,15 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         benchmarks: Vec::new(),
     };
     let ctx = file.analysis_context();
+    let identity = crate::known_speed::program_identity(
+        &program,
+        &args,
+        if a.cache == crate::cold::CacheMode::Cold {
+            "cold"
+        } else {
+            "hot"
+        },
+    );
     let render = report::Render::for_stdout(a.common.verbose);
     let table = report::Table::new(
         &selected
@@ -483,6 +493,13 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         });
         r.instructions_check = check;
         crate::cold::adjust(a.cache, &mut r);
+        // What the same program read here in its recent runs: the interval covers it too.
+        r.earlier_runs = identity
+            .as_deref()
+            .and_then(|id| known.earlier_runs(id, name));
+        if let Some(e) = r.earlier_runs {
+            vernier::result::earlier::join_result(&mut r, &e);
+        }
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
@@ -504,6 +521,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     }
     known.record(&file);
+    if let Some(id) = &identity {
+        known.record_medians(id, &file);
+    }
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = a.common.html.as_ref().is_some_and(|p| {
         let written = crate::html::write_result(p, &file, None);
@@ -519,12 +539,46 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ))
         );
     }
+    if let Some(line) = earlier_note(&file) {
+        print!("{}", table.dim_wrapped(&line));
+    }
     crate::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
     Ok(if failed > 0 || html_failed { 1 } else { 0 })
+}
+
+/// The benchmarks whose interval was joined to the same program's recent runs here, with
+/// the range of those runs' medians; `None` when there is none.
+fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
+    let joined: Vec<String> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| {
+            let e = b.earlier_runs?;
+            let own = b.per_iter.run_ci95_ns;
+            let grew = b.status == vernier::result::Status::Ok
+                && (e.median_ns[0] < own[0] || e.median_ns[1] > own[1]);
+            grew.then(|| {
+                format!(
+                    "{} {}–{} ({} runs)",
+                    b.name,
+                    report::format_ns(e.median_ns[0]),
+                    report::format_ns(e.median_ns[1]),
+                    e.runs
+                )
+            })
+        })
+        .collect();
+    (!joined.is_empty()).then(|| {
+        format!(
+            "±95% also covers the medians of this program's recent runs on this machine (same \
+             executable, arguments and cache mode), which this run's samples cannot see: {}",
+            joined.join(", ")
+        )
+    })
 }
 
 /// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)

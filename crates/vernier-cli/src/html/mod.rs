@@ -13,12 +13,13 @@ use plots::{Estimate, Kind, Point, Unit};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use vernier::compare::{Comparison, ComparisonFile};
-use vernier::compare_stats::Verdict;
+use vernier::analyze::pairs::Comparison;
 use vernier::diagnostic::Diagnostic;
+use vernier::report::units::format_ns;
+use vernier::result::comparison::ComparisonFile;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 use vernier::samples::Phase;
-use vernier::units::format_ns;
+use vernier::stats::compare::Verdict;
 
 #[derive(Args, Clone, Debug)]
 pub struct ReportArgs {
@@ -825,8 +826,8 @@ fn verdict_class(v: Verdict) -> &'static str {
 
 fn comparison_section(h: &mut String, id: &str, name: &str, c: &ComparisonFile, top: bool) {
     let mode = match c.mode {
-        vernier::compare_stats::Mode::Paired => "paired",
-        vernier::compare_stats::Mode::Unpaired => "unpaired",
+        vernier::stats::compare::Mode::Paired => "paired",
+        vernier::stats::compare::Mode::Unpaired => "unpaired",
     };
     let tag = if top { "h2" } else { "h3" };
     let _ = write!(
@@ -965,7 +966,7 @@ fn pair_points(c: &Comparison) -> Option<(Vec<Point>, Vec<f64>)> {
     let mut points = Vec::new();
     let mut starts = Vec::new();
     let mut offset = 0.0;
-    let sets: Vec<&vernier::compare::PairSamples> = match &c.pair_samples {
+    let sets: Vec<&vernier::analyze::pairs::PairSamples> = match &c.pair_samples {
         Some(p) => vec![p],
         None => c
             .process_pairs

@@ -45,7 +45,7 @@ pub const VALGRIND_SLOWDOWN: u32 = 50;
 pub const DUMP_AFTER: [&str; 3] = [
     "*vernier_measured_loop<*",
     "*vernier_measured_loop_inputs<*",
-    "*vernier::suite::sample_routine",
+    "*vernier::measure::in_process::sample_routine",
 ];
 
 /// The result key of a callgrind event: `Ir` is `instructions`, the others keep callgrind's

@@ -9,9 +9,9 @@ use crate::compare::{self as cli_compare, CompareArgs};
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
 use std::path::Path;
-use vernier::compare::{self as cmp, ComparisonFile};
-use vernier::compare_stats::{self, Mode};
+use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{ResultFile, Status};
+use vernier::stats::{self, compare::Mode};
 
 /// Fewest repetitions whose order statistics give a 95 % interval of the median.
 pub const MIN_REPETITIONS: usize = 6;
@@ -202,7 +202,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
         let (o, n) = match figures {
             Ok(f) => f,
             Err(error) => {
-                file.failed.push(cmp::Failure {
+                file.failed.push(Failure {
                     name: name.clone(),
                     error,
                 });
@@ -211,7 +211,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
         };
         match (o, n) {
             (Figure::Interval(om, oci), Figure::Interval(nm, nci)) => {
-                match compare_stats::from_intervals(om, oci, nm, nci) {
+                match stats::compare::from_intervals(om, oci, nm, nci) {
                     Ok(e) => file.comparisons.push(cli_compare::offline_comparison(
                         name,
                         &e,
@@ -219,7 +219,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
                         0.0,
                         [0, 0],
                     )),
-                    Err(e) => file.failed.push(cmp::Failure {
+                    Err(e) => file.failed.push(Failure {
                         name: name.clone(),
                         error: format!("the figures cannot be compared: {e}"),
                     }),
@@ -231,7 +231,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
                     Figure::Bare(_, k) => format!("{k} repetition(s)"),
                     Figure::Interval(..) => "median with its interval".into(),
                 };
-                bare.push(cmp::Failure {
+                bare.push(Failure {
                     name: name.clone(),
                     error: format!(
                         "no interval: NEW/OLD = {:.4} from OLD's {} and NEW's {}; a Google \

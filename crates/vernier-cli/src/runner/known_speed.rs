@@ -1,5 +1,5 @@
 //! The machine's known speed: the core speeds that earlier runs on this machine measured in
-//! their fast state (the core-speed probe, `vernier::speed`), kept in a small file so a run
+//! their fast state (the core-speed probe, `vernier::analyze::speed`), kept in a small file so a run
 //! spent wholly in a slow state — which its own probes cannot reveal — is measured against what
 //! the machine does when it is not held back (`core-slowed`, reference `known`).
 //!
@@ -10,6 +10,10 @@
 //! [`MIN_RUNS`] of them: a high quantile, not the maximum, so that one lucky burst of turbo does
 //! not make every later run look slow. A file that cannot be read or written is ignored (the
 //! run goes on, measured against its own probes and its start-up speed only).
+//!
+//! The same file keeps, per machine, program and benchmark, the medians of the last
+//! [`EARLIER_KEEP`] runs of `vernier run` (`vernier::result::earlier`): what the same code read here
+//! lately, which the next run's interval is joined to.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -30,10 +34,26 @@ pub const MIN_CLOCK_RUNS: usize = 20;
 /// Environment variable naming the file (`none`: no file).
 pub const ENV: &str = "VERNIER_SPEED_FILE";
 
+/// Medians kept per benchmark of a program (`vernier::result::earlier`).
+pub const EARLIER_KEEP: usize = 10;
+/// Benchmarks of programs kept in the file; the least recently run go first.
+pub const EARLIER_ENTRIES: usize = 2000;
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Store {
     /// machine key → fast-state speeds, GHz-equivalent, oldest first.
     machines: BTreeMap<String, Vec<f64>>,
+    /// machine, program and benchmark → the medians of its recent runs.
+    #[serde(default)]
+    earlier: BTreeMap<String, Earlier>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Earlier {
+    /// When it last ran, seconds since the epoch (which entries go first).
+    last_s: u64,
+    /// Medians, ns per iteration, oldest first.
+    medians: Vec<f64>,
 }
 
 /// The known speed of this machine, and where to record this run's.
@@ -41,6 +61,35 @@ pub struct KnownSpeed {
     path: Option<PathBuf>,
     key: String,
     ghz: Vec<f64>,
+    earlier: BTreeMap<String, Earlier>,
+}
+
+/// What makes two runs runs of the same code: the executable file (path, size and time of
+/// its last change: a rebuild is another program), its arguments, and vernier's options that
+/// change what is measured (the cache mode).
+pub fn program_identity(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+    mode: &str,
+) -> Option<String> {
+    let path = std::fs::canonicalize(program).ok()?;
+    let meta = std::fs::metadata(&path).ok()?;
+    let changed = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    Some(format!(
+        "{} {} {changed} {mode} {}",
+        path.display(),
+        meta.len(),
+        args.join(" ")
+    ))
 }
 
 fn default_path() -> Option<PathBuf> {
@@ -71,8 +120,73 @@ impl KnownSpeed {
 
     fn load_from(path: Option<PathBuf>, machine: &Machine) -> KnownSpeed {
         let key = format!("{}/{}", machine.hostname, machine.cpu_model);
-        let ghz = read(&path).machines.remove(&key).unwrap_or_default();
-        KnownSpeed { path, key, ghz }
+        let mut store = read(&path);
+        let ghz = store.machines.remove(&key).unwrap_or_default();
+        KnownSpeed {
+            path,
+            key,
+            ghz,
+            earlier: store.earlier,
+        }
+    }
+
+    fn earlier_key(&self, program: &str, benchmark: &str) -> String {
+        format!("{}\u{1f}{program}\u{1f}{benchmark}", self.key)
+    }
+
+    /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
+    /// this machine, once there are enough of them.
+    pub fn earlier_runs(
+        &self,
+        program: &str,
+        benchmark: &str,
+    ) -> Option<vernier::result::earlier::EarlierRuns> {
+        let e = self.earlier.get(&self.earlier_key(program, benchmark))?;
+        vernier::result::earlier::EarlierRuns::from_medians(&e.medians)
+    }
+
+    /// Add the medians of `file`'s benchmarks that are worth keeping (`vernier::result::earlier`)
+    /// under `program`, and write the file back. Errors are ignored: the file is a cache.
+    pub fn record_medians(&self, program: &str, file: &ResultFile) {
+        let Some(path) = &self.path else {
+            return;
+        };
+        let new: Vec<(String, f64)> = file
+            .benchmarks
+            .iter()
+            .filter(|b| b.status == vernier::result::Status::Ok)
+            .filter(|b| {
+                vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+            })
+            .map(|b| (self.earlier_key(program, &b.name), b.per_iter.median_ns))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut store = read(&self.path);
+        for (key, median) in new {
+            let e = store.earlier.entry(key).or_default();
+            e.last_s = now;
+            e.medians.push(median);
+            let excess = e.medians.len().saturating_sub(EARLIER_KEEP);
+            e.medians.drain(..excess);
+        }
+        if store.earlier.len() > EARLIER_ENTRIES {
+            let mut by_age: Vec<(u64, String)> = store
+                .earlier
+                .iter()
+                .map(|(k, e)| (e.last_s, k.clone()))
+                .collect();
+            by_age.sort();
+            for (_, k) in by_age.iter().take(store.earlier.len() - EARLIER_ENTRIES) {
+                store.earlier.remove(k);
+            }
+        }
+        write(path, &store);
     }
 
     /// The known speed as a cycle time (ns per addition), once enough runs were recorded.
@@ -114,7 +228,7 @@ impl KnownSpeed {
             .benchmarks
             .iter()
             .filter_map(|b| b.speed.as_ref())
-            .filter(|s| s.fast.samples >= vernier::speed::MIN_STATE_SAMPLES)
+            .filter(|s| s.fast.samples >= vernier::analyze::speed::MIN_STATE_SAMPLES)
             .map(|s| s.fast.ghz)
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();
@@ -127,12 +241,16 @@ impl KnownSpeed {
         v.extend(new);
         let excess = v.len().saturating_sub(KEEP);
         v.drain(..excess);
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        if let Ok(bytes) = serde_json::to_vec(&store) {
-            let _ = vernier::result::write_atomic(path, &bytes);
-        }
+        write(path, &store);
+    }
+}
+
+fn write(path: &std::path::Path, store: &Store) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(bytes) = serde_json::to_vec(store) {
+        let _ = vernier::result::write_atomic(path, &bytes);
     }
 }
 

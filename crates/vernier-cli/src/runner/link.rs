@@ -11,7 +11,7 @@
 use crate::worker::{Control, WorkerProcess};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use vernier::compare::Side;
+use vernier::measure::pairs::Side;
 use vernier::measure::{Batch, Target};
 use vernier::protocol::BenchRef;
 use vernier::timer::TimerInfo;
@@ -157,8 +157,8 @@ pub mod mock {
 
     use super::*;
     use vernier::measure::WallClock;
-    use vernier::suite::Rng;
     use vernier::timer::TimerKind;
+    use vernier::Rng;
 
     /// A clock advanced by the mock sides.
     #[derive(Clone, Default)]

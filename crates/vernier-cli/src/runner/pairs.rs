@@ -9,23 +9,23 @@
 //!   fresh random environment padding for both, both pinned to one CPU taken in turn from the
 //!   allowed CPUs (from a random offset), and OLD or NEW started first in alternation;
 //! - within the pair, each benchmark is measured by the paired engine
-//!   ([`vernier::compare::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
+//!   ([`vernier::measure::pairs::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
 //!   slice of the benchmark's budget (budget / pairs), ending early once the pair's own estimate
 //!   is precise;
 //! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
-//!   is a random-effects interval over the pairs ([`vernier::compare_stats::random_effects`]);
+//!   is a random-effects interval over the pairs ([`vernier::stats::compare::random_effects`]);
 //! - after each pair, a benchmark whose 99.5 % interval over the pairs so far is settled against
-//!   the threshold (never before [`vernier::compare::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
+//!   the threshold (never before [`vernier::measure::pairs::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.
 
 use crate::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
-use vernier::compare::{
-    self as cmp, measure_pair, pair_slice_plan, pairs_settled, ComparisonFile, ProcessPair,
-};
+use vernier::analyze::pairs::{comparison_from_process_pairs, pairs_settled, ProcessPair};
+use vernier::measure::pairs::{measure_pair, pair_slice_plan, PairStop};
 use vernier::measure::{Progress, WallClock};
 use vernier::plan::Plan;
-use vernier::suite::Rng;
+use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::timer::TimerInfo;
+use vernier::Rng;
 
 /// How a live comparison is run.
 #[derive(Clone, Debug)]
@@ -88,14 +88,14 @@ fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
     file.failed.clear();
     for b in benches {
         if let Some(error) = &b.error {
-            file.failed.push(cmp::Failure {
+            file.failed.push(Failure {
                 name: b.name.clone(),
                 error: error.clone(),
             });
             continue;
         }
         let stop = if b.settled { "settled" } else { stop_all };
-        match cmp::comparison_from_process_pairs(&b.name, b.pairs.clone(), stop) {
+        match comparison_from_process_pairs(&b.name, b.pairs.clone(), stop) {
             Ok(c) => file.comparisons.push(c),
             Err(e) => {
                 let why = if b.empty > 0 {
@@ -106,7 +106,7 @@ fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
                 } else {
                     e
                 };
-                file.failed.push(cmp::Failure {
+                file.failed.push(Failure {
                     name: b.name.clone(),
                     error: why,
                 })
@@ -263,7 +263,7 @@ pub fn run(
                 n.quit();
                 continue;
             }
-            if m.stop == cmp::PairStop::Interrupted {
+            if m.stop == PairStop::Interrupted {
                 stop_all = "interrupted";
             }
             match ProcessPair::from_measurement(j, setup.cpu, setup.env_pad, setup.old_first, &m) {
@@ -293,8 +293,8 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::link::mock::{Clock, MockLauncher, Script};
-    use vernier::compare::MIN_PROCESS_PAIRS;
-    use vernier::compare_stats::{Mode, Verdict};
+    use vernier::measure::pairs::{default_process_pairs, MIN_PROCESS_PAIRS};
+    use vernier::stats::compare::{Mode, Verdict};
 
     fn script(base: f64, cpu_speed: Vec<f64>, offset: f64) -> Script {
         Script {
@@ -318,7 +318,7 @@ mod tests {
         };
         let plan = Plan::with_budget(2_000_000_000);
         let cfg = PairsConfig {
-            pairs: cmp::default_process_pairs(plan.time_budget_ns),
+            pairs: default_process_pairs(plan.time_budget_ns),
             plan,
             threshold: 0.005,
             cpus: vec![0, 1],

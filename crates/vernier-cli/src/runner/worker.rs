@@ -245,14 +245,15 @@ impl WorkerProcess {
         Ok(w)
     }
 
+    /// `why` ends with the program's last output when there was some (the errors of `send`
+    /// and `read_line` carry it).
     fn not_a_worker(&mut self, why: &str) -> String {
         format!(
-            "{} is not a vernier worker ({why}). Make it one: in C++, register benchmarks with \
+            "{} is not a vernier worker. Make it one: in C++, register benchmarks with \
              vernier::bench and end main with `return vernier::main(argc, argv);` \
              (#include \"vernier.hpp\"); in Rust, use `vernier::main!` or `Suite::from_args()` \
-             … `suite.finish()`.{}",
+             … `suite.finish()`.\n      What happened: {why}",
             self.program.display(),
-            self.tail_text()
         )
     }
 
@@ -270,10 +271,12 @@ impl WorkerProcess {
             if let Some(msg) = line.strip_prefix("error ") {
                 return Err(format!("{}: {msg}", self.program.display()));
             }
-            return Err(self.not_a_worker(&format!(
-                "it answered '{}' to 'hello'",
-                protocol::clip(&line)
-            )));
+            let why = format!(
+                "it answered '{}' to 'hello'{}",
+                protocol::clip(&line),
+                self.tail_text()
+            );
+            return Err(self.not_a_worker(&why));
         }
         self.hello = Hello::parse(&line)?;
         self.send("list")?;

@@ -5,7 +5,7 @@
 use super::{counters_line, Style, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::diagnostic::{words::explanation, Code, Diagnostic};
 use crate::result::{BenchmarkResult, ResultFile, Status};
-use crate::steady::WarmupClass;
+use crate::stats::steady::WarmupClass;
 use crate::units::format_ns;
 use std::fmt::Write as _;
 

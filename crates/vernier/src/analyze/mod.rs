@@ -8,18 +8,21 @@
 
 pub mod nan;
 
+pub mod pairs;
+pub mod speed;
+
 use crate::counters::Event;
 use crate::diagnostic::{
     Code, Cycle, CycleSource, Estimates, Finding, Removed, Slowed, SpeedReference,
 };
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
-use crate::speed::{self, Speed};
+use crate::stats::steady::WarmupClass;
 use crate::stats::{self, LinearFit};
-use crate::steady::WarmupClass;
 use crate::timer::TimerInfo;
 use nan::{nan_as_null, nan_pair};
 use serde::{Deserialize, Serialize};
+use speed::Speed;
 use std::collections::BTreeMap;
 
 /// What the analysis knows beyond the samples.
@@ -896,7 +899,7 @@ fn per_group(main: &[&Sample], key: impl Fn(&Sample) -> u32) -> Vec<ProcessFigur
 mod tests {
     use super::*;
     use crate::samples::Samples;
-    use crate::steady::SteadyState;
+    use crate::stats::steady::SteadyState;
     use crate::timer::TimerKind;
 
     fn ctx() -> Context {

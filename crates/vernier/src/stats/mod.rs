@@ -7,6 +7,9 @@
 //! (numpy's default, "type 7"), so golden values computed with numpy match exactly
 //! (`tests/stats_golden.rs`, fixtures from `scripts/gen_stats_fixtures.py`).
 
+pub mod compare;
+pub mod steady;
+
 /// Sorted copy of the data (NaNs are not expected: samples are finite by construction).
 pub fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut v = xs.to_vec();

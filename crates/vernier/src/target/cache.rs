@@ -3,7 +3,7 @@
 //! longer in any cache (nor its pages in the TLB). The protocol's `cache=cold` run option and
 //! `Suite::bench_cold` use it; `docs/experiments.md` says what it costs and what it measures.
 
-use crate::suite::{Meter, Routine};
+use crate::target::routine::{Meter, Routine};
 use crate::timer::Timer;
 
 /// Where the last-level cache's size is read: one directory per cache of CPU 0.
@@ -56,20 +56,6 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     num.trim().parse::<u64>().ok().map(|n| n * mult)
-}
-
-/// Take off a cold benchmark's result the diagnostics that do not apply to it: the linearity
-/// fit and the optimized-away check rest on samples of several iterations (the linearity
-/// ladder), of which only the first is cold; `timer-limited` is the price of one iteration per
-/// sample, which the cold run states (with the timer's cost) instead.
-pub fn drop_warm_checks(r: &mut crate::result::BenchmarkResult) {
-    use crate::diagnostic::Code;
-    r.diagnostics.retain(|d| {
-        !matches!(
-            d.code,
-            Code::Nonlinear | Code::OptimizedAway | Code::TimerLimited
-        )
-    });
 }
 
 /// The eviction buffer, allocated on first use.

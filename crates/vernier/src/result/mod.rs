@@ -2,6 +2,9 @@
 //! timer's calibration, the harness's own costs and the machine, as structured fields.
 //! Written atomically (temporary file + rename) so a crash never leaves half a file.
 
+pub mod cold;
+pub mod comparison;
+pub mod earlier;
 mod load;
 
 pub use load::{load, parse, Invalid, LoadError};
@@ -14,7 +17,7 @@ use crate::diagnostic::Diagnostic;
 use crate::machine::Machine;
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{CounterColumn, Phase, Sample, Samples};
-use crate::steady::{SteadyState, WarmupClass};
+use crate::stats::steady::{SteadyState, WarmupClass};
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -276,6 +279,11 @@ pub struct BenchmarkResult {
     /// confirms or clears it. Absent when no count was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_check: Option<crate::analyze::InstructionsCheck>,
+    /// The range of this benchmark's medians in the same program's recent runs on this
+    /// machine, which `per_iter.ci95_ns` was joined to (`vernier::result::earlier`). Absent when there
+    /// were fewer than two, or for a run outside the `vernier` command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_runs: Option<earlier::EarlierRuns>,
     pub samples: SamplesJson,
 }
 
@@ -395,6 +403,7 @@ impl BenchmarkResult {
             stop: stop_str(m.stop).into(),
             speed: a.speed.as_ref().map(SpeedJson::new),
             instructions_check: None,
+            earlier_runs: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -450,6 +459,7 @@ impl BenchmarkResult {
             stop: "failed".into(),
             speed: None,
             instructions_check: None,
+            earlier_runs: None,
             samples: SamplesJson::default(),
         }
     }

@@ -7,8 +7,10 @@ use crate::result::{BenchmarkResult, Harness};
 use crate::timer::TimerInfo;
 use std::fmt::Write as _;
 
+pub mod compare;
 mod table;
 pub use crate::diagnostic::words::explanation;
+pub use crate::units;
 pub use table::{
     after_table, cut_middle, render_file, short_ns, spread_pct, text_width, warmup_cell,
     warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
@@ -51,7 +53,7 @@ impl Style {
     }
 }
 
-pub use crate::units::format_ns;
+pub use units::format_ns;
 
 /// The width standard output must fit: `COLUMNS` when set to a positive number, else the
 /// terminal's width (TIOCGWINSZ) when it is a terminal, else `None` (piped: unlimited, so

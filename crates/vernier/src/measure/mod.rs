@@ -14,10 +14,13 @@
 //! The clock that keeps the budget and the target that measures are traits, so the whole
 //! machine runs deterministically in tests against a scripted target.
 
+pub mod in_process;
+pub mod pairs;
+
 use crate::plan::Plan;
 use crate::samples::{CounterColumn, Phase, Sample, Samples};
 use crate::stats;
-use crate::steady::{self, SteadyState, WarmupClass};
+use crate::stats::steady::{self, SteadyState, WarmupClass};
 use crate::timer::TimerInfo;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -2,6 +2,8 @@
 //! (`serve`) is used by `Suite` when a runner launched the process; the runner side parses the
 //! replies. Pure text handling here; the pipes and processes live with their users.
 
+pub mod serve;
+
 use crate::measure::Batch;
 use crate::samples::CounterColumn;
 use crate::timer::{TimerInfo, TimerKind};

@@ -1,0 +1,105 @@
+//! The engine's targets in this process: a [`Routine`] sampled with this process's timer (and
+//! counters), the core-speed probe run before a batch when the engine asks for it, and a panic
+//! in the benchmark turned into an error.
+
+use crate::counters::{self, CounterSample, CounterSet};
+use crate::measure::{Batch, Target};
+use crate::target::routine::{Meter, Routine};
+use crate::timer::Timer;
+use std::panic::{self, AssertUnwindSafe};
+
+/// The in-process target: samples a routine with this process's timer. A panic in the
+/// benchmark becomes an error (the samples before it are kept by the engine).
+pub struct InProcess<'a> {
+    pub routine: &'a mut dyn Routine,
+    pub timer: &'a Timer,
+}
+
+impl Target for InProcess<'_> {
+    fn prepare(&mut self) -> Result<(), String> {
+        let routine = &mut *self.routine;
+        panic::catch_unwind(AssertUnwindSafe(|| routine.prepare()))
+            .map_err(|p| format!("benchmark set-up panicked: {}", panic_message(&p)))
+    }
+
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        probe_before(self.timer, out);
+        sample_routine(&mut *self.routine, self.timer, None, iters, count, out)
+    }
+}
+
+/// The in-process target with counters: like [`InProcess`], reading `counters` (when `Some`)
+/// around each sample's timed region.
+pub struct Metered<'a> {
+    pub routine: &'a mut dyn Routine,
+    pub timer: &'a Timer,
+    pub counters: Option<&'a mut CounterSet>,
+}
+
+impl Target for Metered<'_> {
+    fn prepare(&mut self) -> Result<(), String> {
+        InProcess {
+            routine: &mut *self.routine,
+            timer: self.timer,
+        }
+        .prepare()
+    }
+
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        probe_before(self.timer, out);
+        let counters = self.counters.as_deref_mut();
+        sample_routine(&mut *self.routine, self.timer, counters, iters, count, out)
+    }
+}
+
+/// Run the core-speed probe the engine asked for (`out.probe_adds`), before the batch and
+/// outside every timed region, on this thread.
+fn probe_before(timer: &Timer, out: &mut Batch) {
+    if out.probe_adds > 0 {
+        out.probe_ns = Some(crate::target::kernels::speed_probe(timer, out.probe_adds));
+    }
+}
+
+/// `count` samples of `iters` iterations of `routine` into `out`: times, and with `counters`
+/// one counter column per event read (computed after the batch, outside every region). A
+/// panic becomes an error; the samples before it are kept.
+pub fn sample_routine(
+    routine: &mut dyn Routine,
+    timer: &Timer,
+    mut counters: Option<&mut CounterSet>,
+    iters: u64,
+    count: usize,
+    out: &mut Batch,
+) -> Result<(), String> {
+    let ns = &mut out.ns;
+    let first = ns.len();
+    let mut deltas: Vec<CounterSample> = Vec::new();
+    if counters.is_some() {
+        deltas.reserve(count);
+    }
+    let r = panic::catch_unwind(AssertUnwindSafe(|| {
+        for _ in 0..count {
+            let mut meter = Meter::with_counters(timer, counters.as_deref_mut());
+            let ticks = routine.sample_metered(&mut meter, iters);
+            ns.push(timer.ticks_to_ns(ticks));
+            if let Some(c) = counters.as_deref() {
+                deltas.push(c.sample());
+            }
+        }
+    }))
+    .map_err(|p| format!("benchmark panicked: {}", panic_message(&p)));
+    if let Some(c) = counters.as_deref() {
+        if first == 0 && !deltas.is_empty() {
+            deltas.truncate(out.ns.len());
+            out.counters = counters::to_columns(c.events(), &deltas);
+        }
+    }
+    r
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-string panic)".into())
+}

@@ -1,0 +1,736 @@
+//! Paired, interleaved A/B comparisons: is NEW faster or slower than OLD?
+//!
+//! Measuring OLD for a second and then NEW for a second lets the machine's drift (frequency,
+//! temperature, a neighbour's load) pose as a difference. This engine measures the two
+//! *alternately*, with the same iterations per sample, and pairs what was measured back to back:
+//! drift common to both members of a pair cancels in their ratio, and the statistics
+//! ([`crate::stats::compare`]) work on the per-pair log-ratios.
+//!
+//! **Process pairs.** Across executables one OLD and one NEW process are not enough: each has
+//! its own memory layout, and the CPU each runs on may be slower than the other for seconds at
+//! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
+//! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
+//! pair and combines them with a random-effects interval ([`crate::analyze::pairs`],
+//! [`compare::random_effects`]): the interval then includes the spread between pairs. After
+//! each pair, [`pairs_settled`](crate::analyze::pairs::pairs_settled) decides whether a
+//! benchmark needs more; this module plans each pair's slice ([`pair_slice_plan`]). In process
+//! ([`crate::session::pairs`]) there is one process on one CPU, and the interval covers the
+//! noise within it only; the table says so.
+//!
+//! The engine is a state machine, like [`crate::measure`]:
+//!
+//! | state       | does | leaves when |
+//! |-------------|------|-------------|
+//! | `Calibrate` | doubles the iteration count from 1, taking `calibration_samples` samples of *each* side per step (order alternating) | the fastest sample of the *slower* side lasts ≥ the plan's minimum sample time (or half the budget is gone); both sides then use that count |
+//! | `Collect`   | rounds: a batch of OLD and a batch of NEW in a random order (seeded); the first `rewarm_samples` of every batch are measured and kept out of the pair; the pair is the median per-iteration time of the rest of each batch | the stopping interval is settled (see below), after `min_time_ns`; or the budget is spent; or Ctrl-C; or a side fails |
+//!
+//! **Warm-up.** Calibration runs both sides, which warms both up; then steady-state detection
+//! (MSER-5, [`crate::stats::steady`]) runs on the series of pair ratios NEW/OLD, and pairs before its
+//! cut are excluded. Running it on the ratios rather than on each side means a drift common to
+//! both is not mistaken for a warm-up that never ends.
+//!
+//! **Re-warm-up.** Switching from one side to the other disturbs caches and predictors (and,
+//! across processes, wakes a process that was sleeping on a pipe): the first sample after a
+//! switch is measured but not paired. Its cost relative to the rest of its batch is reported
+//! ([`Rewarm`]). In-process, where a batch is one sample, nothing is dropped: both members of a
+//! pair pay the same switch, in a random order.
+//!
+//! **Stopping.** At looks spaced geometrically (each once the pairs have grown by
+//! [`LOOK_GROWTH`]) the engine computes a *wider* interval than the one it reports, at
+//! [`STOP_Z`] (99 %), so that looking several times does not inflate the error rate, and stops
+//! when that interval is *settled*: entirely above 1 + t, entirely below 1/(1 + t), or entirely
+//! within the noise band [1/(1 + t), 1 + t] (t = the threshold). The reported figures are then
+//! the 95 % ones, computed on the steady pairs.
+
+use crate::measure::{Batch, Progress, State, Target, WallClock, INTERRUPTED};
+use crate::plan::Plan;
+use crate::stats::compare::{self, RatioEstimate};
+use crate::stats::steady::{self, WarmupClass};
+use crate::target::input::Rng;
+use crate::timer::TimerInfo;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::Ordering;
+
+/// Two-sided normal quantile of the stopping interval (99 %): wider than the reported 95 %
+/// interval so that the ~15 looks of a one-second budget do not turn a 5 % error rate into 20 %.
+pub const STOP_Z: f64 = 2.575_829_303_548_901;
+/// A look happens once the number of pairs has grown by this factor since the previous one.
+pub const LOOK_GROWTH: f64 = 1.25;
+/// Fewest steady pairs a look (or a verdict) rests on: MSER needs 8 batches of 5, and the
+/// signed-rank interval is then in its normal regime.
+pub const MIN_PAIRS: usize = 50;
+/// Across processes a batch lasts about this long (plus one re-warm-up sample): long enough that
+/// the protocol round trip (tens of µs) is a small overhead, short enough that drift within a
+/// round is negligible.
+pub const WORKER_BATCH_NS: u64 = 400_000;
+/// Bounds on the samples per batch across processes.
+pub const MIN_BATCH: usize = 3;
+pub const MAX_BATCH: usize = 64;
+/// Samples dropped at the start of every batch across processes.
+pub const WORKER_REWARM_SAMPLES: usize = 1;
+
+/// Which member of a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Old,
+    New,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Old => "OLD",
+            Side::New => "NEW",
+        }
+    }
+}
+
+/// How a comparison is measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairPlan {
+    /// Hard wall-clock budget per comparison, calibration and warm-up included.
+    pub time_budget_ns: u64,
+    /// No early stop before this much time (lets a slow warm-up show).
+    pub min_time_ns: u64,
+    /// Target duration of one sample, and the timer floor, as in [`Plan`].
+    pub target_sample_ns: u64,
+    pub timer_factor: f64,
+    pub calibration_samples: usize,
+    pub max_iters: u64,
+    /// Noise threshold t: ratios within [1/(1 + t), 1 + t] are "no change".
+    pub threshold: f64,
+    /// Duration of a batch (0: one sample per batch, the in-process form).
+    pub batch_ns: u64,
+    /// Samples measured at the start of each batch and kept out of the pairs.
+    pub rewarm_samples: usize,
+    /// Seed of the order of the sides within each round.
+    pub seed: u64,
+    /// Stop as soon as the verdict is settled (otherwise use the whole budget).
+    pub early_stop: bool,
+    /// Stop once the stopping interval's half-width on the log scale is below this, whatever
+    /// it says about the threshold (a process pair's slice: more precision within one pair
+    /// cannot shrink the spread between pairs).
+    pub precise_log_half_width: Option<f64>,
+}
+
+impl PairPlan {
+    fn from_plan(plan: &Plan, threshold: f64) -> PairPlan {
+        PairPlan {
+            time_budget_ns: plan.time_budget_ns,
+            min_time_ns: plan.min_time_ns,
+            target_sample_ns: plan.target_sample_ns,
+            timer_factor: plan.timer_factor,
+            calibration_samples: plan.calibration_samples,
+            max_iters: plan.max_iters,
+            threshold,
+            batch_ns: 0,
+            rewarm_samples: 0,
+            seed: 0x5EED_CAFE,
+            early_stop: true,
+            precise_log_half_width: None,
+        }
+    }
+
+    /// Both sides in this process: one sample per side per pair, in a random order.
+    pub fn in_process(plan: &Plan, threshold: f64) -> PairPlan {
+        PairPlan::from_plan(plan, threshold)
+    }
+
+    /// Two worker processes: batches of about [`WORKER_BATCH_NS`], the first sample of each
+    /// dropped from the pair.
+    pub fn across_processes(plan: &Plan, threshold: f64) -> PairPlan {
+        PairPlan {
+            batch_ns: WORKER_BATCH_NS,
+            rewarm_samples: WORKER_REWARM_SAMPLES,
+            ..PairPlan::from_plan(plan, threshold)
+        }
+    }
+
+    fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
+        let floor = self.timer_factor * timer.overhead_ns.max(timer.resolution_ns);
+        (self.target_sample_ns as f64).max(floor).ceil() as u64
+    }
+}
+
+/// Why collection stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PairStop {
+    /// The stopping interval settled the verdict.
+    Settled,
+    /// The budget was spent first.
+    Budget,
+    Interrupted,
+    Failed,
+}
+
+impl PairStop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PairStop::Settled => "settled",
+            PairStop::Budget => "budget",
+            PairStop::Interrupted => "interrupted",
+            PairStop::Failed => "failed",
+        }
+    }
+}
+
+/// The cost of the first sample after a switch, relative to the rest of its batch: the median
+/// over batches of first/median(rest), per side. 1.0: switching costs nothing measurable.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rewarm {
+    pub old: f64,
+    pub new: f64,
+}
+
+/// Everything measured for one comparison.
+#[derive(Clone, Debug)]
+pub struct PairMeasurement {
+    /// Iterations per sample, identical for both sides.
+    pub iters_per_sample: u64,
+    /// Per-iteration time of each pair's OLD and NEW member (ns), in time order.
+    pub old_ns: Vec<f64>,
+    pub new_ns: Vec<f64>,
+    /// When each pair ended (s since the comparison started).
+    pub t_s: Vec<f64>,
+    /// Index of the first steady pair.
+    pub first_steady: usize,
+    /// Steady-state class of the ratio series (`None`: too short to tell).
+    pub warmup: Option<WarmupClass>,
+    /// Paired estimate on the steady pairs.
+    pub estimate: Option<RatioEstimate>,
+    pub stop: PairStop,
+    pub wall_ns: u64,
+    /// Which side failed and why.
+    pub error: Option<(Side, String)>,
+    pub rewarm: Option<Rewarm>,
+    /// Samples taken of each side, calibration and re-warm-up included.
+    pub samples: (usize, usize),
+    /// Number of looks taken by the stopping rule.
+    pub looks: usize,
+}
+
+/// Where an interval stands relative to the noise band.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settle {
+    /// Entirely above 1 + t.
+    Above,
+    /// Entirely below 1/(1 + t).
+    Below,
+    /// Entirely within the band.
+    Within,
+}
+
+/// Is an interval (lo, hi) of the ratio settled against threshold t?
+pub fn settled(lo: f64, hi: f64, t: f64) -> Option<Settle> {
+    let (band_lo, band_hi) = (1.0 / (1.0 + t), 1.0 + t);
+    if lo > band_hi {
+        Some(Settle::Above)
+    } else if hi < band_lo {
+        Some(Settle::Below)
+    } else if lo >= band_lo && hi <= band_hi {
+        Some(Settle::Within)
+    } else {
+        None
+    }
+}
+
+/// Run the comparison state machine on two targets. `timer` is the coarser of the two sides'
+/// timers (it sets the shortest acceptable sample).
+pub fn measure_pair<'t>(
+    old: &mut (dyn Target + 't),
+    new: &mut (dyn Target + 't),
+    clock: &dyn WallClock,
+    plan: &PairPlan,
+    timer: &TimerInfo,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> PairMeasurement {
+    let start = clock.now_ns();
+    let mut m = PairMeasurement {
+        iters_per_sample: 1,
+        old_ns: Vec::new(),
+        new_ns: Vec::new(),
+        t_s: Vec::new(),
+        first_steady: 0,
+        warmup: None,
+        estimate: None,
+        stop: PairStop::Budget,
+        wall_ns: 0,
+        error: None,
+        rewarm: None,
+        samples: (0, 0),
+        looks: 0,
+    };
+    let mut rng = Rng::new(plan.seed);
+    let mut batch = Batch::default();
+    let mut rewarm_old = Vec::new();
+    let mut rewarm_new = Vec::new();
+    let goal = plan.min_sample_ns(timer);
+    let mut state = State::Calibrate;
+    let fail = |m: &mut PairMeasurement, e: (Side, String)| {
+        m.error = Some(e);
+        m.stop = PairStop::Failed;
+    };
+    // Set-up of both sides (outside the budget's timed part, like `measure`).
+    for (side, t) in [(Side::Old, &mut *old), (Side::New, &mut *new)] {
+        if let Err(e) = t.prepare() {
+            fail(&mut m, (side, e));
+            state = State::Done;
+            break;
+        }
+    }
+
+    // One batch of one side; per-sample ns, or the failing side's error.
+    let mut take = |m: &mut PairMeasurement,
+                    side: Side,
+                    iters: u64,
+                    count: usize|
+     -> Result<Vec<u64>, (Side, String)> {
+        batch.clear();
+        let t: &mut (dyn Target + 't) = match side {
+            Side::Old => &mut *old,
+            Side::New => &mut *new,
+        };
+        t.measure(iters, count, &mut batch).map_err(|e| (side, e))?;
+        if batch.ns.len() != count {
+            return Err((
+                side,
+                format!("asked for {count} samples, got {}", batch.ns.len()),
+            ));
+        }
+        match side {
+            Side::Old => m.samples.0 += count,
+            Side::New => m.samples.1 += count,
+        }
+        Ok(batch.ns.clone())
+    };
+
+    let mut calibration =
+        crate::measure::Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
+    let mut est_sample_ns = goal as f64;
+    let mut next_look = MIN_PAIRS;
+    let mut rel_ci = None;
+    let elapsed = |c: &dyn WallClock| c.now_ns().saturating_sub(start);
+
+    while state != State::Done {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            m.stop = PairStop::Interrupted;
+            break;
+        }
+        let order = if rng.next_u64() & 1 == 0 {
+            [Side::Old, Side::New]
+        } else {
+            [Side::New, Side::Old]
+        };
+        match state {
+            State::Calibrate => {
+                let mut best = [0u64; 2];
+                let mut failed = false;
+                let iters = calibration.iters;
+                for side in order {
+                    match take(&mut m, side, iters, plan.calibration_samples.max(1)) {
+                        Ok(ns) => best[side as usize] = ns.iter().copied().min().unwrap_or(0),
+                        Err(e) => {
+                            fail(&mut m, e);
+                            failed = true;
+                            break;
+                        }
+                    }
+                }
+                if failed {
+                    break;
+                }
+                // The slower side sets the count.
+                if let Some(c) = calibration.step(best[0].max(best[1]), elapsed(clock)) {
+                    m.iters_per_sample = c.iters;
+                    est_sample_ns = c.est_sample_ns;
+                    state = State::Collect;
+                }
+            }
+            State::Collect => {
+                let now = elapsed(clock);
+                if now >= plan.time_budget_ns {
+                    m.stop = PairStop::Budget;
+                    break;
+                }
+                let k = if plan.batch_ns == 0 {
+                    1
+                } else {
+                    ((plan.batch_ns as f64 / est_sample_ns) as usize).clamp(MIN_BATCH, MAX_BATCH)
+                };
+                let count = k + plan.rewarm_samples;
+                let n = m.iters_per_sample as f64;
+                let mut per = [0.0f64; 2];
+                let mut failed = false;
+                let it = m.iters_per_sample;
+                for side in order {
+                    match take(&mut m, side, it, count) {
+                        Ok(ns) => {
+                            let rest: Vec<f64> = ns[plan.rewarm_samples..]
+                                .iter()
+                                .map(|&x| x as f64 / n)
+                                .collect();
+                            let med = crate::stats::median(&rest);
+                            if plan.rewarm_samples > 0 && med > 0.0 {
+                                let first = ns[0] as f64 / n;
+                                match side {
+                                    Side::Old => rewarm_old.push(first / med),
+                                    Side::New => rewarm_new.push(first / med),
+                                }
+                            }
+                            per[side as usize] = med;
+                        }
+                        Err(e) => {
+                            fail(&mut m, e);
+                            failed = true;
+                            break;
+                        }
+                    }
+                }
+                if failed {
+                    break;
+                }
+                m.old_ns.push(per[0]);
+                m.new_ns.push(per[1]);
+                let now = elapsed(clock);
+                m.t_s.push(now as f64 / 1e9);
+                let recent = m.old_ns.len().saturating_sub(64);
+                let slow: Vec<f64> = m.old_ns[recent..]
+                    .iter()
+                    .zip(&m.new_ns[recent..])
+                    .map(|(a, b)| a.max(*b))
+                    .collect();
+                est_sample_ns = (crate::stats::median(&slow) * n).max(1.0);
+
+                if m.old_ns.len() >= next_look {
+                    next_look = ((m.old_ns.len() as f64 * LOOK_GROWTH).ceil() as usize)
+                        .max(m.old_ns.len() + 1);
+                    m.looks += 1;
+                    let ratios = ratio_series(&m.old_ns, &m.new_ns);
+                    if let Some(st) = steady_ratios(&ratios, plan.threshold) {
+                        if ratios.len() - st.first >= MIN_PAIRS {
+                            let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
+                            let (lo, hi) = compare::hodges_lehmann_paired_ci_z(&d, STOP_Z);
+                            rel_ci = Some((hi - lo) / 2.0);
+                            let precise = plan
+                                .precise_log_half_width
+                                .is_some_and(|w| (hi - lo) / 2.0 < w);
+                            let settles = plan.early_stop
+                                && settled(lo.exp(), hi.exp(), plan.threshold).is_some();
+                            if now >= plan.min_time_ns && (settles || precise) {
+                                m.stop = PairStop::Settled;
+                                state = State::Done;
+                            }
+                        }
+                    }
+                }
+                on_progress(&Progress {
+                    state,
+                    elapsed_ns: now,
+                    budget_ns: plan.time_budget_ns,
+                    samples: m.samples.0 + m.samples.1,
+                    rel_ci,
+                });
+            }
+            State::Done => {}
+        }
+    }
+    m.wall_ns = elapsed(clock);
+    if !rewarm_old.is_empty() && !rewarm_new.is_empty() {
+        m.rewarm = Some(Rewarm {
+            old: crate::stats::median(&rewarm_old),
+            new: crate::stats::median(&rewarm_new),
+        });
+    }
+    let ratios = ratio_series(&m.old_ns, &m.new_ns);
+    let st = steady_ratios(&ratios, plan.threshold);
+    m.warmup = st.map(|s| s.class);
+    m.first_steady = st.map(|s| s.first).unwrap_or(0).min(ratios.len());
+    let (o, n) = (&m.old_ns[m.first_steady..], &m.new_ns[m.first_steady..]);
+    if !o.is_empty() {
+        m.estimate = compare::paired(o, n).ok();
+    }
+    m
+}
+
+/// A cut of the ratio series whose head differs from the rest by less than this fraction of
+/// the threshold is not a warm-up that matters to the verdict: nothing is excluded.
+pub const NEGLIGIBLE_SHIFT_OF_THRESHOLD: f64 = 0.25;
+
+/// Steady-state detection on the pair ratios. MSER's "no steady state" (a cut in the second
+/// half) is kept only when what it cuts differs from what remains by more than a quarter of the
+/// threshold: on a very quiet machine the ratio series is so flat that MSER's minimum lands on
+/// structure far below anything the verdict could see, and cutting half the pairs would only
+/// widen the interval.
+fn steady_ratios(ratios: &[f64], threshold: f64) -> Option<steady::SteadyState> {
+    let st = steady::detect(ratios)?;
+    if st.class == WarmupClass::NoSteadyState && st.first > 0 && st.first < ratios.len() {
+        let head = crate::stats::median(&ratios[..st.first]);
+        let tail = crate::stats::median(&ratios[st.first..]);
+        if (head / tail).ln().abs() < NEGLIGIBLE_SHIFT_OF_THRESHOLD * threshold {
+            return Some(steady::SteadyState {
+                first: 0,
+                class: WarmupClass::Flat,
+            });
+        }
+    }
+    Some(st)
+}
+
+fn ratio_series(old: &[f64], new: &[f64]) -> Vec<f64> {
+    old.iter()
+        .zip(new)
+        .map(|(o, n)| {
+            if *o > 0.0 && *n > 0.0 {
+                n / o
+            } else {
+                // A zero-duration sample (a clock that did not tick): neutral.
+                1.0
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process pairs: how many, and the plan of each one's slice.
+
+/// Fewest process pairs a comparison across processes uses: the spread between pairs needs a
+/// few to be estimated at all (with 3 degrees of freedom t₀.₉₇₅ = 3.18; with 1 it is 12.7).
+pub const MIN_PROCESS_PAIRS: usize = 4;
+/// Most process pairs by default (more only with --processes).
+pub const MAX_DEFAULT_PROCESS_PAIRS: usize = 10;
+/// The default count gives each pair at least this much of a benchmark's budget: enough to
+/// calibrate, warm up and take the 50 rounds a pair's estimate rests on.
+pub const MIN_PAIR_SLICE_NS: u64 = 150_000_000;
+/// A pair's slice ends once its own 99 % interval is narrower (half-width, log scale) than
+/// this fraction of the threshold: the pair's noise is then small beside the threshold, and
+/// more rounds in the same pair cannot reduce the spread between pairs.
+pub const PAIR_PRECISION_OF_THRESHOLD: f64 = 0.25;
+/// Process pairs for a budget: as many as fit slices of [`MIN_PAIR_SLICE_NS`], between
+/// [`MIN_PROCESS_PAIRS`] and [`MAX_DEFAULT_PROCESS_PAIRS`].
+pub fn default_process_pairs(time_budget_ns: u64) -> usize {
+    ((time_budget_ns / MIN_PAIR_SLICE_NS) as usize)
+        .clamp(MIN_PROCESS_PAIRS, MAX_DEFAULT_PROCESS_PAIRS)
+}
+
+/// The plan of one process pair's slice of a benchmark: the per-pair engine with a budget of
+/// `slice_ns`, no stop on the threshold (a single pair cannot settle the verdict), a stop once
+/// its own interval is precise (see [`PAIR_PRECISION_OF_THRESHOLD`]).
+pub fn pair_slice_plan(plan: &Plan, threshold: f64, slice_ns: u64) -> PairPlan {
+    let mut p = PairPlan::across_processes(plan, threshold);
+    p.time_budget_ns = slice_ns.max(1);
+    p.min_time_ns = slice_ns / 4;
+    p.early_stop = false;
+    p.precise_log_half_width =
+        Some((PAIR_PRECISION_OF_THRESHOLD * (1.0 + threshold).ln()).max(1e-6));
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::MockClock;
+    use crate::result::comparison::ComparisonFile;
+    use crate::stats::compare::{Mode, Verdict};
+    use crate::timer::TimerKind;
+
+    /// A side whose per-iteration cost is `base × drift(t) × (1 + noise)`; it advances the
+    /// shared clock by what it took.
+    struct Mock {
+        clock: MockClock,
+        base: f64,
+        drift: fn(u64) -> f64,
+        rng: Rng,
+        taken: usize,
+        fail_after: Option<usize>,
+    }
+
+    impl Mock {
+        fn new(clock: &MockClock, base: f64, drift: fn(u64) -> f64, seed: u64) -> Mock {
+            Mock {
+                clock: clock.clone(),
+                base,
+                drift,
+                rng: Rng::new(seed),
+                taken: 0,
+                fail_after: None,
+            }
+        }
+    }
+
+    impl Target for Mock {
+        fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+            for _ in 0..count {
+                if self.fail_after.is_some_and(|n| self.taken >= n) {
+                    return Err("worker died: killed by signal 11 (Segmentation fault)".into());
+                }
+                let now = self.clock.0.get();
+                // ±2 % uniform noise plus an occasional 3× spike (an interrupt).
+                let mut noise = 1.0 + (self.rng.next_f64() - 0.5) * 0.04;
+                if self.rng.next_f64() < 0.01 {
+                    noise *= 3.0;
+                }
+                let ns = (self.base * (self.drift)(now) * noise * iters as f64).round() as u64;
+                self.taken += 1;
+                self.clock.0.set(now + ns + 100);
+                out.ns.push(ns.max(1));
+            }
+            Ok(())
+        }
+    }
+
+    fn timer() -> TimerInfo {
+        TimerInfo {
+            kind: TimerKind::Tsc,
+            resolution_ns: 1.0,
+            overhead_ns: 10.0,
+            tsc_hz: Some(3e9),
+        }
+    }
+
+    /// Doubles the cost over the one-second budget.
+    fn drift_2x(t: u64) -> f64 {
+        1.0 + t as f64 / 1e9
+    }
+
+    fn flat(_: u64) -> f64 {
+        1.0
+    }
+
+    fn run(
+        old_base: f64,
+        new_base: f64,
+        drift: fn(u64) -> f64,
+        plan: &PairPlan,
+    ) -> PairMeasurement {
+        let clock = MockClock::default();
+        let mut a = Mock::new(&clock, old_base, drift, 1);
+        let mut b = Mock::new(&clock, new_base, drift, 2);
+        measure_pair(&mut a, &mut b, &clock, plan, &timer(), &mut |_| {})
+    }
+
+    fn plans() -> [PairPlan; 2] {
+        let p = Plan::default();
+        [
+            PairPlan::in_process(&p, 0.005),
+            PairPlan::across_processes(&p, 0.005),
+        ]
+    }
+
+    #[test]
+    fn a_against_a_under_2x_drift_is_no_change() {
+        for plan in plans() {
+            let m = run(5.0, 5.0, drift_2x, &plan);
+            let e = m.estimate.unwrap();
+            assert!((e.ratio - 1.0).abs() < 0.003, "{e:?}");
+            let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+            f.push_paired("a", &m, false);
+            assert_eq!(f.comparisons[0].verdict, Verdict::NoChange);
+            // The paired interval settles inside the band before the budget is spent.
+            assert_eq!(m.stop, PairStop::Settled, "{plan:?}");
+            assert!(e.ci95.0 > 1.0 / 1.005 && e.ci95.1 < 1.005, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn a_known_shift_is_measured_despite_drift() {
+        for plan in plans() {
+            let m = run(5.0, 5.5, drift_2x, &plan);
+            let e = m.estimate.unwrap();
+            assert!((e.ratio - 1.1).abs() < 0.005, "{e:?}");
+            // The interval is about ±0.15 %: it lies close to the truth (a 95 % interval may
+            // miss it, by little).
+            assert!(e.ci95.0 < 1.1 * 1.002 && e.ci95.1 > 1.1 / 1.002, "{e:?}");
+            let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+            f.push_paired("a", &m, false);
+            assert_eq!(f.comparisons[0].verdict, Verdict::Slower);
+            assert_eq!(m.stop, PairStop::Settled);
+            let m = run(5.5, 5.0, drift_2x, &plan);
+            f.push_paired("b", &m, false);
+            assert_eq!(f.comparisons[1].verdict, Verdict::Faster);
+            let g = f.geomean_ratio.unwrap();
+            assert!((g - 1.0).abs() < 0.005, "{g}");
+        }
+    }
+
+    #[test]
+    fn both_sides_use_the_same_iterations_calibrated_on_the_slower() {
+        let plan = &plans()[0];
+        let m = run(1.0, 4.0, flat, plan);
+        // Goal 20 µs: the slower side (4 ns) needs ≥ 5000 iterations, the faster ≥ 20 000.
+        assert!(m.iters_per_sample >= 5_000 && m.iters_per_sample < 20_000);
+        let e = m.estimate.unwrap();
+        assert!((e.ratio - 4.0).abs() < 0.02, "{e:?}");
+    }
+
+    #[test]
+    fn unpaired_comparison_of_drifting_runs_is_fooled_where_paired_is_not() {
+        // OLD measured during the first half second, NEW during the second, same code.
+        let clock = MockClock::default();
+        let mut a = Mock::new(&clock, 5.0, drift_2x, 1);
+        let mut batch = Batch::default();
+        a.measure(25_000, 2000, &mut batch).unwrap();
+        let old: Vec<f64> = batch.ns.iter().map(|&x| x as f64 / 25_000.0).collect();
+        batch.clear();
+        a.measure(25_000, 2000, &mut batch).unwrap();
+        let new: Vec<f64> = batch.ns.iter().map(|&x| x as f64 / 25_000.0).collect();
+        let u = compare::unpaired(&old, &new).unwrap();
+        assert!(u.ratio > 1.1 && u.ci95.0 > 1.05, "{u:?}");
+        let m = run(5.0, 5.0, drift_2x, &plans()[0]);
+        assert!((m.estimate.unwrap().ratio - 1.0).abs() < 0.003);
+    }
+
+    #[test]
+    fn rewarm_samples_are_measured_but_not_paired() {
+        let plan = &plans()[1];
+        let m = run(5.0, 5.0, flat, plan);
+        let (so, sn) = m.samples;
+        // More samples were taken than paired, and every batch had one extra.
+        assert!(so > m.old_ns.len() * (MIN_BATCH + 1) && sn > m.new_ns.len() * (MIN_BATCH + 1));
+        let r = m.rewarm.unwrap();
+        assert!(
+            (r.old - 1.0).abs() < 0.05 && (r.new - 1.0).abs() < 0.05,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn no_early_stop_uses_the_budget() {
+        let mut plan = plans()[0].clone();
+        plan.early_stop = false;
+        plan.time_budget_ns = 200_000_000;
+        let m = run(5.0, 5.0, flat, &plan);
+        assert_eq!(m.stop, PairStop::Budget);
+        assert!(m.wall_ns >= plan.time_budget_ns);
+        assert!(m.wall_ns < plan.time_budget_ns + plan.time_budget_ns / 20);
+    }
+
+    #[test]
+    fn a_failing_side_is_named() {
+        let clock = MockClock::default();
+        let mut a = Mock::new(&clock, 5.0, flat, 1);
+        let mut b = Mock::new(&clock, 5.0, flat, 2);
+        b.fail_after = Some(200);
+        let m = measure_pair(&mut a, &mut b, &clock, &plans()[0], &timer(), &mut |_| {});
+        assert_eq!(m.stop, PairStop::Failed);
+        let (side, e) = m.error.clone().unwrap();
+        assert_eq!(side, Side::New);
+        assert!(e.contains("signal 11"));
+        let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+        f.push_paired("x", &m, false);
+        assert!(f.comparisons.is_empty());
+        assert!(f.failed[0].error.starts_with("NEW failed: worker died"));
+        assert_eq!(f.geomean_ratio, None);
+    }
+
+    #[test]
+    fn settle_rule() {
+        let t = 0.005;
+        assert_eq!(settled(1.006, 1.02, t), Some(Settle::Above));
+        assert_eq!(settled(0.98, 0.99, t), Some(Settle::Below));
+        assert_eq!(settled(0.998, 1.004, t), Some(Settle::Within));
+        assert_eq!(settled(0.998, 1.006, t), None);
+        assert_eq!(settled(1.001, 1.008, t), None);
+    }
+}

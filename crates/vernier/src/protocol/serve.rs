@@ -1,0 +1,159 @@
+//! The worker side of the protocol for a Rust suite: a program launched by a runner (with
+//! [`FDS_ENV`](super::FDS_ENV) set) answers its requests by measuring its registered routines.
+
+use super::{BenchRef, Hello, Worker};
+use crate::counters::{self, CounterSet};
+use crate::measure::in_process::Metered;
+use crate::measure::{Batch, Target};
+use crate::protocol;
+use crate::target::cache;
+use crate::target::routine::{Plain, Routine};
+use crate::target::Suite;
+use crate::timer::Timer;
+
+/// Serve `suite` to the runner over the descriptors `fds` ("R,W") until it says `quit`.
+pub fn serve_fds(suite: &mut Suite, fds: &str) -> Result<(), String> {
+    use std::os::fd::FromRawFd;
+    let (r, w) = fds
+        .split_once(',')
+        .and_then(|(r, w)| Some((r.parse::<i32>().ok()?, w.parse::<i32>().ok()?)))
+        .ok_or_else(|| format!("{}='{fds}' is not 'R,W'", protocol::FDS_ENV))?;
+    // SAFETY: the runner opened these descriptors for this process and nothing else in
+    // the process owns them; each File takes sole ownership of one.
+    let (input, mut output) =
+        unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
+    let mut input = std::io::BufReader::new(input);
+    let mut worker = SuiteWorker {
+        suite,
+        timer: Timer::detect(),
+        empty: Box::new(Plain(|| ())),
+        counters: None,
+        evictor: cache::Evictor::default(),
+    };
+    protocol::serve(&mut worker, &mut input, &mut output).map_err(|e| e.to_string())
+}
+
+struct SuiteWorker<'a> {
+    suite: &'a mut Suite,
+    timer: Timer,
+    empty: Box<dyn Routine>,
+    /// The counters of the last `counters=` option, kept open while it does not change.
+    counters: Option<(String, CounterSet)>,
+    /// The buffer `cache=cold` walks before each sample (allocated on first use).
+    evictor: cache::Evictor,
+}
+
+impl Worker for SuiteWorker<'_> {
+    fn hello(&self) -> Hello {
+        Hello {
+            version: protocol::VERSION,
+            implementation: format!("vernier-rust/{}", env!("CARGO_PKG_VERSION")),
+            timer: self.timer.info(),
+            debug_build: cfg!(debug_assertions),
+            pid: std::process::id(),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.suite.names()
+    }
+
+    fn loop_addrs(&self) -> Vec<usize> {
+        self.suite
+            .entries
+            .iter()
+            .map(|e| e.routine.loop_addr())
+            .collect()
+    }
+
+    fn run(
+        &mut self,
+        bench: BenchRef,
+        iters: u64,
+        samples: usize,
+        extra: &[(String, String)],
+        out: &mut Batch,
+    ) -> Result<(), String> {
+        // `counters=<event,…>`: open them (once per distinct list) and read them per sample.
+        let wanted = extra.iter().find(|(k, _)| k == "counters").map(|(_, v)| v);
+        let counters = match wanted {
+            None => None,
+            Some(list) => {
+                if self.counters.as_ref().is_none_or(|(l, _)| l != list) {
+                    let events = counters::parse_event_list(list).map_err(|e| e.to_string())?;
+                    self.counters = Some((list.clone(), CounterSet::open(&events)));
+                }
+                self.counters
+                    .as_mut()
+                    .map(|(_, c)| c)
+                    .filter(|c| !c.is_empty())
+            }
+        };
+        let count = self.suite.entries.len();
+        let routine: &mut dyn Routine = match bench {
+            BenchRef::Empty => self.empty.as_mut(),
+            BenchRef::Index(i) if i < count => self.suite.entries[i].routine.as_mut(),
+            BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
+        };
+        // `probe=<adds>`: the core-speed probe before the batch (`probe_ns=` in the reply).
+        out.probe_adds = extra
+            .iter()
+            .find(|(k, _)| k == "probe")
+            .and_then(|(_, v)| protocol::parse_probe_adds(v))
+            .unwrap_or(0);
+        // `cache=cold`: the caches are evicted before each sample, outside its timed region.
+        let cold = match extra
+            .iter()
+            .find(|(k, _)| k == "cache")
+            .map(|(_, v)| v.as_str())
+        {
+            None | Some("hot") => false,
+            Some("cold") => true,
+            Some(v) => return Err(format!("bad option 'cache={v}' (expected hot or cold)")),
+        };
+        let mut cold_routine;
+        let routine: &mut dyn Routine = if cold {
+            cold_routine = cache::Cold {
+                inner: routine,
+                evictor: &mut self.evictor,
+            };
+            &mut cold_routine
+        } else {
+            routine
+        };
+        let mut t = Metered {
+            routine,
+            timer: &self.timer,
+            counters,
+        };
+        t.measure(iters, samples, out).map_err(|e| match bench {
+            BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
+            BenchRef::Empty => format!("benchmark empty failed: {e}"),
+        })
+    }
+
+    fn probe(&self) -> String {
+        probe_line()
+    }
+}
+
+/// Facts about this process for the runner's tests: CPU, environment size, a stack address,
+/// whether address-space randomisation is on.
+pub fn probe_line() -> String {
+    let local = 0u8;
+    // SAFETY: sched_getcpu has no preconditions; personality(0xffffffff) only queries.
+    let (cpu, pers) = unsafe { (libc::sched_getcpu(), libc::personality(0xffff_ffff)) };
+    let env_bytes: usize = std::env::vars_os()
+        .map(|(k, v)| k.len() + v.len() + 2)
+        .sum();
+    let aslr = if pers >= 0 && (pers & libc::ADDR_NO_RANDOMIZE) != 0 {
+        0
+    } else {
+        1
+    };
+    format!(
+        "probe pid={} cpu={cpu} env_bytes={env_bytes} stack={:p} aslr={aslr}",
+        std::process::id(),
+        &local as *const u8
+    )
+}

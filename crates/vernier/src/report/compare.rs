@@ -1,0 +1,241 @@
+//! The comparison table: one row per comparison (ratio, change, interval, p-value, verdict,
+//! time, pairs, smallest detectable change), the failures, the geometric mean and a legend
+//! saying how the figures were computed. Fitted to the terminal's width; coloured through the
+//! report's one [`Style`](super::Style).
+
+use super::{
+    cut_middle, text_width, wrap, Render, BOLD, DIM, GREEN, MIN_WIDTH, NAME_FLOOR, NAME_MIN, RED,
+    YELLOW,
+};
+use crate::result::comparison::ComparisonFile;
+use crate::stats::compare::{Mode, Verdict};
+use std::fmt::Write as _;
+
+/// A p-value in four decimals, or "<0.0001".
+pub fn format_p(p: f64) -> String {
+    if !p.is_finite() {
+        "—".into()
+    } else if p < 1e-4 {
+        "<0.0001".into()
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+fn name_width(file: &ComparisonFile) -> usize {
+    file.comparisons
+        .iter()
+        .map(|c| c.name.chars().count())
+        .chain(file.failed.iter().map(|f| f.name.chars().count()))
+        .chain(std::iter::once(14))
+        .max()
+        .unwrap_or(14)
+        .min(48)
+}
+
+/// Columns of the comparison table after the name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CmpCol {
+    Ratio,
+    Change,
+    Ci,
+    P,
+    Verdict,
+    Seconds,
+    Pairs,
+    Detect,
+}
+
+impl CmpCol {
+    fn width(self) -> usize {
+        match self {
+            CmpCol::Ratio | CmpCol::Change | CmpCol::P => 8,
+            CmpCol::Ci => 16,
+            CmpCol::Verdict => 12,
+            CmpCol::Seconds | CmpCol::Detect => 7,
+            CmpCol::Pairs => 6,
+        }
+    }
+}
+
+/// The comparison table fitted to `render.width`: long names cut in the middle, then columns
+/// dropped in this order: seconds, pairs, (names cut to `report::NAME_MIN`), p, detect,
+/// change. The ratio, its interval and the verdict stay.
+pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
+    let style = render.style;
+    let mut w = name_width(file);
+    let mut cols = vec![
+        CmpCol::Ratio,
+        CmpCol::Change,
+        CmpCol::Ci,
+        CmpCol::P,
+        CmpCol::Verdict,
+        CmpCol::Seconds,
+        CmpCol::Pairs,
+        CmpCol::Detect,
+    ];
+    if let Some(width) = render.width {
+        let width = width.max(MIN_WIDTH);
+        let used = |cols: &[CmpCol]| cols.iter().map(|c| c.width() + 2).sum::<usize>();
+        let steps = [
+            Some(CmpCol::Seconds),
+            Some(CmpCol::Pairs),
+            None,
+            Some(CmpCol::P),
+            Some(CmpCol::Detect),
+            Some(CmpCol::Change),
+        ];
+        for step in steps {
+            if used(&cols) + w <= width {
+                break;
+            }
+            match step {
+                Some(c) => cols.retain(|&x| x != c),
+                None => w = w.min(NAME_MIN.max(width.saturating_sub(used(&cols)))),
+            }
+        }
+        // Nothing left to drop: the name takes what remains, a few characters at least.
+        w = w.min(width.saturating_sub(used(&cols)).max(NAME_FLOOR));
+    }
+    let mut s = String::new();
+    let live = file.comparisons.iter().any(|c| c.spread.is_some());
+    let title = |c: CmpCol| match c {
+        CmpCol::Ratio => "ratio",
+        CmpCol::Change => "change",
+        CmpCol::Ci => "95% CI",
+        CmpCol::P => "p (Holm)",
+        CmpCol::Verdict => "verdict",
+        CmpCol::Seconds => "seconds",
+        CmpCol::Pairs if live => "procs",
+        CmpCol::Pairs => "pairs",
+        CmpCol::Detect => "detect",
+    };
+    let left = |c: CmpCol| matches!(c, CmpCol::Ci | CmpCol::Verdict);
+    let cell = |c: CmpCol, text: &str| {
+        let fill = " ".repeat(c.width().saturating_sub(text_width(text)));
+        if left(c) {
+            format!("{text}{fill}")
+        } else {
+            format!("{fill}{text}")
+        }
+    };
+    let name_cell = |n: &str| {
+        let n = cut_middle(n, w);
+        let fill = " ".repeat(w.saturating_sub(text_width(&n)));
+        format!("{n}{fill}")
+    };
+    let mut head = name_cell("benchmark");
+    for &c in &cols {
+        let _ = write!(head, "  {}", cell(c, title(c)));
+    }
+    let _ = writeln!(s, "{}", style.paint(BOLD, head.trim_end()));
+    for c in &file.comparisons {
+        let mut row = name_cell(&c.name);
+        for &col in &cols {
+            let text = match col {
+                CmpCol::Ratio => format!("{:.4}", c.ratio),
+                CmpCol::Change => format!("{:+.2}%", (c.ratio - 1.0) * 100.0),
+                CmpCol::Ci => format!("[{:.4}, {:.4}]", c.ci95[0], c.ci95[1]),
+                CmpCol::P => format_p(c.p_value),
+                CmpCol::Verdict => c.verdict.as_str().to_string(),
+                CmpCol::Seconds => format!("{:.2}", c.seconds),
+                CmpCol::Pairs => c
+                    .spread
+                    .map(|p| p.process_pairs)
+                    .unwrap_or(c.pairs)
+                    .to_string(),
+                CmpCol::Detect => c
+                    .smallest_detectable
+                    .map(|d| format!("±{:.2}%", d * 100.0))
+                    .unwrap_or_else(|| "—".into()),
+            };
+            let text = cell(col, &text);
+            let text = match (col, c.verdict) {
+                (CmpCol::Verdict, Verdict::Slower) => style.paint(RED, &text),
+                (CmpCol::Verdict, Verdict::Faster) => style.paint(GREEN, &text),
+                (CmpCol::Verdict, Verdict::Inconclusive) => style.paint(YELLOW, &text),
+                _ => text,
+            };
+            let _ = write!(row, "  {text}");
+        }
+        let _ = writeln!(s, "{}", row.trim_end());
+    }
+    for f in &file.failed {
+        let _ = writeln!(s, "{}  {}", name_cell(&f.name), style.paint(RED, "FAILED"));
+    }
+    if let (Some(g), Some(ci)) = (file.geomean_ratio, file.geomean_ci95) {
+        let mut row = name_cell("geometric mean");
+        for &col in &cols {
+            let text = match col {
+                CmpCol::Ratio => format!("{g:.4}"),
+                CmpCol::Change => format!("{:+.2}%", (g - 1.0) * 100.0),
+                CmpCol::Ci => format!("[{:.4}, {:.4}]", ci[0], ci[1]),
+                _ => break,
+            };
+            let _ = write!(row, "  {}", cell(col, &text));
+        }
+        let _ = writeln!(s, "{}", row.trim_end());
+    }
+    let mut lines = |text: &str| {
+        for l in wrap(text, render.width, 2, 2) {
+            let _ = writeln!(s, "  {l}");
+        }
+    };
+    for f in &file.failed {
+        lines(&format!("{}: {}", f.name, f.error));
+    }
+    for c in &file.comparisons {
+        if let Some(p) = c.spread {
+            lines(&format!(
+                "{}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
+                 {:.0}% is within pairs, {:.0}% between them; smallest detectable change {}",
+                c.name,
+                p.process_pairs,
+                p.spread_sd * 100.0,
+                p.within_share * 100.0,
+                p.between_share * 100.0,
+                c.smallest_detectable
+                    .map(|d| format!("{:.2}%", d * 100.0))
+                    .unwrap_or_else(|| "—".into())
+            ));
+        }
+    }
+    let mut legend = format!(
+        "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \
+         after Holm's correction over {} comparison(s), noise threshold ±{}%: no-change when the \
+         interval lies within it, inconclusive when it straddles it; detect = the smallest \
+         change the run could have detected (80% power).",
+        match (file.mode, live) {
+            (Mode::Paired, true) => "weighted geometric mean over process pairs",
+            (Mode::Paired, false) => "Hodges–Lehmann estimate",
+            (Mode::Unpaired, _) => "ratio of the files' medians",
+        },
+        file.alpha,
+        file.comparisons.len(),
+        file.threshold * 100.0
+    );
+    match file.mode {
+        Mode::Paired if live => legend.push_str(
+            " Process pairs: each pair is an OLD and a NEW process on one CPU with one environment \
+             padding, alternating batches; 95% CI over the pairs' log-ratios by random effects \
+             (weighted by each pair's precision, Hartung–Knapp, t with pairs − 1 degrees of \
+             freedom): it includes the spread between pairs.",
+        ),
+        Mode::Paired => legend.push_str(
+            " Paired in one process on one CPU: OLD and NEW alternated, same iterations per \
+             sample; 95% CI by inverting the Wilcoxon signed-rank test on the pairs' log-ratios. \
+             It covers the noise within this process, not what differs between processes (memory \
+             layout, CPU): for that, compare two executables with vernier compare OLD NEW.",
+        ),
+        Mode::Unpaired => legend.push_str(
+            " Unpaired: the two result files were measured at different times, so any drift of \
+             the machine between the runs shows up as a difference; 95% CI combines the two \
+             files' own intervals (each covers the spread between its processes and rounds). \
+             For a drift-free verdict compare the executables: vernier compare OLD_EXE NEW_EXE.",
+        ),
+    }
+    for l in wrap(&legend, render.width, 0, 0) {
+        let _ = writeln!(s, "{}", style.paint(DIM, &l));
+    }
+    s
+}

@@ -1,0 +1,252 @@
+//! The last stage, in this process: a suite measured standalone (`cargo bench`, `./bench`),
+//! its registered comparisons ([`pairs`]), the harness's measurement of its own costs
+//! ([`calibrate`]) and whole-program checkpoints ([`checkpoint`]). It drives every earlier
+//! stage: the plan, the engine, the analysis, the result file (written after each benchmark)
+//! and the printed report.
+
+pub mod calibrate;
+pub mod checkpoint;
+pub mod pairs;
+
+use crate::analyze;
+use crate::machine::Machine;
+use crate::measure::in_process::Metered;
+use crate::measure::{self, Measurement, MonotonicClock, Progress};
+use crate::protocol;
+use crate::report;
+use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile, Tool, SCHEMA};
+use crate::target::{Suite, SuiteError, DEFAULT_ROUNDS};
+use crate::timer::Timer;
+use calibrate::{calibrate_harness, counter_harness};
+use std::path::Path;
+
+/// An event of an in-process run, for progress displays.
+pub enum Event<'a> {
+    Start {
+        name: &'a str,
+    },
+    Progress {
+        name: &'a str,
+        progress: &'a Progress,
+    },
+    Done {
+        result: &'a BenchmarkResult,
+    },
+}
+
+impl Suite {
+    /// Run: as a worker if a runner launched this process, otherwise measure and print. On an
+    /// error (an unwritable `--json`, a broken link to the runner) it prints it and ends the
+    /// process with status 1: it is a program's last step, as in `vernier::main!`.
+    /// [`Suite::try_finish`] returns the error instead.
+    pub fn finish(self) {
+        if let Err(e) = self.try_finish() {
+            e.exit()
+        }
+    }
+
+    /// Run as [`Suite::finish`] does, returning what went wrong instead of ending the process.
+    pub fn try_finish(mut self) -> Result<(), SuiteError> {
+        if let Ok(fds) = std::env::var(protocol::FDS_ENV) {
+            return protocol::serve::serve_fds(&mut self, &fds).map_err(SuiteError::Worker);
+        }
+        if self.options.list {
+            for n in self.names() {
+                println!("{n}");
+            }
+            return Ok(());
+        }
+        if let Some(path) = &self.options.json {
+            crate::result::check_destination(path).map_err(SuiteError::Destination)?;
+        }
+        let render = report::Render::for_stdout(false);
+        // Output errors (a closed pipe) stop the printing, never the measuring.
+        use std::io::Write as _;
+        let mut out = std::io::stdout();
+        let mut printed_head = false;
+        let names = self.names();
+        let table = report::Table::new(&names, render);
+        let file = self.run_in_process(&mut |ev| {
+            if let Event::Done { result } = ev {
+                if !printed_head {
+                    let _ = writeln!(out, "{}", table.head());
+                    printed_head = true;
+                }
+                let _ = writeln!(out, "{}", table.row(result));
+            }
+        });
+        if !self.pairs.is_empty() {
+            let cf = pairs::run_suite_pairs(
+                &mut self,
+                crate::stats::compare::DEFAULT_THRESHOLD,
+                &mut |_| {},
+            );
+            if !cf.comparisons.is_empty() || !cf.failed.is_empty() {
+                let _ = write!(out, "\n{}", report::compare::table_fitted(&cf, render));
+            }
+        }
+        if file.benchmarks.is_empty() {
+            if self.pairs.is_empty() {
+                let _ = writeln!(out, "no benchmark matches the filter");
+            }
+            return Ok(());
+        }
+        let _ = write!(out, "{}", report::after_table(&file, &table));
+        let _ = writeln!(
+            out,
+            "For layout randomisation across processes and the full analysis: vernier run -- {}",
+            std::env::args().next().unwrap_or_default()
+        );
+        Ok(())
+    }
+
+    /// Measure every selected benchmark in this process; `on_event` sees each step. Returns
+    /// the result file's content (also written to `--json` after each benchmark).
+    pub fn run_in_process(&mut self, on_event: &mut dyn FnMut(Event)) -> ResultFile {
+        let timer = Timer::detect();
+        let mut plan = self.options.plan.clone();
+        let requested = self.options.counters.events();
+        let mut counter_set = self.options.counters.open();
+        let counters_info = (!requested.is_empty())
+            .then(|| counter_harness(&requested, counter_set.as_mut(), &timer, &mut plan));
+        if counter_set.as_ref().is_some_and(|c| c.is_empty()) {
+            counter_set = None;
+        }
+        let mut harness = calibrate_harness(&timer, &plan);
+        harness.counters = counters_info;
+        harness.known_cycle_ns = self.options.known_cycle_ns;
+        harness.clock_ghz = self.options.clock_ghz;
+        let mut file = ResultFile {
+            schema: SCHEMA,
+            tool: Tool::default(),
+            machine: Machine::detect(),
+            system: self.options.system.clone(),
+            timer: timer.info(),
+            harness: harness.clone(),
+            mode: "time".into(),
+            analysis: AnalysisSettings::new(
+                &plan,
+                cfg!(debug_assertions),
+                self.options.keep_interrupted,
+            ),
+            benchmarks: Vec::new(),
+        };
+        let ctx = file.analysis_context();
+        let rounds = match self.options.rounds {
+            0 => DEFAULT_ROUNDS,
+            r => r,
+        };
+        let plan = plan.share(rounds);
+        let selected: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.options.selects(&self.entries[i].name))
+            .collect();
+        let mut earlier = match &self.options.json {
+            Some(path) => earlier_targets(path, &file.mode),
+            None => Vec::new(),
+        };
+        earlier.retain(|b| !selected.iter().any(|&i| self.entries[i].name == b.name));
+        if let (Some(path), false) = (&self.options.json, earlier.is_empty()) {
+            eprintln!(
+                "vernier: {} holds {} benchmark(s) from an earlier bench target of this `cargo \
+                 bench`; they are kept beside this target's",
+                path.display(),
+                earlier.len()
+            );
+        }
+        let mut json_failed = false;
+        let mut acc: Vec<Measurement> = selected.iter().map(|_| Measurement::empty()).collect();
+        let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
+        let mut done = vec![false; selected.len()];
+        for round in 0..rounds {
+            for (k, &i) in selected.iter().enumerate() {
+                if done[k] || interrupted() {
+                    continue;
+                }
+                let name = self.entries[i].name.clone();
+                on_event(Event::Start { name: &name });
+                let mut plan_r = plan.clone();
+                if round > 0 {
+                    plan_r.fixed_iters = Some(acc[k].iters_per_sample);
+                }
+                if let Some(n) = self.entries[i].routine.fixed_iters() {
+                    plan_r.fixed_iters = Some(n);
+                }
+                let mut target = Metered {
+                    routine: self.entries[i].routine.as_mut(),
+                    timer: &timer,
+                    counters: counter_set.as_mut(),
+                };
+                let m = measure::measure(
+                    &mut target,
+                    &MonotonicClock,
+                    &plan_r,
+                    &timer.info(),
+                    &mut |p| {
+                        on_event(Event::Progress {
+                            name: &name,
+                            progress: p,
+                        })
+                    },
+                );
+                acc[k].append(m, 0, round as u32);
+                done[k] = acc[k].error.is_some() || round + 1 == rounds;
+            }
+        }
+        // Report in suite order; after Ctrl-C, whatever was measured is reported too, and a
+        // benchmark whose rounds were not all run is marked as cut short.
+        for (k, &i) in selected.iter().enumerate() {
+            if acc[k].samples.is_empty() && acc[k].error.is_none() {
+                continue;
+            }
+            if !done[k] && interrupted() {
+                acc[k].stop = measure::StopReason::Interrupted;
+            }
+            let a = analyze::analyze(&acc[k], &ctx);
+            let mut r = BenchmarkResult::new(&self.entries[i].name, &acc[k], &a, &|_| 0);
+            if self.entries[i].routine.fixed_iters() == Some(1) {
+                crate::result::cold::drop_warm_checks(&mut r);
+            }
+            file.benchmarks.push(r);
+            if let (Some(path), false) = (&self.options.json, json_failed) {
+                let mut all = file.clone();
+                all.benchmarks.splice(0..0, earlier.iter().cloned());
+                if let Err(e) = all.write_atomic(path) {
+                    // Said once: the measurements go on, and are printed.
+                    eprintln!(
+                        "vernier: cannot write {}: {e}; the results are printed only",
+                        path.display()
+                    );
+                    json_failed = true;
+                }
+            }
+            on_event(Event::Done {
+                result: file.benchmarks.last().unwrap(),
+            });
+        }
+        file
+    }
+}
+
+/// Benchmarks an earlier bench target of the same `cargo bench` wrote to `path`: `cargo bench
+/// --bench a --bench b -- --json f.json` runs each target in turn with the same arguments, so
+/// each would replace the file. A file whose writer had the same parent process as this one,
+/// when that parent is `cargo`, and was measured in the same `mode`, is merged into instead.
+/// Anything else (another invocation, an unreadable file) is replaced, as usual.
+fn earlier_targets(path: &Path, mode: &str) -> Vec<BenchmarkResult> {
+    let parent = std::os::unix::process::parent_id();
+    let parent_is_cargo =
+        std::fs::read_to_string(format!("/proc/{parent}/comm")).is_ok_and(|c| c.trim() == "cargo");
+    if !parent_is_cargo || !path.exists() {
+        return Vec::new();
+    }
+    match ResultFile::load(path) {
+        Ok(f)
+            if f.tool.parent_pid == Some(parent)
+                && f.tool.pid != Some(std::process::id())
+                && f.mode == mode =>
+        {
+            f.benchmarks
+        }
+        _ => Vec::new(),
+    }
+}

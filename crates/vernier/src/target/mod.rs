@@ -1,0 +1,389 @@
+//! The target stage: what to measure. A program registers its benchmarks on a [`Suite`] as
+//! closures (and paired comparisons of two of them); `Options` are parsed from its command line.
+//! Measuring them is a later stage's job: in this process (`crate::session`, standalone and
+//! `cargo bench`) or for a runner through the worker protocol (`crate::protocol::serve`).
+//!
+//! - `routine`: the [`Routine`] trait, the [`Meter`](routine::Meter) and the
+//!   measured loops, monomorphised per closure (dynamic dispatch happens once per sample, outside
+//!   the timed region);
+//! - `input`: the seeded generator and input pools;
+//! - `cache`: cold-cache routines (the evictor walked before each sample);
+//! - `kernels`: fixed workloads (the add chain of the core-speed probe, pointer chases).
+
+pub mod cache;
+pub mod input;
+pub mod kernels;
+pub mod routine;
+
+use crate::counters::CounterSelection;
+use crate::plan::Plan;
+use routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
+use std::path::PathBuf;
+
+/// A registered benchmark.
+pub struct Entry {
+    pub name: String,
+    pub(crate) routine: Box<dyn Routine>,
+}
+
+/// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
+/// [`Suite::try_finish`] return it; [`Suite::from_args`], [`Suite::finish`] and
+/// `vernier::main!` print it and end the process with [`SuiteError::exit_code`].
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// `--help`: the usage text (not an error: exit status 0).
+    #[error("{0}")]
+    Usage(String),
+    /// A bad command-line argument.
+    #[error("{0}")]
+    Args(String),
+    /// The `--json` destination cannot be written (checked before measuring).
+    #[error("vernier: --json {0}")]
+    Destination(String),
+    /// Serving a runner failed (the link to it broke, or it sent nonsense).
+    #[error("vernier worker: {0}")]
+    Worker(String),
+}
+
+impl SuiteError {
+    /// 0 for `--help`, 1 for anything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SuiteError::Usage(_) => 0,
+            _ => 1,
+        }
+    }
+
+    /// Print the message and end the process with [`SuiteError::exit_code`]: the only place
+    /// the library ends a process, for the entry points that promise it.
+    pub fn exit(&self) -> ! {
+        eprintln!("{self}");
+        std::process::exit(self.exit_code())
+    }
+}
+
+/// Options of a suite run (parsed from the command line by `Suite::from_args`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Substring a benchmark name must contain.
+    pub filter: Option<String>,
+    pub exact: bool,
+    pub plan: Plan,
+    pub json: Option<PathBuf>,
+    pub list: bool,
+    pub quick: bool,
+    /// The machine audit to record in the result (filled by the `vernier` command).
+    pub system: serde_json::Value,
+    /// Rounds over the suite (0: the default, `DEFAULT_ROUNDS`).
+    pub rounds: usize,
+    /// Counters read around each sample (`--counters`).
+    pub counters: CounterSelection,
+    /// Keep interrupted samples in the estimates (`--keep-interrupted`).
+    pub keep_interrupted: bool,
+    /// The machine's known speed from earlier runs, ns per addition of the core-speed probe
+    /// (filled by the `vernier` command).
+    pub known_cycle_ns: Option<f64>,
+    /// The range of the core's clock over this machine's recent runs, GHz-equivalent
+    /// ([10th, 90th] percentile; filled by the `vernier` command).
+    pub clock_ghz: Option<[f64; 2]>,
+}
+
+/// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
+/// half the budget: a change of the machine's state between rounds (another tenant, frequency)
+/// widens the interval instead of passing unnoticed, as it would in one contiguous run.
+pub const DEFAULT_ROUNDS: usize = 2;
+
+impl Options {
+    /// Parse the arguments of a benchmark executable (`cargo bench -- [FILTER] [OPTIONS]`).
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options::default();
+        let mut time: Option<f64> = None;
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--bench" | "--nocapture" | "--color=never" | "--color=auto" => {}
+                "--quick" => o.quick = true,
+                "--list" => o.list = true,
+                "--keep-interrupted" => o.keep_interrupted = true,
+                "--counters" => {
+                    let v = it.next().ok_or("--counters needs a list (or none)")?;
+                    o.counters = CounterSelection::parse(v)?;
+                }
+                "--exact" => o.exact = true,
+                "--time" => {
+                    let v = it.next().ok_or("--time needs a number of seconds")?;
+                    time = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|t: &f64| *t > 0.0 && t.is_finite())
+                            .ok_or(format!("--time {v}: expected a positive number of seconds"))?,
+                    );
+                }
+                "--json" => {
+                    o.json = Some(it.next().ok_or("--json needs a file name")?.into());
+                }
+                "-h" | "--help" => {
+                    return Err("usage: BENCH [FILTER] [--quick] [--time SECONDS] [--json FILE] [--list] [--exact]\n\
+                                \x20            [--counters LIST|none] [--keep-interrupted]\n\
+                                For the full analysis across processes: vernier run -- BENCH"
+                        .into())
+                }
+                s if s.starts_with('-') => {
+                    return Err(format!(
+                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact, --counters LIST, --keep-interrupted)"
+                    ))
+                }
+                s => o.filter = Some(s.to_string()),
+            }
+        }
+        o.plan = match (time, o.quick) {
+            (Some(t), _) => Plan::with_budget((t * 1e9) as u64),
+            (None, true) => Plan::quick(),
+            (None, false) => Plan::default(),
+        };
+        Ok(o)
+    }
+
+    pub fn selects(&self, name: &str) -> bool {
+        match &self.filter {
+            None => true,
+            Some(f) if self.exact => name == f,
+            Some(f) => name.contains(f.as_str()),
+        }
+    }
+}
+
+/// A set of benchmarks.
+pub struct Suite {
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) options: Options,
+    /// Paired comparisons (`compare`, `compare_benches`), run in this process after the
+    /// benchmarks.
+    pub(crate) pairs: Vec<PairEntry>,
+}
+
+impl Default for Suite {
+    fn default() -> Self {
+        Suite::new(Options::default())
+    }
+}
+
+/// One member of a registered comparison: its own routine, or a benchmark of the suite by name.
+pub enum PairSide {
+    Routine(Box<dyn Routine>),
+    Bench(String),
+}
+
+/// A comparison registered with [`Suite::compare`] or [`Suite::compare_benches`].
+pub struct PairEntry {
+    pub name: String,
+    pub old: PairSide,
+    pub new: PairSide,
+}
+
+impl Suite {
+    pub fn new(options: Options) -> Suite {
+        Suite {
+            entries: Vec::new(),
+            options,
+            pairs: Vec::new(),
+        }
+    }
+
+    /// A suite configured from the process's arguments; a worker when launched by a runner.
+    /// On `--help` or a bad argument it prints the message and ends the process (0 or 1): it
+    /// is a program's entry point, as `vernier::main!` is. [`Suite::try_from_args`] returns the
+    /// error instead.
+    pub fn from_args() -> Suite {
+        Suite::try_from_args().unwrap_or_else(|e| e.exit())
+    }
+
+    /// A suite configured from the process's arguments, or why it cannot be.
+    pub fn try_from_args() -> Result<Suite, SuiteError> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        Options::parse(&args).map(Suite::new).map_err(|e| {
+            if e.starts_with("usage") {
+                SuiteError::Usage(e)
+            } else {
+                SuiteError::Args(e)
+            }
+        })
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.entries.iter().map(|e| e.name.clone()).collect()
+    }
+
+    /// Register `f`: each iteration calls it, and the closure and its result pass the barrier.
+    pub fn bench<F, R>(&mut self, name: impl Into<String>, f: F) -> &mut Self
+    where
+        F: FnMut() -> R + 'static,
+    {
+        self.add(name, Box::new(Plain(f)))
+    }
+
+    /// Register the latency of `f`: each iteration computes `x = f(x)` from `x = init`, the
+    /// value passing the barrier and carried from one iteration (and sample) to the next, so
+    /// the iterations form one dependent chain and the time per iteration is `f`'s latency
+    /// (`bench` gives its throughput: independent iterations that the core overlaps).
+    pub fn bench_latency<T, F>(&mut self, name: impl Into<String>, init: T, f: F) -> &mut Self
+    where
+        T: 'static,
+        F: FnMut(T) -> T + 'static,
+    {
+        self.add(name, Box::new(Latency { x: Some(init), f }))
+    }
+
+    /// Register `f` measured with cold caches (seed 004): before every sample, outside the
+    /// timed region, a buffer twice the last-level cache is read and written
+    /// (`cache::Evictor`), and in this process each sample is one iteration (the timer's own
+    /// cost, `sample_cost_ns` in the result, is then part of each sample). Under `vernier run`
+    /// the runner chooses the iterations; `vernier run --cache cold` evicts before the
+    /// samples of every benchmark.
+    pub fn bench_cold<F, R>(&mut self, name: impl Into<String>, f: F) -> &mut Self
+    where
+        F: FnMut() -> R + 'static,
+    {
+        self.add(
+            name,
+            Box::new(cache::OwnedCold {
+                inner: Plain(f),
+                evictor: cache::Evictor::default(),
+            }),
+        )
+    }
+
+    /// Register `routine` with a fresh input from `setup` for each iteration; inputs are built
+    /// before the clock starts and outputs dropped after it stops, so neither is measured.
+    pub fn bench_with_setup<S, F, I, R>(
+        &mut self,
+        name: impl Into<String>,
+        setup: S,
+        routine: F,
+    ) -> &mut Self
+    where
+        S: FnMut() -> I + 'static,
+        F: FnMut(I) -> R + 'static,
+        I: 'static,
+        R: 'static,
+    {
+        self.add(
+            name,
+            Box::new(WithSetup {
+                setup,
+                routine,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            }),
+        )
+    }
+
+    /// Register `routine` on a state that `init` builds once, before the first sample and
+    /// outside the timed region (a large buffer, a data set): nothing is built for benchmarks
+    /// that a filter leaves out.
+    pub fn bench_with_init<S, I, F, R>(
+        &mut self,
+        name: impl Into<String>,
+        init: I,
+        routine: F,
+    ) -> &mut Self
+    where
+        S: 'static,
+        I: FnOnce() -> S + 'static,
+        F: FnMut(&mut S) -> R + 'static,
+    {
+        self.add(
+            name,
+            Box::new(WithInit {
+                init: Some(init),
+                state: None,
+                routine,
+            }),
+        )
+    }
+
+    /// Register `routine` fed from `pool` in turn (see `pool()`): with a pool larger than a
+    /// branch predictor's memory, data-dependent branches behave as on fresh data.
+    pub fn bench_with_pool<I, F, R>(
+        &mut self,
+        name: impl Into<String>,
+        pool: Vec<I>,
+        routine: F,
+    ) -> &mut Self
+    where
+        I: 'static,
+        F: FnMut(&I) -> R + 'static,
+    {
+        assert!(!pool.is_empty(), "bench_with_pool needs a non-empty pool");
+        self.add(
+            name,
+            Box::new(Pooled {
+                pool,
+                next: 0,
+                routine,
+            }),
+        )
+    }
+
+    /// Register a paired comparison of OLD (`old`) and NEW (`new`): measured alternately, in a
+    /// random order within each pair, with the same iterations per sample, and reported as the
+    /// ratio NEW/OLD with its interval and a verdict (see `vernier::measure::pairs`). Comparisons run
+    /// in this process only, on one CPU, both sides sharing this process's memory layout: the
+    /// interval covers the noise within the process, not what would differ between processes
+    /// (as a worker, a suite serves its benchmarks; `vernier compare` compares two executables
+    /// over several process pairs).
+    pub fn compare<A, RA, B, RB>(&mut self, name: impl Into<String>, old: A, new: B) -> &mut Self
+    where
+        A: FnMut() -> RA + 'static,
+        B: FnMut() -> RB + 'static,
+    {
+        self.pairs.push(PairEntry {
+            name: name.into(),
+            old: PairSide::Routine(Box::new(Plain(old))),
+            new: PairSide::Routine(Box::new(Plain(new))),
+        });
+        self
+    }
+
+    /// Register a paired comparison of two benchmarks of this suite, by name (they are also
+    /// measured on their own).
+    pub fn compare_benches(
+        &mut self,
+        name: impl Into<String>,
+        old: impl Into<String>,
+        new: impl Into<String>,
+    ) -> &mut Self {
+        self.pairs.push(PairEntry {
+            name: name.into(),
+            old: PairSide::Bench(old.into()),
+            new: PairSide::Bench(new.into()),
+        });
+        self
+    }
+
+    /// Names of the registered comparisons.
+    pub fn comparison_names(&self) -> Vec<String> {
+        self.pairs.iter().map(|p| p.name.clone()).collect()
+    }
+
+    /// Take the registered benchmarks out (to re-register a selection elsewhere).
+    pub fn into_entries(self) -> Vec<(String, Box<dyn Routine>)> {
+        self.entries
+            .into_iter()
+            .map(|e| (e.name, e.routine))
+            .collect()
+    }
+
+    /// Register any `Routine`.
+    pub fn add(&mut self, name: impl Into<String>, routine: Box<dyn Routine>) -> &mut Self {
+        self.entries.push(Entry {
+            name: name.into(),
+            routine,
+        });
+        self
+    }
+}
