@@ -1,5 +1,13 @@
-//! Typed diagnostics: a stable code (the contract's list, which scripts depend on) and a message
-//! in plain words that names the fix.
+//! Typed diagnostics: a stable code (the contract's list, which scripts depend on), the figures
+//! behind it as data ([`Finding`], what analysis produces), and a message in plain words that
+//! names the fix ([`Diagnostic`], what the result file holds).
+//!
+//! Every diagnostic is worded in one place, [`words`], from its code and figures. It lives here,
+//! below the stages that use it, rather than in `report`: the result file's `message` is worded
+//! when the result is assembled, before any report, and a stage never depends on a later one.
+//! Analysis never formats text; it only fills in a [`Finding`].
+
+pub mod words;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -76,19 +84,200 @@ impl fmt::Display for Code {
     }
 }
 
-/// One diagnostic: the code, a message that names the fix, and the figures behind it as data
-/// (so a report can word or lay them out without reading the message back).
+/// What the analysis found, as data: the code (the variant's name, kebab-case) and the figures
+/// behind it as named fields, units in their names. No words: [`words::message`] words it,
+/// and the result file stores these fields as the diagnostic's `data`.
+///
+/// Typed rather than a map of names to numbers: each wording reads exactly the figures its
+/// variant has (the compiler checks every key and every `match`), and the serde derive
+/// documents the `data` keys of the file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "code", content = "data", rename_all = "kebab-case")]
+pub enum Finding {
+    /// The work was removed, or what was measured cannot be told from no work.
+    OptimizedAway(Removed),
+    /// T = a + b·N fits poorly (R² below `analyze::NONLINEAR_R2`), or its slope disagrees with
+    /// the median.
+    Nonlinear {
+        intercept_ns: f64,
+        slope_ns: f64,
+        r2: f64,
+        median_ns: f64,
+    },
+    /// No steady state within the benchmark's wall time.
+    NoSteadyState { seconds: f64 },
+    /// The run's own interval (relative half-width `rel_ci`) is wider than `limit_rel_ci`.
+    Unstable {
+        rel_ci: f64,
+        limit_rel_ci: f64,
+        seconds: f64,
+        steady_samples: usize,
+    },
+    /// The median sample lasts `sample_ns`, under `timer_factor` × the timer's cost.
+    TimerLimited {
+        sample_ns: f64,
+        timer_factor: f64,
+        overhead_ns: f64,
+        resolution_ns: f64,
+    },
+    /// `far` of `of` steady samples beyond 3 × IQR; their period when they recur.
+    Outliers {
+        far: usize,
+        of: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        period_ns: Option<f64>,
+    },
+    /// `samples` of `of` steady samples saw a context switch or a CPU migration.
+    Interrupted {
+        samples: usize,
+        of: usize,
+        share: f64,
+        median_with_ns: f64,
+        /// `None` when every steady sample was interrupted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        median_without_ns: Option<f64>,
+        estimates: Estimates,
+    },
+    /// The `processes` medians span `lo_ns`..`hi_ns` (relative `spread`), beyond their own
+    /// intervals (largest relative half-width `within`).
+    LayoutSensitive {
+        processes: usize,
+        spread: f64,
+        lo_ns: f64,
+        hi_ns: f64,
+        within: f64,
+    },
+    /// Compiled without optimisation.
+    DebugBuild,
+    /// The `events` asked for and not read, and the run's note on why (with the fix).
+    CountersUnavailable { events: Vec<String>, note: String },
+    /// The core ran slower than its fastest state, or than the machine's known speed.
+    CoreSlowed(Slowed),
+}
+
+/// The evidence that a benchmark's work was removed (`optimized-away`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "evidence", rename_all = "kebab-case")]
+pub enum Removed {
+    /// The median is below a quarter of a cycle (`cycle`: the cycle time used, if known).
+    BelowQuarterCycle {
+        median_ns: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cycle: Option<Cycle>,
+    },
+    /// The median cannot be told from the harness's loop around an empty body.
+    LikeEmptyLoop { median_ns: f64, empty_ns: f64 },
+    /// The sample time does not grow with the iteration count.
+    NoSlope { slope_ns: f64 },
+    /// Callgrind counts no more instructions per iteration than the empty loop's; `median_ns`
+    /// when a time was measured too (`None` in `--instructions` mode).
+    Instructions {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        median_ns: Option<f64>,
+        instructions_per_iter: f64,
+        empty_instructions_per_iter: f64,
+    },
+}
+
+/// A cycle time and where it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cycle {
+    pub ns: f64,
+    pub source: CycleSource,
+}
+
+/// Where a cycle time comes from (the names of `harness.cycle_source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CycleSource {
+    /// The benchmark's own cycles and task-clock.
+    Counters,
+    /// The chain of dependent additions timed at start-up.
+    AddChain,
+}
+
+/// What the estimates did with interrupted samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Estimates {
+    /// Left out (the default).
+    Excluded,
+    /// Kept, as `--keep-interrupted` asked.
+    KeptAsAsked,
+    /// Kept because every steady sample was interrupted (nothing would be left).
+    KeptAllInterrupted,
+}
+
+/// How the core ran slower (`core-slowed`); cycle times are ns per addition of the probe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "speeds", rename_all = "kebab-case")]
+pub enum Slowed {
+    /// One state for the whole benchmark, behind the machine's known speed.
+    BehindKnown {
+        fast_cycle_ns: f64,
+        known_cycle_ns: f64,
+    },
+    /// Two states, the headline the fast one's (bimodal).
+    TwoStates {
+        fast_cycle_ns: f64,
+        fast_share: f64,
+        fast_median_ns: f64,
+        slow_cycle_ns: f64,
+        slow_share: f64,
+        slow_median_ns: f64,
+        fastest_cycle_ns: f64,
+    },
+    /// Too many samples in the slow state for a fast figure: the headline is the slow one's.
+    SlowState {
+        slow_cycle_ns: f64,
+        slow_share: f64,
+        fastest_cycle_ns: f64,
+        against: SpeedReference,
+    },
+}
+
+/// What the fastest state's speed was measured against (`speed::Reference`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpeedReference {
+    Probes,
+    StartUp,
+    Nominal,
+    Known,
+}
+
+impl Finding {
+    pub fn code(&self) -> Code {
+        match self {
+            Finding::OptimizedAway(_) => Code::OptimizedAway,
+            Finding::Nonlinear { .. } => Code::Nonlinear,
+            Finding::NoSteadyState { .. } => Code::NoSteadyState,
+            Finding::Unstable { .. } => Code::Unstable,
+            Finding::TimerLimited { .. } => Code::TimerLimited,
+            Finding::Outliers { .. } => Code::Outliers,
+            Finding::Interrupted { .. } => Code::Interrupted,
+            Finding::LayoutSensitive { .. } => Code::LayoutSensitive,
+            Finding::DebugBuild => Code::DebugBuild,
+            Finding::CountersUnavailable { .. } => Code::CountersUnavailable,
+            Finding::CoreSlowed(_) => Code::CoreSlowed,
+        }
+    }
+}
+
+/// One diagnostic as the result file holds it: the code, the message worded from the finding
+/// (the contract's field, for readers of the file), and the finding's figures as `data`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub code: Code,
     pub message: String,
-    /// The diagnostic's figures by name (`events` for `counters-unavailable`); empty when it
-    /// has none, and in files written before the field existed.
+    /// The finding's figures by name (see [`Finding`]); empty for a diagnostic without figures,
+    /// and in files written before diagnostics carried them (whose message then stands).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub data: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Diagnostic {
+    /// A diagnostic with no figures: the message is all there is.
     pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
@@ -97,10 +286,55 @@ impl Diagnostic {
         }
     }
 
-    /// The same diagnostic with one more named figure.
-    pub fn with(mut self, key: &str, value: impl Into<serde_json::Value>) -> Diagnostic {
-        self.data.insert(key.to_string(), value.into());
-        self
+    /// The finding behind this diagnostic, read from its `data`: `None` when it has none, or
+    /// when the data lacks figures this build words (a file of an older build).
+    pub fn finding(&self) -> Option<Finding> {
+        if self.data.is_empty() {
+            return None;
+        }
+        let tagged = serde_json::json!({"code": self.code, "data": self.data});
+        serde_json::from_value(tagged).ok()
+    }
+
+    /// The diagnostic in words: worded from its finding, or the stored message when it has
+    /// none (files written before diagnostics carried their figures keep their text).
+    pub fn text(&self) -> String {
+        self.finding()
+            .map(|f| words::message(&f))
+            .unwrap_or_else(|| self.message.clone())
+    }
+
+    /// The events a `counters-unavailable` diagnostic names (its `events` data, which files
+    /// carried before the other figures); `None` for any other diagnostic or without them.
+    pub fn unread_events(&self) -> Option<Vec<String>> {
+        if self.code != Code::CountersUnavailable {
+            return None;
+        }
+        let events = self.data.get("events")?.as_array()?;
+        Some(
+            events
+                .iter()
+                .filter_map(|e| e.as_str().map(str::to_string))
+                .collect(),
+        )
+    }
+}
+
+impl From<&Finding> for Diagnostic {
+    /// The finding worded, with its figures as data.
+    fn from(f: &Finding) -> Diagnostic {
+        let data = match serde_json::to_value(f) {
+            Ok(serde_json::Value::Object(mut tagged)) => match tagged.remove("data") {
+                Some(serde_json::Value::Object(m)) => m,
+                _ => serde_json::Map::new(),
+            },
+            _ => serde_json::Map::new(),
+        };
+        Diagnostic {
+            code: f.code(),
+            message: words::message(f),
+            data,
+        }
     }
 }
 

@@ -26,7 +26,8 @@
 //!
 //! Beneath the stages, used by several: the instruments ([`timer`], [`counters`]), the
 //! statistics ([`stats`]: robust estimates, steady-state detection, comparison tests),
-//! [`machine`] and [`diagnostic`].
+//! [`machine`], [`diagnostic`] (codes, findings and their words) and [`units`] (durations for
+//! people, which the diagnostics' words and the report both write).
 
 pub mod analyze;
 pub mod counters;
@@ -44,11 +45,11 @@ pub mod session;
 pub mod stats;
 pub mod target;
 pub mod timer;
+pub mod units;
 
-// Short paths still spelled out inside the bodies of `analyze/mod.rs` (`crate::units`) and
-// `result/mod.rs` (`crate::speed`); crate-private, they go when those bodies next change.
+// A short path still spelled out inside the body of `result/mod.rs` (`crate::speed`);
+// crate-private, it goes when that body next changes.
 pub(crate) use analyze::speed;
-pub(crate) use report::units;
 
 pub use session::checkpoint::{checkpoint, checkpoint_summary};
 pub use std::hint::black_box;

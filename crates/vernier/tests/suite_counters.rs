@@ -179,7 +179,7 @@ fn samples_that_sleep_are_interrupted_and_excluded() {
     let mut keep = options(300, software());
     keep.keep_interrupted = true;
     let file = run(keep, |s| sleeper(s, 50_000));
-    let int = file.benchmarks[0].interrupted.clone().unwrap();
+    let int = file.benchmarks[0].interrupted.unwrap();
     assert!(!int.excluded);
     let b = &file.benchmarks[0];
     if b.speed.as_ref().is_some_and(|sp| sp.split) {

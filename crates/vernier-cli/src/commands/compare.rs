@@ -383,7 +383,8 @@ pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f
         return None;
     }
     let an = vernier::analyze::analyze(&b.measurement(), &file.analysis_context());
-    Some((an.per_iter.median_ns, an.per_iter.ci95_ns))
+    let [lo, hi] = an.per_iter.ci95_ns;
+    Some((an.per_iter.median_ns, (lo, hi)))
 }
 
 fn compare_one_file_pair(

@@ -593,7 +593,12 @@ fn confirm_removed(
     an: &mut analyze::Analysis,
     status: &mut dyn FnMut(&str),
 ) -> Option<analyze::InstructionsCheck> {
-    if !an.diagnostics.iter().any(|d| d.code == Code::OptimizedAway) || term::interrupted() {
+    if !an
+        .diagnostics
+        .iter()
+        .any(|d| d.code() == Code::OptimizedAway)
+        || term::interrupted()
+    {
         return None;
     }
     status("counting instructions under callgrind (optimized-away by time)");

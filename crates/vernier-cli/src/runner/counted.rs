@@ -27,7 +27,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use vernier::diagnostic::{Code, Diagnostic};
+use vernier::diagnostic::{Diagnostic, Finding};
 use vernier::measure::Batch;
 use vernier::protocol::BenchRef;
 use vernier::report;
@@ -279,14 +279,8 @@ pub fn result_of(
             empty_instructions_per_iter: empty,
         };
         if check.removed() {
-            r.diagnostics.push(Diagnostic::new(
-                Code::OptimizedAway,
-                format!(
-                    "{ir:.2} instructions per iteration, no more than the harness's loop around \
-                     an empty body ({empty:.2}): the work was removed. {}",
-                    vernier::analyze::OPTIMIZED_AWAY_FIX
-                ),
-            ));
+            let found = Finding::OptimizedAway(check.evidence(None));
+            r.diagnostics.push(Diagnostic::from(&found));
         }
     }
     r

@@ -2,17 +2,18 @@
 //! Renders; never measures. Colour is the caller's choice (the CLI honours `NO_COLOR` and
 //! terminals); without it the text is plain.
 
-use crate::diagnostic::Code;
+use crate::diagnostic::words;
 use crate::result::{BenchmarkResult, Harness};
 use crate::timer::TimerInfo;
 use std::fmt::Write as _;
 
 pub mod compare;
 mod table;
-pub mod units;
+pub use crate::diagnostic::words::explanation;
+pub use crate::units;
 pub use table::{
-    after_table, cut_middle, explanation, render_file, short_ns, spread_pct, text_width,
-    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
+    after_table, cut_middle, render_file, short_ns, spread_pct, text_width, warmup_cell,
+    warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
 };
 
 const RESET: &str = "\x1b[0m";
@@ -123,34 +124,22 @@ fn column_name(name: &str) -> String {
     cut_middle(name, NAME_WIDTH)
 }
 
-/// The events a `counters-unavailable` diagnostic names (its `events` data).
-fn not_read(b: &BenchmarkResult) -> Option<String> {
-    let d = b
-        .diagnostics
+/// The events a benchmark's `counters-unavailable` diagnostic names (its `events` data).
+fn not_read(b: &BenchmarkResult) -> Option<Vec<String>> {
+    b.diagnostics
         .iter()
-        .find(|d| d.code == Code::CountersUnavailable)?;
-    let events: Vec<&str> = d
-        .data
-        .get("events")?
-        .as_array()?
-        .iter()
-        .filter_map(|e| e.as_str())
-        .collect();
-    (!events.is_empty()).then(|| events.join(", "))
+        .find_map(|d| d.unread_events())
+        .filter(|e| !e.is_empty())
 }
 
 fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counters_line: bool) {
     for d in &b.diagnostics {
-        if d.code == Code::CountersUnavailable && in_counters_line && not_read(b).is_some() {
-            continue;
-        }
         // The reasons and fixes of unavailable counters are the same for every benchmark of a
         // run: each row names what is missing, the note below the table says why, once.
-        let message = match (d.code, not_read(b)) {
-            (Code::CountersUnavailable, Some(missing)) => {
-                format!("not read: {missing} (why, and the fix: the counters note of the run)")
-            }
-            _ => d.message.clone(),
+        let message = match d.unread_events().filter(|e| !e.is_empty()) {
+            Some(_) if in_counters_line => continue,
+            Some(missing) => words::not_read_row(&missing),
+            None => d.text(),
         };
         let _ = write!(
             s,
@@ -211,7 +200,7 @@ pub fn counters_line(b: &BenchmarkResult, with_missing: bool) -> Option<String> 
     }
     if let Some(missing) = not_read(b).filter(|_| with_missing) {
         // Never a silently missing column: name what was asked for and not read.
-        parts.push(format!("not read: {missing} (counters-unavailable)"));
+        parts.push(words::not_read_counters(&missing));
     }
     if let Some(i) = &b.interrupted {
         if i.samples == 0 {

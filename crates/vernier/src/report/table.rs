@@ -3,10 +3,10 @@
 //! the order in which they are dropped when the terminal is narrow, and `-v`.
 
 use super::{counters_line, Style, BOLD, DIM, GREEN, RED, YELLOW};
-use crate::diagnostic::{Code, Diagnostic};
-use crate::report::units::format_ns;
+use crate::diagnostic::{words::explanation, Code, Diagnostic};
 use crate::result::{BenchmarkResult, ResultFile, Status};
 use crate::stats::steady::WarmupClass;
+use crate::units::format_ns;
 use std::fmt::Write as _;
 
 /// How the report is rendered: the width it must fit (`None`: unlimited, nothing cut, as when
@@ -224,7 +224,7 @@ fn has(b: &BenchmarkResult, c: Code) -> bool {
 /// or the run's note in files written before diagnostics carried them), and the counters
 /// line after the table says why, once.
 fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
-    d.code == Code::CountersUnavailable && (counters_note || d.data.contains_key("events"))
+    d.code == Code::CountersUnavailable && (counters_note || d.unread_events().is_some())
 }
 
 impl Table {
@@ -436,7 +436,7 @@ impl Table {
         }
         for d in &b.diagnostics {
             if !self.run_wide(d) {
-                line(&format!("{}: {}", d.code, d.message), YELLOW);
+                line(&format!("{}: {}", d.code, d.text()), YELLOW);
             }
         }
         s
@@ -530,65 +530,6 @@ fn name_list(names: &[&str], of: usize) -> String {
         names[..SHOWN - 1].join(", "),
         names.len() - (SHOWN - 1)
     )
-}
-
-/// What a code means and the fix, in general terms (each benchmark's own figures are in its
-/// diagnostic's message, under `-v` and in the result file).
-pub fn explanation(code: Code) -> &'static str {
-    match code {
-        Code::OptimizedAway => {
-            "the time per iteration is that of an empty loop, under a quarter of a cycle, or does \
-             not grow with the iteration count: the compiler removed the work. Pass inputs \
-             through vernier::black_box (C++: vernier::do_not_optimize) and return the result, \
-             or count instructions with --instructions."
-        }
-        Code::Nonlinear => {
-            "the time of a sample does not grow in proportion to its iterations (T = a + b·N \
-             fits poorly, or its slope disagrees with the median): state carried between \
-             iterations, or a cost per sample. Check the benchmark's setup; -v shows the fit."
-        }
-        Code::NoSteadyState => {
-            "the times never settled within the budget: the figures include a drift. Run longer \
-             (--time) and see `vernier system show`."
-        }
-        Code::Unstable => {
-            "the run's own 95 % interval (-v) stayed wider than ±1 % after the budget: the \
-             machine is noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier \
-             system show` and `vernier system noise`."
-        }
-        Code::TimerLimited => {
-            "samples are short beside the timer's cost or resolution: the figure leans on the \
-             clock. Give the benchmark more work per iteration or a longer budget."
-        }
-        Code::Outliers => {
-            "many samples far outside the bulk (beyond 3 × IQR): interrupts or other processes \
-             took the CPU. The median is robust to them; pin to a quiet CPU (`vernier system \
-             noise`)."
-        }
-        Code::Interrupted => {
-            "a share of samples saw a context switch or a CPU migration (excluded unless \
-             --keep-interrupted; -v gives the count and how far they move the median). Pin \
-             (--cpu) and quiet the machine."
-        }
-        Code::LayoutSensitive => {
-            "processes with different memory layouts (environment size) disagree beyond their \
-             intervals: the code is sensitive to alignment. The median spans the processes; \
-             `vernier sweep` maps the effect."
-        }
-        Code::DebugBuild => {
-            "the benchmark was compiled without optimisation: its figures say little about a \
-             release build. Build with optimisation (-O2, --release, CMAKE_BUILD_TYPE=Release)."
-        }
-        Code::CountersUnavailable => {
-            "some performance counters could not be read (absent from the results, not zero); \
-             `vernier system show` says why and the fix."
-        }
-        Code::CoreSlowed => {
-            "the core ran markedly slower than its own fastest state (or the machine's known \
-             speed) during the benchmark: the figure is of a slowed core. Run again when the \
-             machine is idle; -v gives the speeds."
-        }
-    }
 }
 
 /// The counters line shown without `-v`: only when hardware events (cycles, instructions,

@@ -9,6 +9,9 @@ mod load;
 
 pub use load::{load, parse, Invalid, LoadError};
 
+pub use crate::analyze::{Interrupted, Outliers, PerIter, Warmup};
+
+use crate::analyze::nan::{nan_as_null, nan_pair};
 use crate::analyze::{Analysis, Context};
 use crate::diagnostic::Diagnostic;
 use crate::machine::Machine;
@@ -22,43 +25,6 @@ use std::path::Path;
 
 /// The schema version written by this crate.
 pub const SCHEMA: u32 = 1;
-
-/// `f64` fields that may be undefined (a benchmark that failed before its first sample) are
-/// written as `null` and read back as NaN.
-mod nan_as_null {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if x.is_finite() {
-            s.serialize_f64(*x)
-        } else {
-            s.serialize_none()
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-    }
-}
-
-mod nan_pair {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(x: &[f64; 2], s: S) -> Result<S::Ok, S::Error> {
-        let f = |v: f64| v.is_finite().then_some(v);
-        [f(x[0]), f(x[1])].serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
-        let v = <[Option<f64>; 2]>::deserialize(d)?;
-        Ok([v[0].unwrap_or(f64::NAN), v[1].unwrap_or(f64::NAN)])
-    }
-
-    /// An absent pair (a field older files do not have).
-    pub fn none() -> [f64; 2] {
-        [f64::NAN; 2]
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
@@ -131,43 +97,6 @@ pub enum Status {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PerIterJson {
-    #[serde(with = "nan_as_null")]
-    pub median_ns: f64,
-    #[serde(with = "nan_as_null")]
-    pub min_ns: f64,
-    #[serde(with = "nan_as_null")]
-    pub mean_ns: f64,
-    /// σ_iter = σ_sample / √N with σ_sample = IQR/1.349 of the sample times.
-    #[serde(with = "nan_as_null")]
-    pub sigma_ns: f64,
-    #[serde(with = "nan_pair")]
-    pub ci95_ns: [f64; 2],
-    /// The interval of this run's samples alone, before `ci95_ns` joins it to the range of
-    /// the machine's clock (the same when that range is unknown).
-    #[serde(default = "nan_pair::none", with = "nan_pair")]
-    pub run_ci95_ns: [f64; 2],
-    #[serde(with = "nan_as_null")]
-    pub slope_ns: f64,
-    #[serde(with = "nan_as_null")]
-    pub intercept_ns: f64,
-    #[serde(with = "nan_as_null")]
-    pub r2: f64,
-    /// Robust spread of one sample's per-iteration mean (IQR/1.349 of ns/N).
-    #[serde(default, with = "nan_as_null")]
-    pub sample_sigma_ns: f64,
-    #[serde(default, with = "nan_as_null")]
-    pub mad_ns: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WarmupJson {
-    pub samples: usize,
-    pub seconds: f64,
-    pub class: WarmupClass,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProcessJson {
     pub index: u32,
     pub env_pad_bytes: u64,
@@ -177,31 +106,6 @@ pub struct ProcessJson {
     pub ci95_ns: [f64; 2],
     #[serde(default)]
     pub samples: usize,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct OutliersJson {
-    pub mild: usize,
-    pub far: usize,
-    pub period_ns: Option<f64>,
-}
-
-/// Interrupted samples among the steady ones, and how much they move the estimate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct InterruptedJson {
-    /// Steady samples with a context switch or a CPU migration.
-    pub samples: usize,
-    /// Steady samples in all.
-    pub of: usize,
-    /// samples / of.
-    pub share: f64,
-    /// Median per-iteration time with and without them.
-    #[serde(with = "nan_as_null")]
-    pub median_with_ns: f64,
-    #[serde(with = "nan_as_null")]
-    pub median_without_ns: f64,
-    /// Whether the estimates exclude them (the default; `--keep-interrupted` keeps them).
-    pub excluded: bool,
 }
 
 /// The counters the harness read and what reading them costs (see `docs/counters.md`).
@@ -343,10 +247,10 @@ pub struct BenchmarkResult {
     pub status: Status,
     pub error: Option<String>,
     pub iters_per_sample: u64,
-    pub per_iter: PerIterJson,
+    pub per_iter: PerIter,
     /// T_tot: the benchmark's whole wall time, calibration and warm-up included.
     pub total_s: f64,
-    pub warmup: WarmupJson,
+    pub warmup: Warmup,
     /// Per-iteration counter figures: `<event>_per_iter` (median over the steady samples,
     /// the read cost's baseline subtracted) with `<event>_per_iter_ci95_lo` / `_hi`, and the
     /// derived `ipc`, `branch_miss_rate`, `cache_miss_rate`, `ghz` (each with its interval).
@@ -355,13 +259,13 @@ pub struct BenchmarkResult {
     pub counters: Option<BTreeMap<String, f64>>,
     /// Steady samples during which a context switch or CPU migration happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interrupted: Option<InterruptedJson>,
+    pub interrupted: Option<Interrupted>,
     pub processes: Vec<ProcessJson>,
     pub diagnostics: Vec<Diagnostic>,
     #[serde(default)]
     pub steady_samples: usize,
     #[serde(default)]
-    pub outliers: OutliersJson,
+    pub outliers: Outliers,
     #[serde(default)]
     pub worst_sigma: f64,
     /// Why sampling stopped: `precise`, `budget`, `interrupted`, `failed`.
@@ -463,7 +367,6 @@ impl BenchmarkResult {
         a: &Analysis,
         env_pad: &dyn Fn(u32) -> u64,
     ) -> BenchmarkResult {
-        let fit = a.per_iter.fit;
         let s = &m.samples.samples;
         BenchmarkResult {
             name: name.to_string(),
@@ -476,34 +379,11 @@ impl BenchmarkResult {
             },
             error: m.error.clone(),
             iters_per_sample: m.iters_per_sample,
-            per_iter: PerIterJson {
-                median_ns: a.per_iter.median_ns,
-                min_ns: a.per_iter.min_ns,
-                mean_ns: a.per_iter.mean_ns,
-                sigma_ns: a.per_iter.sigma_ns,
-                ci95_ns: [a.per_iter.ci95_ns.0, a.per_iter.ci95_ns.1],
-                run_ci95_ns: [a.per_iter.run_ci95_ns.0, a.per_iter.run_ci95_ns.1],
-                slope_ns: fit.map(|f| f.slope).unwrap_or(f64::NAN),
-                intercept_ns: fit.map(|f| f.intercept).unwrap_or(f64::NAN),
-                r2: fit.map(|f| f.r2).unwrap_or(f64::NAN),
-                sample_sigma_ns: a.per_iter.sample_sigma_ns,
-                mad_ns: a.per_iter.mad_ns,
-            },
+            per_iter: a.per_iter,
             total_s: m.wall_ns as f64 * 1e-9,
-            warmup: WarmupJson {
-                samples: a.warmup.samples,
-                seconds: a.warmup.seconds,
-                class: a.warmup.class,
-            },
+            warmup: a.warmup,
             counters: (!a.counters.is_empty()).then(|| a.counters.clone()),
-            interrupted: a.interrupted.as_ref().map(|i| InterruptedJson {
-                samples: i.samples,
-                of: i.of,
-                share: i.share,
-                median_with_ns: i.median_with_ns,
-                median_without_ns: i.median_without_ns,
-                excluded: i.excluded,
-            }),
+            interrupted: a.interrupted,
             processes: a
                 .processes
                 .iter()
@@ -515,13 +395,10 @@ impl BenchmarkResult {
                     samples: p.samples,
                 })
                 .collect(),
-            diagnostics: a.diagnostics.clone(),
+            // Worded here, from the findings: the file's `message` is for its readers.
+            diagnostics: a.diagnostics.iter().map(Diagnostic::from).collect(),
             steady_samples: a.steady_samples,
-            outliers: OutliersJson {
-                mild: a.outliers.mild,
-                far: a.outliers.far,
-                period_ns: a.outliers.period_ns,
-            },
+            outliers: a.outliers,
             worst_sigma: a.worst_sigma,
             stop: stop_str(m.stop).into(),
             speed: a.speed.as_ref().map(SpeedJson::new),
@@ -560,27 +437,14 @@ impl BenchmarkResult {
 
     /// A benchmark that could not be measured at all.
     pub fn failed(name: &str, error: String) -> BenchmarkResult {
-        let nan = f64::NAN;
         BenchmarkResult {
             name: name.into(),
             status: Status::Failed,
             error: Some(error),
             iters_per_sample: 0,
-            per_iter: PerIterJson {
-                median_ns: nan,
-                min_ns: nan,
-                mean_ns: nan,
-                sigma_ns: nan,
-                ci95_ns: [nan, nan],
-                run_ci95_ns: [nan, nan],
-                slope_ns: nan,
-                intercept_ns: nan,
-                r2: nan,
-                sample_sigma_ns: nan,
-                mad_ns: nan,
-            },
+            per_iter: PerIter::undefined(),
             total_s: 0.0,
-            warmup: WarmupJson {
+            warmup: Warmup {
                 samples: 0,
                 seconds: 0.0,
                 class: WarmupClass::Flat,
@@ -590,7 +454,7 @@ impl BenchmarkResult {
             processes: vec![],
             diagnostics: vec![],
             steady_samples: 0,
-            outliers: OutliersJson::default(),
+            outliers: Outliers::default(),
             worst_sigma: 0.0,
             stop: "failed".into(),
             speed: None,

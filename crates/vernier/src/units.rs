@@ -1,5 +1,6 @@
-//! Units for people: durations with a unit that keeps four significant digits. Shared by the
-//! analysis (whose diagnostics quote figures) and the report, so neither reaches into the other.
+//! Units for people: durations with a unit that keeps four significant digits. Beneath the
+//! stages: the diagnostics' words (`diagnostic::words`, which the result's messages use) and
+//! the report both write durations, and neither reaches into the other.
 
 /// A duration in ns with a unit that keeps four significant digits.
 pub fn format_ns(ns: f64) -> String {
