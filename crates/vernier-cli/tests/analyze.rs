@@ -88,7 +88,13 @@ fn reanalyze_and_compare(live: &Path, tag: &str) {
 fn the_demo_is_re_derived_exactly() {
     let live = tmp("analyze-demo-live.json");
     let o = vernier()
-        .args(["demo", "--quick", "--filter", "sqrt|rand|sort", "--json"])
+        .args([
+            "demo",
+            "--quick",
+            "--filter",
+            "sqrt|rand|sort|cold",
+            "--json",
+        ])
         .arg(&live)
         .output()
         .unwrap();

@@ -149,6 +149,9 @@ pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult
             .unwrap_or(0)
     });
     r.instructions_check = b.instructions_check;
+    if b.cache_cold {
+        vernier::result::cold::drop_warm_checks(&mut r);
+    }
     r.earlier_runs = b.earlier_runs;
     if let Some(e) = &b.earlier_runs {
         vernier::result::earlier::join_result(&mut r, e);

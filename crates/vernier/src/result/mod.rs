@@ -284,6 +284,11 @@ pub struct BenchmarkResult {
     /// were fewer than two, or for a run outside the `vernier` command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_runs: Option<earlier::EarlierRuns>,
+    /// `true` for a benchmark measured with the caches evicted before every sample
+    /// (`--cache cold`, `Suite::bench_cold`): the checks that need several iterations per
+    /// sample were taken off (`cold::drop_warm_checks`), and `vernier analyze` does the same.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_cold: bool,
     pub samples: SamplesJson,
 }
 
@@ -404,6 +409,7 @@ impl BenchmarkResult {
             speed: a.speed.as_ref().map(SpeedJson::new),
             instructions_check: None,
             earlier_runs: None,
+            cache_cold: false,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -460,6 +466,7 @@ impl BenchmarkResult {
             speed: None,
             instructions_check: None,
             earlier_runs: None,
+            cache_cold: false,
             samples: SamplesJson::default(),
         }
     }
