@@ -11,7 +11,7 @@
 //! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
 //! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
 //! pair and combines them with a random-effects interval ([`crate::analyze::pairs`],
-//! [`compare::random_effects`]): the interval then includes the spread between pairs. After
+//! [`random_effects`](crate::stats::random_effects)): the interval then includes the spread between pairs. After
 //! each pair, [`pairs_settled`](crate::analyze::pairs::pairs_settled) decides whether a
 //! benchmark needs more; this module plans each pair's slice ([`pair_slice_plan`]). In process
 //! ([`crate::session::pairs`]) there is one process on one CPU, and the interval covers the
@@ -45,6 +45,7 @@
 use crate::measure::{Batch, Progress, State, Target, WallClock, INTERRUPTED};
 use crate::plan::Plan;
 use crate::stats::compare::{self, RatioEstimate};
+use crate::stats::rank::hodges_lehmann_paired_ci_z;
 use crate::stats::steady::{self, WarmupClass};
 use crate::target::input::Rng;
 use crate::timer::TimerInfo;
@@ -400,7 +401,7 @@ pub fn measure_pair<'t>(
                     if let Some(st) = steady_ratios(&ratios, plan.threshold) {
                         if ratios.len() - st.first >= MIN_PAIRS {
                             let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
-                            let (lo, hi) = compare::hodges_lehmann_paired_ci_z(&d, STOP_Z);
+                            let (lo, hi) = hodges_lehmann_paired_ci_z(&d, STOP_Z);
                             rel_ci = Some((hi - lo) / 2.0);
                             let precise = plan
                                 .precise_log_half_width
