@@ -1,6 +1,6 @@
 //! Golden tests: `vernier::stats` (compare, rank, student, random_effects) against
-//! scipy/statsmodels (`scripts/gen_stats_fixtures.py` and `scripts/gen_random_effects_fixtures.py`, fixtures under
-//! `tests/fixtures/stats/`).
+//! scipy/statsmodels (`scripts/gen_stats_fixtures.py` and
+//! `scripts/gen_random_effects_fixtures.py`, fixtures under `tests/fixtures/stats/`).
 
 use serde_json::Value;
 use vernier::stats::compare as cs;
