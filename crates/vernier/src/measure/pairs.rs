@@ -149,8 +149,7 @@ impl PairPlan {
     }
 
     fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
-        let floor = self.timer_factor * timer.overhead_ns.max(timer.resolution_ns);
-        (self.target_sample_ns as f64).max(floor).ceil() as u64
+        crate::plan::min_sample_ns(self.target_sample_ns, self.timer_factor, timer)
     }
 }
 
