@@ -1000,7 +1000,7 @@ inline std::vector<std::string> split_ws(const std::string& line) {
 // ---- Performance counters ----------------------------------------------------------------
 //
 // The same events, attributes, groups and reads as the Rust harness (crates/vernier/src/
-// counters.rs; the reference is docs/counters.md). Opened for the calling thread (the one that
+// counters/; the reference is docs/counters.md). Opened for the calling thread (the one that
 // runs the benchmarks) in at most two groups, one for the kernel's software events and one for
 // the PMU's hardware events, on the first `run` with a `counters=` option, and kept open while
 // the option does not change. What fails to open is left out: the worker returns no token for

@@ -5,7 +5,9 @@
 //! command (crate `vernier-cli`) drives benchmark executables, compares builds and audits the
 //! machine with the same engine.
 //!
-//! The pipeline, one folder per stage, each using only the stages before it:
+//! The pipeline in the order data flows, one folder per stage. In the code a stage uses only the
+//! stages to its left, and `plan` and `samples`, the two descriptions they all share (a suite's
+//! `Options` carry its plan):
 //!
 //! ```text
 //! target ──► plan ──► measure ──► samples ──► analyze ──► result ──► report ──► protocol ──► session

@@ -140,7 +140,13 @@ impl Plan {
 
     /// The shortest sample this plan accepts with the given timer.
     pub fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
-        let floor = self.timer_factor * timer.overhead_ns.max(timer.resolution_ns);
-        (self.target_sample_ns as f64).max(floor).ceil() as u64
+        min_sample_ns(self.target_sample_ns, self.timer_factor, timer)
     }
+}
+
+/// The shortest acceptable sample: the target length, but never under `timer_factor` times
+/// the timer's cost or resolution (for a single benchmark's plan and a pair's alike).
+pub fn min_sample_ns(target_sample_ns: u64, timer_factor: f64, timer: &TimerInfo) -> u64 {
+    let floor = timer_factor * timer.overhead_ns.max(timer.resolution_ns);
+    (target_sample_ns as f64).max(floor).ceil() as u64
 }

@@ -254,6 +254,17 @@ fn calibrate_tsc_hz() -> f64 {
     best.map(|(hz, _)| hz).unwrap_or(1e9)
 }
 
+/// A TSC at 3 GHz (1 ns resolution, 10 ns per read): the timer the engines' tests measure with.
+#[cfg(test)]
+pub(crate) fn test_tsc() -> TimerInfo {
+    TimerInfo {
+        kind: TimerKind::Tsc,
+        resolution_ns: 1.0,
+        overhead_ns: 10.0,
+        tsc_hz: Some(3e9),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

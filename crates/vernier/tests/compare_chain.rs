@@ -3,7 +3,8 @@
 //! run, never absolute times.
 
 use vernier::black_box;
-use vernier::session::pairs::{run_suite_pairs, PairEvent};
+use vernier::session::pairs::run_suite_pairs;
+use vernier::session::Event;
 use vernier::stats::compare::Verdict;
 use vernier::target::kernels::add_chain;
 use vernier::{Options, Suite};
@@ -29,7 +30,7 @@ fn chain_100_against_100_and_200() {
     assert_eq!(suite.comparison_names().len(), 4);
     let mut started = Vec::new();
     let file = run_suite_pairs(&mut suite, 0.005, &mut |ev| {
-        if let PairEvent::Start { name } = ev {
+        if let Event::Start { name } = ev {
             started.push(name.to_string())
         }
     });

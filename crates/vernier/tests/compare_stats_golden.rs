@@ -1,9 +1,10 @@
-//! Golden tests: `vernier::stats::compare` against scipy/statsmodels
-//! (`scripts/gen_stats_fixtures.py` and `scripts/gen_random_effects_fixtures.py`, fixtures under
-//! `tests/fixtures/stats/`).
+//! Golden tests: `vernier::stats` (compare, rank, student, random_effects) against
+//! scipy/statsmodels (`scripts/gen_stats_fixtures.py` and
+//! `scripts/gen_random_effects_fixtures.py`, fixtures under `tests/fixtures/stats/`).
 
 use serde_json::Value;
 use vernier::stats::compare as cs;
+use vernier::stats::{random_effects, rank, student};
 
 const REL_TOL: f64 = 1e-9;
 
@@ -42,22 +43,22 @@ fn paired_statistics_match_scipy() {
         let d = nums(&c["d"]);
         close(
             &format!("{name}: wilcoxon p"),
-            cs::wilcoxon_signed_rank(&d),
+            rank::wilcoxon_signed_rank(&d),
             c["wilcoxon_p"].as_f64().unwrap(),
         );
         close(
             &format!("{name}: sign p"),
-            cs::sign_test(&d),
+            rank::sign_test(&d),
             c["sign_p"].as_f64().unwrap(),
         );
         close(
             &format!("{name}: hl"),
-            cs::hodges_lehmann_paired(&d),
+            rank::hodges_lehmann_paired(&d),
             c["hl"].as_f64().unwrap(),
         );
         let ci = nums(&c["ci"]);
         assert_eq!(
-            cs::hodges_lehmann_paired_ci(&d),
+            rank::hodges_lehmann_paired_ci(&d),
             (ci[0], ci[1]),
             "{name}: CI (order statistics of the Walsh averages)"
         );
@@ -81,17 +82,17 @@ fn unpaired_statistics_match_scipy() {
         let (x, y) = (nums(&c["x"]), nums(&c["y"]));
         close(
             &format!("{name}: mann-whitney p"),
-            cs::mann_whitney(&x, &y),
+            rank::mann_whitney(&x, &y),
             c["mw_p"].as_f64().unwrap(),
         );
         close(
             &format!("{name}: hl shift"),
-            cs::hodges_lehmann_shift(&x, &y),
+            rank::hodges_lehmann_shift(&x, &y),
             c["hl"].as_f64().unwrap(),
         );
         let ci = nums(&c["ci"]);
         assert_eq!(
-            cs::hodges_lehmann_shift_ci(&x, &y),
+            rank::hodges_lehmann_shift_ci(&x, &y),
             (ci[0], ci[1]),
             "{name}: CI (order statistics of the differences)"
         );
@@ -135,7 +136,7 @@ fn student_t_matches_scipy() {
             let t = c["t"].as_f64().unwrap();
             close_rel(
                 &format!("sf({t}, {df})"),
-                cs::student_t_sf(t, df),
+                student::student_t_sf(t, df),
                 sf.as_f64().unwrap(),
                 1e-9,
             );
@@ -143,7 +144,7 @@ fn student_t_matches_scipy() {
             let p = c["p"].as_f64().unwrap();
             close_rel(
                 &format!("ppf({p}, {df})"),
-                cs::student_t_quantile(p, df),
+                student::student_t_quantile(p, df),
                 c["ppf"].as_f64().unwrap(),
                 1e-9,
             );
@@ -157,7 +158,8 @@ fn random_effects_match_scipy() {
         .as_array()
         .unwrap()
     {
-        let re = cs::random_effects(&nums(&c["theta"]), &nums(&c["within_se"])).unwrap();
+        let re =
+            random_effects::random_effects(&nums(&c["theta"]), &nums(&c["within_se"])).unwrap();
         close_rel("ratio", re.ratio, c["ratio"].as_f64().unwrap(), 1e-12);
         let ci = nums(&c["ci95"]);
         close_rel("ci lo", re.ci95.0, ci[0], 1e-10);
@@ -198,6 +200,6 @@ fn offline_intervals_match_scipy() {
 
 #[test]
 fn too_few_pairs_is_an_error() {
-    assert!(cs::random_effects(&[0.01], &[0.001]).is_err());
-    assert!(cs::random_effects(&[0.01, f64::NAN], &[0.001, 0.001]).is_err());
+    assert!(random_effects::random_effects(&[0.01], &[0.001]).is_err());
+    assert!(random_effects::random_effects(&[0.01, f64::NAN], &[0.001, 0.001]).is_err());
 }

@@ -4,6 +4,7 @@
 //! written here), so the rates below are the same on every run.
 
 use vernier::stats::compare::{self as cs, Verdict};
+use vernier::stats::{random_effects, student};
 
 /// splitmix64 with Box–Muller normals.
 struct Rng {
@@ -240,7 +241,7 @@ fn coverage_with_random_per_pair_offsets_stays_near_95_percent() {
     let (mut covered, mut naive_covered) = (0, 0);
     for _ in 0..trials {
         let (theta, se) = pairs(&mut rng, 6, 0.0, 0.004, 0.002, 100);
-        let re = cs::random_effects(&theta, &se).unwrap();
+        let re = random_effects::random_effects(&theta, &se).unwrap();
         covered += usize::from(re.ci95.0 <= 1.0 && 1.0 <= re.ci95.1);
         // The interval of the within-pair noise alone (what one pooled process pair gives).
         let mean = theta.iter().sum::<f64>() / theta.len() as f64;
@@ -263,7 +264,7 @@ fn a_fixed_shift_is_found_through_per_pair_offsets() {
     let mut found = 0;
     for _ in 0..200 {
         let (theta, se) = pairs(&mut rng, 8, 0.01f64.ln_1p(), 0.001, 0.002, 100);
-        let re = cs::random_effects(&theta, &se).unwrap();
+        let re = random_effects::random_effects(&theta, &se).unwrap();
         let v = cs::verdict(re.ratio, re.ci95, re.p_value, 0.005);
         assert_ne!(v, cs::Verdict::Faster);
         found += usize::from(v == cs::Verdict::Slower);
@@ -295,10 +296,10 @@ fn pairs_that_shared_their_cpu_count_for_less() {
             theta.push(t[0]);
             se.push(s[0]);
         }
-        let re = cs::random_effects(&theta, &se).unwrap();
+        let re = random_effects::random_effects(&theta, &se).unwrap();
         covered += usize::from(re.ci95.0 <= 1.0 && 1.0 <= re.ci95.1);
         let (_, sd) = mean_sd(&theta);
-        let plain = cs::student_t_quantile(0.975, 7.0) * sd / 8f64.sqrt();
+        let plain = student::student_t_quantile(0.975, 7.0) * sd / 8f64.sqrt();
         narrower += usize::from((re.ci95.1.ln() - re.ci95.0.ln()) / 2.0 < plain);
     }
     let rate = covered as f64 / trials as f64;

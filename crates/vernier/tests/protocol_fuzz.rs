@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
-use vernier::protocol::{decode_name, parse_samples, Command, Hello, MAX_SAMPLE_VALUE};
+use vernier::protocol::{decode_name, parse_samples, Command, Hello, RunRequest, MAX_SAMPLE_VALUE};
 
 /// Cases per property: 9 properties × 2000 = 18 000 cases per run.
 const CASES: u32 = 2000;
@@ -225,7 +225,7 @@ proptest! {
     ) {
         let line = format!("run {index} iters={iters} samples={samples}");
         match Command::parse(&line) {
-            Ok(Command::Run { iters: i, samples: s, .. }) => {
+            Ok(Command::Run(RunRequest { iters: i, samples: s, .. })) => {
                 prop_assert_eq!(i.to_string(), iters);
                 prop_assert_eq!(s.to_string(), samples);
                 prop_assert!(i >= 1 && s >= 1);

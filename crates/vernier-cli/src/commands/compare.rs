@@ -26,7 +26,8 @@ use vernier::measure::MonotonicClock;
 use vernier::report::compare::table_fitted;
 use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile, Status};
-use vernier::session::pairs::{run_suite_pairs, PairEvent};
+use vernier::session::pairs::run_suite_pairs;
+use vernier::session::Event as PairEvent;
 use vernier::stats::{self, compare::Mode};
 
 #[derive(Args, Clone, Debug)]

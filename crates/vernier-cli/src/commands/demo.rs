@@ -596,7 +596,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let file = suite.run_in_process(&mut |ev| match ev {
         SuiteEvent::Start { .. } => {}
         SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
-        SuiteEvent::Done { result } => {
+        SuiteEvent::Done { result, .. } => {
             progress.clear();
             if !head {
                 println!("{}", table.head());

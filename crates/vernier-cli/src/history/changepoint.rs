@@ -16,7 +16,7 @@
 //! Pure: a series in, change points out. The series is taken on the log scale, so shifts are
 //! ratios and the interval of a shift is an interval of a ratio.
 
-use vernier::stats::compare::{student_t_quantile, student_t_sf};
+use vernier::stats::student::{student_t_quantile, student_t_sf};
 
 /// Fewest runs on each side of a change point: one odd run is not a change point (it cannot
 /// make a segment of its own), and a t-test needs a spread on each side.

@@ -13,7 +13,7 @@
 //!   slice of the benchmark's budget (budget / pairs), ending early once the pair's own estimate
 //!   is precise;
 //! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
-//!   is a random-effects interval over the pairs ([`vernier::stats::compare::random_effects`]);
+//!   is a random-effects interval over the pairs ([`vernier::stats::random_effects::random_effects`]);
 //! - after each pair, a benchmark whose 99.5 % interval over the pairs so far is settled against
 //!   the threshold (never before [`vernier::measure::pairs::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.

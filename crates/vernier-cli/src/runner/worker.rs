@@ -419,12 +419,12 @@ impl WorkerProcess {
         if out.probe_adds > 0 {
             extra.push(("probe".into(), out.probe_adds.to_string()));
         }
-        let cmd = protocol::Command::Run {
+        let cmd = protocol::Command::Run(protocol::RunRequest {
             bench,
             iters,
             samples,
             extra,
-        };
+        });
         self.send(&cmd.to_line())?;
         let line = self.read_line(self.timeout)?;
         let b = protocol::parse_samples(&line, samples)?;

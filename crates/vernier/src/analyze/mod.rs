@@ -360,9 +360,11 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let main_idx = if excluded { clean } else { all_main };
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
     // fast ones (the other state's figure is in `speed`).
+    let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
     let (speed, main_idx) = match speed::analyze(
         &m.samples,
         &ctx.timer,
+        &cycles,
         ctx.speed_refs(),
         m.wall_ns,
         &main_idx,
@@ -494,12 +496,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     }
     per_iter.ci95_ns = bounded(per_iter.ci95_ns);
     // Layout is only blamed when the core's speed does not explain the processes' spread.
-    let speed_spread = speed::process_speed_spread(
-        &m.samples,
-        &speed::sample_cycles(&m.samples, &ctx.timer),
-        &main_idx,
-        10,
-    );
+    let speed_spread = speed::process_speed_spread(&m.samples, &cycles, &main_idx, 10);
     let layout = layout_spread(&processes).map(|mut l| {
         if speed_spread.is_some_and(|sp| sp >= SPEED_EXPLAINS_SPREAD * l.spread) {
             l.significant = false;

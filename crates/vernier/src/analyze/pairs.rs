@@ -8,7 +8,8 @@
 use crate::measure::pairs::{
     settled, PairMeasurement, PairStop, Rewarm, Settle, MIN_PROCESS_PAIRS,
 };
-use crate::stats::compare::{self, Verdict};
+use crate::stats::compare::Verdict;
+use crate::stats::random_effects::{self, random_effects_interval};
 use crate::stats::steady::WarmupClass;
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +49,7 @@ pub struct Comparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_samples: Option<PairSamples>,
     /// Smallest relative change (0.004 = 0.4 %) this run could have detected: found in 80 %
-    /// of runs at α = 5 % (see [`compare::DETECTION_POWER`]).
+    /// of runs at α = 5 % (see [`random_effects::DETECTION_POWER`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smallest_detectable: Option<f64>,
     /// Across process pairs: how the uncertainty splits between and within pairs.
@@ -184,7 +185,7 @@ pub fn pairs_settled(pairs: &[ProcessPair], threshold: f64) -> Option<Settle> {
         return None;
     }
     let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
-    let (_, lo, hi) = compare::random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
+    let (_, lo, hi) = random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
     settled(lo.exp(), hi.exp(), threshold)
 }
 
@@ -196,7 +197,7 @@ pub fn comparison_from_process_pairs(
     stop: &str,
 ) -> Result<Comparison, String> {
     let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
-    let re = compare::random_effects(&theta, &se).map_err(|e| {
+    let re = random_effects::random_effects(&theta, &se).map_err(|e| {
         format!("{e}: give it more time with --time, or more pairs with --processes")
     })?;
     let o: Vec<f64> = pairs.iter().map(|p| p.old_median_ns).collect();

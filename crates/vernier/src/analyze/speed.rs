@@ -183,15 +183,16 @@ pub struct References {
 
 /// The speed summary of a benchmark and the samples its headline rests on: `idx` (the steady
 /// samples at the main count) split by state. `None` when nothing was probed (a harness
-/// without the probe, an older result file). `wall_ns` is the benchmark's wall time.
+/// without the probe, an older result file). `cycles` is [`sample_cycles`] of `samples`
+/// (computed once by the caller, which uses it again); `wall_ns` is the benchmark's wall time.
 pub fn analyze(
     samples: &Samples,
     timer: &TimerInfo,
+    cycles: &[f64],
     refs: References,
     wall_ns: u64,
     idx: &[usize],
 ) -> Option<(Speed, Vec<usize>)> {
-    let cycles = sample_cycles(samples, timer);
     if cycles.is_empty() || idx.is_empty() {
         return None;
     }
@@ -366,12 +367,23 @@ mod tests {
         s
     }
 
+    /// [`analyze`] with the cycles it is given in production.
+    fn speed_of(
+        s: &Samples,
+        t: &TimerInfo,
+        refs: References,
+        wall_ns: u64,
+        idx: &[usize],
+    ) -> (Speed, Vec<usize>) {
+        analyze(s, t, &sample_cycles(s, t), refs, wall_ns, idx).unwrap()
+    }
+
     #[test]
     fn one_state_keeps_every_sample() {
         // 4096 adds in 1648 ns: 0.4 ns per add (2.5 GHz, the nominal rate).
         let s = samples(200, |_| 1648, |_| 10.0);
         let idx: Vec<usize> = (0..200).collect();
-        let (sp, head) = analyze(&s, &timer(), References::default(), 6_000_000, &idx).unwrap();
+        let (sp, head) = speed_of(&s, &timer(), References::default(), 6_000_000, &idx);
         assert_eq!(head, idx);
         assert!(sp.slow.is_none() && !sp.split && !sp.core_slowed());
         assert!((sp.fastest_cycle_ns - 0.4).abs() < 1e-3, "{sp:?}");
@@ -387,7 +399,7 @@ mod tests {
             |i| if slow(i) { 18.5 } else { 10.0 },
         );
         let idx: Vec<usize> = (0..400).collect();
-        let (sp, head) = analyze(&s, &timer(), References::default(), 12_000_000, &idx).unwrap();
+        let (sp, head) = speed_of(&s, &timer(), References::default(), 12_000_000, &idx);
         assert!(sp.split && sp.core_slowed() && !sp.wholly_slow());
         assert_eq!(head.len(), 280);
         assert!(head.iter().all(|&i| !slow(i)));
@@ -406,7 +418,7 @@ mod tests {
         t.tsc_hz = None;
         let s = samples(200, |_| 3041, |_| 18.5);
         let idx: Vec<usize> = (0..200).collect();
-        let (sp, head) = analyze(&s, &t, startup(0.4), 6_000_000, &idx).unwrap();
+        let (sp, head) = speed_of(&s, &t, startup(0.4), 6_000_000, &idx);
         assert_eq!(sp.reference, Reference::StartUp);
         assert!(sp.wholly_slow() && sp.core_slowed() && !sp.split);
         assert_eq!(
@@ -414,7 +426,7 @@ mod tests {
             "no fast sample: the headline is what was measured"
         );
         // Without any reference faster than the probes, nothing is slow.
-        let (sp, _) = analyze(&s, &t, References::default(), 6_000_000, &idx).unwrap();
+        let (sp, _) = speed_of(&s, &t, References::default(), 6_000_000, &idx);
         assert!(sp.slow.is_none());
     }
 
@@ -422,7 +434,7 @@ mod tests {
     fn the_nominal_rate_is_a_reference_with_the_tsc() {
         let s = samples(200, |_| 3041, |_| 18.5);
         let idx: Vec<usize> = (0..200).collect();
-        let (sp, _) = analyze(&s, &timer(), References::default(), 6_000_000, &idx).unwrap();
+        let (sp, _) = speed_of(&s, &timer(), References::default(), 6_000_000, &idx);
         assert_eq!(sp.reference, Reference::Nominal);
         assert!(sp.wholly_slow());
     }
@@ -442,7 +454,7 @@ mod tests {
         // the benchmark itself did not slow down.
         let s = samples(400, |i| if i % 40 == 20 { 3041 } else { 1648 }, |_| 10.0);
         let idx: Vec<usize> = (0..400).collect();
-        let (sp, head) = analyze(&s, &timer(), References::default(), 1, &idx).unwrap();
+        let (sp, head) = speed_of(&s, &timer(), References::default(), 1, &idx);
         assert!(sp.slow.is_none(), "{sp:?}");
         assert_eq!(head.len(), 400);
     }
@@ -460,7 +472,7 @@ mod tests {
             known_cycle_ns: Some(0.4),
             clock_cycle_ns: None,
         };
-        let (sp, head) = analyze(&s, &t, refs, 1, &idx).unwrap();
+        let (sp, head) = speed_of(&s, &t, refs, 1, &idx);
         assert_eq!(sp.reference, Reference::Known);
         assert!(sp.core_slowed() && sp.slow.is_none() && !sp.split);
         assert_eq!(head, idx);
@@ -468,11 +480,11 @@ mod tests {
         assert!((ratio - 1.15).abs() < 0.01, "{ratio}");
         // 5 % slower than the known speed: within what runs vary on a shared machine.
         let s = samples(200, |_| 1730, |_| 10.5);
-        let (sp, _) = analyze(&s, &t, refs, 1, &idx).unwrap();
+        let (sp, _) = speed_of(&s, &t, refs, 1, &idx);
         assert!(!sp.core_slowed(), "{sp:?}");
         // 2 % slower than the known speed.
         let s = samples(200, |_| 1681, |_| 10.2);
-        let (sp, _) = analyze(&s, &t, refs, 1, &idx).unwrap();
+        let (sp, _) = speed_of(&s, &t, refs, 1, &idx);
         assert!(
             !sp.core_slowed() && sp.behind_known_cycle_ns.is_none(),
             "{sp:?}"
@@ -484,7 +496,7 @@ mod tests {
         // 0.4 ns per addition, 10 ns per iteration: 25 cycles.
         let s = samples(200, |_| 1648, |i| 10.0 + 0.01 * (i % 7) as f64);
         let idx: Vec<usize> = (0..200).collect();
-        let (sp, _) = analyze(&s, &timer(), References::default(), 1, &idx).unwrap();
+        let (sp, _) = speed_of(&s, &timer(), References::default(), 1, &idx);
         let cyc = sp.cycles_per_iter.unwrap();
         assert!((cyc.median - 25.07).abs() < 0.05, "{cyc:?}");
         let (lo, hi) = clock_interval(&sp, Some((0.38, 0.42))).unwrap();
@@ -500,6 +512,14 @@ mod tests {
     fn nothing_probed_gives_no_speed() {
         let mut s = samples(50, |_| 1648, |_| 10.0);
         s.probe_ns.clear();
-        assert!(analyze(&s, &timer(), startup(0.4), 1, &[0, 1, 2]).is_none());
+        assert!(analyze(
+            &s,
+            &timer(),
+            &sample_cycles(&s, &timer()),
+            startup(0.4),
+            1,
+            &[0, 1, 2]
+        )
+        .is_none());
     }
 }

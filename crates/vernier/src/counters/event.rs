@@ -278,7 +278,7 @@ impl CounterSelection {
     }
 
     /// Open the counters for the calling thread; `None` when off or when nothing opened (the
-    /// reasons are then in `suite::counter_harness`'s note).
+    /// reasons are then in `session::calibrate::counter_harness`'s note).
     pub fn open(&self) -> Option<CounterSet> {
         let events = self.events();
         (!events.is_empty()).then(|| CounterSet::open(&events))

@@ -441,7 +441,7 @@ impl WallClock for MockClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::timer::TimerKind;
+    use crate::timer::test_tsc;
 
     /// A target whose per-iteration cost is a function of the time elapsed, plus a fixed
     /// per-sample overhead; it advances the mock clock by what it "took".
@@ -475,15 +475,6 @@ mod tests {
         }
     }
 
-    fn timer() -> TimerInfo {
-        TimerInfo {
-            kind: TimerKind::Tsc,
-            resolution_ns: 1.0,
-            overhead_ns: 10.0,
-            tsc_hz: Some(3e9),
-        }
-    }
-
     fn jitter(k: usize) -> f64 {
         // Deterministic ±1 % pseudo-noise.
         let x = (k as u64).wrapping_mul(0x9E3779B97F4A7C15) >> 40;
@@ -507,7 +498,7 @@ mod tests {
             taken: 0,
             probe_ns,
         };
-        measure(&mut t, &clock, plan, &timer(), &mut |_| {})
+        measure(&mut t, &clock, plan, &test_tsc(), &mut |_| {})
     }
 
     #[test]
@@ -711,7 +702,13 @@ mod tests {
             }
         }
         let clock = MonotonicClock;
-        let m = measure(&mut Dies(3), &clock, &Plan::quick(), &timer(), &mut |_| {});
+        let m = measure(
+            &mut Dies(3),
+            &clock,
+            &Plan::quick(),
+            &test_tsc(),
+            &mut |_| {},
+        );
         assert_eq!(m.stop, StopReason::Failed);
         assert!(m.error.unwrap().contains("SIGSEGV"));
         assert!(!m.samples.is_empty());

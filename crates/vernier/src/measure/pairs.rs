@@ -11,7 +11,7 @@
 //! a time. `vernier compare` therefore runs this engine in several OLD/NEW *process pairs*
 //! (each pair on one CPU, one environment padding for both sides), takes one log-ratio per
 //! pair and combines them with a random-effects interval ([`crate::analyze::pairs`],
-//! [`compare::random_effects`]): the interval then includes the spread between pairs. After
+//! [`random_effects`](crate::stats::random_effects)): the interval then includes the spread between pairs. After
 //! each pair, [`pairs_settled`](crate::analyze::pairs::pairs_settled) decides whether a
 //! benchmark needs more; this module plans each pair's slice ([`pair_slice_plan`]). In process
 //! ([`crate::session::pairs`]) there is one process on one CPU, and the interval covers the
@@ -45,6 +45,7 @@
 use crate::measure::{Batch, Progress, State, Target, WallClock, INTERRUPTED};
 use crate::plan::Plan;
 use crate::stats::compare::{self, RatioEstimate};
+use crate::stats::rank::hodges_lehmann_paired_ci_z;
 use crate::stats::steady::{self, WarmupClass};
 use crate::target::input::Rng;
 use crate::timer::TimerInfo;
@@ -148,8 +149,7 @@ impl PairPlan {
     }
 
     fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
-        let floor = self.timer_factor * timer.overhead_ns.max(timer.resolution_ns);
-        (self.target_sample_ns as f64).max(floor).ceil() as u64
+        crate::plan::min_sample_ns(self.target_sample_ns, self.timer_factor, timer)
     }
 }
 
@@ -281,29 +281,34 @@ pub fn measure_pair<'t>(
         }
     }
 
-    // One batch of one side; per-sample ns, or the failing side's error.
-    let mut take = |m: &mut PairMeasurement,
-                    side: Side,
-                    iters: u64,
-                    count: usize|
-     -> Result<Vec<u64>, (Side, String)> {
-        batch.clear();
-        let t: &mut (dyn Target + 't) = match side {
-            Side::Old => &mut *old,
-            Side::New => &mut *new,
-        };
-        t.measure(iters, count, &mut batch).map_err(|e| (side, e))?;
-        if batch.ns.len() != count {
-            return Err((
-                side,
-                format!("asked for {count} samples, got {}", batch.ns.len()),
-            ));
+    // One batch of each side, in `order`, each handed to `each` with its side as soon as it is
+    // taken; or the failing side's error (the side after it is then not measured).
+    let mut take_both = |m: &mut PairMeasurement,
+                         order: [Side; 2],
+                         iters: u64,
+                         count: usize,
+                         each: &mut dyn FnMut(Side, &[u64])|
+     -> Result<(), (Side, String)> {
+        for side in order {
+            batch.clear();
+            let t: &mut (dyn Target + 't) = match side {
+                Side::Old => &mut *old,
+                Side::New => &mut *new,
+            };
+            t.measure(iters, count, &mut batch).map_err(|e| (side, e))?;
+            if batch.ns.len() != count {
+                return Err((
+                    side,
+                    format!("asked for {count} samples, got {}", batch.ns.len()),
+                ));
+            }
+            match side {
+                Side::Old => m.samples.0 += count,
+                Side::New => m.samples.1 += count,
+            }
+            each(side, &batch.ns);
         }
-        match side {
-            Side::Old => m.samples.0 += count,
-            Side::New => m.samples.1 += count,
-        }
-        Ok(batch.ns.clone())
+        Ok(())
     };
 
     let mut calibration =
@@ -326,19 +331,12 @@ pub fn measure_pair<'t>(
         match state {
             State::Calibrate => {
                 let mut best = [0u64; 2];
-                let mut failed = false;
-                let iters = calibration.iters;
-                for side in order {
-                    match take(&mut m, side, iters, plan.calibration_samples.max(1)) {
-                        Ok(ns) => best[side as usize] = ns.iter().copied().min().unwrap_or(0),
-                        Err(e) => {
-                            fail(&mut m, e);
-                            failed = true;
-                            break;
-                        }
-                    }
-                }
-                if failed {
+                let count = plan.calibration_samples.max(1);
+                let mut each = |side: Side, ns: &[u64]| {
+                    best[side as usize] = ns.iter().copied().min().unwrap_or(0)
+                };
+                if let Err(e) = take_both(&mut m, order, calibration.iters, count, &mut each) {
+                    fail(&mut m, e);
                     break;
                 }
                 // The slower side sets the count.
@@ -362,33 +360,24 @@ pub fn measure_pair<'t>(
                 let count = k + plan.rewarm_samples;
                 let n = m.iters_per_sample as f64;
                 let mut per = [0.0f64; 2];
-                let mut failed = false;
-                let it = m.iters_per_sample;
-                for side in order {
-                    match take(&mut m, side, it, count) {
-                        Ok(ns) => {
-                            let rest: Vec<f64> = ns[plan.rewarm_samples..]
-                                .iter()
-                                .map(|&x| x as f64 / n)
-                                .collect();
-                            let med = crate::stats::median(&rest);
-                            if plan.rewarm_samples > 0 && med > 0.0 {
-                                let first = ns[0] as f64 / n;
-                                match side {
-                                    Side::Old => rewarm_old.push(first / med),
-                                    Side::New => rewarm_new.push(first / med),
-                                }
-                            }
-                            per[side as usize] = med;
-                        }
-                        Err(e) => {
-                            fail(&mut m, e);
-                            failed = true;
-                            break;
+                let mut each = |side: Side, ns: &[u64]| {
+                    let rest: Vec<f64> = ns[plan.rewarm_samples..]
+                        .iter()
+                        .map(|&x| x as f64 / n)
+                        .collect();
+                    let med = crate::stats::median(&rest);
+                    if plan.rewarm_samples > 0 && med > 0.0 {
+                        let first = ns[0] as f64 / n;
+                        match side {
+                            Side::Old => rewarm_old.push(first / med),
+                            Side::New => rewarm_new.push(first / med),
                         }
                     }
-                }
-                if failed {
+                    per[side as usize] = med;
+                };
+                let it = m.iters_per_sample;
+                if let Err(e) = take_both(&mut m, order, it, count, &mut each) {
+                    fail(&mut m, e);
                     break;
                 }
                 m.old_ns.push(per[0]);
@@ -411,7 +400,7 @@ pub fn measure_pair<'t>(
                     if let Some(st) = steady_ratios(&ratios, plan.threshold) {
                         if ratios.len() - st.first >= MIN_PAIRS {
                             let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
-                            let (lo, hi) = compare::hodges_lehmann_paired_ci_z(&d, STOP_Z);
+                            let (lo, hi) = hodges_lehmann_paired_ci_z(&d, STOP_Z);
                             rel_ci = Some((hi - lo) / 2.0);
                             let precise = plan
                                 .precise_log_half_width
@@ -533,7 +522,7 @@ mod tests {
     use crate::measure::MockClock;
     use crate::result::comparison::ComparisonFile;
     use crate::stats::compare::{Mode, Verdict};
-    use crate::timer::TimerKind;
+    use crate::timer::test_tsc;
 
     /// A side whose per-iteration cost is `base × drift(t) × (1 + noise)`; it advances the
     /// shared clock by what it took.
@@ -580,15 +569,6 @@ mod tests {
         }
     }
 
-    fn timer() -> TimerInfo {
-        TimerInfo {
-            kind: TimerKind::Tsc,
-            resolution_ns: 1.0,
-            overhead_ns: 10.0,
-            tsc_hz: Some(3e9),
-        }
-    }
-
     /// Doubles the cost over the one-second budget.
     fn drift_2x(t: u64) -> f64 {
         1.0 + t as f64 / 1e9
@@ -607,7 +587,7 @@ mod tests {
         let clock = MockClock::default();
         let mut a = Mock::new(&clock, old_base, drift, 1);
         let mut b = Mock::new(&clock, new_base, drift, 2);
-        measure_pair(&mut a, &mut b, &clock, plan, &timer(), &mut |_| {})
+        measure_pair(&mut a, &mut b, &clock, plan, &test_tsc(), &mut |_| {})
     }
 
     fn plans() -> [PairPlan; 2] {
@@ -712,7 +692,14 @@ mod tests {
         let mut a = Mock::new(&clock, 5.0, flat, 1);
         let mut b = Mock::new(&clock, 5.0, flat, 2);
         b.fail_after = Some(200);
-        let m = measure_pair(&mut a, &mut b, &clock, &plans()[0], &timer(), &mut |_| {});
+        let m = measure_pair(
+            &mut a,
+            &mut b,
+            &clock,
+            &plans()[0],
+            &test_tsc(),
+            &mut |_| {},
+        );
         assert_eq!(m.stop, PairStop::Failed);
         let (side, e) = m.error.clone().unwrap();
         assert_eq!(side, Side::New);

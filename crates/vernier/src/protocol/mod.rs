@@ -62,18 +62,22 @@ pub enum BenchRef {
     Empty,
 }
 
+/// A `run` request: `samples` samples of `iters` iterations of `bench`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunRequest {
+    pub bench: BenchRef,
+    pub iters: u64,
+    pub samples: usize,
+    /// Options this side did not interpret (kept for extensions such as `counters=`).
+    pub extra: Vec<(String, String)>,
+}
+
 /// A command from the runner.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     Hello(u32),
     List,
-    Run {
-        bench: BenchRef,
-        iters: u64,
-        samples: usize,
-        /// Options this side did not interpret (kept for extensions such as `counters=`).
-        extra: Vec<(String, String)>,
-    },
+    Run(RunRequest),
     Probe,
     /// The address of each benchmark's measured-loop function (`vernier asm`).
     Loops,
@@ -85,12 +89,12 @@ impl Command {
         match self {
             Command::Hello(v) => format!("hello {v}"),
             Command::List => "list".into(),
-            Command::Run {
+            Command::Run(RunRequest {
                 bench,
                 iters,
                 samples,
                 extra,
-            } => {
+            }) => {
                 let b = match bench {
                     BenchRef::Index(i) => i.to_string(),
                     BenchRef::Empty => "empty".into(),
@@ -158,12 +162,12 @@ impl Command {
                         return Err(format!("bad option '{t}' in '{line}'"));
                     }
                 }
-                Ok(Command::Run {
+                Ok(Command::Run(RunRequest {
                     bench,
                     iters: iters.ok_or_else(|| format!("bad option 'iters' in '{line}'"))?,
                     samples: samples.ok_or_else(|| format!("bad option 'samples' in '{line}'"))?,
                     extra,
-                })
+                }))
             }
             other => Err(format!("unknown command '{other}'")),
         }
@@ -481,14 +485,8 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
 pub trait Worker {
     fn hello(&self) -> Hello;
     fn names(&self) -> Vec<String>;
-    fn run(
-        &mut self,
-        bench: BenchRef,
-        iters: u64,
-        samples: usize,
-        extra: &[(String, String)],
-        out: &mut Batch,
-    ) -> Result<(), String>;
+    /// Answer a `run` request into `out`.
+    fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String>;
     fn probe(&self) -> String;
     /// The address of each benchmark's measured-loop function in this process (0: unknown),
     /// in list order.
@@ -562,15 +560,10 @@ pub fn serve(
                 output.flush()?;
                 return Ok(());
             }
-            Ok(Command::Run {
-                bench,
-                iters,
-                samples,
-                extra,
-            }) => {
+            Ok(Command::Run(req)) => {
                 batch.clear();
                 batch.probe_adds = 0;
-                match worker.run(bench, iters, samples, &extra, &mut batch) {
+                match worker.run(&req, &mut batch) {
                     Ok(()) => samples_line(&batch),
                     Err(e) => format!("error {e}"),
                 }
@@ -596,12 +589,12 @@ mod tests {
 
     #[test]
     fn commands_round_trip() {
-        let c = Command::Run {
+        let c = Command::Run(RunRequest {
             bench: BenchRef::Index(3),
             iters: 4096,
             samples: 16,
             extra: vec![("cache".into(), "cold".into())],
-        };
+        });
         assert_eq!(Command::parse(&c.to_line()).unwrap(), c);
         assert_eq!(
             Command::parse("run empty iters=1 samples=1")

@@ -1,7 +1,7 @@
 //! The worker side of the protocol for a Rust suite: a program launched by a runner (with
 //! [`FDS_ENV`](super::FDS_ENV) set) answers its requests by measuring its registered routines.
 
-use super::{BenchRef, Hello, Worker};
+use super::{BenchRef, Hello, RunRequest, Worker};
 use crate::counters::{self, CounterSet};
 use crate::measure::in_process::Metered;
 use crate::measure::{Batch, Target};
@@ -66,14 +66,13 @@ impl Worker for SuiteWorker<'_> {
             .collect()
     }
 
-    fn run(
-        &mut self,
-        bench: BenchRef,
-        iters: u64,
-        samples: usize,
-        extra: &[(String, String)],
-        out: &mut Batch,
-    ) -> Result<(), String> {
+    fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
+        let RunRequest {
+            bench,
+            iters,
+            samples,
+            ref extra,
+        } = *req;
         // `counters=<event,…>`: open them (once per distinct list) and read them per sample.
         let wanted = extra.iter().find(|(k, _)| k == "counters").map(|(_, v)| v);
         let counters = match wanted {

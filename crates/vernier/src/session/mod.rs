@@ -20,8 +20,10 @@ use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
 use std::path::Path;
 
-/// An event of an in-process run, for progress displays.
-pub enum Event<'a> {
+/// An event of an in-process run, for progress displays: of a benchmark (`R` is its
+/// [`BenchmarkResult`]) or of a registered comparison (`R` is the
+/// [`ComparisonFile`](crate::result::comparison::ComparisonFile) so far).
+pub enum Event<'a, R> {
     Start {
         name: &'a str,
     },
@@ -30,7 +32,8 @@ pub enum Event<'a> {
         progress: &'a Progress,
     },
     Done {
-        result: &'a BenchmarkResult,
+        name: &'a str,
+        result: &'a R,
     },
 }
 
@@ -67,7 +70,7 @@ impl Suite {
         let names = self.names();
         let table = report::Table::new(&names, render);
         let file = self.run_in_process(&mut |ev| {
-            if let Event::Done { result } = ev {
+            if let Event::Done { result, .. } = ev {
                 if !printed_head {
                     let _ = writeln!(out, "{}", table.head());
                     printed_head = true;
@@ -102,7 +105,10 @@ impl Suite {
 
     /// Measure every selected benchmark in this process; `on_event` sees each step. Returns
     /// the result file's content (also written to `--json` after each benchmark).
-    pub fn run_in_process(&mut self, on_event: &mut dyn FnMut(Event)) -> ResultFile {
+    pub fn run_in_process(
+        &mut self,
+        on_event: &mut dyn FnMut(Event<BenchmarkResult>),
+    ) -> ResultFile {
         let timer = Timer::detect();
         let mut plan = self.options.plan.clone();
         let requested = self.options.counters.events();
@@ -219,8 +225,10 @@ impl Suite {
                     json_failed = true;
                 }
             }
+            let result = file.benchmarks.last().unwrap();
             on_event(Event::Done {
-                result: file.benchmarks.last().unwrap(),
+                name: &result.name,
+                result,
             });
         }
         file

@@ -1,29 +1,16 @@
 //! A suite's registered comparisons ([`Suite::compare`], [`Suite::compare_benches`]), measured
 //! in this process by the pair engine, one after the other, into a comparison file.
 
+use super::Event;
 use crate::measure::in_process::InProcess;
 use crate::measure::pairs::{measure_pair, PairPlan};
-use crate::measure::{MonotonicClock, Progress, INTERRUPTED};
+use crate::measure::{MonotonicClock, INTERRUPTED};
 use crate::result::comparison::{ComparisonFile, Failure};
 use crate::stats::compare::Mode;
 use crate::target::routine::Routine;
 use crate::target::{Entry, PairEntry, PairSide, Suite};
 use crate::timer::Timer;
 use std::sync::atomic::Ordering;
-
-/// An event of an in-process comparison run, for progress displays.
-pub enum PairEvent<'a> {
-    Start {
-        name: &'a str,
-    },
-    Progress {
-        name: &'a str,
-        progress: &'a Progress,
-    },
-    Done {
-        name: &'a str,
-    },
-}
 
 fn routine_by_name<'a>(
     entries: &'a mut [Entry],
@@ -75,7 +62,7 @@ fn two_by_name<'a>(
 pub fn run_suite_pairs(
     suite: &mut Suite,
     threshold: f64,
-    on_event: &mut dyn FnMut(PairEvent),
+    on_event: &mut dyn FnMut(Event<ComparisonFile>),
 ) -> ComparisonFile {
     let timer = Timer::detect();
     let plan = PairPlan::in_process(&suite.options().plan, threshold);
@@ -93,7 +80,7 @@ pub fn run_suite_pairs(
             break;
         }
         let PairEntry { name, old, new } = pair;
-        on_event(PairEvent::Start { name });
+        on_event(Event::Start { name });
         type Both<'a> = (
             &'a mut (dyn Routine + 'static),
             &'a mut (dyn Routine + 'static),
@@ -131,12 +118,15 @@ pub fn run_suite_pairs(
                     &MonotonicClock,
                     &plan,
                     &timer.info(),
-                    &mut |p| on_event(PairEvent::Progress { name, progress: p }),
+                    &mut |p| on_event(Event::Progress { name, progress: p }),
                 );
                 file.push_paired(name, &m, true);
             }
         }
-        on_event(PairEvent::Done { name });
+        on_event(Event::Done {
+            name,
+            result: &file,
+        });
     }
     file
 }

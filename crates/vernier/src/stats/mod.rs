@@ -8,7 +8,10 @@
 //! (`tests/stats_golden.rs`, fixtures from `scripts/gen_stats_fixtures.py`).
 
 pub mod compare;
+pub mod random_effects;
+pub mod rank;
 pub mod steady;
+pub mod student;
 
 /// Sorted copy of the data (NaNs are not expected: samples are finite by construction).
 pub fn sorted(xs: &[f64]) -> Vec<f64> {

@@ -13,37 +13,32 @@ pub fn add_chain(start: u64, n: u64) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         let mut x: u64 = start;
-        let mut blocks = n / 8;
-        let mut rest = n % 8;
+        // Blocks of eight additions, then the rest one by one; a count of zero skips its loop.
         // SAFETY: register-only arithmetic on the named operands; no memory, no stack.
         unsafe {
-            if blocks > 0 {
-                core::arch::asm!(
-                    "2:",
-                    "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-                    "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-                    "dec {b}",
-                    "jnz 2b",
-                    x = inout(reg) x,
-                    b = inout(reg) blocks,
-                    one = in(reg) 1u64,
-                    options(nomem, nostack),
-                );
-            }
-            if rest > 0 {
-                core::arch::asm!(
-                    "2:",
-                    "add {x}, {one}",
-                    "dec {r}",
-                    "jnz 2b",
-                    x = inout(reg) x,
-                    r = inout(reg) rest,
-                    one = in(reg) 1u64,
-                    options(nomem, nostack),
-                );
-            }
+            core::arch::asm!(
+                "test {b}, {b}",
+                "jz 3f",
+                "2:",
+                "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
+                "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
+                "dec {b}",
+                "jnz 2b",
+                "3:",
+                "test {r}, {r}",
+                "jz 5f",
+                "4:",
+                "add {x}, {one}",
+                "dec {r}",
+                "jnz 4b",
+                "5:",
+                x = inout(reg) x,
+                b = inout(reg) n / 8 => _,
+                r = inout(reg) n % 8 => _,
+                one = in(reg) 1u64,
+                options(nomem, nostack),
+            );
         }
-        let _ = (blocks, rest);
         x
     }
     #[cfg(not(target_arch = "x86_64"))]
