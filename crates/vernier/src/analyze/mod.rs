@@ -1048,7 +1048,7 @@ mod tests {
         // The core alternates between two clocks 6 % apart, 100 samples at a time (under the
         // 10 % of core-slowed): the figure in ns moves with it, the blocks' medians spread,
         // and the run's own interval in ns is wider than ±1 %.
-        let fast = |i: usize| (i / 100) % 2 == 0;
+        let fast = |i: usize| (i / 100).is_multiple_of(2);
         let clock = |i: usize| if fast(i) { 1.0 } else { 1.06 };
         let bench = |i: usize| 4.0 * wiggle(i) * clock(i);
         let followed = with_probes(synth(8192, 20.0, bench), |i| {
