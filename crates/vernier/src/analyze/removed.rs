@@ -1,0 +1,102 @@
+//! `optimized-away`: whether the body was removed, from all the evidence — its time against
+//! the empty loop's and a quarter of a cycle, its slope against the iteration count, and, when
+//! counted, its instructions against the empty loop's (`weigh_instructions`).
+
+use super::{
+    Analysis, Context, PerIter, MEASURABLE_OVER_EMPTY, OPTIMIZED_AWAY_CYCLES, OPTIMIZED_AWAY_NS,
+};
+use crate::diagnostic::{Code, Cycle, Finding, Removed};
+use crate::stats::LinearFit;
+
+/// `optimized-away`: the median under a quarter of a cycle, no more than the empty loop's, or a
+/// sample time that does not grow with the iteration count.
+pub(super) fn optimized_away(
+    p: &PerIter,
+    fit: Option<LinearFit>,
+    ctx: &Context,
+    cycle: Option<Cycle>,
+) -> Option<Finding> {
+    if !p.median_ns.is_finite() {
+        return None;
+    }
+    let quarter = cycle
+        .map(|c| OPTIMIZED_AWAY_CYCLES * c.ns)
+        .unwrap_or(OPTIMIZED_AWAY_NS);
+    let removed = |r: Removed| Some(Finding::OptimizedAway(r));
+    if p.median_ns < quarter {
+        return removed(Removed::BelowQuarterCycle {
+            median_ns: p.median_ns,
+            cycle,
+        });
+    }
+    if let Some(empty) = ctx.empty_iter_ns {
+        let net = p.median_ns - empty;
+        let half_width = (p.run_ci95_ns[1] - p.run_ci95_ns[0]) / 2.0;
+        let measurable = net > MEASURABLE_OVER_EMPTY * empty && net > 3.0 * half_width;
+        if net < quarter && !measurable {
+            return removed(Removed::LikeEmptyLoop {
+                median_ns: p.median_ns,
+                empty_ns: empty,
+            });
+        }
+    }
+    match fit {
+        Some(f) if f.slope < quarter && f.slope < 2.0 * f.slope_se.max(1e-12) => {
+            removed(Removed::NoSlope { slope_ns: f.slope })
+        }
+        _ => None,
+    }
+}
+
+/// Instructions per iteration of a benchmark and of the harness's empty loop, counted under
+/// callgrind (`vernier run` counts them for a benchmark whose time cannot be told from the
+/// empty loop's: a body may be removed, or fit in the loop's own cycle, and only the count
+/// tells which).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct InstructionsCheck {
+    pub instructions_per_iter: f64,
+    pub empty_instructions_per_iter: f64,
+}
+
+/// What to do about `optimized-away` (worded in `diagnostic::words`).
+pub use crate::diagnostic::words::OPTIMIZED_AWAY_FIX;
+
+/// A body executing fewer than this many instructions per iteration more than the harness's
+/// empty loop does no work.
+pub const OPTIMIZED_AWAY_INSTRUCTIONS: f64 = 0.5;
+
+impl InstructionsCheck {
+    /// The body executes no more instructions than the empty loop: removed.
+    pub fn removed(&self) -> bool {
+        self.instructions_per_iter - self.empty_instructions_per_iter < OPTIMIZED_AWAY_INSTRUCTIONS
+    }
+
+    /// The count as the evidence of `optimized-away`, beside the median time when one was
+    /// measured.
+    pub fn evidence(&self, median_ns: Option<f64>) -> Removed {
+        Removed::Instructions {
+            median_ns,
+            instructions_per_iter: self.instructions_per_iter,
+            empty_instructions_per_iter: self.empty_instructions_per_iter,
+        }
+    }
+}
+
+/// Weigh an instruction count against `optimized-away` found by time: a body that executes
+/// more instructions than the empty loop was not removed (its work fits in the loop's own
+/// cycles, where time cannot see it), so the diagnostic goes; one that does not is confirmed,
+/// with the count as its evidence.
+pub fn weigh_instructions(a: &mut Analysis, check: &InstructionsCheck) {
+    let Some(i) = a
+        .diagnostics
+        .iter()
+        .position(|d| d.code() == Code::OptimizedAway)
+    else {
+        return;
+    };
+    if check.removed() {
+        a.diagnostics[i] = Finding::OptimizedAway(check.evidence(Some(a.per_iter.median_ns)));
+    } else {
+        a.diagnostics.remove(i);
+    }
+}

@@ -1,0 +1,594 @@
+//! The analysis on synthetic measurements: every diagnostic, each way it can fire and not.
+
+use super::*;
+use crate::diagnostic::Code;
+use crate::samples::Samples;
+use crate::stats::steady::SteadyState;
+use crate::timer::TimerKind;
+
+fn ctx() -> Context {
+    Context {
+        empty_iter_ns: Some(0.33),
+        cycle_ns: Some(0.33),
+        target_rel_ci: 0.005,
+        timer_factor: 1000.0,
+        ..Context::new(TimerInfo {
+            kind: TimerKind::Tsc,
+            resolution_ns: 0.5,
+            overhead_ns: 10.0,
+            tsc_hz: Some(3e9),
+        })
+    }
+}
+
+/// A measurement of `per_iter(i)` ns per iteration at counts N and the ladder.
+fn synth(n: u64, intercept: f64, per_iter: impl Fn(usize) -> f64) -> Measurement {
+    let mut samples = Vec::new();
+    let mut t = 0u64;
+    for i in 0..2000 {
+        let iters = match i % 10 {
+            3 => n / 16,
+            6 => n / 4,
+            9 => 2 * n,
+            _ => n,
+        };
+        let ns = (intercept + per_iter(i) * iters as f64).round() as u64;
+        t += ns + 100;
+        samples.push(Sample {
+            iters,
+            ns,
+            t_ns: t,
+            process: 0,
+            round: 0,
+            phase: Phase::Measure,
+        });
+    }
+    Measurement {
+        samples: Samples {
+            samples,
+            ..Samples::default()
+        },
+        iters_per_sample: n,
+        wall_ns: t,
+        stop: StopReason::Precise,
+        steady: Some(SteadyState {
+            first: 0,
+            class: WarmupClass::Flat,
+        }),
+        error: None,
+    }
+}
+
+fn codes(a: &Analysis) -> Vec<Code> {
+    a.diagnostics.iter().map(|d| d.code()).collect()
+}
+
+/// The analysis flags `code` (or not, with `flagged` false); the findings when it does not.
+fn assert_flags(a: &Analysis, code: Code, flagged: bool) {
+    assert_eq!(codes(a).contains(&code), flagged, "{:?}", a.diagnostics);
+}
+
+/// The message of the analysis's `code` diagnostic, worded.
+fn message(a: &Analysis, code: Code) -> String {
+    let f = a.diagnostics.iter().find(|d| d.code() == code);
+    crate::diagnostic::words::message(f.expect("the diagnostic is there"))
+}
+
+/// The analysis of a steady benchmark: `per_iter_ns` (±0.1 %) at `n` iterations per sample.
+fn steady(n: u64, per_iter_ns: f64) -> Analysis {
+    analyze(&synth(n, 20.0, |i| per_iter_ns * wiggle(i)), &ctx())
+}
+
+fn wiggle(i: usize) -> f64 {
+    1.0 + 0.002 * (((i * 7919) % 13) as f64 / 13.0 - 0.5)
+}
+
+#[test]
+fn clean_linear_benchmark_has_no_diagnostics() {
+    let a = steady(8192, 4.0);
+    assert!(codes(&a).is_empty(), "{:?}", a.diagnostics);
+    let f = a.fit.unwrap();
+    assert!((f.slope - 4.0).abs() < 0.01);
+    assert!((a.per_iter.median_ns - 4.0).abs() < 0.01);
+    assert!(a.per_iter.ci95_ns[0] <= a.per_iter.median_ns);
+    assert!(a.per_iter.ci95_ns[1] >= a.per_iter.median_ns);
+}
+
+/// Probes on `m`: sample i's probe took `probe(i)` ns for 4096 additions. With the test
+/// context (timer overhead 10 ns, start-up cycle 0.33 ns), 1362 ns is 0.33 ns per addition.
+fn with_probes(mut m: Measurement, probe: impl Fn(usize) -> u64) -> Measurement {
+    m.samples.probe_ns = (0..m.samples.len()).map(|i| Some(probe(i))).collect();
+    m.samples.probe_adds = 4096;
+    m
+}
+
+#[test]
+fn a_core_in_two_states_gives_the_fast_figure_and_says_so() {
+    // 300 of the 2000 samples, in runs of 100, with the core 1.85× slower (probe 2510 ns)
+    // and the benchmark 1.85× slower with it.
+    let slow = |i: usize| (i / 100) % 20 >= 17;
+    let bench = |i: usize| 4.0 * wiggle(i) * if slow(i) { 1.85 } else { 1.0 };
+    let m = with_probes(
+        synth(8192, 20.0, bench),
+        |i| {
+            if slow(i) {
+                2510
+            } else {
+                1362
+            }
+        },
+    );
+    let a = analyze(&m, &ctx());
+    assert_flags(&a, Code::CoreSlowed, true);
+    let sp = a.speed.unwrap();
+    assert!(sp.split && !sp.wholly_slow());
+    let sl = sp.slow.unwrap();
+    assert!((sl.share - 0.15).abs() < 0.01, "{sl:?}");
+    assert!((sl.median_ns / sp.fast.median_ns - 1.85).abs() < 0.01);
+    assert!((sp.slowdown() - 1.85).abs() < 0.02, "{}", sp.slowdown());
+    // The headline and its interval are the fast state's: within the fast samples' range.
+    assert!(a.per_iter.median_ns < 4.01 && a.per_iter.ci95_ns[1] < 4.01);
+    let msg = message(&a, Code::CoreSlowed);
+    assert!(msg.contains("bimodal"), "{msg}");
+    // The same samples without probes: no speed, no core-slowed, and a wider interval.
+    let plain = analyze(&synth(8192, 20.0, bench), &ctx());
+    assert!(plain.speed.is_none() && !codes(&plain).contains(&Code::CoreSlowed));
+    assert!(
+        plain.per_iter.ci95_ns[1] - plain.per_iter.ci95_ns[0]
+            > a.per_iter.ci95_ns[1] - a.per_iter.ci95_ns[0]
+    );
+}
+
+#[test]
+fn a_run_whose_clock_moved_is_unstable_in_ns_but_not_in_cycles() {
+    // The core alternates between two clocks 6 % apart, 100 samples at a time (under the
+    // 10 % of core-slowed): the figure in ns moves with it, the blocks' medians spread,
+    // and the run's own interval in ns is wider than ±1 %.
+    let fast = |i: usize| (i / 100).is_multiple_of(2);
+    let clock = |i: usize| if fast(i) { 1.0 } else { 1.06 };
+    let bench = |i: usize| 4.0 * wiggle(i) * clock(i);
+    let followed = with_probes(synth(8192, 20.0, bench), |i| {
+        (1362.0 * clock(i)).round() as u64
+    });
+    let a = analyze(&followed, &ctx());
+    let rel = (a.per_iter.run_ci95_ns[1] - a.per_iter.run_ci95_ns[0]) / 2.0 / a.per_iter.median_ns;
+    assert!(rel > UNSTABLE_REL_CI, "{rel}");
+    // In cycles it held still: the run measured precisely, and the clock is the machine's.
+    assert_flags(&a, Code::CoreSlowed, false);
+    assert_flags(&a, Code::Unstable, false);
+    // The same times with a steady clock: the spread is the benchmark's, and it is unstable.
+    let steady_clock = with_probes(synth(8192, 20.0, bench), |_| 1362);
+    assert_flags(&analyze(&steady_clock, &ctx()), Code::Unstable, true);
+}
+
+#[test]
+fn the_interval_covers_the_machine_s_clock_range_without_calling_the_run_unstable() {
+    // 0.33 ns per addition (1362 ns probes), 4 ns per iteration: about 12 cycles; a sample
+    // in 25 is 10 % off either way, so the data span more than the clock range below.
+    let bench = |i: usize| {
+        4.0 * wiggle(i)
+            * match i % 50 {
+                0 => 1.1,
+                25 => 0.9,
+                _ => 1.0,
+            }
+    };
+    let m = with_probes(synth(8192, 20.0, bench), |_| 1362);
+    let own = analyze(&m, &ctx());
+    let cyc = own.speed.unwrap().cycles_per_iter.unwrap();
+    assert!((cyc.median - 4.0 / 0.3325).abs() < 0.1, "{cyc:?}");
+    // Without a known range the two intervals are one.
+    assert_eq!(own.per_iter.ci95_ns, own.per_iter.run_ci95_ns);
+    // Recent runs on this machine found the core between 0.32 and 0.34 ns per addition:
+    // the interval reaches the cycles at both ends.
+    let mut c = ctx();
+    c.clock_cycle_ns = Some((0.32, 0.34));
+    let a = analyze(&m, &c);
+    assert_eq!(a.per_iter.median_ns, own.per_iter.median_ns);
+    assert_eq!(a.per_iter.run_ci95_ns, own.per_iter.run_ci95_ns);
+    let [lo, hi] = a.per_iter.ci95_ns;
+    assert!((lo - cyc.lo * 0.32).abs() < 1e-9, "{lo} {}", cyc.lo * 0.32);
+    assert!((hi - cyc.hi * 0.34).abs() < 1e-9, "{hi} {}", cyc.hi * 0.34);
+    assert!(lo >= a.per_iter.min_ns && lo < own.per_iter.ci95_ns[0]);
+    assert!(hi > own.per_iter.ci95_ns[1]);
+    // As stable a run as it was: the clock's range is the machine's, not this run's noise.
+    assert_eq!(codes(&a), codes(&own));
+    assert_flags(&a, Code::Unstable, false);
+    // Never wider than the data: a range far beyond them is cut at their ends.
+    c.clock_cycle_ns = Some((0.1, 1.0));
+    let a = analyze(&m, &c);
+    assert!((a.per_iter.ci95_ns[0] - a.per_iter.min_ns).abs() < 1e-9);
+    assert!(a.per_iter.ci95_ns[1] < 4.0 * 1.1 * 1.002);
+    // A run that ran slowed keeps its own interval: its diagnostic says the rest.
+    let slowed = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
+    let mut c = ctx();
+    c.clock_cycle_ns = Some((0.32, 0.34));
+    let a = analyze(&slowed, &c);
+    assert_flags(&a, Code::CoreSlowed, true);
+    assert_eq!(a.per_iter.ci95_ns, a.per_iter.run_ci95_ns);
+}
+
+#[test]
+fn a_run_wholly_in_the_slow_state_says_so() {
+    let m = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
+    let a = analyze(&m, &ctx());
+    let sp = a.speed.unwrap();
+    assert!(sp.wholly_slow() && !sp.split);
+    let msg = message(&a, Code::CoreSlowed);
+    assert!(msg.contains("slow state's"), "{msg}");
+    // One state at the start-up speed: nothing to say.
+    let m = with_probes(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |_| 1362);
+    let a = analyze(&m, &ctx());
+    assert!(codes(&a).is_empty(), "{:?}", a.diagnostics);
+    assert!(a.speed.unwrap().slow.is_none());
+}
+
+/// `synth` in two processes: the first 1000 samples in process 0, the rest in process 1.
+fn two_processes(per_iter: impl Fn(usize) -> f64) -> Measurement {
+    let mut m = synth(8192, 20.0, per_iter);
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        s.process = (i >= 1000) as u32;
+    }
+    m
+}
+
+#[test]
+fn layout_is_not_blamed_for_what_the_core_speed_explains() {
+    // Process 1 is 8 % slower, and so is its core (below the 10 % of a slow state).
+    let bench = |i: usize| 4.0 * wiggle(i) * if i >= 1000 { 1.08 } else { 1.0 };
+    let a = analyze(&two_processes(bench), &ctx());
+    assert_flags(&a, Code::LayoutSensitive, true);
+    let m = with_probes(
+        two_processes(bench),
+        |i| if i >= 1000 { 1471 } else { 1362 },
+    );
+    let a = analyze(&m, &ctx());
+    assert_flags(&a, Code::LayoutSensitive, false);
+    // Same speed in both processes: the layout is blamed.
+    let m = with_probes(two_processes(bench), |_| 1362);
+    assert!(codes(&analyze(&m, &ctx())).contains(&Code::LayoutSensitive));
+}
+
+#[test]
+fn the_interval_is_never_wider_than_the_data() {
+    // Four processes, one 10 % slower: the t-interval on four medians (t = 3.18) reaches
+    // beyond the fastest and slowest samples; it is cut to their range.
+    let mut m = synth(8192, 20.0, |i| {
+        4.0 * wiggle(i) * if i >= 1500 { 1.1 } else { 1.0 }
+    });
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        s.process = (i / 500) as u32;
+    }
+    let a = analyze(&m, &ctx());
+    let max = m
+        .samples
+        .samples
+        .iter()
+        .filter(|s| s.iters == 8192)
+        .map(|s| s.per_iter_ns())
+        .fold(0.0, f64::max);
+    assert!(
+        a.per_iter.ci95_ns[0] >= a.per_iter.min_ns,
+        "{:?}",
+        a.per_iter
+    );
+    assert!(a.per_iter.ci95_ns[1] <= max, "{:?} {max}", a.per_iter);
+}
+
+#[test]
+fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_median() {
+    // One main sample in 16 (6 %) 50 % slower.
+    let spiky = |i: usize| {
+        4.0 * wiggle(i)
+            * if i % 160 < 10 && i % 10 != 3 {
+                1.5
+            } else {
+                1.0
+            }
+    };
+    let a = analyze(&synth(8192, 20.0, spiky), &ctx());
+    let share = a.outliers.far as f64 / a.steady_samples as f64;
+    assert!(share > OUTLIER_FRACTION, "{share}");
+    assert_flags(&a, Code::Outliers, true);
+    // A machine that shows 5 % far outliers on its own reference kernel: 6 % is its noise,
+    // and the median (robust) is not moved beyond its interval.
+    let mut noisy = ctx();
+    noisy.noise_far_share = Some(0.05);
+    let a = analyze(&synth(8192, 20.0, spiky), &noisy);
+    assert_flags(&a, Code::Outliers, false);
+    // A handful of far outliers (0.4 %) on a quiet machine: counted, not reported.
+    let rare = |i: usize| 4.0 * wiggle(i) * if i.is_multiple_of(250) { 3.0 } else { 1.0 };
+    let a = analyze(&synth(8192, 20.0, rare), &ctx());
+    assert!(a.outliers.far > 0 && !codes(&a).contains(&Code::Outliers));
+}
+
+#[test]
+fn a_body_measurably_slower_than_the_empty_loop_is_not_optimized_away() {
+    // Empty loop 0.33 ns; a body at 0.35 ns (a load and a multiply hidden in the loop's
+    // cycle: less than a quarter cycle more, but 6 % more, far beyond the interval).
+    let a = steady(65536, 0.35);
+    assert_flags(&a, Code::OptimizedAway, false);
+    // Within 1 % of the empty loop: removed.
+    let a = steady(65536, 0.332);
+    assert_flags(&a, Code::OptimizedAway, true);
+}
+
+#[test]
+fn samples_shortened_by_a_faster_core_are_not_timer_limited() {
+    // The floor is 1000 × 10 ns = 10 µs; samples of 7 µs (calibrated at 12 µs in a slow
+    // state, then 1.7× faster) keep the timer's share at 0.14 %.
+    let a = steady(2000, 3.5);
+    assert_flags(&a, Code::TimerLimited, false);
+}
+
+#[test]
+fn empty_loop_cost_is_optimized_away() {
+    let a = steady(65536, 0.33);
+    assert_flags(&a, Code::OptimizedAway, true);
+}
+
+#[test]
+fn an_instruction_count_clears_or_confirms_what_time_could_not_tell() {
+    let flagged = steady(65536, 0.33);
+    // Three instructions more than the empty loop: work that fits in the loop's cycle.
+    let mut a = flagged.clone();
+    let work = InstructionsCheck {
+        instructions_per_iter: 5.0,
+        empty_instructions_per_iter: 2.0,
+    };
+    weigh_instructions(&mut a, &work);
+    assert!(!work.removed() && !codes(&a).contains(&Code::OptimizedAway));
+    assert_eq!(a.diagnostics.len() + 1, flagged.diagnostics.len());
+    // As many as the empty loop: removed, and the message says how it is known.
+    let mut a = flagged.clone();
+    let none = InstructionsCheck {
+        instructions_per_iter: 2.2,
+        empty_instructions_per_iter: 2.0,
+    };
+    weigh_instructions(&mut a, &none);
+    assert!(none.removed());
+    let msg = message(&a, Code::OptimizedAway);
+    assert!(msg.contains("2.20 instructions"), "{msg}");
+    // Nothing flagged: nothing to weigh.
+    let clean = steady(8192, 4.0);
+    let mut b = clean.clone();
+    weigh_instructions(&mut b, &none);
+    assert_eq!(codes(&b), codes(&clean));
+}
+
+#[test]
+fn sub_quarter_cycle_is_optimized_away_without_empty_reference() {
+    let mut c = ctx();
+    c.empty_iter_ns = None;
+    let a = analyze(&synth(65536, 20.0, |i| 0.05 * wiggle(i)), &c);
+    assert_flags(&a, Code::OptimizedAway, true);
+}
+
+#[test]
+fn constant_time_independent_of_n_is_flagged() {
+    // Every sample costs 50 µs whatever N: the slope is zero.
+    let mut m = synth(8192, 0.0, |_| 0.0);
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        s.ns = 50_000 + (i % 7) as u64;
+    }
+    let mut c = ctx();
+    c.empty_iter_ns = None;
+    let a = analyze(&m, &c);
+    assert!(codes(&a).contains(&Code::OptimizedAway) || codes(&a).contains(&Code::Nonlinear));
+    assert!(a.fit.unwrap().slope.abs() < 0.01);
+}
+
+#[test]
+fn big_intercept_is_nonlinear() {
+    // 20 µs of setup per sample on top of 4 ns × N.
+    let a = analyze(&synth(8192, 20_000.0, |i| 4.0 * wiggle(i)), &ctx());
+    assert_flags(&a, Code::Nonlinear, true);
+}
+
+#[test]
+fn debug_build_and_noise_are_reported() {
+    let mut c = ctx();
+    c.debug_build = true;
+    let a = analyze(
+        &synth(8192, 20.0, |i| {
+            4.0 * (1.0 + 0.2 * ((i * 2654435761) % 1000) as f64 / 1000.0)
+        }),
+        &c,
+    );
+    let k = codes(&a);
+    assert!(k.contains(&Code::DebugBuild));
+    // ±10 % noise over 1400 samples still gives a sub-1 % interval: no `unstable`.
+    assert!(!k.contains(&Code::Unstable));
+}
+
+#[test]
+fn periodic_far_outliers_report_their_period() {
+    let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i));
+    // Every 25th sample is 5× slower: a regular interruption.
+    let mut count = 0;
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        if i % 25 == 0 && s.iters == 8192 {
+            s.ns *= 5;
+            count += 1;
+        }
+    }
+    let a = analyze(&m, &ctx());
+    assert!(a.outliers.far >= count - 1);
+    assert!(a.outliers.period_ns.is_some());
+    assert_flags(&a, Code::Outliers, true);
+    assert!(a.worst_sigma > 100.0);
+}
+
+#[test]
+fn short_samples_are_timer_limited() {
+    let a = steady(16, 4.0);
+    assert_flags(&a, Code::TimerLimited, true);
+}
+
+/// Adds counter columns: `f(i, iters)` gives sample i's deltas as (event, value) pairs.
+fn with_counters(
+    mut m: Measurement,
+    f: impl Fn(usize, u64) -> Vec<(&'static str, u64)>,
+) -> Measurement {
+    use crate::samples::CounterColumn;
+    let mut cols: Vec<CounterColumn> = Vec::new();
+    for (i, s) in m.samples.samples.iter().enumerate() {
+        for (e, v) in f(i, s.iters) {
+            match cols.iter_mut().find(|c| c.event == e) {
+                Some(c) => c.values.push(Some(v)),
+                None => cols.push(CounterColumn {
+                    event: e.into(),
+                    values: vec![Some(v)],
+                    scaled: vec![],
+                }),
+            }
+        }
+    }
+    m.samples.counters = cols;
+    m
+}
+
+#[test]
+fn interrupted_samples_are_counted_and_excluded() {
+    // Every 50th sample is interrupted and 3× slower: 2 % of the samples.
+    let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i));
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        if i % 50 == 7 {
+            s.ns *= 3;
+        }
+    }
+    let m = with_counters(m, |i, _| {
+        vec![
+            ("context-switches", (i % 50 == 7) as u64),
+            ("cpu-migrations", 0),
+            ("task-clock", 500),
+        ]
+    });
+    let a = analyze(&m, &ctx());
+    let i = a.interrupted.unwrap();
+    assert!(i.excluded);
+    assert_eq!(i.of, a.steady_samples + i.samples);
+    // 40 of the 1400 samples at the main count (index 7 mod 10 is a main sample).
+    assert_eq!((i.samples, i.of), (40, 1400));
+    assert!((i.share - 40.0 / 1400.0).abs() < 1e-12, "{i:?}");
+    assert!(i.median_with_ns >= i.median_without_ns);
+    // Excluded, 2.9 % of the samples, the median unmoved beyond its interval: no word.
+    assert_flags(&a, Code::Interrupted, false);
+    // The estimate is the clean one; no interrupted sample is left in it.
+    assert!(a.per_iter.median_ns < 4.1);
+    assert_eq!(a.interrupted_samples.iter().filter(|&&b| b).count(), 40);
+
+    let mut keep = ctx();
+    keep.keep_interrupted = true;
+    let k = analyze(&m, &keep);
+    assert!(!k.interrupted.unwrap().excluded);
+    assert_eq!(k.steady_samples, i.of);
+    assert!(message(&k, Code::Interrupted).contains("--keep-interrupted"));
+}
+
+#[test]
+fn many_interrupted_samples_are_reported_even_when_excluded() {
+    // One sample in eight (12.5 %) interrupted and 3× slower.
+    let mut m = synth(8192, 20.0, |i| 4.0 * wiggle(i));
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        if i % 8 == 7 {
+            s.ns *= 3;
+        }
+    }
+    let m = with_counters(m, |i, _| vec![("context-switches", (i % 8 == 7) as u64)]);
+    let a = analyze(&m, &ctx());
+    assert!(a.interrupted.unwrap().excluded);
+    assert!(a.interrupted.unwrap().share > INTERRUPTED_MANY);
+    assert_flags(&a, Code::Interrupted, true);
+}
+
+#[test]
+fn a_rare_interruption_is_excluded_without_a_diagnostic() {
+    let m = with_counters(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |i, _| {
+        vec![("context-switches", (i == 500) as u64)]
+    });
+    let a = analyze(&m, &ctx());
+    assert_eq!(a.interrupted.unwrap().samples, 1);
+    assert!(a.interrupted.unwrap().excluded);
+    assert_flags(&a, Code::Interrupted, false);
+}
+
+#[test]
+fn counter_figures_subtract_the_baseline_and_derive_ratios() {
+    // 3 cycles, 4 instructions and 1.2 ns of task-clock per iteration, plus what the
+    // reads add (baseline: 100 cycles, 400 ns).
+    let m = with_counters(synth(8192, 20.0, |i| 1.2 * wiggle(i)), |i, n| {
+        vec![
+            ("cycles", 3 * n + 100),
+            ("instructions", 4 * n + 50 + (i % 3) as u64),
+            ("task-clock", (1.2 * n as f64) as u64 + 400),
+            ("page-faults", 0),
+        ]
+    });
+    let mut c = ctx();
+    c.counter_baseline = [
+        ("cycles", 100.0),
+        ("instructions", 50.0),
+        ("task-clock", 400.0),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let a = analyze(&m, &c);
+    let f = &a.counters;
+    assert!((f["cycles_per_iter"] - 3.0).abs() < 1e-9, "{f:?}");
+    assert!((f["instructions_per_iter"] - 4.0).abs() < 1e-3);
+    assert!(f["instructions_per_iter_ci95_lo"] <= f["instructions_per_iter"]);
+    assert!(f["instructions_per_iter_ci95_hi"] >= f["instructions_per_iter"]);
+    assert!((f["ipc"] - 4.0 / 3.0).abs() < 1e-3);
+    assert!((f["ghz"] - 2.5).abs() < 0.01, "{}", f["ghz"]);
+    assert_eq!(f["page-faults_per_iter"], 0.0);
+    assert!(!f.contains_key("branch_miss_rate"));
+    assert!(a.interrupted.is_none());
+    // The counted cycle time (0.4 ns) replaces the add-chain estimate.
+    assert!((a.cycle_ns.unwrap() - 0.4).abs() < 0.01);
+}
+
+#[test]
+fn optimized_away_uses_the_counted_cycle_time() {
+    // 0.2 ns per iteration: a quarter cycle of the context's 0.33 ns estimate would not
+    // flag it against a 0.1 ns empty loop, but the counted cycles say 1 cycle = 1 ns.
+    let m = with_counters(synth(65536, 20.0, |i| 0.2 * wiggle(i)), |_, n| {
+        vec![("cycles", n / 5), ("task-clock", n / 5)]
+    });
+    let mut c = ctx();
+    c.empty_iter_ns = Some(0.01);
+    let a = analyze(&m, &c);
+    assert!((a.cycle_ns.unwrap() - 1.0).abs() < 0.01);
+    let msg = message(&a, Code::OptimizedAway);
+    assert!(msg.contains("counted cycles"), "{msg}");
+    assert!(
+        !codes(&analyze(&synth(65536, 20.0, |i| 0.2 * wiggle(i)), &c))
+            .contains(&Code::OptimizedAway)
+    );
+}
+
+#[test]
+fn absent_counter_values_are_skipped_not_zero() {
+    let mut m = with_counters(synth(8192, 20.0, |i| 4.0 * wiggle(i)), |_, n| {
+        vec![("cycles", 12 * n)]
+    });
+    for (i, v) in m.samples.counters[0].values.iter_mut().enumerate() {
+        if i % 2 == 0 {
+            *v = None;
+        }
+    }
+    let a = analyze(&m, &ctx());
+    assert_eq!(a.counters["cycles_per_iter"], 12.0);
+}
+
+#[test]
+fn the_note_about_unavailable_counters_is_a_diagnostic() {
+    let mut c = ctx();
+    c.counters_note =
+        Some("counters not read (absent from the results, not zero): cycles: no PMU".into());
+    c.counters_unavailable = vec!["cycles".into()];
+    let a = analyze(&synth(8192, 20.0, |i| 4.0 * wiggle(i)), &c);
+    assert_eq!(codes(&a), vec![Code::CountersUnavailable]);
+    assert!(message(&a, Code::CountersUnavailable).starts_with("not read: cycles. "));
+}
