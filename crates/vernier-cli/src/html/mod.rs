@@ -415,7 +415,7 @@ fn result_section(
             h,
             "<p class=\"meta\">Every benchmark: <code class=\"warn\">{}</code> {}</p>",
             d.code.as_str(),
-            esc(&d.message)
+            esc(&d.text())
         );
     }
     let timed = file.mode != "instructions";
@@ -596,7 +596,7 @@ fn benchmark_section(
                 h,
                 "<li><code class=\"{class}\">{}</code> {}</li>",
                 d.code.as_str(),
-                esc(&d.message)
+                esc(&d.text())
             );
         }
         h.push_str("</ul>\n");
