@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use vernier::measure::{Progress, INTERRUPTED};
 use vernier::report::Style;
 
-/// Colour on a terminal unless `NO_COLOR` is set (https://no-color.org).
+/// Colour on a terminal unless `NO_COLOR` is set (<https://no-color.org>).
 pub fn style() -> Style {
     Style::for_stdout()
 }

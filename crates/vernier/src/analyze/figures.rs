@@ -29,7 +29,7 @@ pub struct PerIter {
     #[serde(default = "nan_pair::none", with = "nan_pair")]
     pub run_ci95_ns: [f64; 2],
     /// The linearity fit T = a + b·N (NaN without one): b, a and R² (its standard error is in
-    /// [`Analysis::fit`]).
+    /// [`super::Analysis::fit`]).
     #[serde(with = "nan_as_null")]
     pub slope_ns: f64,
     #[serde(with = "nan_as_null")]

@@ -37,7 +37,7 @@ pub struct Style {
 
 impl Style {
     /// Colour when standard output is a terminal, unless `NO_COLOR` is set
-    /// (https://no-color.org).
+    /// (<https://no-color.org>).
     pub fn for_stdout() -> Style {
         Style {
             color: std::env::var_os("NO_COLOR").is_none() && is_terminal(1),

@@ -142,8 +142,8 @@ pub fn short_ns(ns: f64) -> String {
     }
 }
 
-/// The warm-up cell: "flat" (no warm-up found), "<duration> warm" (a warm-up, excluded),
-/// "<duration> slow" (a start faster than the steady state, excluded), "none" (no steady
+/// The warm-up cell: "flat" (no warm-up found), "`<duration>` warm" (a warm-up, excluded),
+/// "`<duration>` slow" (a start faster than the steady state, excluded), "none" (no steady
 /// state within the budget).
 pub fn warmup_cell(b: &BenchmarkResult) -> String {
     let dur = short_ns(b.warmup.seconds * 1e9);

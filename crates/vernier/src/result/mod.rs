@@ -294,7 +294,7 @@ pub struct BenchmarkResult {
 
 /// What the analysis is told beyond the samples, recorded so that `vernier analyze` redoes it
 /// exactly. Files written before this block existed get the defaults of their time (see
-/// [`upgrade`]).
+/// `load::upgrade`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisSettings {
     /// The benchmarks were compiled without optimisation.

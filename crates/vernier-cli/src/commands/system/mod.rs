@@ -60,7 +60,7 @@ pub struct TuneArgs {
     /// The CPUs benchmarks will use: IRQs move away from them, their frequency is fixed
     #[arg(long, alias = "cpu", value_name = "LIST")]
     pub cpus: Option<CpuSet>,
-    /// The state file (default: <root>/var/lib/vernier/tune-state.json)
+    /// The state file (default: var/lib/vernier/tune-state.json under --root, else under /)
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Print what would change and change nothing
@@ -70,7 +70,7 @@ pub struct TuneArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ResetArgs {
-    /// The state file written by `tune` (default: <root>/var/lib/vernier/tune-state.json)
+    /// The state file written by `tune` (default: var/lib/vernier/tune-state.json under --root, else under /)
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
 }
