@@ -22,9 +22,7 @@ use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::report;
-use vernier::result::{
-    AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile, Tool, SCHEMA,
-};
+use vernier::result::{AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile};
 use vernier::samples::Samples;
 use vernier::Rng;
 
@@ -411,9 +409,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut machine = vernier::machine::Machine::detect();
     let known = crate::known_speed::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
-    let mut file = ResultFile {
-        schema: SCHEMA,
-        tool: Tool::default(),
+    let mut file = ResultFile::begin(vernier::result::Session {
         machine,
         system: crate::audit_and_hint(),
         timer: hello.timer,
@@ -428,10 +424,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             known_cycle_ns: known.known_cycle_ns(),
             clock_ghz: known.clock_ghz(),
         },
-        mode: "time".into(),
+        mode: "time",
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
-        benchmarks: Vec::new(),
-    };
+    });
     let ctx = file.analysis_context();
     let identity = crate::known_speed::program_identity(
         &program,

@@ -31,7 +31,7 @@ use vernier::diagnostic::{Diagnostic, Finding};
 use vernier::measure::Batch;
 use vernier::protocol::BenchRef;
 use vernier::report;
-use vernier::result::{BenchmarkResult, Harness, ResultFile, SamplesJson, Status, Tool, SCHEMA};
+use vernier::result::{BenchmarkResult, Harness, ResultFile, SamplesJson, Status};
 use vernier::samples::Phase;
 
 /// Under valgrind the worker's start-up and every reply take this many times longer than
@@ -363,30 +363,17 @@ pub fn run_instructions(
     let selected = crate::run::select(program, &names, filter.as_ref())?;
     let mut machine = vernier::machine::Machine::detect();
     machine.worker_impl = Some(hello.implementation.clone());
-    let mut file = ResultFile {
-        schema: SCHEMA,
-        tool: Tool::default(),
+    let mut file = ResultFile::begin(vernier::result::Session {
+        mode: "instructions",
         machine,
         system: serde_json::Value::Null,
         timer: hello.timer,
-        harness: Harness {
-            empty_iter_ns: f64::NAN,
-            sample_cost_ns: f64::NAN,
-            cycle_ns: f64::NAN,
-            cycle_source: "none".into(),
-            runner_batch_cost_ns: None,
-            counters: None,
-            noise_far_share: None,
-            known_cycle_ns: None,
-            clock_ghz: None,
-        },
-        mode: "instructions".into(),
+        harness: Harness::unmeasured(),
         analysis: vernier::result::AnalysisSettings {
             debug_build: hello.debug_build,
             ..Default::default()
         },
-        benchmarks: Vec::new(),
-    };
+    });
     let style = term::style();
     eprintln!(
         "vernier: counting {} benchmark(s) of {} under valgrind (callgrind), {}× slower than \

@@ -472,7 +472,49 @@ impl BenchmarkResult {
     }
 }
 
+/// What a run records about its session before its first benchmark: the header every result
+/// file starts with, whichever command made it (`run`, `demo` and `cargo bench` in process,
+/// `--instructions`).
+pub struct Session {
+    /// `time` or `instructions`.
+    pub mode: &'static str,
+    pub machine: Machine,
+    /// The system audit (`vernier system show --json`), or null when none was made.
+    pub system: serde_json::Value,
+    pub timer: TimerInfo,
+    pub harness: Harness,
+    pub analysis: AnalysisSettings,
+}
+
+impl Harness {
+    /// A harness whose costs were not measured (counting instructions measures no time).
+    pub fn unmeasured() -> Harness {
+        Harness {
+            empty_iter_ns: f64::NAN,
+            sample_cost_ns: f64::NAN,
+            cycle_ns: f64::NAN,
+            cycle_source: "none".into(),
+            ..Harness::default()
+        }
+    }
+}
+
 impl ResultFile {
+    /// A result file with its session's header and no benchmark yet.
+    pub fn begin(session: Session) -> ResultFile {
+        ResultFile {
+            schema: SCHEMA,
+            tool: Tool::default(),
+            machine: session.machine,
+            system: session.system,
+            timer: session.timer,
+            harness: session.harness,
+            mode: session.mode.into(),
+            analysis: session.analysis,
+            benchmarks: Vec::new(),
+        }
+    }
+
     /// Write atomically: a temporary file beside the target, then a rename.
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
         let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;

@@ -14,7 +14,7 @@ use crate::measure::in_process::Metered;
 use crate::measure::{self, Measurement, MonotonicClock, Progress};
 use crate::protocol;
 use crate::report;
-use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile, Tool, SCHEMA};
+use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
 use crate::target::{Suite, SuiteError, DEFAULT_ROUNDS};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
@@ -122,21 +122,18 @@ impl Suite {
         harness.counters = counters_info;
         harness.known_cycle_ns = self.options.known_cycle_ns;
         harness.clock_ghz = self.options.clock_ghz;
-        let mut file = ResultFile {
-            schema: SCHEMA,
-            tool: Tool::default(),
+        let mut file = ResultFile::begin(crate::result::Session {
+            mode: "time",
             machine: Machine::detect(),
             system: self.options.system.clone(),
             timer: timer.info(),
             harness: harness.clone(),
-            mode: "time".into(),
             analysis: AnalysisSettings::new(
                 &plan,
                 cfg!(debug_assertions),
                 self.options.keep_interrupted,
             ),
-            benchmarks: Vec::new(),
-        };
+        });
         let ctx = file.analysis_context();
         let rounds = match self.options.rounds {
             0 => DEFAULT_ROUNDS,
