@@ -3,7 +3,11 @@
 //! computes a reported figure (that is `analyze`); it only uses the steady-state detector and
 //! the median interval to decide when to stop.
 //!
-//! The engine is an explicit state machine:
+//! The engine is an explicit state machine, [`sampler::Sampler`], which the single benchmark
+//! ([`measure`]) and the pair ([`pairs::measure_pair`]) both drive: it owns the states, the
+//! budget, Ctrl-C, calibration, the probe's share and progress, answers "what next?" with a
+//! batch to measure and takes the batch back. What differs is a policy: for one benchmark, the
+//! batches below and the median's interval as the stopping rule.
 //!
 //! | state       | does                                                      | leaves when |
 //! |-------------|-----------------------------------------------------------|-------------|
@@ -12,7 +16,8 @@
 //! | `Done`      | — | — |
 //!
 //! The clock that keeps the budget and the target that measures are traits, so the whole
-//! machine runs deterministically in tests against a scripted target.
+//! machine runs deterministically in tests against a scripted target (and the sampler can be
+//! driven by hand, batch by batch: see its tests).
 
 pub mod in_process;
 pub mod pairs;
@@ -236,7 +241,7 @@ impl Calibration {
 
 /// The policy of one benchmark: main batches at N alternate with the linearity ladder; the
 /// rule is the median's interval on the steady part of the main series.
-struct Single<'p> {
+pub(super) struct Single<'p> {
     plan: &'p Plan,
     samples: Samples,
     /// Indices of the main series' samples.
@@ -334,7 +339,18 @@ impl Policy for Single<'_> {
     }
 }
 
-impl Single<'_> {
+impl<'p> Single<'p> {
+    pub(super) fn new(plan: &'p Plan) -> Self {
+        Single {
+            plan,
+            samples: Samples::default(),
+            main_idx: Vec::new(),
+            main_batch: MIN_MAIN_BATCH,
+            turn: 0,
+            main: None,
+        }
+    }
+
     fn main_series(&self) -> Vec<f64> {
         self.main_idx
             .iter()
@@ -353,14 +369,7 @@ pub fn measure(
 ) -> Measurement {
     let prepared = target.prepare();
     let start = clock.now_ns();
-    let policy = Single {
-        plan,
-        samples: Samples::default(),
-        main_idx: Vec::new(),
-        main_batch: MIN_MAIN_BATCH,
-        turn: 0,
-        main: None,
-    };
+    let policy = Single::new(plan);
     let calibration = Calibration::new(
         plan.min_sample_ns(timer),
         plan.max_iters,

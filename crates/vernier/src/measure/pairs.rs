@@ -17,7 +17,8 @@
 //! ([`crate::session::pairs`]) there is one process on one CPU, and the interval covers the
 //! noise within it only; the table says so.
 //!
-//! The engine is a state machine, like [`crate::measure`]:
+//! The engine is the same state machine as [`crate::measure`] ([`crate::measure::sampler`]),
+//! given the pair's policy (`Paired`): both sides each round, the pairing, the stopping rule.
 //!
 //! | state       | does | leaves when |
 //! |-------------|------|-------------|
@@ -149,7 +150,7 @@ impl PairPlan {
         }
     }
 
-    fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
+    pub(super) fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
         crate::plan::min_sample_ns(self.target_sample_ns, self.timer_factor, timer)
     }
 }
@@ -241,10 +242,10 @@ pub fn settled(lo: f64, hi: f64, t: f64) -> Option<Settle> {
 /// collection is one pair (the median per-iteration time of each side's batch, its first
 /// `rewarm_samples` set aside); the rule is the settled ratio interval, looked at as the pairs
 /// grow by [`LOOK_GROWTH`].
-struct Paired<'p> {
+pub(super) struct Paired<'p> {
     plan: &'p PairPlan,
     rng: Rng,
-    m: PairMeasurement,
+    pub(super) m: PairMeasurement,
     /// Per-iteration time of each side in the current round.
     per: [f64; 2],
     rewarm: [Vec<f64>; 2],
@@ -342,6 +343,33 @@ impl Policy for Paired<'_> {
     }
 }
 
+impl<'p> Paired<'p> {
+    pub(super) fn new(plan: &'p PairPlan) -> Self {
+        Paired {
+            plan,
+            rng: Rng::new(plan.seed),
+            m: PairMeasurement {
+                iters_per_sample: 1,
+                old_ns: Vec::new(),
+                new_ns: Vec::new(),
+                t_s: Vec::new(),
+                first_steady: 0,
+                warmup: None,
+                estimate: None,
+                stop: PairStop::Budget,
+                wall_ns: 0,
+                error: None,
+                rewarm: None,
+                samples: (0, 0),
+                looks: 0,
+            },
+            per: [0.0; 2],
+            rewarm: [Vec::new(), Vec::new()],
+            next_look: MIN_PAIRS,
+        }
+    }
+}
+
 /// Run the comparison state machine on two targets. `timer` is the coarser of the two sides'
 /// timers (it sets the shortest acceptable sample).
 pub fn measure_pair<'t>(
@@ -353,28 +381,7 @@ pub fn measure_pair<'t>(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> PairMeasurement {
     let start = clock.now_ns();
-    let policy = Paired {
-        plan,
-        rng: Rng::new(plan.seed),
-        m: PairMeasurement {
-            iters_per_sample: 1,
-            old_ns: Vec::new(),
-            new_ns: Vec::new(),
-            t_s: Vec::new(),
-            first_steady: 0,
-            warmup: None,
-            estimate: None,
-            stop: PairStop::Budget,
-            wall_ns: 0,
-            error: None,
-            rewarm: None,
-            samples: (0, 0),
-            looks: 0,
-        },
-        per: [0.0; 2],
-        rewarm: [Vec::new(), Vec::new()],
-        next_look: MIN_PAIRS,
-    };
+    let policy = Paired::new(plan);
     let calibration = Calibration::new(
         plan.min_sample_ns(timer),
         plan.max_iters,

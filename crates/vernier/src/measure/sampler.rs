@@ -324,3 +324,221 @@ impl<'c, P: Policy> Sampler<'c, P> {
         self.policy
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::pairs::{PairPlan, Paired, MIN_BATCH, WORKER_BATCH_NS};
+    use crate::measure::{
+        MockClock, Single, LADDER, LADDER_SAMPLES, MAX_BATCH_FRACTION, MIN_MAIN_BATCH,
+    };
+    use crate::plan::Plan;
+    use crate::target::input::Rng;
+    use crate::timer::test_tsc;
+
+    /// What a scripted run asked for and was told.
+    struct Script {
+        asks: Vec<Ask>,
+        progress: Vec<Progress>,
+        stop: StopReason,
+    }
+
+    /// Drives the sampler by hand: a sample of `iters` iterations of side `s` lasts exactly
+    /// `per_iter[s] × iters` ns on the mock clock; side `short` (if any) returns one sample too
+    /// few from its `short_after`-th batch on.
+    fn drive<P: Policy>(
+        sampler: &mut Sampler<'_, P>,
+        clock: &MockClock,
+        per_iter: [u64; 2],
+        short: Option<(usize, usize)>,
+    ) -> Script {
+        let mut script = Script {
+            asks: Vec::new(),
+            progress: Vec::new(),
+            stop: StopReason::Budget,
+        };
+        let mut batches = [0usize; 2];
+        loop {
+            let ask = match sampler.next_ask() {
+                Next::Done(stop) => {
+                    script.stop = stop;
+                    // Once done, it stays done.
+                    assert_eq!(sampler.next_ask(), Next::Done(stop));
+                    return script;
+                }
+                Next::Measure(ask) => ask,
+            };
+            script.asks.push(ask);
+            let mut batch = Batch {
+                probe_adds: ask.probe_adds,
+                ..Batch::default()
+            };
+            let mut count = ask.count;
+            if short.is_some_and(|(side, after)| side == ask.side && batches[side] >= after) {
+                count -= 1;
+            }
+            batches[ask.side] += 1;
+            for _ in 0..count {
+                let ns = per_iter[ask.side] * ask.iters;
+                clock.0.set(clock.0.get() + ns);
+                batch.ns.push(ns);
+            }
+            if let Some(p) = sampler.report(&mut batch) {
+                script.progress.push(p);
+            }
+        }
+    }
+
+    fn single(plan: &Plan, clock: &MockClock) -> Script {
+        let goal = plan.min_sample_ns(&test_tsc());
+        let calibration = Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
+        let limits = Limits {
+            budget_ns: plan.time_budget_ns,
+            calibration_samples: plan.calibration_samples,
+            probe_adds: 0,
+        };
+        let mut s = Sampler::new(Single::new(plan), clock, 0, calibration, limits);
+        drive(&mut s, clock, [10, 0], None)
+    }
+
+    #[test]
+    fn a_single_benchmark_calibrates_then_alternates_main_batches_and_the_ladder() {
+        let plan = Plan::default();
+        assert_eq!(plan.min_sample_ns(&test_tsc()), 20_000);
+        let clock = MockClock::default();
+        let script = single(&plan, &clock);
+        // 10 ns per iteration against a 20 µs goal: one jump to an eighth of the goal, then
+        // doublings, each round `calibration_samples` samples.
+        let cal: Vec<(u64, usize)> = script
+            .asks
+            .iter()
+            .take_while(|a| a.phase == Phase::Calibration)
+            .map(|a| (a.iters, a.count))
+            .collect();
+        let c = plan.calibration_samples;
+        assert_eq!(cal, [(1, c), (250, c), (500, c), (1000, c), (2000, c)]);
+        // Then main batches at N alternate with the ladder N/16, N/4, 2N, in turn; a main
+        // batch has a quarter as many samples as the main series so far, at least 16, and lasts
+        // at most its fraction of the budget (a sample lasts 20 µs).
+        let n = 2000;
+        let cap = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION / 20_000.0) as usize;
+        let collect = &script.asks[cal.len()..];
+        let mut main_samples = 0;
+        for (turn, a) in collect.iter().enumerate() {
+            assert_eq!((a.side, a.phase), (0, Phase::Warmup));
+            if turn % 2 == 0 {
+                let count = (main_samples / 4).max(MIN_MAIN_BATCH).min(cap);
+                assert_eq!((a.iters, a.count), (n, count), "turn {turn}");
+                main_samples += a.count;
+            } else {
+                let (num, den) = LADDER[(turn / 2) % LADDER.len()];
+                assert_eq!((a.iters, a.count), (n * num / den, LADDER_SAMPLES));
+            }
+        }
+        // A progress report per collecting batch, none while calibrating; the last says done.
+        assert_eq!(script.progress.len(), collect.len());
+        assert_eq!(script.progress.last().unwrap().state, State::Done);
+        let total: usize = script.asks.iter().map(|a| a.count).sum();
+        assert_eq!(script.progress.last().unwrap().samples, total);
+        // A constant cost is precise at once: the stop waits for the minimum span.
+        assert_eq!(script.stop, StopReason::Precise);
+        assert!(clock.0.get() >= plan.min_span_ns, "{}", clock.0.get());
+        let before_last = script.progress[script.progress.len() - 2].elapsed_ns;
+        assert!(before_last < plan.min_span_ns.max(plan.min_time_ns));
+    }
+
+    #[test]
+    fn a_rule_never_met_stops_at_the_budget_after_the_batch_that_crossed_it() {
+        let plan = Plan {
+            target_rel_ci: 0.0,
+            time_budget_ns: 50_000_000,
+            ..Plan::default()
+        };
+        let clock = MockClock::default();
+        let script = single(&plan, &clock);
+        assert_eq!(script.stop, StopReason::Budget);
+        let p = &script.progress;
+        assert!(p[p.len() - 1].elapsed_ns >= plan.time_budget_ns);
+        assert!(p[p.len() - 2].elapsed_ns < plan.time_budget_ns);
+    }
+
+    fn pair<'a>(plan: &'a PairPlan, clock: &'a MockClock) -> Sampler<'a, Paired<'a>> {
+        let goal = plan.min_sample_ns(&test_tsc());
+        let calibration = Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
+        let limits = Limits {
+            budget_ns: plan.time_budget_ns,
+            calibration_samples: plan.calibration_samples,
+            probe_adds: 0,
+        };
+        Sampler::new(Paired::new(plan), clock, 0, calibration, limits)
+    }
+
+    #[test]
+    fn a_pair_measures_both_sides_each_round_in_the_seeded_order() {
+        let plan = PairPlan::across_processes(&Plan::default(), 0.005);
+        assert_eq!(plan.min_sample_ns(&test_tsc()), 20_000);
+        let clock = MockClock::default();
+        let mut s = pair(&plan, &clock);
+        // OLD 10 ns, NEW 20 ns per iteration.
+        let script = drive(&mut s, &clock, [10, 20], None);
+        assert_eq!(script.asks.len() % 2, 0);
+        let mut rng = Rng::new(plan.seed);
+        for (r, round) in script.asks.chunks(2).enumerate() {
+            let first = if rng.next_u64() & 1 == 0 { 0 } else { 1 };
+            assert_eq!(
+                (round[0].side, round[1].side),
+                (first, 1 - first),
+                "round {r}"
+            );
+            assert_eq!(
+                (round[0].iters, round[0].count, round[0].phase),
+                (round[1].iters, round[1].count, round[1].phase)
+            );
+        }
+        // The slower side (NEW) sets the count: 1, then 20 µs / 20 ns / 8 = 125, doublings.
+        let c = plan.calibration_samples;
+        let cal: Vec<(u64, usize)> = script
+            .asks
+            .iter()
+            .step_by(2)
+            .take_while(|a| a.phase == Phase::Calibration)
+            .map(|a| (a.iters, a.count))
+            .collect();
+        assert_eq!(cal, [(1, c), (125, c), (250, c), (500, c), (1000, c)]);
+        // Collecting: batches of about WORKER_BATCH_NS of the slower side plus the re-warm-up
+        // sample, one progress report per round.
+        let k = (WORKER_BATCH_NS / 20_000) as usize;
+        assert!(k >= MIN_BATCH);
+        let collect = &script.asks[2 * cal.len()..];
+        assert!(collect
+            .iter()
+            .all(|a| (a.iters, a.count) == (1000, k + plan.rewarm_samples)));
+        assert_eq!(script.progress.len(), collect.len() / 2);
+        assert_eq!(script.stop, StopReason::Precise);
+        assert_eq!(s.policy().m.old_ns.len(), collect.len() / 2);
+        assert_eq!(
+            s.samples(),
+            script.asks.iter().map(|a| a.count).sum::<usize>()
+        );
+    }
+
+    #[test]
+    fn a_side_that_fails_stops_the_sampler_and_is_named() {
+        let plan = PairPlan::in_process(&Plan::default(), 0.005);
+        let clock = MockClock::default();
+        let mut s = pair(&plan, &clock);
+        let script = drive(&mut s, &clock, [10, 10], Some((1, 8)));
+        assert_eq!(script.stop, StopReason::Failed);
+        // NEW's 9th batch came back short: nothing is asked after it.
+        assert_eq!(script.asks.last().unwrap().side, 1);
+        assert_eq!(script.asks.iter().filter(|a| a.side == 1).count(), 9);
+        let (side, e) = s.take_error().unwrap();
+        assert_eq!(side, 1);
+        assert!(e.contains("asked for"), "{e}");
+        // Failing before the start asks for nothing.
+        let mut s = pair(&plan, &clock);
+        s.fail(0, "prepare failed".into());
+        assert_eq!(s.next_ask(), Next::Done(StopReason::Failed));
+        assert_eq!(s.take_error().map(|e| e.0), Some(0));
+    }
+}
