@@ -190,9 +190,8 @@ impl<'c, P: Policy> Sampler<'c, P> {
             }
         }
         // The probe runs while the probes so far took at most their share of the time.
-        let before = self.elapsed();
         let probe = self.limits.probe_adds > 0
-            && self.probe_spent_ns as f64 <= MAX_PROBE_SHARE * before as f64;
+            && self.probe_spent_ns as f64 <= MAX_PROBE_SHARE * self.elapsed() as f64;
         let ask = &mut self.round[self.pos];
         ask.probe_adds = if probe { self.limits.probe_adds } else { 0 };
         Next::Measure(*ask)
@@ -389,15 +388,31 @@ mod tests {
         }
     }
 
-    fn single(plan: &Plan, clock: &MockClock) -> Script {
-        let goal = plan.min_sample_ns(&test_tsc());
-        let calibration = Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
+    /// A sampler from the clock's zero: calibration towards `goal`, budget and calibration
+    /// samples as given, no probe.
+    fn sampler<'a, P: Policy>(
+        policy: P,
+        clock: &'a MockClock,
+        goal: u64,
+        (max_iters, budget_ns, calibration_samples): (u64, u64, usize),
+    ) -> Sampler<'a, P> {
+        let calibration = Calibration::new(goal, max_iters, None, budget_ns);
         let limits = Limits {
-            budget_ns: plan.time_budget_ns,
-            calibration_samples: plan.calibration_samples,
+            budget_ns,
+            calibration_samples,
             probe_adds: 0,
         };
-        let mut s = Sampler::new(Single::new(plan), clock, 0, calibration, limits);
+        Sampler::new(policy, clock, 0, calibration, limits)
+    }
+
+    fn single(plan: &Plan, clock: &MockClock) -> Script {
+        let goal = plan.min_sample_ns(&test_tsc());
+        let limits = (
+            plan.max_iters,
+            plan.time_budget_ns,
+            plan.calibration_samples,
+        );
+        let mut s = sampler(Single::new(plan), clock, goal, limits);
         drive(&mut s, clock, [10, 0], None)
     }
 
@@ -464,13 +479,12 @@ mod tests {
 
     fn pair<'a>(plan: &'a PairPlan, clock: &'a MockClock) -> Sampler<'a, Paired<'a>> {
         let goal = plan.min_sample_ns(&test_tsc());
-        let calibration = Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
-        let limits = Limits {
-            budget_ns: plan.time_budget_ns,
-            calibration_samples: plan.calibration_samples,
-            probe_adds: 0,
-        };
-        Sampler::new(Paired::new(plan), clock, 0, calibration, limits)
+        let limits = (
+            plan.max_iters,
+            plan.time_budget_ns,
+            plan.calibration_samples,
+        );
+        sampler(Paired::new(plan), clock, goal, limits)
     }
 
     #[test]
