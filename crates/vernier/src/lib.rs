@@ -16,7 +16,8 @@
 //! - [`target`]: what to measure — the [`Suite`] and its [`Options`], routines and their
 //!   measured loops, inputs, cold-cache routines, reference kernels;
 //! - [`plan`]: how — timer floor, sample length, budget, warm-up policy;
-//! - [`measure`]: the engine (calibration, warm-up, collection, stopping), the pair engine, the
+//! - [`measure`]: the engine — one sampling state machine (calibration, warm-up, collection,
+//!   stopping) that one benchmark and a pair drive with their own policies; the
 //!   in-process targets;
 //! - [`samples`]: every raw sample, warm-up included;
 //! - [`analyze`]: figures and diagnostics from the samples, core speed, comparisons from pairs;

@@ -3,7 +3,11 @@
 //! computes a reported figure (that is `analyze`); it only uses the steady-state detector and
 //! the median interval to decide when to stop.
 //!
-//! The engine is an explicit state machine:
+//! The engine is an explicit state machine, [`sampler::Sampler`], which the single benchmark
+//! ([`measure`]) and the pair ([`pairs::measure_pair`]) both drive: it owns the states, the
+//! budget, Ctrl-C, calibration, the probe's share and progress, answers "what next?" with a
+//! batch to measure and takes the batch back. What differs is a policy: for one benchmark, the
+//! batches below and the median's interval as the stopping rule.
 //!
 //! | state       | does                                                      | leaves when |
 //! |-------------|-----------------------------------------------------------|-------------|
@@ -12,17 +16,20 @@
 //! | `Done`      | — | — |
 //!
 //! The clock that keeps the budget and the target that measures are traits, so the whole
-//! machine runs deterministically in tests against a scripted target.
+//! machine runs deterministically in tests against a scripted target (and the sampler can be
+//! driven by hand, batch by batch: see its tests).
 
 pub mod in_process;
 pub mod pairs;
+pub mod sampler;
 
 use crate::plan::Plan;
 use crate::samples::{CounterColumn, Phase, Sample, Samples};
 use crate::stats;
 use crate::stats::steady::{self, SteadyState, WarmupClass};
 use crate::timer::TimerInfo;
-use std::sync::atomic::{AtomicBool, Ordering};
+use sampler::{Ask, Limits, Look, Policy, Round, Sampler};
+use std::sync::atomic::AtomicBool;
 
 /// Raised by the CLI's Ctrl-C handler; the engine stops between batches.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -232,6 +239,126 @@ impl Calibration {
     }
 }
 
+/// The policy of one benchmark: main batches at N alternate with the linearity ladder; the
+/// rule is the median's interval on the steady part of the main series.
+pub(super) struct Single<'p> {
+    plan: &'p Plan,
+    samples: Samples,
+    /// Indices of the main series' samples.
+    main_idx: Vec<usize>,
+    main_batch: usize,
+    turn: usize,
+    /// The batch of the current round is a main one, at this count.
+    main: Option<u64>,
+}
+
+impl Policy for Single<'_> {
+    fn order(&mut self) -> Vec<usize> {
+        vec![0]
+    }
+
+    fn collect(&mut self, _: &[usize], at: &Round) -> Vec<Ask> {
+        let n = at.iters;
+        let remaining = at.budget_ns.saturating_sub(at.elapsed_ns) as f64;
+        let cap_by_time =
+            (at.budget_ns as f64 * MAX_BATCH_FRACTION / at.est_sample_ns).max(1.0) as usize;
+        let fits = (remaining / at.est_sample_ns).ceil().max(1.0) as usize;
+        let is_main = self.turn.is_multiple_of(2);
+        let (iters, count) = if is_main {
+            (n, self.main_batch.min(cap_by_time).min(fits).max(1))
+        } else {
+            let (num, den) = LADDER[(self.turn / 2) % LADDER.len()];
+            ((n * num / den).max(1), LADDER_SAMPLES)
+        };
+        self.turn += 1;
+        self.main = is_main.then_some(n);
+        vec![Ask {
+            side: 0,
+            iters,
+            count,
+            phase: Phase::Warmup,
+            probe_adds: 0,
+        }]
+    }
+
+    fn record(&mut self, ask: &Ask, batch: &Batch, end_ns: u64) -> Result<(), String> {
+        // Each sample ends where the next begins, the last at the batch's end.
+        let mut t = end_ns;
+        let mut new: Vec<Sample> = batch
+            .ns
+            .iter()
+            .rev()
+            .map(|&ns| {
+                let s = Sample {
+                    iters: ask.iters,
+                    ns,
+                    t_ns: t,
+                    process: 0,
+                    round: 0,
+                    phase: ask.phase,
+                };
+                t = t.saturating_sub(ns);
+                s
+            })
+            .collect();
+        new.reverse();
+        let first = self.samples.len();
+        self.samples.push_batch(&new, &batch.counters);
+        self.samples
+            .set_probe(new.len(), batch.probe_adds, batch.probe_ns);
+        if ask.phase != Phase::Calibration && self.main.is_some() {
+            self.main_idx.extend(first..self.samples.len());
+        }
+        Ok(())
+    }
+
+    fn end_round(&mut self, end_ns: u64) -> Look {
+        let Some(n) = self.main.take() else {
+            return Look::default();
+        };
+        let plan = self.plan;
+        self.main_batch = (self.main_idx.len() / 4).max(MIN_MAIN_BATCH);
+        let series = self.main_series();
+        let mut look = Look {
+            est_sample_ns: Some(
+                stats::median(&series[series.len().saturating_sub(64)..]) * n as f64,
+            ),
+            ..Look::default()
+        };
+        if let Some(st) = steady::detect(&series) {
+            if st.class != WarmupClass::NoSteadyState
+                && series.len() - st.first >= plan.min_steady_samples
+            {
+                let ci = stats::median_interval(&series[st.first..]);
+                look.rel_ci = Some(ci.rel_half_width());
+                let span = plan.min_time_ns.max(plan.min_span_ns);
+                look.precise = end_ns >= span && ci.rel_half_width() <= plan.target_rel_ci;
+            }
+        }
+        look
+    }
+}
+
+impl<'p> Single<'p> {
+    pub(super) fn new(plan: &'p Plan) -> Self {
+        Single {
+            plan,
+            samples: Samples::default(),
+            main_idx: Vec::new(),
+            main_batch: MIN_MAIN_BATCH,
+            turn: 0,
+            main: None,
+        }
+    }
+
+    fn main_series(&self) -> Vec<f64> {
+        self.main_idx
+            .iter()
+            .map(|&i| self.samples.samples[i].per_iter_ns())
+            .collect()
+    }
+}
+
 /// Run the state machine on one target.
 pub fn measure(
     target: &mut dyn Target,
@@ -242,188 +369,59 @@ pub fn measure(
 ) -> Measurement {
     let prepared = target.prepare();
     let start = clock.now_ns();
-    let mut m = Measurement {
-        samples: Samples::default(),
-        iters_per_sample: 1,
-        wall_ns: 0,
-        stop: StopReason::Budget,
-        steady: None,
-        error: None,
+    let policy = Single::new(plan);
+    let calibration = Calibration::new(
+        plan.min_sample_ns(timer),
+        plan.max_iters,
+        plan.fixed_iters,
+        plan.time_budget_ns,
+    );
+    let limits = Limits {
+        budget_ns: plan.time_budget_ns,
+        calibration_samples: plan.calibration_samples,
+        probe_adds: plan.probe_adds,
     };
-    let mut batch = Batch::default();
-    let goal = plan.min_sample_ns(timer);
-    let mut state = State::Calibrate;
-    let mut calibration =
-        Calibration::new(goal, plan.max_iters, plan.fixed_iters, plan.time_budget_ns);
-    let mut main_idx: Vec<usize> = Vec::new();
-    let mut est_sample_ns = goal as f64;
-    let mut main_batch = MIN_MAIN_BATCH;
-    let mut turn = 0usize;
-    let mut rel_ci = None;
-    if let Err(e) = prepared {
-        m.error = Some(e);
-        m.stop = StopReason::Failed;
-        state = State::Done;
-    }
-
-    // Takes one batch and appends it; returns false when the target failed.
-    // What the probes cost so far (their chains' time, each repeated).
-    let mut probe_spent_ns = 0u64;
-    let mut take = |m: &mut Measurement, iters: u64, count: usize, phase: Phase| -> bool {
-        batch.clear();
-        let before = clock.now_ns().saturating_sub(start);
-        batch.probe_adds = if plan.probe_adds > 0
-            && probe_spent_ns as f64 <= crate::plan::MAX_PROBE_SHARE * before as f64
-        {
-            plan.probe_adds
-        } else {
-            0
-        };
-        if let Err(e) = target.measure(iters, count, &mut batch) {
-            m.error = Some(e);
-            m.stop = StopReason::Failed;
-            return false;
+    let mut sampler = Sampler::new(policy, clock, start, calibration, limits);
+    let started = match prepared {
+        Ok(()) => true,
+        Err(e) => {
+            sampler.fail(0, e);
+            false
         }
-        if batch.probe_adds == 0 {
-            batch.probe_ns = None;
-        }
-        probe_spent_ns += batch.probe_ns.unwrap_or(0) * crate::plan::PROBE_REPEATS as u64;
-        let end = clock.now_ns().saturating_sub(start);
-        let mut t = end;
-        let mut new: Vec<Sample> = batch
-            .ns
-            .iter()
-            .rev()
-            .map(|&ns| {
-                let s = Sample {
-                    iters,
-                    ns,
-                    t_ns: t,
-                    process: 0,
-                    round: 0,
-                    phase,
-                };
-                t = t.saturating_sub(ns);
-                s
-            })
-            .collect();
-        new.reverse();
-        m.samples.push_batch(&new, &batch.counters);
-        m.samples
-            .set_probe(new.len(), batch.probe_adds, batch.probe_ns);
-        true
     };
-
-    while state != State::Done {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            m.stop = StopReason::Interrupted;
-            break;
-        }
-        let elapsed = clock.now_ns().saturating_sub(start);
-        match state {
-            State::Calibrate => {
-                let first = m.samples.len();
-                let iters = calibration.iters;
-                if !take(&mut m, iters, plan.calibration_samples, Phase::Calibration) {
-                    break;
-                }
-                let best = m.samples.samples[first..]
-                    .iter()
-                    .map(|s| s.ns)
-                    .min()
-                    .unwrap_or(0);
-                let elapsed = clock.now_ns().saturating_sub(start);
-                if let Some(c) = calibration.step(best, elapsed) {
-                    state = State::Collect;
-                    est_sample_ns = c.est_sample_ns;
-                    m.iters_per_sample = c.iters;
-                }
-            }
-            State::Collect => {
-                if elapsed >= plan.time_budget_ns {
-                    m.stop = StopReason::Budget;
-                    state = State::Done;
-                    continue;
-                }
-                let n = m.iters_per_sample;
-                let remaining = (plan.time_budget_ns - elapsed) as f64;
-                let cap_by_time = (plan.time_budget_ns as f64 * MAX_BATCH_FRACTION / est_sample_ns)
-                    .max(1.0) as usize;
-                let fits = (remaining / est_sample_ns).ceil().max(1.0) as usize;
-                let is_main = turn.is_multiple_of(2);
-                let (it, count) = if is_main {
-                    (n, main_batch.min(cap_by_time).min(fits).max(1))
-                } else {
-                    let (num, den) = LADDER[(turn / 2) % LADDER.len()];
-                    let it = (n * num / den).max(1);
-                    (it, LADDER_SAMPLES)
-                };
-                turn += 1;
-                let first = m.samples.len();
-                if !take(&mut m, it, count, Phase::Warmup) {
-                    break;
-                }
-                if !is_main {
-                    on_progress(&Progress {
-                        state,
-                        elapsed_ns: clock.now_ns().saturating_sub(start),
-                        budget_ns: plan.time_budget_ns,
-                        samples: m.samples.len(),
-                        rel_ci,
-                    });
-                    continue;
-                }
-                main_idx.extend(first..m.samples.len());
-                main_batch = (main_idx.len() / 4).max(MIN_MAIN_BATCH);
-                let series: Vec<f64> = main_idx
-                    .iter()
-                    .map(|&i| m.samples.samples[i].per_iter_ns())
-                    .collect();
-                est_sample_ns =
-                    stats::median(&series[series.len().saturating_sub(64)..]) * n as f64;
-                let elapsed = clock.now_ns().saturating_sub(start);
-                if let Some(st) = steady::detect(&series) {
-                    if st.class != WarmupClass::NoSteadyState
-                        && series.len() - st.first >= plan.min_steady_samples
-                    {
-                        let ci = stats::median_interval(&series[st.first..]);
-                        rel_ci = Some(ci.rel_half_width());
-                        let span = plan.min_time_ns.max(plan.min_span_ns);
-                        if elapsed >= span && ci.rel_half_width() <= plan.target_rel_ci {
-                            m.stop = StopReason::Precise;
-                            state = State::Done;
-                        }
-                    }
-                }
-                on_progress(&Progress {
-                    state,
-                    elapsed_ns: elapsed,
-                    budget_ns: plan.time_budget_ns,
-                    samples: m.samples.len(),
-                    rel_ci,
-                });
-            }
-            State::Done => {}
-        }
-    }
-    m.wall_ns = clock.now_ns().saturating_sub(start);
-    if m.iters_per_sample == 1 && state == State::Calibrate {
-        m.iters_per_sample = calibration.iters;
-    }
+    let stop = sampler.run(&mut [target], on_progress);
+    let wall_ns = sampler.elapsed_ns();
+    // Short of a calibrated count, the count calibration had reached.
+    let iters_per_sample = match sampler.calibrated() {
+        Some(c) => c.iters,
+        None if started => sampler.calibration().iters,
+        None => 1,
+    };
+    let error = sampler.take_error().map(|(_, e)| e);
+    let policy = sampler.into_policy();
 
     // Final steady-state decision on the main series, and the phases that follow from it.
-    let series: Vec<f64> = main_idx
-        .iter()
-        .map(|&i| m.samples.samples[i].per_iter_ns())
-        .collect();
-    m.steady = steady::detect(&series);
-    let first_steady = match m.steady {
+    let series = policy.main_series();
+    let Single {
+        mut samples,
+        main_idx,
+        ..
+    } = policy;
+    let steady = steady::detect(&series);
+    let first_steady = match steady {
         Some(st) if st.first < main_idx.len() => main_idx[st.first],
-        Some(_) => m.samples.len(),
-        None => main_idx.first().copied().unwrap_or(m.samples.len()),
+        Some(_) => samples.len(),
+        None => main_idx.first().copied().unwrap_or(samples.len()),
     };
-    m.samples.set_warmup_cut(first_steady);
-    m
+    samples.set_warmup_cut(first_steady);
+    Measurement {
+        samples,
+        iters_per_sample,
+        wall_ns,
+        stop,
+        steady,
+        error,
+    }
 }
 
 /// A clock for tests that only moves when a scripted target says time passed.

@@ -17,7 +17,8 @@
 //! ([`crate::session::pairs`]) there is one process on one CPU, and the interval covers the
 //! noise within it only; the table says so.
 //!
-//! The engine is a state machine, like [`crate::measure`]:
+//! The engine is the same state machine as [`crate::measure`] ([`crate::measure::sampler`]),
+//! given the pair's policy (`Paired`): both sides each round, the pairing, the stopping rule.
 //!
 //! | state       | does | leaves when |
 //! |-------------|------|-------------|
@@ -42,15 +43,16 @@
 //! within the noise band [1/(1 + t), 1 + t] (t = the threshold). The reported figures are then
 //! the 95 % ones, computed on the steady pairs.
 
-use crate::measure::{Batch, Progress, State, Target, WallClock, INTERRUPTED};
+use crate::measure::sampler::{Ask, Limits, Look, Policy, Round, Sampler};
+use crate::measure::{Batch, Calibration, Progress, StopReason, Target, WallClock};
 use crate::plan::Plan;
+use crate::samples::Phase;
 use crate::stats::compare::{self, RatioEstimate};
 use crate::stats::rank::hodges_lehmann_paired_ci_z;
 use crate::stats::steady::{self, WarmupClass};
 use crate::target::input::Rng;
 use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::Ordering;
 
 /// Two-sided normal quantile of the stopping interval (99 %): wider than the reported 95 %
 /// interval so that the ~15 looks of a one-second budget do not turn a 5 % error rate into 20 %.
@@ -148,7 +150,7 @@ impl PairPlan {
         }
     }
 
-    fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
+    pub(super) fn min_sample_ns(&self, timer: &TimerInfo) -> u64 {
         crate::plan::min_sample_ns(self.target_sample_ns, self.timer_factor, timer)
     }
 }
@@ -236,6 +238,138 @@ pub fn settled(lo: f64, hi: f64, t: f64) -> Option<Settle> {
     }
 }
 
+/// The policy of a pair: both sides in every round, in a seeded random order; a round of
+/// collection is one pair (the median per-iteration time of each side's batch, its first
+/// `rewarm_samples` set aside); the rule is the settled ratio interval, looked at as the pairs
+/// grow by [`LOOK_GROWTH`].
+pub(super) struct Paired<'p> {
+    plan: &'p PairPlan,
+    rng: Rng,
+    pub(super) m: PairMeasurement,
+    /// Per-iteration time of each side in the current round.
+    per: [f64; 2],
+    rewarm: [Vec<f64>; 2],
+    next_look: usize,
+}
+
+impl Policy for Paired<'_> {
+    fn order(&mut self) -> Vec<usize> {
+        if self.rng.next_u64() & 1 == 0 {
+            vec![0, 1]
+        } else {
+            vec![1, 0]
+        }
+    }
+
+    fn collect(&mut self, order: &[usize], at: &Round) -> Vec<Ask> {
+        let k = if self.plan.batch_ns == 0 {
+            1
+        } else {
+            ((self.plan.batch_ns as f64 / at.est_sample_ns) as usize).clamp(MIN_BATCH, MAX_BATCH)
+        };
+        self.m.iters_per_sample = at.iters;
+        order
+            .iter()
+            .map(|&side| Ask {
+                side,
+                iters: at.iters,
+                count: k + self.plan.rewarm_samples,
+                phase: Phase::Measure,
+                probe_adds: 0,
+            })
+            .collect()
+    }
+
+    fn record(&mut self, ask: &Ask, batch: &Batch, _: u64) -> Result<(), String> {
+        let ns = &batch.ns;
+        if ns.len() != ask.count {
+            return Err(format!("asked for {} samples, got {}", ask.count, ns.len()));
+        }
+        match ask.side {
+            0 => self.m.samples.0 += ask.count,
+            _ => self.m.samples.1 += ask.count,
+        }
+        if ask.phase == Phase::Calibration {
+            return Ok(());
+        }
+        let skip = self.plan.rewarm_samples;
+        let n = ask.iters as f64;
+        let rest: Vec<f64> = ns[skip..].iter().map(|&x| x as f64 / n).collect();
+        let med = crate::stats::median(&rest);
+        if skip > 0 && med > 0.0 {
+            self.rewarm[ask.side.min(1)].push(ns[0] as f64 / n / med);
+        }
+        self.per[ask.side.min(1)] = med;
+        Ok(())
+    }
+
+    fn end_round(&mut self, now: u64) -> Look {
+        let (plan, m) = (self.plan, &mut self.m);
+        m.old_ns.push(self.per[0]);
+        m.new_ns.push(self.per[1]);
+        m.t_s.push(now as f64 / 1e9);
+        let recent = m.old_ns.len().saturating_sub(64);
+        let slow: Vec<f64> = m.old_ns[recent..]
+            .iter()
+            .zip(&m.new_ns[recent..])
+            .map(|(a, b)| a.max(*b))
+            .collect();
+        let n = m.iters_per_sample as f64;
+        let mut look = Look {
+            est_sample_ns: Some((crate::stats::median(&slow) * n).max(1.0)),
+            ..Look::default()
+        };
+        if m.old_ns.len() < self.next_look {
+            return look;
+        }
+        self.next_look =
+            ((m.old_ns.len() as f64 * LOOK_GROWTH).ceil() as usize).max(m.old_ns.len() + 1);
+        m.looks += 1;
+        let ratios = ratio_series(&m.old_ns, &m.new_ns);
+        if let Some(st) = steady_ratios(&ratios, plan.threshold) {
+            if ratios.len() - st.first >= MIN_PAIRS {
+                let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
+                let (lo, hi) = hodges_lehmann_paired_ci_z(&d, STOP_Z);
+                look.rel_ci = Some((hi - lo) / 2.0);
+                let precise = plan
+                    .precise_log_half_width
+                    .is_some_and(|w| (hi - lo) / 2.0 < w);
+                let settles =
+                    plan.early_stop && settled(lo.exp(), hi.exp(), plan.threshold).is_some();
+                look.precise = now >= plan.min_time_ns && (settles || precise);
+            }
+        }
+        look
+    }
+}
+
+impl<'p> Paired<'p> {
+    pub(super) fn new(plan: &'p PairPlan) -> Self {
+        Paired {
+            plan,
+            rng: Rng::new(plan.seed),
+            m: PairMeasurement {
+                iters_per_sample: 1,
+                old_ns: Vec::new(),
+                new_ns: Vec::new(),
+                t_s: Vec::new(),
+                first_steady: 0,
+                warmup: None,
+                estimate: None,
+                stop: PairStop::Budget,
+                wall_ns: 0,
+                error: None,
+                rewarm: None,
+                samples: (0, 0),
+                looks: 0,
+            },
+            per: [0.0; 2],
+            rewarm: [Vec::new(), Vec::new()],
+            next_look: MIN_PAIRS,
+        }
+    }
+}
+
 /// Run the comparison state machine on two targets. `timer` is the coarser of the two sides'
 /// timers (it sets the shortest acceptable sample).
 pub fn measure_pair<'t>(
@@ -247,189 +381,44 @@ pub fn measure_pair<'t>(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> PairMeasurement {
     let start = clock.now_ns();
-    let mut m = PairMeasurement {
-        iters_per_sample: 1,
-        old_ns: Vec::new(),
-        new_ns: Vec::new(),
-        t_s: Vec::new(),
-        first_steady: 0,
-        warmup: None,
-        estimate: None,
-        stop: PairStop::Budget,
-        wall_ns: 0,
-        error: None,
-        rewarm: None,
-        samples: (0, 0),
-        looks: 0,
+    let policy = Paired::new(plan);
+    let calibration = Calibration::new(
+        plan.min_sample_ns(timer),
+        plan.max_iters,
+        None,
+        plan.time_budget_ns,
+    );
+    let limits = Limits {
+        budget_ns: plan.time_budget_ns,
+        calibration_samples: plan.calibration_samples.max(1),
+        probe_adds: 0,
     };
-    let mut rng = Rng::new(plan.seed);
-    let mut batch = Batch::default();
-    let mut rewarm_old = Vec::new();
-    let mut rewarm_new = Vec::new();
-    let goal = plan.min_sample_ns(timer);
-    let mut state = State::Calibrate;
-    let fail = |m: &mut PairMeasurement, e: (Side, String)| {
-        m.error = Some(e);
-        m.stop = PairStop::Failed;
-    };
+    let mut sampler = Sampler::new(policy, clock, start, calibration, limits);
     // Set-up of both sides (outside the budget's timed part, like `measure`).
-    for (side, t) in [(Side::Old, &mut *old), (Side::New, &mut *new)] {
+    for (side, t) in [(0, &mut *old), (1, &mut *new)] {
         if let Err(e) = t.prepare() {
-            fail(&mut m, (side, e));
-            state = State::Done;
+            sampler.fail(side, e);
             break;
         }
     }
-
-    // One batch of each side, in `order`, each handed to `each` with its side as soon as it is
-    // taken; or the failing side's error (the side after it is then not measured).
-    let mut take_both = |m: &mut PairMeasurement,
-                         order: [Side; 2],
-                         iters: u64,
-                         count: usize,
-                         each: &mut dyn FnMut(Side, &[u64])|
-     -> Result<(), (Side, String)> {
-        for side in order {
-            batch.clear();
-            let t: &mut (dyn Target + 't) = match side {
-                Side::Old => &mut *old,
-                Side::New => &mut *new,
-            };
-            t.measure(iters, count, &mut batch).map_err(|e| (side, e))?;
-            if batch.ns.len() != count {
-                return Err((
-                    side,
-                    format!("asked for {count} samples, got {}", batch.ns.len()),
-                ));
-            }
-            match side {
-                Side::Old => m.samples.0 += count,
-                Side::New => m.samples.1 += count,
-            }
-            each(side, &batch.ns);
-        }
-        Ok(())
+    let stop = sampler.run(&mut [old, new], on_progress);
+    let wall_ns = sampler.elapsed_ns();
+    let calibrated_iters = sampler.calibrated().map_or(1, |c| c.iters);
+    let error = sampler.take_error();
+    let Paired { mut m, rewarm, .. } = sampler.into_policy();
+    m.wall_ns = wall_ns;
+    m.iters_per_sample = calibrated_iters;
+    m.stop = match stop {
+        StopReason::Precise => PairStop::Settled,
+        StopReason::Budget => PairStop::Budget,
+        StopReason::Interrupted => PairStop::Interrupted,
+        StopReason::Failed => PairStop::Failed,
     };
-
-    let mut calibration =
-        crate::measure::Calibration::new(goal, plan.max_iters, None, plan.time_budget_ns);
-    let mut est_sample_ns = goal as f64;
-    let mut next_look = MIN_PAIRS;
-    let mut rel_ci = None;
-    let elapsed = |c: &dyn WallClock| c.now_ns().saturating_sub(start);
-
-    while state != State::Done {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            m.stop = PairStop::Interrupted;
-            break;
-        }
-        let order = if rng.next_u64() & 1 == 0 {
-            [Side::Old, Side::New]
-        } else {
-            [Side::New, Side::Old]
-        };
-        match state {
-            State::Calibrate => {
-                let mut best = [0u64; 2];
-                let count = plan.calibration_samples.max(1);
-                let mut each = |side: Side, ns: &[u64]| {
-                    best[side as usize] = ns.iter().copied().min().unwrap_or(0)
-                };
-                if let Err(e) = take_both(&mut m, order, calibration.iters, count, &mut each) {
-                    fail(&mut m, e);
-                    break;
-                }
-                // The slower side sets the count.
-                if let Some(c) = calibration.step(best[0].max(best[1]), elapsed(clock)) {
-                    m.iters_per_sample = c.iters;
-                    est_sample_ns = c.est_sample_ns;
-                    state = State::Collect;
-                }
-            }
-            State::Collect => {
-                let now = elapsed(clock);
-                if now >= plan.time_budget_ns {
-                    m.stop = PairStop::Budget;
-                    break;
-                }
-                let k = if plan.batch_ns == 0 {
-                    1
-                } else {
-                    ((plan.batch_ns as f64 / est_sample_ns) as usize).clamp(MIN_BATCH, MAX_BATCH)
-                };
-                let count = k + plan.rewarm_samples;
-                let n = m.iters_per_sample as f64;
-                let mut per = [0.0f64; 2];
-                let mut each = |side: Side, ns: &[u64]| {
-                    let rest: Vec<f64> = ns[plan.rewarm_samples..]
-                        .iter()
-                        .map(|&x| x as f64 / n)
-                        .collect();
-                    let med = crate::stats::median(&rest);
-                    if plan.rewarm_samples > 0 && med > 0.0 {
-                        let first = ns[0] as f64 / n;
-                        match side {
-                            Side::Old => rewarm_old.push(first / med),
-                            Side::New => rewarm_new.push(first / med),
-                        }
-                    }
-                    per[side as usize] = med;
-                };
-                let it = m.iters_per_sample;
-                if let Err(e) = take_both(&mut m, order, it, count, &mut each) {
-                    fail(&mut m, e);
-                    break;
-                }
-                m.old_ns.push(per[0]);
-                m.new_ns.push(per[1]);
-                let now = elapsed(clock);
-                m.t_s.push(now as f64 / 1e9);
-                let recent = m.old_ns.len().saturating_sub(64);
-                let slow: Vec<f64> = m.old_ns[recent..]
-                    .iter()
-                    .zip(&m.new_ns[recent..])
-                    .map(|(a, b)| a.max(*b))
-                    .collect();
-                est_sample_ns = (crate::stats::median(&slow) * n).max(1.0);
-
-                if m.old_ns.len() >= next_look {
-                    next_look = ((m.old_ns.len() as f64 * LOOK_GROWTH).ceil() as usize)
-                        .max(m.old_ns.len() + 1);
-                    m.looks += 1;
-                    let ratios = ratio_series(&m.old_ns, &m.new_ns);
-                    if let Some(st) = steady_ratios(&ratios, plan.threshold) {
-                        if ratios.len() - st.first >= MIN_PAIRS {
-                            let d: Vec<f64> = ratios[st.first..].iter().map(|r| r.ln()).collect();
-                            let (lo, hi) = hodges_lehmann_paired_ci_z(&d, STOP_Z);
-                            rel_ci = Some((hi - lo) / 2.0);
-                            let precise = plan
-                                .precise_log_half_width
-                                .is_some_and(|w| (hi - lo) / 2.0 < w);
-                            let settles = plan.early_stop
-                                && settled(lo.exp(), hi.exp(), plan.threshold).is_some();
-                            if now >= plan.min_time_ns && (settles || precise) {
-                                m.stop = PairStop::Settled;
-                                state = State::Done;
-                            }
-                        }
-                    }
-                }
-                on_progress(&Progress {
-                    state,
-                    elapsed_ns: now,
-                    budget_ns: plan.time_budget_ns,
-                    samples: m.samples.0 + m.samples.1,
-                    rel_ci,
-                });
-            }
-            State::Done => {}
-        }
-    }
-    m.wall_ns = elapsed(clock);
-    if !rewarm_old.is_empty() && !rewarm_new.is_empty() {
+    m.error = error.map(|(side, e)| (if side == 0 { Side::Old } else { Side::New }, e));
+    if !rewarm[0].is_empty() && !rewarm[1].is_empty() {
         m.rewarm = Some(Rewarm {
-            old: crate::stats::median(&rewarm_old),
-            new: crate::stats::median(&rewarm_new),
+            old: crate::stats::median(&rewarm[0]),
+            new: crate::stats::median(&rewarm[1]),
         });
     }
     let ratios = ratio_series(&m.old_ns, &m.new_ns);
