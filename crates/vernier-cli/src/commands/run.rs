@@ -7,6 +7,7 @@
 //! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
 //! and the run goes on; the result file is rewritten after every benchmark.
 
+use crate::link::WorkerLink;
 use crate::worker::{Control, WorkerProcess, WorkerTarget};
 use crate::{term, Common};
 use anyhow::{bail, Result};
@@ -18,7 +19,7 @@ use vernier::analyze;
 use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
 use vernier::diagnostic::Code;
-use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason};
+use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason, WallClock};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::report;
@@ -172,14 +173,16 @@ pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
     (PathBuf::from(&v[0]), v[1..].to_vec())
 }
 
-/// Run `measure` for one benchmark in `processes` workers and merge their samples.
-#[allow(clippy::too_many_arguments)]
+/// Run `measure` for one benchmark in one worker per padding of `pads` (`launch` starts one,
+/// given its padding: a real process, or a scripted one in tests) and merge their samples.
+/// The budget is shared between them; the first calibrates, the others use its iteration
+/// count. A worker that cannot be started or fails ends the series with its error; what the
+/// earlier ones measured is kept.
 pub fn measure_in_processes(
-    program: &std::path::Path,
-    args: &[OsString],
+    launch: &mut dyn FnMut(u64) -> Result<Box<dyn WorkerLink>, String>,
+    clock: &dyn WallClock,
     index: usize,
     plan: &Plan,
-    ctl: &Control,
     pads: &[u64],
     batch_costs: &mut Vec<f64>,
     on_progress: &mut dyn FnMut(&measure::Progress),
@@ -192,9 +195,7 @@ pub fn measure_in_processes(
             merged.stop = StopReason::Interrupted;
             break;
         }
-        let mut c = ctl.clone();
-        c.env_pad = pad;
-        let mut worker = match WorkerProcess::spawn(program, args, &c) {
+        let mut worker = match launch(pad) {
             Ok(w) => w,
             Err(e) => {
                 merged.error = Some(e);
@@ -202,13 +203,14 @@ pub fn measure_in_processes(
                 break;
             }
         };
-        let timer = worker.hello.timer;
-        let mut target = WorkerTarget {
-            worker: &mut worker,
-            bench: BenchRef::Index(index),
+        let timer = worker.timer();
+        let mut target = CostedTarget {
+            link: worker.as_mut(),
+            index,
+            clock,
             batch_costs_ns: Vec::new(),
         };
-        let m = measure::measure(&mut target, &MonotonicClock, &per_plan, &timer, on_progress);
+        let m = measure::measure(&mut target, clock, &per_plan, &timer, on_progress);
         batch_costs.extend(target.batch_costs_ns.iter().copied());
         if p == 0 {
             per_plan.fixed_iters = Some(m.iters_per_sample);
@@ -221,6 +223,31 @@ pub fn measure_in_processes(
         worker.quit();
     }
     merged
+}
+
+/// One benchmark of a worker, as the engine's target, with the runner's own cost between
+/// batches recorded (the batch's wall time less the samples' time: the protocol round trip
+/// and bookkeeping, outside every timed region).
+struct CostedTarget<'a> {
+    link: &'a mut dyn WorkerLink,
+    index: usize,
+    clock: &'a dyn WallClock,
+    batch_costs_ns: Vec<f64>,
+}
+
+impl measure::Target for CostedTarget<'_> {
+    fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
+        let t0 = self.clock.now_ns();
+        let before = out.ns.len();
+        self.link.run(self.index, iters, count, out)?;
+        let inside = out.ns[before..]
+            .iter()
+            .fold(0u64, |a, &b| a.saturating_add(b));
+        let total = self.clock.now_ns().saturating_sub(t0);
+        self.batch_costs_ns
+            .push((total as f64 - inside as f64).max(0.0));
+        Ok(())
+    }
 }
 
 /// `vernier probe`: one worker with the requested controls, its `probe` line on stdout.
@@ -462,12 +489,16 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             })
             .collect();
         let name = &names[i];
+        let mut launch = |pad: u64| {
+            let mut c = ctl.clone();
+            c.env_pad = pad;
+            WorkerProcess::spawn(&program, &args, &c).map(|w| Box::new(w) as Box<dyn WorkerLink>)
+        };
         let m = measure_in_processes(
-            &program,
-            &args,
+            &mut launch,
+            &MonotonicClock,
             i,
             &plan,
-            &ctl,
             &pads,
             &mut batch_costs,
             &mut |p| progress.update(name, p),
@@ -600,4 +631,118 @@ fn confirm_removed(
     let check = crate::counted::check_instructions(program, args, ctl, index).ok()?;
     analyze::weigh_instructions(an, &check);
     Some(check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::mock::{Clock, MockLink, Script};
+    use vernier::samples::Phase;
+
+    fn script() -> Script {
+        Script {
+            names: vec!["a".into(), "b".into()],
+            base_ns: vec![2.0, 40.0],
+            cpu_speed: vec![1.0],
+            process_offset: 0.0,
+            noise: 0.001,
+        }
+    }
+
+    /// `vernier run`'s processes, on scripted workers and a mock clock: each padding gets its
+    /// own worker, the first calibrates and the others keep its iteration count, every sample
+    /// says which process took it, and a worker that cannot start ends the series with its
+    /// error while what was measured before it is kept.
+    #[test]
+    fn each_padding_gets_a_worker_and_the_first_one_s_iteration_count() {
+        let clock = Clock::default();
+        let pads = [0u64, 640, 4096];
+        let mut launched = Vec::new();
+        // The processes differ (their layouts): 1.0, 1.1 and 0.95 times the script.
+        let speeds = [1.0, 1.1, 0.95];
+        let mut launch = |pad: u64| {
+            let k = launched.len();
+            launched.push(pad);
+            Ok(
+                Box::new(MockLink::new(script(), clock.clone(), speeds[k], k as u64))
+                    as Box<dyn WorkerLink>,
+            )
+        };
+        let mut costs = Vec::new();
+        let mut reports = 0;
+        let m = measure_in_processes(
+            &mut launch,
+            &clock,
+            1,
+            &Plan::quick(),
+            &pads,
+            &mut costs,
+            &mut |_| reports += 1,
+        );
+        assert_eq!(launched, pads);
+        assert!(m.error.is_none(), "{:?}", m.error);
+        assert!(reports > 0 && !costs.is_empty());
+        let s = &m.samples.samples;
+        for p in 0..3u32 {
+            let mine: Vec<_> = s.iter().filter(|x| x.process == p).collect();
+            assert!(!mine.is_empty(), "process {p} took no sample");
+            // Only the first process searches for the count (calibration samples at several
+            // counts); the others start at the count it found.
+            let mut counts: Vec<u64> = mine
+                .iter()
+                .filter(|x| x.phase == Phase::Calibration)
+                .map(|x| x.iters)
+                .collect();
+            counts.dedup();
+            if p == 0 {
+                assert!(counts.len() > 1, "{counts:?}");
+            } else {
+                assert!(
+                    counts.iter().all(|&c| c == m.iters_per_sample),
+                    "{counts:?}"
+                );
+            }
+            assert!(mine
+                .iter()
+                .any(|x| x.phase == Phase::Measure && x.iters == m.iters_per_sample));
+        }
+        // The scripted speeds come back in each process's samples: 40 ns × its factor.
+        let median_of = |p: u32| {
+            let v: Vec<f64> = s
+                .iter()
+                .filter(|x| x.process == p && x.iters == m.iters_per_sample)
+                .map(|x| x.per_iter_ns())
+                .collect();
+            vernier::stats::median(&v)
+        };
+        for (p, f) in speeds.iter().enumerate() {
+            let r = median_of(p as u32) / 40.0;
+            assert!((r - f).abs() < 0.01, "process {p}: {r}");
+        }
+
+        // The second worker cannot be started: the first one's samples stay, with the error.
+        let mut n = 0;
+        let mut launch = |_pad: u64| {
+            n += 1;
+            if n == 2 {
+                Err("cannot start the worker".to_string())
+            } else {
+                Ok(Box::new(MockLink::new(script(), clock.clone(), 1.0, 7)) as Box<dyn WorkerLink>)
+            }
+        };
+        let m = measure_in_processes(
+            &mut launch,
+            &clock,
+            0,
+            &Plan::quick(),
+            &pads,
+            &mut Vec::new(),
+            &mut |_| {},
+        );
+        assert_eq!(n, 2, "nothing is launched after a failure");
+        assert_eq!(m.stop, StopReason::Failed);
+        assert_eq!(m.error.as_deref(), Some("cannot start the worker"));
+        assert!(!m.samples.samples.is_empty());
+        assert!(m.samples.samples.iter().all(|x| x.process == 0));
+    }
 }

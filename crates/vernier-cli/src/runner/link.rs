@@ -1,5 +1,6 @@
-//! What `vernier compare` needs from a worker, as a trait: the seam between the comparison
-//! driver (`crate::pairs`) and real processes.
+//! What `vernier run` and `vernier compare` need from a worker, as a trait: the seam between
+//! their drivers (`run::measure_in_processes`, `crate::pairs`) and real processes, so that both
+//! are tested on scripted workers and a mock clock, without real timing.
 //!
 //! A [`WorkerLink`] lists benchmarks, runs a batch of samples of one of them, and quits. A
 //! [`PairLauncher`] starts the two sides of one OLD/NEW process pair with the pair's set-up (its
@@ -190,6 +191,18 @@ pub mod mock {
         clock: Clock,
         speed: f64,
         rng: Rng,
+    }
+
+    impl MockLink {
+        /// A scripted worker running `speed` times slower than the script's base.
+        pub fn new(script: Script, clock: Clock, speed: f64, seed: u64) -> MockLink {
+            MockLink {
+                script,
+                clock,
+                speed,
+                rng: Rng::new(seed),
+            }
+        }
     }
 
     impl WorkerLink for MockLink {
