@@ -559,6 +559,14 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     }
     let plan = c.plan()?;
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
+    // The demo's benchmarks are this executable's: their earlier runs here are its own.
+    let identity = std::env::current_exe()
+        .ok()
+        .and_then(|exe| known_speed::program_identity(&exe, &["demo".into()], "hot"));
+    let earlier = match &identity {
+        Some(id) => known.earlier_runs_of(id),
+        None => Default::default(),
+    };
     let options = Options {
         known_cycle_ns: known.known_cycle_ns(),
         clock_ghz: known.clock_ghz(),
@@ -568,6 +576,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         quick: c.quick,
         counters: c.counters()?,
         keep_interrupted: c.keep_interrupted,
+        earlier,
         ..Options::default()
     };
     let mut suite = Suite::new(options);
@@ -607,6 +616,9 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     });
     progress.clear();
     known.record(&file);
+    if let Some(id) = &identity {
+        known.record_medians(id, &file);
+    }
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = c.html.as_ref().is_some_and(|p| {
@@ -614,6 +626,9 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         !crate::html::write_or_warn(p, written, c.json.as_deref())
     });
     print!("{}", report::after_table(&file, &table));
+    if let Some(line) = run::earlier_note(&file) {
+        print!("{}", table.dim_wrapped(&line));
+    }
     println!();
     for line in summary(&file, pairs.as_ref()) {
         for l in report::wrap(&format!("• {line}"), render.width, 0, 2) {

@@ -578,7 +578,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
 
 /// The benchmarks whose interval was joined to the same program's recent runs here, with
 /// the range of those runs' medians; `None` when there is none.
-fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
+pub fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
     let joined: Vec<String> = file
         .benchmarks
         .iter()

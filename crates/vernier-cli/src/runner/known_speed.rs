@@ -145,6 +145,23 @@ impl KnownSpeed {
         vernier::result::earlier::EarlierRuns::from_medians(&e.medians)
     }
 
+    /// [`KnownSpeed::earlier_runs`] of every benchmark of `program` that has enough of them,
+    /// by benchmark name.
+    pub fn earlier_runs_of(
+        &self,
+        program: &str,
+    ) -> BTreeMap<String, vernier::result::earlier::EarlierRuns> {
+        let prefix = self.earlier_key(program, "");
+        self.earlier
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .filter_map(|(k, e)| {
+                let e2 = vernier::result::earlier::EarlierRuns::from_medians(&e.medians)?;
+                Some((k[prefix.len()..].to_string(), e2))
+            })
+            .collect()
+    }
+
     /// Add the medians of `file`'s benchmarks that are worth keeping (`vernier::result::earlier`)
     /// under `program`, and write the file back. Errors are ignored: the file is a cache.
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
@@ -348,6 +365,38 @@ mod tests {
         let [lo, hi] = k.clock_ghz().unwrap();
         assert!(lo > 3.6 && lo < 3.7, "{lo}");
         assert!((hi - 3.99).abs() < 1e-9, "{hi}");
+    }
+
+    #[test]
+    fn a_program_s_earlier_medians_are_its_own_and_the_last_ten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("speed.json");
+        let with_medians = |m: &[(&str, f64)]| {
+            let mut f = file_with(&[]);
+            for &(name, median) in m {
+                let mut b = vernier::result::BenchmarkResult::failed(name, String::new());
+                b.status = vernier::result::Status::Ok;
+                b.per_iter.median_ns = median;
+                f.benchmarks.push(b);
+            }
+            f
+        };
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        k.record_medians("p", &with_medians(&[("a", 10.0), ("b", 20.0)]));
+        k.record_medians("p2", &with_medians(&[("a", 99.0), ("b", 99.0)]));
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        // One run each: not enough.
+        assert!(k.earlier_runs_of("p").is_empty());
+        for i in 0..12 {
+            k.record_medians("p", &with_medians(&[("a", 11.0 + i as f64), ("b", 21.0)]));
+        }
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        let e = k.earlier_runs_of("p");
+        assert_eq!(e.len(), 2);
+        // The last ten of thirteen: 10.0, 11.0 and 12.0 are gone; "p2"'s 99 is not "p"'s.
+        assert_eq!((e["a"].runs, e["a"].median_ns), (10, [13.0, 22.0]));
+        assert_eq!(e["b"].median_ns, [21.0, 21.0]);
+        assert_eq!(k.earlier_runs("p", "a"), Some(e["a"]));
     }
 
     #[test]

@@ -209,6 +209,10 @@ impl Suite {
             if self.entries[i].routine.fixed_iters() == Some(1) {
                 crate::result::cold::drop_warm_checks(&mut r);
             }
+            if let Some(e) = self.options.earlier.get(&r.name).copied() {
+                r.earlier_runs = Some(e);
+                crate::result::earlier::join_result(&mut r, &e);
+            }
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();

@@ -84,8 +84,11 @@ pub struct Options {
     /// (filled by the `vernier` command).
     pub known_cycle_ns: Option<f64>,
     /// The range of the core's clock over this machine's recent runs, GHz-equivalent
-    /// ([10th, 90th] percentile; filled by the `vernier` command).
+    /// ([10th percentile, fastest]; filled by the `vernier` command).
     pub clock_ghz: Option<[f64; 2]>,
+    /// Per benchmark name, the medians of the same program's recent runs on this machine,
+    /// which its interval is joined to (`result::earlier`; filled by the `vernier` command).
+    pub earlier: std::collections::BTreeMap<String, crate::result::earlier::EarlierRuns>,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
