@@ -579,33 +579,52 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
 /// The benchmarks whose interval was joined to the same program's recent runs here, with
 /// the range of those runs' medians; `None` when there is none.
 pub fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
-    let joined: Vec<String> = file
+    // (how far the earlier medians reach beyond the run's own interval, relative; the words)
+    let mut joined: Vec<(f64, String)> = file
         .benchmarks
         .iter()
+        .filter(|b| b.status == vernier::result::Status::Ok)
         .filter_map(|b| {
             let e = b.earlier_runs?;
             let own = b.per_iter.run_ci95_ns;
-            let grew = b.status == vernier::result::Status::Ok
-                && (e.median_ns[0] < own[0] || e.median_ns[1] > own[1]);
-            grew.then(|| {
-                format!(
-                    "{} {}–{} ({} runs)",
-                    b.name,
-                    report::format_ns(e.median_ns[0]),
-                    report::format_ns(e.median_ns[1]),
-                    e.runs
+            let beyond = (own[0] - e.median_ns[0]).max(e.median_ns[1] - own[1]);
+            (beyond > 0.0).then(|| {
+                (
+                    beyond / b.per_iter.median_ns,
+                    format!(
+                        "{} {}–{} ({} runs)",
+                        b.name,
+                        report::format_ns(e.median_ns[0]),
+                        report::format_ns(e.median_ns[1]),
+                        e.runs
+                    ),
                 )
             })
         })
         .collect();
-    (!joined.is_empty()).then(|| {
-        format!(
-            "±95% also covers the medians of this program's recent runs on this machine (same \
-             executable, arguments and cache mode), which this run's samples cannot see: {}",
-            joined.join(", ")
-        )
-    })
+    if joined.is_empty() {
+        return None;
+    }
+    // The furthest first; a long list is cut (the file has every one: `earlier_runs`).
+    joined.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let n = joined.len();
+    let mut listed: Vec<String> = joined
+        .into_iter()
+        .take(EARLIER_LISTED)
+        .map(|j| j.1)
+        .collect();
+    if n > EARLIER_LISTED {
+        listed.push(format!("and {} more", n - EARLIER_LISTED));
+    }
+    Some(format!(
+        "±95% also covers the medians of this program's recent runs on this machine (same \
+         executable, arguments and cache mode), which this run's samples cannot see: {}",
+        listed.join(", ")
+    ))
 }
+
+/// Benchmarks named in the line about earlier runs; the rest are counted.
+const EARLIER_LISTED: usize = 4;
 
 /// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)
 /// may have had its body removed, or do work that fits in the loop's own cycle: callgrind's
