@@ -412,23 +412,36 @@ pub fn timed_loops(
             continue;
         };
         let f = found.as_ref().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
-        let (insns, _, timed) = disassemble(f, &objdump)?;
-        let body = timed
-            .map(|l| {
-                insns
-                    .iter()
-                    .filter(|i| (l.start..=l.end).contains(&i.addr))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.push((name.clone(), render(name, f, &objdump, true)?, body));
+        let d = disassemble(f, &objdump)?;
+        let body = d.timed_body().into_iter().cloned().collect();
+        out.push((name.clone(), show(name, f, &d, true), body));
     }
     Ok(out)
 }
 
-/// `f`'s instructions, its loops, and the loop between the clock reads when there is one.
-fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<(Vec<Insn>, Vec<Loop>, Option<Loop>)> {
+/// A function disassembled: its instructions, its loops, and the loop between the clock
+/// reads (the iterations') when there is one.
+struct Disassembly {
+    insns: Vec<Insn>,
+    loops: Vec<Loop>,
+    timed: Option<Loop>,
+}
+
+impl Disassembly {
+    /// The instructions of the iterations' loop (none when it is not singled out).
+    fn timed_body(&self) -> Vec<&Insn> {
+        match self.timed {
+            Some(l) => self
+                .insns
+                .iter()
+                .filter(|i| (l.start..=l.end).contains(&i.addr))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<Disassembly> {
     let out = Command::new(objdump)
         .args(["-d", "-C", "-w", "--no-show-raw-insn"])
         .arg(format!("--start-address={:#x}", f.vaddr))
@@ -446,11 +459,21 @@ fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<(Vec<Insn>, Vec<Loop>
     }
     let insns = parse_disassembly(&String::from_utf8_lossy(&out.stdout));
     let (loops, timed) = find_loops(&insns);
-    Ok((insns, loops, timed))
+    Ok(Disassembly {
+        insns,
+        loops,
+        timed,
+    })
 }
 
 fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result<String> {
-    let (insns, loops, timed) = disassemble(f, objdump)?;
+    Ok(show(name, f, &disassemble(f, objdump)?, compact))
+}
+
+/// The disassembly as text, the iterations' loop marked (`compact`: only it and a few
+/// instructions around it).
+fn show(name: &str, f: &LoopFunction, d: &Disassembly, compact: bool) -> String {
+    let (insns, loops, timed) = (&d.insns, &d.loops, d.timed);
     let mut s = format!(
         "── {name}\n   {} ({:#x}, {} bytes) in {}\n",
         f.symbol,
@@ -482,10 +505,7 @@ fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result
     }
     s += &match timed {
         Some(l) => {
-            let n = insns
-                .iter()
-                .filter(|i| (l.start..=l.end).contains(&i.addr))
-                .count();
+            let n = d.timed_body().len();
             format!(
                 "   ┌▶…└─ the loop of the iterations: {n} instructions ({:#x}–{:#x}), run between \
                  the clock reads; · other loops\n\n",
@@ -498,7 +518,7 @@ fn render(name: &str, f: &LoopFunction, objdump: &Path, compact: bool) -> Result
                  calls)\n\n"
             .into(),
     };
-    Ok(s)
+    s
 }
 
 #[cfg(test)]

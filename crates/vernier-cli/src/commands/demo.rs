@@ -615,10 +615,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         }
     });
     progress.clear();
-    known.record(&file);
-    if let Some(id) = &identity {
-        known.record_medians(id, &file);
-    }
+    known.record_run(&file, identity.as_deref());
     let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = c.html.as_ref().is_some_and(|p| {

@@ -409,7 +409,6 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let mut t = WorkerTarget {
             worker: &mut first,
             bench: BenchRef::Empty,
-            batch_costs_ns: Vec::new(),
         };
         let m = measure::measure(
             &mut t,
@@ -546,10 +545,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         }
     }
-    known.record(&file);
-    if let Some(id) = &identity {
-        known.record_medians(id, &file);
-    }
+    known.record_run(&file, identity.as_deref());
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = a.common.html.as_ref().is_some_and(|p| {
         let written = crate::html::write_result(p, &file, None);

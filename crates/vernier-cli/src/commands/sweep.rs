@@ -308,7 +308,6 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
                 let mut target = WorkerTarget {
                     worker: &mut w,
                     bench: BenchRef::Index(i),
-                    batch_costs_ns: Vec::new(),
                 };
                 let m = measure::measure(&mut target, &MonotonicClock, &plan, &timer, &mut |_| {});
                 if m.stop == StopReason::Interrupted {

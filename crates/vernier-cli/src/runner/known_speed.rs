@@ -164,10 +164,37 @@ impl KnownSpeed {
 
     /// Add the medians of `file`'s benchmarks that are worth keeping (`vernier::result::earlier`)
     /// under `program`, and write the file back. Errors are ignored: the file is a cache.
+    #[cfg(test)]
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
+        self.update(|store| self.add_medians(store, program, file));
+    }
+
+    /// Both records of a run in one read and one write of the file: its fast-state speeds
+    /// ([`KnownSpeed::record`]) and, under `program`, its medians
+    /// ([`KnownSpeed::record_medians`]).
+    pub fn record_run(&self, file: &ResultFile, program: Option<&str>) {
+        self.update(|store| {
+            let speeds = self.add_speeds(store, file);
+            let medians = program.is_some_and(|p| self.add_medians(store, p, file));
+            speeds || medians
+        });
+    }
+
+    /// Read the file again (another run may have written since this one started), apply
+    /// `change`, and write it back when it changed anything. Errors are ignored: the file is
+    /// a cache.
+    fn update(&self, change: impl FnOnce(&mut Store) -> bool) {
         let Some(path) = &self.path else {
             return;
         };
+        let mut store = read(&self.path);
+        if change(&mut store) {
+            write(path, &store);
+        }
+    }
+
+    /// Add `file`'s medians worth keeping under `program`; whether there was any.
+    fn add_medians(&self, store: &mut Store, program: &str, file: &ResultFile) -> bool {
         let new: Vec<(String, f64)> = file
             .benchmarks
             .iter()
@@ -178,13 +205,12 @@ impl KnownSpeed {
             .map(|b| (self.earlier_key(program, &b.name), b.per_iter.median_ns))
             .collect();
         if new.is_empty() {
-            return;
+            return false;
         }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        let mut store = read(&self.path);
         for (key, median) in new {
             let e = store.earlier.entry(key).or_default();
             e.last_s = now;
@@ -203,7 +229,7 @@ impl KnownSpeed {
                 store.earlier.remove(k);
             }
         }
-        write(path, &store);
+        true
     }
 
     /// The known speed as a cycle time (ns per addition), once enough runs were recorded.
@@ -242,10 +268,13 @@ impl KnownSpeed {
 
     /// Add the fast-state speeds of `file`'s benchmarks (those with a figure in the fast
     /// state) and write the file back. Errors are ignored: the file is a cache.
+    #[cfg(test)]
     pub fn record(&self, file: &ResultFile) {
-        let Some(path) = &self.path else {
-            return;
-        };
+        self.update(|store| self.add_speeds(store, file));
+    }
+
+    /// Add the fast-state speeds of `file`'s benchmarks; whether there was any.
+    fn add_speeds(&self, store: &mut Store, file: &ResultFile) -> bool {
         let new: Vec<f64> = file
             .benchmarks
             .iter()
@@ -255,15 +284,13 @@ impl KnownSpeed {
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();
         if new.is_empty() {
-            return;
+            return false;
         }
-        // Read again: another run may have written since this one started.
-        let mut store = read(&self.path);
         let v = store.machines.entry(self.key.clone()).or_default();
         v.extend(new);
         let excess = v.len().saturating_sub(KEEP);
         v.drain(..excess);
-        write(path, &store);
+        true
     }
 }
 

@@ -546,24 +546,16 @@ impl Drop for WorkerProcess {
     }
 }
 
-/// One benchmark of a worker, as a target for the engine. Counts the runner's own time
-/// between batches (round trip minus the samples' time).
+/// One benchmark of a worker (or its empty loop), as a target for the engine. `vernier run`'s
+/// benchmarks go through the worker-link seam instead (`run::measure_in_processes`), which
+/// also counts the runner's own time between batches.
 pub struct WorkerTarget<'a> {
     pub worker: &'a mut WorkerProcess,
     pub bench: BenchRef,
-    pub batch_costs_ns: Vec<f64>,
 }
 
 impl Target for WorkerTarget<'_> {
     fn measure(&mut self, iters: u64, count: usize, out: &mut Batch) -> Result<(), String> {
-        let t0 = Instant::now();
-        let before = out.ns.len();
-        self.worker.run(self.bench, iters, count, out)?;
-        let inside = out.ns[before..]
-            .iter()
-            .fold(0u64, |a, &b| a.saturating_add(b));
-        let total = t0.elapsed().as_nanos() as f64;
-        self.batch_costs_ns.push((total - inside as f64).max(0.0));
-        Ok(())
+        self.worker.run(self.bench, iters, count, out)
     }
 }
