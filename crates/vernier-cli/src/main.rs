@@ -253,7 +253,7 @@ fn run(cli: Cli) -> Result<i32> {
             }
             let mut suite = Suite::new(Options::default());
             demo::register(&mut suite);
-            suite.finish();
+            suite.try_finish().map_err(|e| anyhow::anyhow!("{e}"))?;
             Ok(0)
         }
     }

@@ -9,19 +9,9 @@ use vernier::black_box;
 const LINES: usize = 128;
 const HOPS: usize = 16;
 
-fn main() {
-    let mut suite = vernier::Suite::from_args();
-    suite.bench("sqrt", || black_box(4.2f64).sqrt());
-    suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-    let (buf, start) = vernier::target::kernels::chase_cycle(LINES, HOPS, 42);
-    let hot = buf.clone();
-    suite.bench_latency("chase 16 loads in 8 KiB", start, move |p| {
-        vernier::target::kernels::chase(&hot, p, HOPS)
-    });
-    suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
-        vernier::target::kernels::chase(&buf, black_box(start), HOPS)
-    });
-    // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone.
+fn main() -> std::process::ExitCode {
+    // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone:
+    // this program then times its phases and measures no benchmark.
     if std::env::var_os(vernier::session::checkpoint::JSON_ENV).is_some()
         && std::env::var_os(vernier::protocol::FDS_ENV).is_none()
     {
@@ -30,11 +20,24 @@ fn main() {
         vernier::checkpoint("allocate 16 MiB");
         black_box(v.iter().map(|x| x[0] as u64).sum::<u64>());
         vernier::checkpoint("read them");
-        if let Err(e) = vernier::checkpoint_summary() {
-            eprintln!("{e}");
-            std::process::exit(1);
-        }
-        return;
+        return match vernier::checkpoint_summary() {
+            Ok(_) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::ExitCode::FAILURE
+            }
+        };
     }
-    suite.finish();
+    vernier::Suite::run_main(|suite| {
+        suite.bench("sqrt", || black_box(4.2f64).sqrt());
+        suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
+        let (buf, start) = vernier::target::kernels::chase_cycle(LINES, HOPS, 42);
+        let hot = buf.clone();
+        suite.bench_latency("chase 16 loads in 8 KiB", start, move |p| {
+            vernier::target::kernels::chase(&hot, p, HOPS)
+        });
+        suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
+            vernier::target::kernels::chase(&buf, black_box(start), HOPS)
+        });
+    })
 }

@@ -22,25 +22,25 @@ fn cycle(n: usize) -> Vec<usize> {
     next
 }
 
-fn main() {
-    let mut suite = vernier::Suite::from_args();
-    let mut x = 0u64;
-    suite.bench("chain", move || {
-        x = vernier::target::kernels::add_chain(x, vernier::black_box(100));
-        x
-    });
-    let mut y = 2.0f64;
-    suite.bench("sqrt", move || {
-        // Each root waits for the previous one: the unit's latency, not its throughput.
-        y = (vernier::black_box(y) + 2.0).sqrt();
-        y
-    });
-    // Built before any benchmark runs (a worker has no set-up step outside its budget).
-    let next = cycle(CHASE_BYTES / std::mem::size_of::<usize>());
-    let mut at = 0usize;
-    suite.bench("chase64m", move || {
-        at = next[vernier::black_box(at)];
-        at
-    });
-    suite.finish();
+fn main() -> std::process::ExitCode {
+    vernier::Suite::run_main(|suite| {
+        let mut x = 0u64;
+        suite.bench("chain", move || {
+            x = vernier::target::kernels::add_chain(x, vernier::black_box(100));
+            x
+        });
+        let mut y = 2.0f64;
+        suite.bench("sqrt", move || {
+            // Each root waits for the previous one: the unit's latency, not its throughput.
+            y = (vernier::black_box(y) + 2.0).sqrt();
+            y
+        });
+        // Built before any benchmark runs (a worker has no set-up step outside its budget).
+        let next = cycle(CHASE_BYTES / std::mem::size_of::<usize>());
+        let mut at = 0usize;
+        suite.bench("chase64m", move || {
+            at = next[vernier::black_box(at)];
+            at
+        });
+    })
 }

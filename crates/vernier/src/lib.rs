@@ -72,10 +72,10 @@ pub use target::{Options, Suite, SuiteError};
 #[macro_export]
 macro_rules! main {
     ($($group:path),+ $(,)?) => {
-        fn main() {
-            let mut suite = $crate::Suite::from_args();
-            $( $group(&mut suite); )+
-            suite.finish();
+        fn main() -> ::std::process::ExitCode {
+            $crate::Suite::run_main(|suite| {
+                $( $group(suite); )+
+            })
         }
     };
 }

@@ -251,8 +251,7 @@ impl WorkerProcess {
         format!(
             "{} is not a vernier worker. Make it one: in C++, register benchmarks with \
              vernier::bench and end main with `return vernier::main(argc, argv);` \
-             (#include \"vernier.hpp\"); in Rust, use `vernier::main!` or `Suite::from_args()` \
-             … `suite.finish()`.\n      What happened: {why}",
+             (#include \"vernier.hpp\"); in Rust, use `vernier::main!` or `Suite::run_main`.\n      What happened: {why}",
             self.program.display(),
         )
     }

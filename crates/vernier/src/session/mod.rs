@@ -38,17 +38,8 @@ pub enum Event<'a, R> {
 }
 
 impl Suite {
-    /// Run: as a worker if a runner launched this process, otherwise measure and print. On an
-    /// error (an unwritable `--json`, a broken link to the runner) it prints it and ends the
-    /// process with status 1: it is a program's last step, as in `vernier::main!`.
-    /// [`Suite::try_finish`] returns the error instead.
-    pub fn finish(self) {
-        if let Err(e) = self.try_finish() {
-            e.exit()
-        }
-    }
-
-    /// Run as [`Suite::finish`] does, returning what went wrong instead of ending the process.
+    /// Run: as a worker if a runner launched this process, otherwise measure and print; or
+    /// what went wrong (an unwritable `--json`, a broken link to the runner).
     pub fn try_finish(mut self) -> Result<(), SuiteError> {
         if let Ok(fds) = std::env::var(protocol::FDS_ENV) {
             return protocol::serve::serve_fds(&mut self, &fds).map_err(SuiteError::Worker);

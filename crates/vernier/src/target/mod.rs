@@ -27,8 +27,9 @@ pub struct Entry {
 }
 
 /// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
-/// [`Suite::try_finish`] return it; [`Suite::from_args`], [`Suite::finish`] and
-/// `vernier::main!` print it and end the process with [`SuiteError::exit_code`].
+/// [`Suite::try_finish`] return it; [`Suite::run_main`] (and so `vernier::main!`) prints it
+/// and returns [`SuiteError::exit_code`] as the program's exit status. The library never ends
+/// the process itself.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     /// `--help`: the usage text (not an error: exit status 0).
@@ -54,15 +55,14 @@ impl SuiteError {
         }
     }
 
-    /// Print the message and end the process with [`SuiteError::exit_code`]: the only place
-    /// the library ends a process, for the entry points that promise it.
-    pub fn exit(&self) -> ! {
+    /// Print the message on standard error and give the exit status a program ends with.
+    pub fn report(&self) -> std::process::ExitCode {
         eprintln!("{self}");
-        std::process::exit(self.exit_code())
+        std::process::ExitCode::from(self.exit_code() as u8)
     }
 }
 
-/// Options of a suite run (parsed from the command line by `Suite::from_args`).
+/// Options of a suite run (parsed from the command line by `Suite::try_from_args`).
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Substring a benchmark name must contain.
@@ -193,15 +193,32 @@ impl Suite {
         }
     }
 
-    /// A suite configured from the process's arguments; a worker when launched by a runner.
-    /// On `--help` or a bad argument it prints the message and ends the process (0 or 1): it
-    /// is a program's entry point, as `vernier::main!` is. [`Suite::try_from_args`] returns the
-    /// error instead.
-    pub fn from_args() -> Suite {
-        Suite::try_from_args().unwrap_or_else(|e| e.exit())
+    /// A program's whole run: a suite configured from its arguments, `register` adding the
+    /// benchmarks, then measured standalone or served to a runner (a worker when launched by
+    /// one). Returns the exit status for `main` to return: 0, or the error's after printing
+    /// it (`--help` is 0). What `vernier::main!` expands to.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     vernier::Suite::run_main(|s| {
+    ///         s.bench("sqrt", || vernier::black_box(4.2f64).sqrt());
+    ///     })
+    /// }
+    /// ```
+    pub fn run_main(register: impl FnOnce(&mut Suite)) -> std::process::ExitCode {
+        let run = || -> Result<(), SuiteError> {
+            let mut suite = Suite::try_from_args()?;
+            register(&mut suite);
+            suite.try_finish()
+        };
+        match run() {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => e.report(),
+        }
     }
 
-    /// A suite configured from the process's arguments, or why it cannot be.
+    /// A suite configured from the process's arguments (a worker when launched by a runner),
+    /// or why it cannot be.
     pub fn try_from_args() -> Result<Suite, SuiteError> {
         let args: Vec<String> = std::env::args().skip(1).collect();
         Options::parse(&args).map(Suite::new).map_err(|e| {
