@@ -429,7 +429,7 @@ fn checkpoints(width: Option<usize>) -> Vec<String> {
     drop(mem);
     checkpoint::checkpoint("free");
     for l in report::wrap(
-        "Whole-program phases, timed with checkpoints (seed 004; vernier::checkpoint in Rust and C++):",
+        "Whole-program phases, timed with checkpoints (seed 004; vernier::checkpoint in Rust and C++). Each phase is timed once, so its time has no interval: run the program again to see how far it moves (the page faults are the kernel's exact counts):",
         width,
         0,
         0,
