@@ -53,3 +53,33 @@ fn ctrl_c_in_demo_marks_the_benchmarks_cut_short() {
         assert!(row.contains("INTERRUPTED"), "{row}");
     }
 }
+
+/// The same Ctrl-C delivered twice at once (as `timeout -s INT` does: to the process and to
+/// its group) is one Ctrl-C: the run stops and keeps what it measured, instead of being
+/// killed by the second copy with nothing written.
+#[test]
+fn a_ctrl_c_delivered_twice_at_once_still_keeps_what_was_measured() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("interrupted-twice");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("demo.json");
+    let _ = std::fs::remove_file(&json);
+    let mut child = vernier()
+        .args(["demo", "--time", "4", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    for _ in 0..2 {
+        // SAFETY: signalling our own child.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let f = ResultFile::load(&json).unwrap();
+    assert!(!f.benchmarks.is_empty());
+}

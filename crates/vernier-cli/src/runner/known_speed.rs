@@ -169,9 +169,8 @@ impl KnownSpeed {
         self.update(|store| self.add_medians(store, program, file));
     }
 
-    /// Both records of a run in one read and one write of the file: its fast-state speeds
-    /// ([`KnownSpeed::record`]) and, under `program`, its medians
-    /// ([`KnownSpeed::record_medians`]).
+    /// Both records of a run in one read and one write of the file: its fast-state speeds and,
+    /// under `program`, its medians worth keeping (`vernier::result::earlier`).
     pub fn record_run(&self, file: &ResultFile, program: Option<&str>) {
         self.update(|store| {
             let speeds = self.add_speeds(store, file);
