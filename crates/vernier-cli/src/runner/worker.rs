@@ -111,7 +111,7 @@ pub fn describe_status(status: std::process::ExitStatus) -> String {
             }
         };
         format!(
-            "killed by signal {sig} ({name}{})",
+            "was killed by signal {sig} ({name}{})",
             if status.core_dumped() {
                 ", core dumped"
             } else {
