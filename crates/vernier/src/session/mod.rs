@@ -38,6 +38,14 @@ pub enum Event<'a, R> {
 }
 
 impl Suite {
+    /// Run as [`Suite::try_finish`] does, for the last line of a program's `main`: on an
+    /// error it prints it and ends the process with status 1.
+    pub fn finish(self) {
+        if let Err(e) = self.try_finish() {
+            e.exit()
+        }
+    }
+
     /// Run: as a worker if a runner launched this process, otherwise measure and print; or
     /// what went wrong (an unwritable `--json`, a broken link to the runner).
     pub fn try_finish(mut self) -> Result<(), SuiteError> {

@@ -28,8 +28,8 @@ pub struct Entry {
 
 /// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
 /// [`Suite::try_finish`] return it; [`Suite::run_main`] (and so `vernier::main!`) prints it
-/// and returns [`SuiteError::exit_code`] as the program's exit status. The library never ends
-/// the process itself.
+/// and returns [`SuiteError::exit_code`] as the program's exit status; [`Suite::from_args`]
+/// and [`Suite::finish`], the forms for a plain `fn main()`, print it and end the process.
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     /// `--help`: the usage text (not an error: exit status 0).
@@ -53,6 +53,14 @@ impl SuiteError {
             SuiteError::Usage(_) => 0,
             _ => 1,
         }
+    }
+
+    /// Print the message and end the process with [`SuiteError::exit_code`]. Only the
+    /// entry points made for a program's `main` ([`Suite::from_args`], [`Suite::finish`])
+    /// call it.
+    pub fn exit(&self) -> ! {
+        eprintln!("{self}");
+        std::process::exit(self.exit_code())
     }
 
     /// Print the message on standard error and give the exit status a program ends with.
@@ -215,6 +223,22 @@ impl Suite {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => e.report(),
         }
+    }
+
+    /// A suite configured from the process's arguments: the smallest form, for a program's
+    /// `main`, with [`Suite::finish`]. A worker when launched by a runner. On `--help` or a
+    /// bad argument it prints the message and ends the process (status 0 or 1);
+    /// [`Suite::try_from_args`] returns the error instead, and [`Suite::run_main`] returns the
+    /// exit status.
+    ///
+    /// ```no_run
+    /// // The body of a program's `fn main()`:
+    /// let mut suite = vernier::Suite::from_args();
+    /// suite.bench("sqrt", || vernier::black_box(4.2f64).sqrt());
+    /// suite.finish();
+    /// ```
+    pub fn from_args() -> Suite {
+        Suite::try_from_args().unwrap_or_else(|e| e.exit())
     }
 
     /// A suite configured from the process's arguments (a worker when launched by a runner),
