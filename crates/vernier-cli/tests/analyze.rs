@@ -249,8 +249,8 @@ fn analyze_names_a_missing_file_and_a_bad_filter() {
 /// `vernier run` remembers the medians of each benchmark of the same executable on this
 /// machine (here in a file of the test's own): from the third run on, the interval covers the
 /// earlier runs' medians (what this run's samples cannot see), the run's own interval is kept
-/// beside it, the file carries the range so `vernier analyze` re-derives it, and a different
-/// executable starts afresh.
+/// beside it, the file carries the range so `vernier analyze` re-derives it, a different
+/// executable starts afresh, and a rebuilt one borrows its old build's spread.
 #[test]
 fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
     let store = tmp("earlier-speed.json");
@@ -309,4 +309,31 @@ fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
     std::fs::copy(&exe, &copy).unwrap();
     let (_, other, _) = run(&copy, "copy");
     assert!(other.benchmarks[0].earlier_runs.is_none());
+    // Rebuilt in place (another modification time): its first run borrows the spread of the
+    // old build's runs around its own median, marked as such, and `analyze` does the same.
+    let (_, second_copy, _) = run(&copy, "copy2");
+    let old = [
+        other.benchmarks[0].per_iter.median_ns,
+        second_copy.benchmarks[0].per_iter.median_ns,
+    ];
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&copy)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let (rebuilt_path, rebuilt, _) = run(&copy, "rebuilt");
+    let b = &rebuilt.benchmarks[0];
+    let e = b.earlier_runs.expect("the old build's runs");
+    assert!(e.earlier_build && e.runs == 2, "{e:?}");
+    assert_eq!(e.median_ns, [old[0].min(old[1]), old[0].max(old[1])]);
+    let spread = e.median_ns[1] / e.median_ns[0];
+    let m = b.per_iter.median_ns;
+    let [lo, hi] = b.per_iter.ci95_ns;
+    assert!(
+        lo <= m / spread * (1.0 + 1e-12) && m * spread * (1.0 - 1e-12) <= hi,
+        "{b:?}"
+    );
+    reanalyze_and_compare(&rebuilt_path, "rebuilt");
 }

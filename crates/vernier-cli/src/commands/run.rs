@@ -583,19 +583,28 @@ pub fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
         .filter_map(|b| {
             let e = b.earlier_runs?;
             let own = b.per_iter.run_ci95_ns;
-            let beyond = (own[0] - e.median_ns[0]).max(e.median_ns[1] - own[1]);
-            (beyond > 0.0).then(|| {
-                (
-                    beyond / b.per_iter.median_ns,
-                    format!(
-                        "{} {}–{} ({} runs)",
-                        b.name,
-                        report::format_ns(e.median_ns[0]),
-                        report::format_ns(e.median_ns[1]),
-                        e.runs
-                    ),
+            let reach = e.reach(b.per_iter.median_ns);
+            let beyond = (own[0] - reach[0]).max(reach[1] - own[1]);
+            let [lo, hi] = e.median_ns;
+            let words = if e.earlier_build {
+                format!(
+                    "{} ±{:.1} % (an earlier build's {} runs read {}–{})",
+                    b.name,
+                    (hi / lo - 1.0) * 100.0,
+                    e.runs,
+                    report::format_ns(lo),
+                    report::format_ns(hi),
                 )
-            })
+            } else {
+                format!(
+                    "{} {}–{} ({} runs)",
+                    b.name,
+                    report::format_ns(lo),
+                    report::format_ns(hi),
+                    e.runs
+                )
+            };
+            (beyond > 0.0).then(|| (beyond / b.per_iter.median_ns, words))
         })
         .collect();
     if joined.is_empty() {
@@ -614,7 +623,8 @@ pub fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
     }
     Some(format!(
         "±95% also covers the medians of this program's recent runs on this machine (same \
-         executable, arguments and cache mode), which this run's samples cannot see: {}",
+         executable, arguments and cache mode; after a rebuild, the spread of the last \
+         build's runs around this median), which this run's samples cannot see: {}",
         listed.join(", ")
     ))
 }

@@ -85,11 +85,22 @@ pub fn program_identity(
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     Some(format!(
-        "{} {} {changed} {mode} {}",
+        "{}{BUILD}{} {changed}{BUILD}{mode} {}",
         path.display(),
         meta.len(),
         args.join(" ")
     ))
+}
+
+/// Sets apart, in a [`program_identity`], what a rebuild changes (size, modification time).
+const BUILD: char = '\u{1e}';
+
+/// A [`program_identity`] without its build: the same executable path, arguments and cache
+/// mode, any build. `None` for an identity of another form.
+fn family(program: &str) -> Option<(&str, &str)> {
+    let mut parts = program.splitn(3, BUILD);
+    let (path, _build, rest) = (parts.next()?, parts.next()?, parts.next()?);
+    Some((path, rest))
 }
 
 fn default_path() -> Option<PathBuf> {
@@ -135,30 +146,67 @@ impl KnownSpeed {
     }
 
     /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
-    /// this machine, once there are enough of them.
+    /// this machine, once there are enough of them; until then, those of the most recently
+    /// run earlier build of the same executable, marked as such (only their spread applies:
+    /// `vernier::result::earlier`).
     pub fn earlier_runs(
         &self,
         program: &str,
         benchmark: &str,
     ) -> Option<vernier::result::earlier::EarlierRuns> {
-        let e = self.earlier.get(&self.earlier_key(program, benchmark))?;
-        vernier::result::earlier::EarlierRuns::from_medians(&e.medians)
+        self.earlier
+            .get(&self.earlier_key(program, benchmark))
+            .and_then(|e| vernier::result::earlier::EarlierRuns::from_medians(&e.medians))
+            .or_else(|| self.earlier_build_runs(program, benchmark))
     }
 
-    /// [`KnownSpeed::earlier_runs`] of every benchmark of `program` that has enough of them,
-    /// by benchmark name.
+    /// The runs of `benchmark` in the most recently run other build of `program`'s
+    /// executable that has enough of them.
+    fn earlier_build_runs(
+        &self,
+        program: &str,
+        benchmark: &str,
+    ) -> Option<vernier::result::earlier::EarlierRuns> {
+        let fam = family(program)?;
+        self.earlier
+            .iter()
+            .filter_map(|(k, e)| {
+                let mut parts = k.splitn(3, '\u{1f}');
+                let (machine, other, name) = (parts.next()?, parts.next()?, parts.next()?);
+                let same = machine == self.key
+                    && name == benchmark
+                    && other != program
+                    && family(other) == Some(fam);
+                same.then_some(e)
+            })
+            .filter_map(|e| {
+                let runs = vernier::result::earlier::EarlierRuns::of_earlier_build(&e.medians)?;
+                Some((e.last_s, runs))
+            })
+            .max_by_key(|(last_s, _)| *last_s)
+            .map(|(_, runs)| runs)
+    }
+
+    /// [`KnownSpeed::earlier_runs`] of every benchmark of `program` (or of an earlier build
+    /// of it) that has them, by benchmark name.
     pub fn earlier_runs_of(
         &self,
         program: &str,
     ) -> BTreeMap<String, vernier::result::earlier::EarlierRuns> {
-        let prefix = self.earlier_key(program, "");
-        self.earlier
-            .range(prefix.clone()..)
-            .take_while(|(k, _)| k.starts_with(&prefix))
-            .filter_map(|(k, e)| {
-                let e2 = vernier::result::earlier::EarlierRuns::from_medians(&e.medians)?;
-                Some((k[prefix.len()..].to_string(), e2))
+        let fam = family(program);
+        let names: std::collections::BTreeSet<&str> = self
+            .earlier
+            .keys()
+            .filter_map(|k| {
+                let mut parts = k.splitn(3, '\u{1f}');
+                let (machine, other, name) = (parts.next()?, parts.next()?, parts.next()?);
+                let ours = other == program || (fam.is_some() && family(other) == fam);
+                (machine == self.key && ours).then_some(name)
             })
+            .collect();
+        names
+            .into_iter()
+            .filter_map(|n| Some((n.to_string(), self.earlier_runs(program, n)?)))
             .collect()
     }
 
@@ -249,20 +297,24 @@ impl KnownSpeed {
     }
 
     /// The range of the core's clock over the recorded runs, GHz-equivalent, once there are
-    /// [`MIN_CLOCK_RUNS`] of them: from the 10th percentile to the fastest. The slow end is a
-    /// percentile because a run spent wholly in a slow state records its (slow) speed as its
-    /// fast state; the fast end is the fastest itself, because the next run may find the
-    /// core as fast as any recent one did (ten invocations here went from 3.90 to 4.06 GHz,
-    /// above the 90th percentile of the 200 speeds before them, 4.02), and an interval that
-    /// stops short of it misses that run's figure.
+    /// [`MIN_CLOCK_RUNS`] of them: from the slowest speed that is not itself a slow state to
+    /// the fastest. A run spent wholly in a slow state records its slow speed as its fast
+    /// state; such a speed, [`vernier::analyze::speed::KNOWN_SLOW_RATIO`] or more behind the
+    /// known speed, is `core-slowed` and flagged as such, so it is left out of the range. The
+    /// other ends are the extremes themselves, not percentiles, because the next run may find
+    /// the core as fast or as slow as any recent one did: ten invocations here went from 3.90
+    /// to 4.06 GHz, above the 90th percentile of the 200 speeds before them (4.02), and ten
+    /// others from 3.82 to 4.01 GHz, below their 10th percentile (3.87); the intervals that
+    /// stopped short of those speeds missed the median of the ten.
     pub fn clock_ghz(&self) -> Option<[f64; 2]> {
         let v = self.sorted_ghz();
-        (v.len() >= MIN_CLOCK_RUNS).then(|| {
-            [
-                vernier::stats::quantile_sorted(&v, 1.0 - KNOWN_QUANTILE),
-                v[v.len() - 1],
-            ]
-        })
+        if v.len() < MIN_CLOCK_RUNS {
+            return None;
+        }
+        let known = vernier::stats::quantile_sorted(&v, KNOWN_QUANTILE);
+        let floor = known / vernier::analyze::speed::KNOWN_SLOW_RATIO;
+        let slowest = v.iter().copied().find(|g| *g >= floor).unwrap_or(known);
+        Some([slowest, v[v.len() - 1]])
     }
 
     /// Add the fast-state speeds of `file`'s benchmarks (those with a figure in the fast
@@ -376,7 +428,7 @@ mod tests {
     }
 
     #[test]
-    fn the_clock_range_needs_many_runs_and_spans_the_10th_percentile_to_the_fastest() {
+    fn the_clock_range_needs_many_runs_and_spans_the_slowest_fast_state_to_the_fastest() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("speed.json");
         let k = KnownSpeed::load_from(Some(path.clone()), &machine());
@@ -384,13 +436,18 @@ mod tests {
         k.record(&file_with(&[3.8; MIN_CLOCK_RUNS - 1]));
         let k = KnownSpeed::load_from(Some(path.clone()), &machine());
         assert_eq!(k.clock_ghz(), None);
-        // 3.6, 3.61, ..., 3.99 (and the 3.8s): the 10th percentile and the fastest.
+        // 3.6, 3.61, ..., 3.99 (and the 3.8s): the slowest and the fastest.
         let spread: Vec<f64> = (0..40).map(|i| 3.6 + 0.01 * i as f64).collect();
         k.record(&file_with(&spread));
-        let k = KnownSpeed::load_from(Some(path), &machine());
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
         let [lo, hi] = k.clock_ghz().unwrap();
-        assert!(lo > 3.6 && lo < 3.7, "{lo}");
+        assert!((lo - 3.6).abs() < 1e-9, "{lo}");
         assert!((hi - 3.99).abs() < 1e-9, "{hi}");
+        // Runs wholly in a slow state (1.85x) are core-slowed, not the clock's range.
+        k.record(&file_with(&[2.1, 2.05]));
+        let k = KnownSpeed::load_from(Some(path), &machine());
+        let [lo, _] = k.clock_ghz().unwrap();
+        assert!((lo - 3.6).abs() < 1e-9, "{lo}");
     }
 
     #[test]
@@ -423,6 +480,49 @@ mod tests {
         assert_eq!((e["a"].runs, e["a"].median_ns), (10, [13.0, 22.0]));
         assert_eq!(e["b"].median_ns, [21.0, 21.0]);
         assert_eq!(k.earlier_runs("p", "a"), Some(e["a"]));
+    }
+
+    #[test]
+    fn a_rebuilt_program_borrows_the_spread_of_its_last_build_until_it_has_runs_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("speed.json");
+        let exe = dir.path().join("bench");
+        std::fs::write(&exe, b"build one").unwrap();
+        let id = |exe: &std::path::Path| program_identity(exe, &[], "hot").unwrap();
+        let old = id(&exe);
+        let other_args = program_identity(&exe, &["--x".into()], "hot").unwrap();
+        let with_median = |m: f64| {
+            let mut f = file_with(&[]);
+            let mut b = vernier::result::BenchmarkResult::failed("chase", String::new());
+            b.status = vernier::result::Status::Ok;
+            b.per_iter.median_ns = m;
+            f.benchmarks.push(b);
+            f
+        };
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        for m in [146.0, 163.0, 155.0] {
+            k.record_medians(&old, &with_median(m));
+        }
+        k.record_medians(&other_args, &with_median(500.0));
+        k.record_medians(&other_args, &with_median(900.0));
+        // A rebuild: another size, so another program of the same family.
+        std::fs::write(&exe, b"build two, longer").unwrap();
+        let new = id(&exe);
+        assert_ne!(new, old);
+        let k = KnownSpeed::load_from(Some(path.clone()), &machine());
+        let e = k.earlier_runs(&new, "chase").unwrap();
+        assert!(e.earlier_build);
+        assert_eq!((e.runs, e.median_ns), (3, [146.0, 163.0]));
+        assert_eq!(k.earlier_runs_of(&new).get("chase"), Some(&e));
+        // Other arguments are another program, rebuilt or not.
+        assert!(k.earlier_runs("elsewhere", "chase").is_none());
+        // Two runs of its own: those, not the old build's.
+        k.record_medians(&new, &with_median(100.0));
+        k.record_medians(&new, &with_median(101.0));
+        let k = KnownSpeed::load_from(Some(path), &machine());
+        let e = k.earlier_runs(&new, "chase").unwrap();
+        assert!(!e.earlier_build);
+        assert_eq!(e.median_ns, [100.0, 101.0]);
     }
 
     #[test]

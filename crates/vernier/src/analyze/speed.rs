@@ -177,7 +177,8 @@ pub struct References {
     /// The machine's known speed from earlier runs (ns per addition).
     pub known_cycle_ns: Option<f64>,
     /// The range of the core's clock over this machine's recent runs, as cycle times (ns per
-    /// addition): (fast, slow): the fastest and the 10th percentile of their fast-state speeds.
+    /// addition): (fast, slow): the fastest and the slowest of their fast-state speeds that
+    /// were not themselves slowed.
     pub clock_cycle_ns: Option<(f64, f64)>,
 }
 

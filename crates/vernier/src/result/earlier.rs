@@ -8,8 +8,15 @@
 //! invocations. Nothing inside one run can see that spread; the runs before it can. The
 //! `vernier` command keeps the medians of the recent runs of each benchmark of each executable
 //! (same file, same arguments, same cache mode) and the analysis joins the interval to their
-//! range, so that it covers what this machine has been reading for this very code. A rebuilt
-//! executable starts afresh: its figures may legitimately differ.
+//! range, so that it covers what this machine has been reading for this very code.
+//!
+//! A rebuilt executable's figures may legitimately differ from the old build's, so its own
+//! runs start afresh; until it has two of them, the interval borrows the *spread* of an
+//! earlier build's runs of the same benchmark (same path, arguments and cache mode), not their
+//! level: how far apart invocations of this benchmark land on this machine. After each
+//! rebuild of the same pointer chase, its first run read 146.3 ns with an interval of
+//! [141.7, 151.3] while the next nine read 153.8–163.3: the old build's runs had spread that
+//! far too.
 
 use super::{BenchmarkResult, Status};
 use crate::diagnostic::{Code, Diagnostic};
@@ -22,6 +29,10 @@ pub struct EarlierRuns {
     pub runs: usize,
     /// Their lowest and highest median, ns per iteration.
     pub median_ns: [f64; 2],
+    /// The runs are of an earlier build of the same executable (this one has fewer than
+    /// [`MIN_EARLIER_RUNS`] of its own): only their spread applies, around this run's median.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub earlier_build: bool,
 }
 
 /// Fewest earlier runs before their range widens an interval: one earlier run may itself be
@@ -44,7 +55,29 @@ impl EarlierRuns {
         Some(EarlierRuns {
             runs: ok.len(),
             median_ns: [lo, hi],
+            earlier_build: false,
         })
+    }
+
+    /// The same, for the runs of an earlier build (see [`EarlierRuns::earlier_build`]).
+    pub fn of_earlier_build(medians: &[f64]) -> Option<EarlierRuns> {
+        EarlierRuns::from_medians(medians).map(|e| EarlierRuns {
+            earlier_build: true,
+            ..e
+        })
+    }
+
+    /// The medians another run may read, given this run's `median_ns`: the earlier medians
+    /// themselves for this build's runs; for an earlier build's, their spread (highest over
+    /// lowest) either side of this median, since this run may lie at either end of it.
+    pub fn reach(&self, median_ns: f64) -> [f64; 2] {
+        let [lo, hi] = self.median_ns;
+        if self.earlier_build {
+            let spread = hi / lo;
+            [median_ns / spread, median_ns * spread]
+        } else {
+            [lo, hi]
+        }
     }
 }
 
@@ -72,6 +105,7 @@ pub fn joined(
     if earlier.runs < MIN_EARLIER_RUNS || !valid || !figure_worth_keeping(median_ns, diagnostics) {
         return None;
     }
+    let [lo, hi] = earlier.reach(median_ns);
     let j = [ci95[0].min(lo), ci95[1].max(hi)];
     (j != ci95).then_some(j)
 }
@@ -107,6 +141,24 @@ mod tests {
         assert_eq!(joined(180.0, [179.0, 181.0], &[], &e), Some([158.0, 188.0]));
         // Already covered: nothing changes.
         assert_eq!(joined(170.0, [150.0, 190.0], &[], &e), None);
+    }
+
+    #[test]
+    fn an_earlier_build_lends_its_spread_not_its_level() {
+        // The old build read 146–163 (x1.116); this one reads 100 on its first run.
+        let e = EarlierRuns::of_earlier_build(&[146.0, 163.0, 155.0]).unwrap();
+        assert!(e.earlier_build);
+        let j = joined(100.0, [99.0, 101.0], &[], &e).unwrap();
+        let spread = 163.0 / 146.0;
+        assert!((j[0] - 100.0 / spread).abs() < 1e-9 && (j[1] - 100.0 * spread).abs() < 1e-9);
+        // A run at the low end of that spread covers one at its high end.
+        let j = joined(146.0, [145.0, 147.0], &[], &e).unwrap();
+        assert!(j[1] >= 163.0 - 1e-9, "{j:?}");
+        // Kept in the file only when set.
+        let plain = serde_json::to_string(&EarlierRuns::from_medians(&[1.0, 2.0]).unwrap());
+        assert!(!plain.unwrap().contains("earlier_build"));
+        let back: EarlierRuns = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
     }
 
     #[test]

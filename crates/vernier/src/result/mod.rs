@@ -80,7 +80,8 @@ pub struct Harness {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_cycle_ns: Option<f64>,
     /// The range of the core's clock over this machine's recent runs, GHz-equivalent of the
-    /// core-speed probe: [10th percentile, fastest] of their fast-state speeds. A benchmark's
+    /// core-speed probe: [slowest, fastest] of their fast-state speeds, leaving out runs wholly
+    /// in a slow state (`core-slowed` against the known speed). A benchmark's
     /// interval covers its cycles at both ends (another run may find the core anywhere in it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ghz: Option<[f64; 2]>,

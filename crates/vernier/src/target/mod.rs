@@ -92,7 +92,7 @@ pub struct Options {
     /// (filled by the `vernier` command).
     pub known_cycle_ns: Option<f64>,
     /// The range of the core's clock over this machine's recent runs, GHz-equivalent
-    /// ([10th percentile, fastest]; filled by the `vernier` command).
+    /// ([slowest not core-slowed, fastest]; filled by the `vernier` command).
     pub clock_ghz: Option<[f64; 2]>,
     /// Per benchmark name, the medians of the same program's recent runs on this machine,
     /// which its interval is joined to (`result::earlier`; filled by the `vernier` command).
