@@ -50,10 +50,16 @@ pub(super) fn layout_spread(processes: &[ProcessFigure]) -> Option<Layout> {
     })
 }
 
+/// The median and interval of each group of samples' per-iteration times.
 pub(super) fn per_group(main: &[&Sample], key: impl Fn(&Sample) -> u32) -> Vec<ProcessFigure> {
+    figures_by(main.iter().map(|s| (key(s), s.per_iter_ns())))
+}
+
+/// The median and interval of each group's values, from `(group, value)` pairs.
+pub(super) fn figures_by(values: impl Iterator<Item = (u32, f64)>) -> Vec<ProcessFigure> {
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for s in main {
-        by.entry(key(s)).or_default().push(s.per_iter_ns());
+    for (k, v) in values {
+        by.entry(k).or_default().push(v);
     }
     by.into_iter()
         .map(|(index, v)| {

@@ -24,7 +24,7 @@ pub mod speed;
 use counters::{counter_figures, interrupted_flags};
 pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 pub use layout::LAYOUT_MIN_SPREAD;
-use layout::{layout_spread, per_group};
+use layout::{figures_by, layout_spread, per_group};
 use removed::optimized_away;
 pub use removed::{
     weigh_instructions, InstructionsCheck, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
@@ -165,9 +165,6 @@ pub const TIMER_LIMITED_SLACK: f64 = 0.5;
 /// cycle the loop takes anyway), so "less than a quarter cycle more" alone is not evidence the
 /// work was removed.
 pub const MEASURABLE_OVER_EMPTY: f64 = 0.03;
-/// The core's speed explains a between-process spread when the processes' speeds differ by
-/// at least this fraction of their times' spread.
-pub const SPEED_EXPLAINS_SPREAD: f64 = 0.5;
 /// A far outlier is at least 10 % away from the median (5 % for a mild one), whatever the IQR.
 pub const OUTLIER_MIN_REL: f64 = 0.10;
 
@@ -379,10 +376,28 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         per_iter.ci95_ns[1] = per_iter.ci95_ns[1].max(hi);
     }
     per_iter.ci95_ns = bounded(per_iter.ci95_ns);
-    // Layout is only blamed when the core's speed does not explain the processes' spread.
-    let speed_spread = speed::process_speed_spread(&m.samples, &cycles, &main_idx, 10);
+    // Layout is only blamed when the core's speed does not explain the processes' spread:
+    // when, in cycles of the core at each sample's moment (the probe's), the processes
+    // disagree beyond their intervals too. A clock that wandered between processes moves
+    // their times in ns and leaves their cycles alone (two processes of a chain of additions
+    // read 27.05 and 30.65 ns as the core went from 3.68 to 3.3-3.6 GHz).
+    let in_cycles = (!cycles.is_empty()).then(|| {
+        figures_by(main_idx.iter().filter_map(|&i| {
+            let c = cycles[i];
+            (c.is_finite() && c > 0.0).then(|| {
+                (
+                    m.samples.samples[i].process,
+                    m.samples.samples[i].per_iter_ns() / c,
+                )
+            })
+        }))
+    });
+    let cycles_agree = in_cycles
+        .as_deref()
+        .and_then(layout_spread)
+        .is_some_and(|l| !l.significant);
     let layout = layout_spread(&processes).map(|mut l| {
-        if speed_spread.is_some_and(|sp| sp >= SPEED_EXPLAINS_SPREAD * l.spread) {
+        if cycles_agree {
             l.significant = false;
         }
         l

@@ -294,37 +294,6 @@ pub fn clock_interval(speed: &Speed, clock: Option<(f64, f64)>) -> Option<(f64, 
         .then_some((cyc.lo * fast, cyc.hi * slow))
 }
 
-/// The spread of the processes' median cycle times (max/min − 1), over the processes with
-/// at least `min_samples` of the given samples: how much the core's speed alone differed
-/// between processes.
-pub fn process_speed_spread(
-    samples: &Samples,
-    cycles: &[f64],
-    idx: &[usize],
-    min_samples: usize,
-) -> Option<f64> {
-    if cycles.is_empty() {
-        return None;
-    }
-    let mut by: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
-    for &i in idx {
-        by.entry(samples.samples[i].process)
-            .or_default()
-            .push(cycles[i]);
-    }
-    let meds: Vec<f64> = by
-        .values()
-        .filter(|v| v.len() >= min_samples)
-        .map(|v| stats::median(v))
-        .collect();
-    if meds.len() < 2 {
-        return None;
-    }
-    let lo = meds.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = meds.iter().copied().fold(0.0, f64::max);
-    Some(hi / lo - 1.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
