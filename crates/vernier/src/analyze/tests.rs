@@ -327,6 +327,29 @@ fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_med
 }
 
 #[test]
+fn a_burst_of_outliers_in_one_round_is_the_machine_s_not_the_benchmark_s() {
+    // Two rounds of 1000 samples; far outliers (50 % slower) in one main sample of 8.
+    let spiky = |i: usize| i % 80 < 10 && i % 10 != 3;
+    let measured = |burst_in_round_1_too: bool| {
+        let mut m = synth(8192, 20.0, |i| {
+            let hit = spiky(i) && (i < 1000 || burst_in_round_1_too);
+            4.0 * wiggle(i) * if hit { 1.5 } else { 1.0 }
+        });
+        for (i, s) in m.samples.samples.iter_mut().enumerate() {
+            s.round = (i >= 1000) as u32;
+        }
+        analyze(&m, &ctx())
+    };
+    // In every round: the benchmark's own.
+    assert_flags(&measured(true), Code::Outliers, true);
+    // In the first round only: a burst of the machine's noise, and the median shrugs it off.
+    let a = measured(false);
+    let share = a.outliers.far as f64 / a.steady_samples as f64;
+    assert!(share > OUTLIER_FRACTION, "{share}");
+    assert_flags(&a, Code::Outliers, false);
+}
+
+#[test]
 fn a_body_measurably_slower_than_the_empty_loop_is_not_optimized_away() {
     // Empty loop 0.33 ns; a body at 0.35 ns (a load and a multiply hidden in the loop's
     // cycle: less than a quarter cycle more, but 6 % more, far beyond the interval).
