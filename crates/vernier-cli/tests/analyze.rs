@@ -337,3 +337,53 @@ fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
     );
     reanalyze_and_compare(&rebuilt_path, "rebuilt");
 }
+
+/// A Rust suite run standalone (`cargo bench`) reads and adds to the same speed file as
+/// `vernier run`: its third run's interval covers the first two's medians, and says so.
+#[test]
+fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
+    let store = tmp("standalone-speed.json");
+    let _ = std::fs::remove_file(&store);
+    let exe = rust_examples::examples().join("chain");
+    let run = |tag: &str| {
+        let json = tmp(&format!("standalone-{tag}.json"));
+        let o = std::process::Command::new(&exe)
+            .env("VERNIER_SPEED_FILE", &store)
+            .args(["--quick", "--json"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        (ResultFile::load(&json).unwrap(), o)
+    };
+    let (first, _) = run("1");
+    let (second, _) = run("2");
+    assert!(first.benchmarks[0].earlier_runs.is_none());
+    assert!(second.benchmarks[0].earlier_runs.is_none());
+    let (third, o) = run("3");
+    let b = &third.benchmarks[0];
+    let e = b
+        .earlier_runs
+        .expect("the two earlier runs, from the speed file");
+    let m = [
+        first.benchmarks[0].per_iter.median_ns,
+        second.benchmarks[0].per_iter.median_ns,
+    ];
+    assert_eq!(e.median_ns, [m[0].min(m[1]), m[0].max(m[1])]);
+    let [lo, hi] = b.per_iter.ci95_ns;
+    assert!(lo <= e.median_ns[0] && e.median_ns[1] <= hi, "{b:?}");
+    let own = b.per_iter.run_ci95_ns;
+    if e.median_ns[0] < own[0] || e.median_ns[1] > own[1] {
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains("recent runs on this machine"), "{stdout}");
+    }
+    // The machine's speeds were recorded too.
+    let kept: Value = serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    let speeds: usize = kept["machines"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_array().unwrap().len())
+        .sum();
+    assert!(speeds >= 3, "{kept}");
+}

@@ -623,7 +623,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         !crate::html::write_or_warn(p, written, c.json.as_deref())
     });
     print!("{}", report::after_table(&file, &table));
-    if let Some(line) = run::earlier_note(&file) {
+    if let Some(line) = report::earlier_note(&file) {
         print!("{}", table.dim_wrapped(&line));
     }
     println!();

@@ -433,7 +433,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     crate::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
-    let known = crate::known_speed::KnownSpeed::load(&machine);
+    let known = vernier::result::known::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
@@ -454,7 +454,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
     });
     let ctx = file.analysis_context();
-    let identity = crate::known_speed::program_identity(
+    let identity = vernier::result::known::program_identity(
         &program,
         &args,
         if a.cache == crate::cold::CacheMode::Cold {
@@ -561,7 +561,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ))
         );
     }
-    if let Some(line) = earlier_note(&file) {
+    if let Some(line) = report::earlier_note(&file) {
         print!("{}", table.dim_wrapped(&line));
     }
     crate::cold::note(a.cache, &file);
@@ -571,66 +571,6 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     }
     Ok(if failed > 0 || html_failed { 1 } else { 0 })
 }
-
-/// The benchmarks whose interval was joined to the same program's recent runs here, with
-/// the range of those runs' medians; `None` when there is none.
-pub fn earlier_note(file: &vernier::result::ResultFile) -> Option<String> {
-    // (how far the earlier medians reach beyond the run's own interval, relative; the words)
-    let mut joined: Vec<(f64, String)> = file
-        .benchmarks
-        .iter()
-        .filter(|b| b.status == vernier::result::Status::Ok)
-        .filter_map(|b| {
-            let e = b.earlier_runs?;
-            let own = b.per_iter.run_ci95_ns;
-            let reach = e.reach(b.per_iter.median_ns);
-            let beyond = (own[0] - reach[0]).max(reach[1] - own[1]);
-            let [lo, hi] = e.median_ns;
-            let words = if e.earlier_build {
-                format!(
-                    "{} ±{:.1} % (an earlier build's {} runs read {}–{})",
-                    b.name,
-                    (hi / lo - 1.0) * 100.0,
-                    e.runs,
-                    report::format_ns(lo),
-                    report::format_ns(hi),
-                )
-            } else {
-                format!(
-                    "{} {}–{} ({} runs)",
-                    b.name,
-                    report::format_ns(lo),
-                    report::format_ns(hi),
-                    e.runs
-                )
-            };
-            (beyond > 0.0).then(|| (beyond / b.per_iter.median_ns, words))
-        })
-        .collect();
-    if joined.is_empty() {
-        return None;
-    }
-    // The furthest first; a long list is cut (the file has every one: `earlier_runs`).
-    joined.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let n = joined.len();
-    let mut listed: Vec<String> = joined
-        .into_iter()
-        .take(EARLIER_LISTED)
-        .map(|j| j.1)
-        .collect();
-    if n > EARLIER_LISTED {
-        listed.push(format!("and {} more", n - EARLIER_LISTED));
-    }
-    Some(format!(
-        "±95% also covers the medians of this program's recent runs on this machine (same \
-         executable, arguments and cache mode; after a rebuild, the spread of the last \
-         build's runs around this median), which this run's samples cannot see: {}",
-        listed.join(", ")
-    ))
-}
-
-/// Benchmarks named in the line about earlier runs; the rest are counted.
-const EARLIER_LISTED: usize = 4;
 
 /// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)
 /// may have had its body removed, or do work that fits in the loop's own cycle: callgrind's

@@ -8,7 +8,6 @@ pub mod gbench;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 pub mod instructions;
-pub mod known_speed;
 pub mod link;
 pub mod pairs;
 pub mod worker;

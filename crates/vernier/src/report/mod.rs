@@ -332,6 +332,66 @@ pub fn instructions_legend(style: Style) -> String {
     )
 }
 
+/// The benchmarks whose interval was joined to the same program's recent runs here, with
+/// the range of those runs' medians; `None` when there is none.
+pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
+    // (how far the earlier medians reach beyond the run's own interval, relative; the words)
+    let mut joined: Vec<(f64, String)> = file
+        .benchmarks
+        .iter()
+        .filter(|b| b.status == crate::result::Status::Ok)
+        .filter_map(|b| {
+            let e = b.earlier_runs?;
+            let own = b.per_iter.run_ci95_ns;
+            let reach = e.reach(b.per_iter.median_ns);
+            let beyond = (own[0] - reach[0]).max(reach[1] - own[1]);
+            let [lo, hi] = e.median_ns;
+            let words = if e.earlier_build {
+                format!(
+                    "{} ±{:.1} % (an earlier build's {} runs read {}–{})",
+                    b.name,
+                    (hi / lo - 1.0) * 100.0,
+                    e.runs,
+                    format_ns(lo),
+                    format_ns(hi),
+                )
+            } else {
+                format!(
+                    "{} {}–{} ({} runs)",
+                    b.name,
+                    format_ns(lo),
+                    format_ns(hi),
+                    e.runs
+                )
+            };
+            (beyond > 0.0).then(|| (beyond / b.per_iter.median_ns, words))
+        })
+        .collect();
+    if joined.is_empty() {
+        return None;
+    }
+    // The furthest first; a long list is cut (the file has every one: `earlier_runs`).
+    joined.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let n = joined.len();
+    let mut listed: Vec<String> = joined
+        .into_iter()
+        .take(EARLIER_LISTED)
+        .map(|j| j.1)
+        .collect();
+    if n > EARLIER_LISTED {
+        listed.push(format!("and {} more", n - EARLIER_LISTED));
+    }
+    Some(format!(
+        "±95% also covers the medians of this program's recent runs on this machine (same \
+         executable, arguments and cache mode; after a rebuild, the spread of the last \
+         build's runs around this median), which this run's samples cannot see: {}",
+        listed.join(", ")
+    ))
+}
+
+/// Benchmarks named in the line about earlier runs; the rest are counted.
+const EARLIER_LISTED: usize = 4;
+
 #[cfg(test)]
 mod tests {
     use super::*;

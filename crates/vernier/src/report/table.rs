@@ -475,15 +475,15 @@ impl Table {
     }
 
     /// What each column means, wrapped to the width. `clock_range`: the intervals were joined
-    /// to the clock range of the machine's recent runs (`harness.clock_ghz`), which only the
-    /// `vernier` command knows; a bench target run alone has its run's own interval.
+    /// to the clock range of the machine's recent runs (`harness.clock_ghz`), which the speed
+    /// file gives once it holds enough runs (`crate::result::known`).
     pub fn legend(&self, clock_range: bool) -> String {
         let interval = if clock_range {
             "and joined to the clock range of the machine's recent runs so that it holds for the \
              next run; the run's own interval is under -v"
         } else {
-            "this run's own: the clock of another run may differ, and `vernier run` joins the \
-             machine's known clock range"
+            "this run's own: the clock of another run may differ, and the interval is joined to \
+             the clock range of the machine's recent runs once its speed file holds 20 of them"
         };
         let mut s = String::new();
         for l in wrap(

@@ -5,6 +5,7 @@
 pub mod cold;
 pub mod comparison;
 pub mod earlier;
+pub mod known;
 mod load;
 
 pub use load::{load, parse, Invalid, LoadError};

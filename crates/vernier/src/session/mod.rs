@@ -14,6 +14,7 @@ use crate::measure::in_process::Metered;
 use crate::measure::{self, Measurement, MonotonicClock, Progress};
 use crate::protocol;
 use crate::report;
+use crate::result::known::{self, KnownSpeed};
 use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
 use crate::target::{Suite, SuiteError, DEFAULT_ROUNDS};
 use crate::timer::Timer;
@@ -68,6 +69,22 @@ impl Suite {
         let mut printed_head = false;
         let names = self.names();
         let table = report::Table::new(&names, render);
+        // What this machine and this program's earlier runs say, as under `vernier run`: the
+        // known speed (`core-slowed` for a run wholly slowed), the clock's range and the
+        // recent medians, which the intervals cover; this run is added to them after.
+        let known = KnownSpeed::load(&Machine::detect());
+        let identity = std::env::current_exe()
+            .ok()
+            .and_then(|exe| known::program_identity(&exe, &[], "hot"));
+        if self.options.known_cycle_ns.is_none() {
+            self.options.known_cycle_ns = known.known_cycle_ns();
+        }
+        if self.options.clock_ghz.is_none() {
+            self.options.clock_ghz = known.clock_ghz();
+        }
+        if let (true, Some(id)) = (self.options.earlier.is_empty(), &identity) {
+            self.options.earlier = known.earlier_runs_of(id);
+        }
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result, .. } = ev {
                 if !printed_head {
@@ -93,7 +110,11 @@ impl Suite {
             }
             return Ok(());
         }
+        known.record_run(&file, identity.as_deref());
         let _ = write!(out, "{}", report::after_table(&file, &table));
+        if let Some(line) = report::earlier_note(&file) {
+            let _ = write!(out, "{}", table.dim_wrapped(&line));
+        }
         let _ = writeln!(
             out,
             "For layout randomisation across processes and the full analysis: vernier run -- {}",

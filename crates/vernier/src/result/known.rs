@@ -1,5 +1,5 @@
 //! The machine's known speed: the core speeds that earlier runs on this machine measured in
-//! their fast state (the core-speed probe, `vernier::analyze::speed`), kept in a small file so a run
+//! their fast state (the core-speed probe, [`crate::analyze::speed`]), kept in a small file so a run
 //! spent wholly in a slow state — which its own probes cannot reveal — is measured against what
 //! the machine does when it is not held back (`core-slowed`, reference `known`).
 //!
@@ -12,14 +12,18 @@
 //! run goes on, measured against its own probes and its start-up speed only).
 //!
 //! The same file keeps, per machine, program and benchmark, the medians of the last
-//! [`EARLIER_KEEP`] runs of `vernier run` (`vernier::result::earlier`): what the same code read here
-//! lately, which the next run's interval is joined to.
+//! [`EARLIER_KEEP`] runs ([`crate::result::earlier`]): what the same code read here lately,
+//! which the next run's interval is joined to.
+//!
+//! `vernier run`, `vernier demo` and a Rust suite run standalone (`cargo bench`,
+//! [`crate::Suite::try_finish`]) read and add to it; a standalone run of an executable and
+//! `vernier run -- EXECUTABLE` (no arguments, hot caches) are the same program.
 
+use crate::machine::Machine;
+use crate::result::ResultFile;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use vernier::machine::Machine;
-use vernier::result::ResultFile;
 
 /// Speeds kept per machine.
 pub const KEEP: usize = 200;
@@ -34,7 +38,7 @@ pub const MIN_CLOCK_RUNS: usize = 20;
 /// Environment variable naming the file (`none`: no file).
 pub const ENV: &str = "VERNIER_SPEED_FILE";
 
-/// Medians kept per benchmark of a program (`vernier::result::earlier`).
+/// Medians kept per benchmark of a program (`crate::result::earlier`).
 pub const EARLIER_KEEP: usize = 10;
 /// Benchmarks of programs kept in the file; the least recently run go first.
 pub const EARLIER_ENTRIES: usize = 2000;
@@ -148,15 +152,15 @@ impl KnownSpeed {
     /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
     /// this machine, once there are enough of them; until then, those of the most recently
     /// run earlier build of the same executable, marked as such (only their spread applies:
-    /// `vernier::result::earlier`).
+    /// `crate::result::earlier`).
     pub fn earlier_runs(
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<vernier::result::earlier::EarlierRuns> {
+    ) -> Option<crate::result::earlier::EarlierRuns> {
         self.earlier
             .get(&self.earlier_key(program, benchmark))
-            .and_then(|e| vernier::result::earlier::EarlierRuns::from_medians(&e.medians))
+            .and_then(|e| crate::result::earlier::EarlierRuns::from_medians(&e.medians))
             .or_else(|| self.earlier_build_runs(program, benchmark))
     }
 
@@ -166,7 +170,7 @@ impl KnownSpeed {
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<vernier::result::earlier::EarlierRuns> {
+    ) -> Option<crate::result::earlier::EarlierRuns> {
         let fam = family(program)?;
         self.earlier
             .iter()
@@ -180,7 +184,7 @@ impl KnownSpeed {
                 same.then_some(e)
             })
             .filter_map(|e| {
-                let runs = vernier::result::earlier::EarlierRuns::of_earlier_build(&e.medians)?;
+                let runs = crate::result::earlier::EarlierRuns::of_earlier_build(&e.medians)?;
                 Some((e.last_s, runs))
             })
             .max_by_key(|(last_s, _)| *last_s)
@@ -192,7 +196,7 @@ impl KnownSpeed {
     pub fn earlier_runs_of(
         &self,
         program: &str,
-    ) -> BTreeMap<String, vernier::result::earlier::EarlierRuns> {
+    ) -> BTreeMap<String, crate::result::earlier::EarlierRuns> {
         let fam = family(program);
         let names: std::collections::BTreeSet<&str> = self
             .earlier
@@ -210,7 +214,7 @@ impl KnownSpeed {
             .collect()
     }
 
-    /// Add the medians of `file`'s benchmarks that are worth keeping (`vernier::result::earlier`)
+    /// Add the medians of `file`'s benchmarks that are worth keeping (`crate::result::earlier`)
     /// under `program`, and write the file back. Errors are ignored: the file is a cache.
     #[cfg(test)]
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
@@ -218,7 +222,7 @@ impl KnownSpeed {
     }
 
     /// Both records of a run in one read and one write of the file: its fast-state speeds and,
-    /// under `program`, its medians worth keeping (`vernier::result::earlier`).
+    /// under `program`, its medians worth keeping (`crate::result::earlier`).
     pub fn record_run(&self, file: &ResultFile, program: Option<&str>) {
         self.update(|store| {
             let speeds = self.add_speeds(store, file);
@@ -245,9 +249,9 @@ impl KnownSpeed {
         let new: Vec<(String, f64)> = file
             .benchmarks
             .iter()
-            .filter(|b| b.status == vernier::result::Status::Ok)
+            .filter(|b| b.status == crate::result::Status::Ok)
             .filter(|b| {
-                vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+                crate::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
             })
             .map(|b| (self.earlier_key(program, &b.name), b.per_iter.median_ns))
             .collect();
@@ -282,7 +286,7 @@ impl KnownSpeed {
     /// The known speed as a cycle time (ns per addition), once enough runs were recorded.
     pub fn known_cycle_ns(&self) -> Option<f64> {
         let v = self.sorted_ghz();
-        (v.len() >= MIN_RUNS).then(|| 1.0 / vernier::stats::quantile_sorted(&v, KNOWN_QUANTILE))
+        (v.len() >= MIN_RUNS).then(|| 1.0 / crate::stats::quantile_sorted(&v, KNOWN_QUANTILE))
     }
 
     /// The kept speeds that are speeds (finite, positive), sorted.
@@ -293,13 +297,13 @@ impl KnownSpeed {
             .copied()
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();
-        vernier::stats::sorted(&v)
+        crate::stats::sorted(&v)
     }
 
     /// The range of the core's clock over the recorded runs, GHz-equivalent, once there are
     /// [`MIN_CLOCK_RUNS`] of them: from the slowest speed that is not itself a slow state to
     /// the fastest. A run spent wholly in a slow state records its slow speed as its fast
-    /// state; such a speed, [`vernier::analyze::speed::KNOWN_SLOW_RATIO`] or more behind the
+    /// state; such a speed, [`crate::analyze::speed::KNOWN_SLOW_RATIO`] or more behind the
     /// known speed, is `core-slowed` and flagged as such, so it is left out of the range. The
     /// other ends are the extremes themselves, not percentiles, because the next run may find
     /// the core as fast or as slow as any recent one did: ten invocations here went from 3.90
@@ -311,8 +315,8 @@ impl KnownSpeed {
         if v.len() < MIN_CLOCK_RUNS {
             return None;
         }
-        let known = vernier::stats::quantile_sorted(&v, KNOWN_QUANTILE);
-        let floor = known / vernier::analyze::speed::KNOWN_SLOW_RATIO;
+        let known = crate::stats::quantile_sorted(&v, KNOWN_QUANTILE);
+        let floor = known / crate::analyze::speed::KNOWN_SLOW_RATIO;
         let slowest = v.iter().copied().find(|g| *g >= floor).unwrap_or(known);
         Some([slowest, v[v.len() - 1]])
     }
@@ -330,7 +334,7 @@ impl KnownSpeed {
             .benchmarks
             .iter()
             .filter_map(|b| b.speed.as_ref())
-            .filter(|s| s.fast.samples >= vernier::analyze::speed::MIN_STATE_SAMPLES)
+            .filter(|s| s.fast.samples >= crate::analyze::speed::MIN_STATE_SAMPLES)
             .map(|s| s.fast.ghz)
             .filter(|g| g.is_finite() && *g > 0.0)
             .collect();
@@ -350,7 +354,7 @@ fn write(path: &std::path::Path, store: &Store) {
         let _ = std::fs::create_dir_all(dir);
     }
     if let Ok(bytes) = serde_json::to_vec(store) {
-        let _ = vernier::result::write_atomic(path, &bytes);
+        let _ = crate::result::write_atomic(path, &bytes);
     }
 }
 
@@ -374,11 +378,11 @@ mod tests {
         }))
         .unwrap();
         for &g in ghz {
-            let mut b = vernier::result::BenchmarkResult::failed("b", String::new());
-            b.speed = Some(vernier::result::SpeedJson {
+            let mut b = crate::result::BenchmarkResult::failed("b", String::new());
+            b.speed = Some(crate::result::SpeedJson {
                 fastest_ghz: g,
                 reference: "probes".into(),
-                fast: vernier::result::SpeedStateJson {
+                fast: crate::result::SpeedStateJson {
                     samples: 100,
                     share: 1.0,
                     ghz: g,
@@ -457,8 +461,8 @@ mod tests {
         let with_medians = |m: &[(&str, f64)]| {
             let mut f = file_with(&[]);
             for &(name, median) in m {
-                let mut b = vernier::result::BenchmarkResult::failed(name, String::new());
-                b.status = vernier::result::Status::Ok;
+                let mut b = crate::result::BenchmarkResult::failed(name, String::new());
+                b.status = crate::result::Status::Ok;
                 b.per_iter.median_ns = median;
                 f.benchmarks.push(b);
             }
@@ -493,8 +497,8 @@ mod tests {
         let other_args = program_identity(&exe, &["--x".into()], "hot").unwrap();
         let with_median = |m: f64| {
             let mut f = file_with(&[]);
-            let mut b = vernier::result::BenchmarkResult::failed("chase", String::new());
-            b.status = vernier::result::Status::Ok;
+            let mut b = crate::result::BenchmarkResult::failed("chase", String::new());
+            b.status = crate::result::Status::Ok;
             b.per_iter.median_ns = m;
             f.benchmarks.push(b);
             f
