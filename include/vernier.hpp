@@ -880,14 +880,55 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_chain(std::uint64_t x
 #endif
 }
 
+/// The probe's throughput half (docs/protocol.md, `wide_ns=`): `n` one-cycle additions over
+/// eight independent chains (`n / 8` rounds, the rest on the first). Nothing waits, so the
+/// core runs as many at once as it has integer units free: its time measures the throughput
+/// the core gives this thread, which a busy sibling thread takes a share of at the same
+/// clock. Returns the sum of the chains.
+__attribute__((noinline)) inline std::uint64_t speed_probe_wide_chain(std::uint64_t x,
+                                                                      std::uint64_t n) {
+    std::uint64_t a = x, b = x, c = x, d = x, e = x, f = x, g = x, h = x;
+#if defined(__x86_64__)
+    std::uint64_t blocks = n / 8, rest = n % 8;
+    const std::uint64_t one = 1;
+    if (blocks > 0) {
+        asm volatile(
+            "1:\n\t"
+            "add %[one], %[a]\n\tadd %[one], %[b]\n\tadd %[one], %[c]\n\tadd %[one], %[d]\n\t"
+            "add %[one], %[e]\n\tadd %[one], %[f]\n\tadd %[one], %[g]\n\tadd %[one], %[h]\n\t"
+            "dec %[k]\n\tjnz 1b"
+            : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [e] "+r"(e), [f] "+r"(f),
+              [g] "+r"(g), [h] "+r"(h), [k] "+r"(blocks)
+            : [one] "r"(one)
+            : "cc");
+    }
+    if (rest > 0) {
+        asm volatile("1:\n\tadd %[one], %[a]\n\tdec %[r]\n\tjnz 1b"
+                     : [a] "+r"(a), [r] "+r"(rest)
+                     : [one] "r"(one)
+                     : "cc");
+    }
+#else
+    for (std::uint64_t i = 0; i < n / 8; ++i) {
+        a += 1; b += 1; c += 1; d += 1; e += 1; f += 1; g += 1; h += 1;
+        do_not_optimize(a);
+    }
+    a += n % 8;
+#endif
+    return a + b + c + d + e + f + g + h;
+}
+
 /// Repetitions of the probe; the fastest is kept (an interrupt in one does not make the core
 /// look slow). The same as the Rust harness (`plan::PROBE_REPEATS`).
 constexpr int kProbeRepeats = 3;
 /// Longest probe chain a worker accepts (the Rust harness's `MAX_WORKER_PROBE_ADDS`).
 constexpr std::uint64_t kMaxProbeAdds = std::uint64_t{1} << 20;
 
-/// The fastest of `kProbeRepeats` timings of a chain of `adds` additions, in ns of `timer`.
-inline std::uint64_t speed_probe(const Timer& timer, std::uint64_t adds) {
+/// The fastest of `kProbeRepeats` timings of `chain(x, adds)` (the dependent chain, or with
+/// `wide` the eight independent ones), in ns of `timer`.
+inline std::uint64_t speed_probe(const Timer& timer, std::uint64_t adds, bool wide = false) {
+    std::uint64_t (*chain)(std::uint64_t, std::uint64_t) =
+        wide ? speed_probe_wide_chain : speed_probe_chain;
     std::uint64_t x = 0, best = ~std::uint64_t{0};
     do_not_optimize(x);
     for (int r = 0; r < kProbeRepeats; ++r) {
@@ -895,13 +936,13 @@ inline std::uint64_t speed_probe(const Timer& timer, std::uint64_t adds) {
 #if defined(__x86_64__)
         if (timer.kind == ClockKind::tsc) {
             t0 = TscClock::start();
-            x = speed_probe_chain(x, adds);
+            x = chain(x, adds);
             t1 = TscClock::stop();
         } else
 #endif
         {
             t0 = MonotonicClock::start();
-            x = speed_probe_chain(x, adds);
+            x = chain(x, adds);
             t1 = MonotonicClock::stop();
         }
         const std::uint64_t ns = timer.to_ns(t1 - t0);
@@ -1530,6 +1571,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         }
         // The core-speed probe, before the batch and outside every timed region.
         const std::uint64_t probe_ns = probe_adds > 0 ? speed_probe(timer, probe_adds) : 0;
+        const std::uint64_t wide_ns = probe_adds > 0 ? speed_probe(timer, probe_adds, true) : 0;
         if (!guarded(
                 [&] {
                     measure_batch(timer, index, iters, as_size(samples), ns, meter,
@@ -1550,6 +1592,8 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         if (probe_adds > 0) {
             reply += " probe_ns=";
             append_u64(reply, probe_ns);
+            reply += " wide_ns=";
+            append_u64(reply, wide_ns);
         }
         if (counters) state.counters.append_tokens(reply, ns.size());
     } else {

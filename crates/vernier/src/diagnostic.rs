@@ -226,6 +226,10 @@ pub enum Slowed {
         slow_share: f64,
         slow_median_ns: f64,
         fastest_cycle_ns: f64,
+        /// The slow state's time per addition of the probe's throughput half over the
+        /// fastest (absent for a harness without it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        throughput_slowdown: Option<f64>,
     },
     /// Too many samples in the slow state for a fast figure: the headline is the slow one's.
     SlowState {
@@ -233,6 +237,8 @@ pub enum Slowed {
         slow_share: f64,
         fastest_cycle_ns: f64,
         against: SpeedReference,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        throughput_slowdown: Option<f64>,
     },
 }
 

@@ -80,6 +80,10 @@ pub struct Samples {
     pub probe_ns: Vec<Option<u64>>,
     /// Additions in the reference probe's chain (0 when nothing was probed).
     pub probe_adds: u64,
+    /// The probe's throughput half: elapsed ns of as many additions in eight independent
+    /// chains, beside `probe_ns` (`None` where that batch's worker did not run it). Empty
+    /// when no batch had it.
+    pub wide_ns: Vec<Option<u64>>,
 }
 
 impl Samples {
@@ -119,6 +123,9 @@ impl Samples {
         if !self.probe_ns.is_empty() {
             self.probe_ns.resize(self.samples.len(), None);
         }
+        if !self.wide_ns.is_empty() {
+            self.wide_ns.resize(self.samples.len(), None);
+        }
         // Columns absent from this batch stay aligned, with no value (never a zero).
         for c in &mut self.counters {
             c.values.resize(self.samples.len(), None);
@@ -131,7 +138,13 @@ impl Samples {
     /// Record the probe taken before the last `count` samples (one batch): `probe_ns` of a
     /// chain of `adds` additions, on the batch's first sample. Nothing is stored for a batch
     /// that was not probed.
-    pub fn set_probe(&mut self, count: usize, adds: u64, probe_ns: Option<u64>) {
+    pub fn set_probe(
+        &mut self,
+        count: usize,
+        adds: u64,
+        probe_ns: Option<u64>,
+        wide_ns: Option<u64>,
+    ) {
         let (Some(p), true) = (probe_ns, count > 0) else {
             return;
         };
@@ -139,6 +152,10 @@ impl Samples {
         self.probe_ns.resize(len, None);
         self.probe_ns[len.saturating_sub(count)] = Some(p);
         self.probe_adds = adds;
+        if let Some(w) = wide_ns {
+            self.wide_ns.resize(len, None);
+            self.wide_ns[len.saturating_sub(count)] = Some(w);
+        }
     }
 
     /// Append another set of samples (another process or round), probes included.
@@ -151,12 +168,28 @@ impl Samples {
             self.probe_ns.resize(self.samples.len(), None);
             self.probe_adds = other.probe_adds;
         }
+        if !other.wide_ns.is_empty() {
+            self.wide_ns.resize(before, None);
+            self.wide_ns.extend_from_slice(&other.wide_ns);
+            self.wide_ns.resize(self.samples.len(), None);
+        }
     }
 
     /// The effective cycle time around sample `i`, in ns per dependent addition of the probe
     /// (the timer's cost `timer_overhead_ns` taken off the chain's time), if it was probed.
     pub fn probe_cycle_ns(&self, i: usize, timer_overhead_ns: f64) -> Option<f64> {
         let p = (*self.probe_ns.get(i)?)? as f64;
+        if self.probe_adds == 0 {
+            return None;
+        }
+        let net = p - timer_overhead_ns.max(0.0);
+        (net > 0.0).then(|| net / self.probe_adds as f64)
+    }
+
+    /// The time per addition of the probe's throughput half around sample `i` (ns, the
+    /// timer's cost taken off), if it was probed with it.
+    pub fn probe_wide_ns(&self, i: usize, timer_overhead_ns: f64) -> Option<f64> {
+        let p = (*self.wide_ns.get(i)?)? as f64;
         if self.probe_adds == 0 {
             return None;
         }

@@ -71,3 +71,34 @@ fn figures_are_worded_whatever_message_the_file_stored() {
     d.message = "edited by hand".into();
     assert_eq!(d.text(), worded);
 }
+
+/// A slow state of shared units (the probe's throughput half slowed, its clock half not) is
+/// worded as such, round-trips through the file's data, and one of the clock keeps the
+/// fixture's words whatever its throughput half says.
+#[test]
+fn a_core_shared_at_the_same_clock_is_worded_as_shared() {
+    use vernier::diagnostic::Slowed;
+    let two = |throughput_slowdown| {
+        Finding::CoreSlowed(Slowed::TwoStates {
+            fast_cycle_ns: 0.27,
+            fast_share: 0.7,
+            fast_median_ns: 2.8,
+            slow_cycle_ns: 0.272,
+            slow_share: 0.3,
+            slow_median_ns: 4.9,
+            fastest_cycle_ns: 0.27,
+            throughput_slowdown,
+        })
+    };
+    let shared = words::message(&two(Some(1.33)));
+    assert!(
+        shared.contains("1.33× less throughput") && shared.contains("sibling thread"),
+        "{shared}"
+    );
+    let d = Diagnostic::from(&two(Some(1.33)));
+    assert_eq!(d.finding(), Some(two(Some(1.33))));
+    // The clock's own slowdown (1.01) is not beaten by a throughput half within 5 % of it.
+    let clock = words::message(&two(Some(1.03)));
+    assert_eq!(clock, words::message(&two(None)));
+    assert!(clock.contains("1.01× slower"), "{clock}");
+}

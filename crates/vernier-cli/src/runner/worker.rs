@@ -430,6 +430,7 @@ impl WorkerProcess {
         out.ns.extend_from_slice(&b.ns);
         out.counters.extend(b.counters);
         out.probe_ns = b.probe_ns;
+        out.wide_ns = b.wide_ns;
         Ok(())
     }
 

@@ -361,21 +361,35 @@ pub fn check(cmd: Command) -> Report {
 
     // The core-speed probe (`probe=<adds>`): a `probe_ns=` token only when asked, and a chain
     // 64× longer takes longer (structure, not a timing threshold).
-    let probed = |s: &mut Session, adds: u64| -> Option<u64> {
+    // With it, the throughput half (`wide_ns=`): the same additions in eight independent
+    // chains, likewise longer for 64× the additions.
+    let probed = |s: &mut Session, adds: u64| -> (Option<u64>, Option<u64>) {
         let line = format!("run 0 iters=1 samples=2 probe={adds}");
         let reply = s.ask(&line);
         let b = parse_samples(&reply, 2).unwrap_or_else(|e| panic!("'{line}' got '{reply}': {e}"));
-        b.probe_ns
+        (b.probe_ns, b.wide_ns)
     };
-    let short = probed(&mut s, 1024).expect("probe_ns= in the reply to probe=1024");
-    let long = probed(&mut s, 65536).expect("probe_ns= in the reply to probe=65536");
+    let (short, short_wide) = probed(&mut s, 1024);
+    let (long, long_wide) = probed(&mut s, 65536);
+    let (short, long) = (
+        short.expect("probe_ns= in the reply to probe=1024"),
+        long.expect("probe_ns= in the reply to probe=65536"),
+    );
     assert!(
         short > 0 && long > short,
         "probe_ns {short} (1024 adds), {long} (65536 adds)"
     );
+    let (short_wide, long_wide) = (
+        short_wide.expect("wide_ns= in the reply to probe=1024"),
+        long_wide.expect("wide_ns= in the reply to probe=65536"),
+    );
+    assert!(
+        short_wide > 0 && long_wide > short_wide,
+        "wide_ns {short_wide} (1024 adds), {long_wide} (65536 adds)"
+    );
     let plain = s.ask("run 0 iters=1 samples=2");
     assert!(
-        !plain.contains("probe_ns="),
+        !plain.contains("probe_ns=") && !plain.contains("wide_ns="),
         "no probe asked, none sent: {plain}"
     );
 

@@ -248,10 +248,12 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
     // fast ones (the other state's figure is in `speed`).
     let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
+    let wide = speed::sample_wide(&m.samples, &ctx.timer);
     let (speed, main_idx) = match speed::analyze(
         &m.samples,
         &ctx.timer,
         &cycles,
+        &wide,
         ctx.speed_refs(),
         m.wall_ns,
         &main_idx,
@@ -590,12 +592,14 @@ fn core_slowed(sp: &Speed) -> Option<Finding> {
             slow_share: slow.share,
             slow_median_ns: slow.median_ns,
             fastest_cycle_ns: sp.fastest_cycle_ns,
+            throughput_slowdown: sp.throughput_slowdown(),
         }
     } else {
         Slowed::SlowState {
             slow_cycle_ns: slow.cycle_ns,
             slow_share: slow.share,
             fastest_cycle_ns: sp.fastest_cycle_ns,
+            throughput_slowdown: sp.throughput_slowdown(),
             against: match sp.reference {
                 speed::Reference::Probes => SpeedReference::Probes,
                 speed::Reference::StartUp => SpeedReference::StartUp,

@@ -183,6 +183,16 @@ fn removed(r: &Removed) -> String {
     }
 }
 
+/// Whether a slow state is one of shared units rather than of the clock: the probe's
+/// throughput half slowed clearly more (5 %) than its clock half.
+fn shared(throughput_slowdown: f64, clock_slowdown: f64) -> bool {
+    throughput_slowdown > clock_slowdown * 1.05
+}
+
+/// Why a core gives a thread less throughput at the same clock.
+const SHARED: &str = "something shared the core's units, most likely a busy sibling thread on \
+                      the host";
+
 fn slowed(s: &Slowed) -> String {
     let ghz = |c: f64| 1.0 / c;
     let fix = CORE_SLOWED_FIX;
@@ -209,25 +219,55 @@ fn slowed(s: &Slowed) -> String {
             slow_share,
             slow_median_ns,
             fastest_cycle_ns,
-        } => format!(
-            "the core ran in two states: {:.2} GHz-equivalent (a chain of additions) for {:.0} % \
-             of the steady samples and {:.2}× slower ({:.2} GHz) for {:.0} %. The distribution \
-             is bimodal: the headline is the fast state's figure ({}); in the slow state the \
-             benchmark took {} ({:+.1} %). {fix}",
-            ghz(*fast_cycle_ns),
-            fast_share * 100.0,
-            slow_cycle_ns / fastest_cycle_ns,
+            throughput_slowdown,
+        } => {
+            let clock = slow_cycle_ns / fastest_cycle_ns;
+            let slow = match throughput_slowdown.filter(|t| shared(*t, clock)) {
+                Some(t) => format!(
+                    ", and for {:.0} % at {:.2} GHz but with {t:.2}× less throughput for \
+                     independent work (eight chains of additions): {SHARED}",
+                    slow_share * 100.0,
+                    ghz(*slow_cycle_ns),
+                ),
+                None => format!(
+                    " and {clock:.2}× slower ({:.2} GHz) for {:.0} %",
+                    ghz(*slow_cycle_ns),
+                    slow_share * 100.0,
+                ),
+            };
+            format!(
+                "the core ran in two states: {:.2} GHz-equivalent (a chain of additions) for \
+                 {:.0} % of the steady samples{slow}. The distribution is bimodal: the headline \
+                 is the fast state's figure ({}); in the slow state the benchmark took {} \
+                 ({:+.1} %). {fix}",
+                ghz(*fast_cycle_ns),
+                fast_share * 100.0,
+                format_ns(*fast_median_ns),
+                format_ns(*slow_median_ns),
+                (slow_median_ns / fast_median_ns - 1.0) * 100.0,
+            )
+        }
+        Slowed::SlowState {
+            slow_cycle_ns,
+            slow_share,
+            fastest_cycle_ns,
+            throughput_slowdown: Some(t),
+            ..
+        } if shared(*t, slow_cycle_ns / fastest_cycle_ns) => format!(
+            "the core gave this thread {t:.2}× less throughput for independent work (eight \
+             chains of additions) than at its best during this benchmark, at {:.2} GHz, for \
+             {:.0} % of the steady samples, too many to give a figure in the fast state: \
+             {SHARED}; the figure is the slow state's, and would differ in the fast one (by how \
+             much depends on what bounds the benchmark). {fix}",
             ghz(*slow_cycle_ns),
             slow_share * 100.0,
-            format_ns(*fast_median_ns),
-            format_ns(*slow_median_ns),
-            (slow_median_ns / fast_median_ns - 1.0) * 100.0,
         ),
         Slowed::SlowState {
             slow_cycle_ns,
             slow_share,
             fastest_cycle_ns,
             against,
+            ..
         } => format!(
             "the core ran {:.2}× slower ({:.2} GHz-equivalent on a chain of additions) than {} \
              ({:.2} GHz) for {:.0} % of the steady samples, too many to give a figure in the \

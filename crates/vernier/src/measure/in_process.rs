@@ -57,6 +57,7 @@ impl Target for Metered<'_> {
 fn probe_before(timer: &Timer, out: &mut Batch) {
     if out.probe_adds > 0 {
         out.probe_ns = Some(crate::target::kernels::speed_probe(timer, out.probe_adds));
+        out.wide_ns = Some(crate::target::kernels::wide_probe(timer, out.probe_adds));
     }
 }
 

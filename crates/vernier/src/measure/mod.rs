@@ -47,6 +47,9 @@ pub struct Batch {
     pub probe_adds: u64,
     /// The probe's elapsed ns, when the target ran it.
     pub probe_ns: Option<u64>,
+    /// The probe's throughput half (`kernels::wide_probe`, as many additions in eight
+    /// independent chains), when the target ran it.
+    pub wide_ns: Option<u64>,
 }
 
 impl Batch {
@@ -55,6 +58,7 @@ impl Batch {
         self.ns.clear();
         self.counters.clear();
         self.probe_ns = None;
+        self.wide_ns = None;
     }
 }
 
@@ -305,7 +309,7 @@ impl Policy for Single<'_> {
         let first = self.samples.len();
         self.samples.push_batch(&new, &batch.counters);
         self.samples
-            .set_probe(new.len(), batch.probe_adds, batch.probe_ns);
+            .set_probe(new.len(), batch.probe_adds, batch.probe_ns, batch.wide_ns);
         if ask.phase != Phase::Calibration && self.main.is_some() {
             self.main_idx.extend(first..self.samples.len());
         }

@@ -203,8 +203,10 @@ impl<'c, P: Policy> Sampler<'c, P> {
         let ask = *self.round.get(self.pos)?;
         if ask.probe_adds == 0 {
             batch.probe_ns = None;
+            batch.wide_ns = None;
         }
-        self.probe_spent_ns += batch.probe_ns.unwrap_or(0) * PROBE_REPEATS as u64;
+        self.probe_spent_ns +=
+            (batch.probe_ns.unwrap_or(0) + batch.wide_ns.unwrap_or(0)) * PROBE_REPEATS as u64;
         let end = self.elapsed();
         if let Err(e) = self.policy.record(&ask, batch, end) {
             self.fail(ask.side, e);

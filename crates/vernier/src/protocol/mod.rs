@@ -294,6 +294,9 @@ pub fn samples_line(batch: &Batch) -> String {
     if let Some(p) = batch.probe_ns {
         let _ = write!(s, " probe_ns={p}");
     }
+    if let (Some(_), Some(w)) = (batch.probe_ns, batch.wide_ns) {
+        let _ = write!(s, " wide_ns={w}");
+    }
     // Counter tokens (docs/counters.md): every `ctr.` token, then the `scaled.` flags of the
     // columns with a scaled value; an uncounted value is an empty field.
     for c in &batch.counters {
@@ -410,11 +413,16 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
         };
         if k == "ns" {
             batch.ns = parse_list(v, "ns", line)?;
-        } else if k == "probe_ns" {
-            batch.probe_ns =
+        } else if k == "probe_ns" || k == "wide_ns" {
+            let t =
                 Some(v.parse::<u64>().map_err(|_| {
                     format!("malformed probe time '{v}' in reply '{}'", clip(line))
                 })?);
+            if k == "probe_ns" {
+                batch.probe_ns = t;
+            } else {
+                batch.wide_ns = t;
+            }
         } else if let Some(ev) = k.strip_prefix("ctr.") {
             let values = v
                 .split(',')

@@ -382,11 +382,13 @@ mod tests {
             b.speed = Some(crate::result::SpeedJson {
                 fastest_ghz: g,
                 reference: "probes".into(),
+                fastest_throughput: None,
                 fast: crate::result::SpeedStateJson {
                     samples: 100,
                     share: 1.0,
                     ghz: g,
                     median_ns: 1.0,
+                    throughput: None,
                 },
                 slow: None,
                 split: false,

@@ -333,14 +333,24 @@ fn validate_benchmark(r: &super::BenchmarkResult) -> Result<(), Invalid> {
             ),
         ));
     }
-    for (i, p) in s.probe_ns.iter().enumerate() {
-        if let Some(p) = *p {
-            if p == 0 || p as f64 > MAX_NS {
-                return Err(bad(
-                    name,
-                    &format!("samples.probe_ns[{i}]"),
-                    format!("is {p}, expected 1 to {MAX_NS:e} ns"),
-                ));
+    same_len("samples.wide_ns", s.wide_ns.len(), true)?;
+    if !s.wide_ns.is_empty() && s.probe_ns.is_empty() {
+        return Err(bad(
+            name,
+            "samples.wide_ns",
+            "is present without `samples.probe_ns`: the probe's two halves are run together".into(),
+        ));
+    }
+    for (column, values) in [("probe_ns", &s.probe_ns), ("wide_ns", &s.wide_ns)] {
+        for (i, p) in values.iter().enumerate() {
+            if let Some(p) = *p {
+                if p == 0 || p as f64 > MAX_NS {
+                    return Err(bad(
+                        name,
+                        &format!("samples.{column}[{i}]"),
+                        format!("is {p}, expected 1 to {MAX_NS:e} ns"),
+                    ));
+                }
             }
         }
     }

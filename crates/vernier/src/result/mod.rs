@@ -172,6 +172,11 @@ pub struct SamplesJson {
     pub probe_ns: Vec<Option<u64>>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub probe_adds: u64,
+    /// The probe's throughput half beside `probe_ns`: elapsed ns of `probe_adds` additions
+    /// in eight independent chains (`null` where not run). Absent when no batch had it
+    /// (older files and harnesses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wide_ns: Vec<Option<u64>>,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -188,6 +193,10 @@ pub struct SpeedStateJson {
     pub ghz: f64,
     #[serde(with = "nan_as_null")]
     pub median_ns: f64,
+    /// Additions per ns of the probe's throughput half (eight independent chains), median
+    /// over the state; absent for a harness without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<f64>,
 }
 
 /// The core's speed during the benchmark, from the probes between batches.
@@ -197,6 +206,11 @@ pub struct SpeedJson {
     /// `start-up` (the harness's add chain) or `nominal` (the TSC's rate).
     pub fastest_ghz: f64,
     pub reference: String,
+    /// The best throughput of the probe's throughput half during the benchmark (additions
+    /// per ns); absent for a harness without it. A slow state whose throughput fell further
+    /// than its clock is one of shared units (a busy sibling thread), not of the clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastest_throughput: Option<f64>,
     pub fast: SpeedStateJson,
     /// The steady samples in a state at least `speed::SLOW_RATIO` slower, if any.
     pub slow: Option<SpeedStateJson>,
@@ -227,10 +241,12 @@ impl SpeedJson {
             share: f.share,
             ghz: 1.0 / f.cycle_ns,
             median_ns: f.median_ns,
+            throughput: (f.wide_ns.is_finite() && f.wide_ns > 0.0).then(|| 1.0 / f.wide_ns),
         };
         SpeedJson {
             fastest_ghz: 1.0 / s.fastest_cycle_ns,
             reference: s.reference.as_str().into(),
+            fastest_throughput: s.fastest_wide_ns.map(|w| 1.0 / w),
             fast: state(&s.fast),
             slow: s.slow.as_ref().map(state),
             split: s.split,
@@ -439,6 +455,7 @@ impl BenchmarkResult {
                 interrupted: a.interrupted_samples.clone(),
                 probe_ns: m.samples.probe_ns.clone(),
                 probe_adds: m.samples.probe_adds,
+                wide_ns: m.samples.wide_ns.clone(),
             },
         }
     }
@@ -593,6 +610,7 @@ impl BenchmarkResult {
                 counters,
                 probe_ns: c.probe_ns.clone(),
                 probe_adds: c.probe_adds,
+                wide_ns: c.wide_ns.clone(),
             },
             iters_per_sample: self.iters_per_sample,
             wall_ns: (self.total_s * 1e9).round() as u64,
