@@ -256,27 +256,34 @@ fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
     let store = tmp("earlier-speed.json");
     let _ = std::fs::remove_file(&store);
     let exe = cpp::example("seed000");
+    // A run whose figure is not kept (flagged `core-slowed`: the other tests share the
+    // cores) is run again, so that each step adds one median.
     let run = |exe: &Path, tag: &str| {
         let json = tmp(&format!("earlier-{tag}.json"));
-        let o = vernier()
-            .env("VERNIER_SPEED_FILE", &store)
-            .args([
-                "run",
-                "--quick",
-                "--processes",
-                "1",
-                "--filter",
-                "^sqrt$",
-                "--json",
-            ])
-            .arg(&json)
-            .arg("--")
-            .arg(exe)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-        let file = ResultFile::load(&json).unwrap();
-        (json, file, o)
+        for attempt in 0..KEEP_ATTEMPTS {
+            let o = vernier()
+                .env("VERNIER_SPEED_FILE", &store)
+                .args([
+                    "run",
+                    "--quick",
+                    "--processes",
+                    "1",
+                    "--filter",
+                    "^sqrt$",
+                    "--json",
+                ])
+                .arg(&json)
+                .arg("--")
+                .arg(exe)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            let file = ResultFile::load(&json).unwrap();
+            if kept(&file) || attempt + 1 == KEEP_ATTEMPTS {
+                return (json, file, o);
+            }
+        }
+        unreachable!()
     };
     let (_, first, _) = run(&exe, "1");
     let (_, second, _) = run(&exe, "2");
@@ -347,14 +354,20 @@ fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
     let exe = rust_examples::examples().join("chain");
     let run = |tag: &str| {
         let json = tmp(&format!("standalone-{tag}.json"));
-        let o = std::process::Command::new(&exe)
-            .env("VERNIER_SPEED_FILE", &store)
-            .args(["--quick", "--json"])
-            .arg(&json)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-        (ResultFile::load(&json).unwrap(), o)
+        for attempt in 0..KEEP_ATTEMPTS {
+            let o = std::process::Command::new(&exe)
+                .env("VERNIER_SPEED_FILE", &store)
+                .args(["--quick", "--json"])
+                .arg(&json)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            let file = ResultFile::load(&json).unwrap();
+            if kept(&file) || attempt + 1 == KEEP_ATTEMPTS {
+                return (file, o);
+            }
+        }
+        unreachable!()
     };
     let (first, _) = run("1");
     let (second, _) = run("2");
@@ -386,4 +399,14 @@ fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
         .map(|v| v.as_array().unwrap().len())
         .sum();
     assert!(speeds >= 3, "{kept}");
+}
+
+/// Runs of one step of the earlier-runs tests before giving up on a kept figure.
+const KEEP_ATTEMPTS: usize = 6;
+
+/// Whether a one-benchmark result's median is kept among the earlier runs (not flagged
+/// `core-slowed` or as removed work).
+fn kept(file: &ResultFile) -> bool {
+    let b = &file.benchmarks[0];
+    vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
 }
