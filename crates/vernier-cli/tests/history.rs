@@ -15,6 +15,14 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The tests here measure: run together, they share the machine's two cores, and the core
+/// each one measures on is slowed by the others (flagged `core-slowed` by the probe's
+/// throughput half, or read several percent slower in an unpaired comparison). One at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn kernels(chain_n: u32) -> PathBuf {
     let src = repo_root().join("examples/cpp/kernels.cpp");
     compile(
@@ -140,6 +148,7 @@ fn assert_step_at_c5(db: &str) {
 
 #[test]
 fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
     let files = seven_commits(&db, dir.path());
@@ -205,6 +214,7 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
 
 #[test]
 fn compare_baseline_measures_new_against_the_stored_commit() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
     run_saved(&kernels(100), &db, "base", &dir.path().join("base.json"));
@@ -317,6 +327,7 @@ fn save_fails_but_json_is_kept(db: &str, needle: &str) {
 
 #[test]
 fn a_locked_store_is_named_and_nothing_is_lost() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -328,6 +339,7 @@ fn a_locked_store_is_named_and_nothing_is_lost() {
 
 #[test]
 fn a_corrupt_store_is_named_and_nothing_is_lost() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
     std::fs::write(&path, vec![0x5a_u8; 8192]).unwrap();
@@ -341,6 +353,7 @@ fn a_corrupt_store_is_named_and_nothing_is_lost() {
 
 #[test]
 fn a_store_of_a_newer_schema_is_refused_and_nothing_is_lost() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -362,6 +375,7 @@ fn a_store_of_a_newer_schema_is_refused_and_nothing_is_lost() {
 
 #[test]
 fn an_unreachable_postgresql_is_named_and_nothing_is_lost() {
+    let _serial = serial();
     // A loopback port nobody listens on.
     let port = free_port();
     save_fails_but_json_is_kept(
@@ -372,6 +386,7 @@ fn an_unreachable_postgresql_is_named_and_nothing_is_lost() {
 
 #[test]
 fn history_of_a_missing_store_says_how_to_make_one() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let o = vernier()
         .args(["history", "--db"])
