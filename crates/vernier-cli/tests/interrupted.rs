@@ -23,7 +23,7 @@ fn ctrl_c_in_demo_marks_the_benchmarks_cut_short() {
         .args(["demo", "--time", "4", "--json"])
         .arg(&json)
         .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::fs::File::create(out.with_extension("err")).unwrap())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(3));
@@ -34,6 +34,15 @@ fn ctrl_c_in_demo_marks_the_benchmarks_cut_short() {
     let status = child.wait().unwrap();
     let stdout = std::fs::read_to_string(&out).unwrap();
     assert_eq!(status.code(), Some(130), "{stdout}");
+    // Said once.
+    let stderr = std::fs::read_to_string(out.with_extension("err")).unwrap();
+    assert_eq!(
+        stderr
+            .matches("every benchmark finished before Ctrl-C is kept")
+            .count(),
+        1,
+        "{stderr}"
+    );
     let f = ResultFile::load(&json).unwrap();
     assert!(!f.benchmarks.is_empty(), "{stdout}");
     let cut: Vec<&str> = f

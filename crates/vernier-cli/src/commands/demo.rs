@@ -639,7 +639,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         }
         print!("{}", vernier::report::compare::table_fitted(p, render));
     }
-    if term::interrupted_exit().is_none() {
+    if !term::interrupted() {
         let wanted = |what: &str| filter.as_ref().is_none_or(|re| re.is_match(what));
         if wanted(CHECKPOINTS) {
             println!();
