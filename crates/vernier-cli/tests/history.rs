@@ -8,20 +8,12 @@ mod cli;
 #[path = "common/cpp.rs"]
 mod cpp;
 
-use cli::{text, vernier};
+use cli::{serial, text, vernier};
 use cpp::{compile, repo_root};
 use serde_json::Value;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// The tests here measure: run together, they share the machine's two cores, and the core
-/// each one measures on is slowed by the others (flagged `core-slowed` by the probe's
-/// throughput half, or read several percent slower in an unpaired comparison). One at a time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn kernels(chain_n: u32) -> PathBuf {
     let src = repo_root().join("examples/cpp/kernels.cpp");

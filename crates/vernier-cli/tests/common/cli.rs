@@ -14,6 +14,15 @@ pub fn vernier() -> Command {
     c
 }
 
+/// One measuring test at a time within a test binary: run together, the tests share the
+/// machine's two cores, and each slows the core the others measure on (flagged `core-slowed`
+/// by the probe's throughput half, or read several percent off in an unpaired comparison or
+/// against the empty loop). Hold the guard for the whole test.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Status, stdout and stderr of a run, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(
