@@ -178,18 +178,23 @@ impl Samples {
     /// The effective cycle time around sample `i`, in ns per dependent addition of the probe
     /// (the timer's cost `timer_overhead_ns` taken off the chain's time), if it was probed.
     pub fn probe_cycle_ns(&self, i: usize, timer_overhead_ns: f64) -> Option<f64> {
-        let p = (*self.probe_ns.get(i)?)? as f64;
-        if self.probe_adds == 0 {
-            return None;
-        }
-        let net = p - timer_overhead_ns.max(0.0);
-        (net > 0.0).then(|| net / self.probe_adds as f64)
+        self.per_addition(&self.probe_ns, i, timer_overhead_ns)
     }
 
     /// The time per addition of the probe's throughput half around sample `i` (ns, the
     /// timer's cost taken off), if it was probed with it.
     pub fn probe_wide_ns(&self, i: usize, timer_overhead_ns: f64) -> Option<f64> {
-        let p = (*self.wide_ns.get(i)?)? as f64;
+        self.per_addition(&self.wide_ns, i, timer_overhead_ns)
+    }
+
+    /// A probe column's time at sample `i` per addition, the timer's cost taken off.
+    fn per_addition(
+        &self,
+        column: &[Option<u64>],
+        i: usize,
+        timer_overhead_ns: f64,
+    ) -> Option<f64> {
+        let p = (*column.get(i)?)? as f64;
         if self.probe_adds == 0 {
             return None;
         }

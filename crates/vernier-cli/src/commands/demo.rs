@@ -563,22 +563,16 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let identity = std::env::current_exe()
         .ok()
         .and_then(|exe| known_speed::program_identity(&exe, &["demo".into()], "hot"));
-    let earlier = match &identity {
-        Some(id) => known.earlier_runs_of(id),
-        None => Default::default(),
-    };
-    let options = Options {
-        known_cycle_ns: known.known_cycle_ns(),
-        clock_ghz: known.clock_ghz(),
+    let mut options = Options {
         system: audit_and_hint(),
         plan,
         json: c.json.clone(),
         quick: c.quick,
         counters: c.counters()?,
         keep_interrupted: c.keep_interrupted,
-        earlier,
         ..Options::default()
     };
+    known.fill_options(&mut options, identity.as_deref());
     let mut suite = Suite::new(options);
     register(&mut suite);
     if let Some(re) = &filter {

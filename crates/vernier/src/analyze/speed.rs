@@ -151,28 +151,19 @@ impl Speed {
 /// carried forward to the unprobed batches after it (and back to any before the first). Empty
 /// when nothing was probed.
 pub fn sample_cycles(samples: &Samples, timer: &TimerInfo) -> Vec<f64> {
-    smoothed(
-        samples,
-        (0..samples.len())
-            .map(|i| samples.probe_cycle_ns(i, timer.overhead_ns))
-            .collect(),
-    )
+    smoothed(samples, |i| samples.probe_cycle_ns(i, timer.overhead_ns))
 }
 
 /// The time per addition of the probe's throughput half around each sample (ns), smoothed
 /// and carried forward as [`sample_cycles`] is. Empty when no batch had it.
 pub fn sample_wide(samples: &Samples, timer: &TimerInfo) -> Vec<f64> {
-    smoothed(
-        samples,
-        (0..samples.len())
-            .map(|i| samples.probe_wide_ns(i, timer.overhead_ns))
-            .collect(),
-    )
+    smoothed(samples, |i| samples.probe_wide_ns(i, timer.overhead_ns))
 }
 
-/// Per-batch values (on each batch's first sample) smoothed by a running median over
-/// [`SMOOTHING_PROBES`] batches of the same process and carried to every sample.
-fn smoothed(samples: &Samples, raw: Vec<Option<f64>>) -> Vec<f64> {
+/// Per-batch values (`at(i)`, on each batch's first sample) smoothed by a running median
+/// over [`SMOOTHING_PROBES`] batches of the same process and carried to every sample.
+fn smoothed(samples: &Samples, at: impl Fn(usize) -> Option<f64>) -> Vec<f64> {
+    let raw: Vec<Option<f64>> = (0..samples.len()).map(at).collect();
     // One entry per probed batch (the probe sits on its first sample): (sample, process,
     // value).
     let batches: Vec<(usize, u32, f64)> = raw
@@ -303,10 +294,13 @@ pub fn analyze(
     // states have a figure and they agree within `STATE_MATTERS`, the samples are one state
     // (a latency-bound benchmark shrugs off a sibling's share of the units; memory-bound code,
     // a slower clock).
-    let (fast_idx, slow_idx) = if fast_idx.len() >= MIN_STATE_SAMPLES
-        && slow_idx.len() >= MIN_STATE_SAMPLES
-        && (figure(&slow_idx).median_ns / figure(&fast_idx).median_ns - 1.0).abs() < STATE_MATTERS
+    let (mut fast, mut slow) = (figure(&fast_idx), figure(&slow_idx));
+    let (fast_idx, slow_idx) = if fast.samples >= MIN_STATE_SAMPLES
+        && slow.samples >= MIN_STATE_SAMPLES
+        && (slow.median_ns / fast.median_ns - 1.0).abs() < STATE_MATTERS
     {
+        fast = figure(idx);
+        slow.samples = 0;
         (idx.to_vec(), Vec::new())
     } else {
         (fast_idx, slow_idx)
@@ -322,8 +316,8 @@ pub fn analyze(
         fastest_cycle_ns: fastest.0,
         fastest_wide_ns: fastest_wide,
         reference: fastest.1,
-        fast: figure(&fast_idx),
-        slow: (!slow_idx.is_empty()).then(|| figure(&slow_idx)),
+        fast,
+        slow: (slow.samples > 0).then_some(slow),
         probe_share: probe_ns_total as f64 * crate::plan::PROBE_REPEATS as f64
             / wall_ns.max(1) as f64,
         split: !slow_idx.is_empty() && fast_idx.len() >= MIN_STATE_SAMPLES,

@@ -149,6 +149,28 @@ impl KnownSpeed {
         format!("{}\u{1f}{program}\u{1f}{benchmark}", self.key)
     }
 
+    /// An [`KnownSpeed::earlier_key`] of this machine taken apart: (program, benchmark).
+    fn parse_key<'k>(&self, key: &'k str) -> Option<(&'k str, &'k str)> {
+        let mut parts = key.splitn(3, '\u{1f}');
+        let (machine, program, name) = (parts.next()?, parts.next()?, parts.next()?);
+        (machine == self.key).then_some((program, name))
+    }
+
+    /// Fill what a suite run in this process needs from this file and was not given: the
+    /// known speed, the clock's range, and the earlier runs of `program` (a
+    /// [`program_identity`]).
+    pub fn fill_options(&self, options: &mut crate::Options, program: Option<&str>) {
+        if options.known_cycle_ns.is_none() {
+            options.known_cycle_ns = self.known_cycle_ns();
+        }
+        if options.clock_ghz.is_none() {
+            options.clock_ghz = self.clock_ghz();
+        }
+        if let (true, Some(id)) = (options.earlier.is_empty(), program) {
+            options.earlier = self.earlier_runs_of(id);
+        }
+    }
+
     /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
     /// this machine, once there are enough of them; until then, those of the most recently
     /// run earlier build of the same executable, marked as such (only their spread applies:
@@ -175,12 +197,8 @@ impl KnownSpeed {
         self.earlier
             .iter()
             .filter_map(|(k, e)| {
-                let mut parts = k.splitn(3, '\u{1f}');
-                let (machine, other, name) = (parts.next()?, parts.next()?, parts.next()?);
-                let same = machine == self.key
-                    && name == benchmark
-                    && other != program
-                    && family(other) == Some(fam);
+                let (other, name) = self.parse_key(k)?;
+                let same = name == benchmark && other != program && family(other) == Some(fam);
                 same.then_some(e)
             })
             .filter_map(|e| {
@@ -202,10 +220,9 @@ impl KnownSpeed {
             .earlier
             .keys()
             .filter_map(|k| {
-                let mut parts = k.splitn(3, '\u{1f}');
-                let (machine, other, name) = (parts.next()?, parts.next()?, parts.next()?);
+                let (other, name) = self.parse_key(k)?;
                 let ours = other == program || (fam.is_some() && family(other) == fam);
-                (machine == self.key && ours).then_some(name)
+                ours.then_some(name)
             })
             .collect();
         names

@@ -76,15 +76,7 @@ impl Suite {
         let identity = std::env::current_exe()
             .ok()
             .and_then(|exe| known::program_identity(&exe, &[], "hot"));
-        if self.options.known_cycle_ns.is_none() {
-            self.options.known_cycle_ns = known.known_cycle_ns();
-        }
-        if self.options.clock_ghz.is_none() {
-            self.options.clock_ghz = known.clock_ghz();
-        }
-        if let (true, Some(id)) = (self.options.earlier.is_empty(), &identity) {
-            self.options.earlier = known.earlier_runs_of(id);
-        }
+        known.fill_options(&mut self.options, identity.as_deref());
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result, .. } = ev {
                 if !printed_head {
