@@ -406,7 +406,8 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     // when, in cycles of the core at each sample's moment (the probe's), the processes
     // disagree beyond their intervals too. A clock that wandered between processes moves
     // their times in ns and leaves their cycles alone (two processes of a chain of additions
-    // read 27.05 and 30.65 ns as the core went from 3.68 to 3.3-3.6 GHz).
+    // read 27.05 and 30.65 ns in a run whose core spent three quarters of its samples at 3.68
+    // GHz-equivalent and a quarter at 3.32).
     let in_cycles = (!cycles.is_empty()).then(|| {
         figures_by(main_idx.iter().filter_map(|&i| {
             let c = cycles[i];
