@@ -9,8 +9,9 @@
 //         return vernier::main(argc, argv);
 //     }
 //
-// Run on its own, the program calibrates, measures and prints robust figures for each
-// benchmark. Launched by the `vernier` runner (`vernier run -- ./prog`), it is a *worker*: it
+// Run on its own, the program runs itself through the `vernier` runner when one is on the
+// PATH (`vernier run -- ./prog`); without one it calibrates, measures and prints quick
+// estimates for each benchmark. Launched by the runner, it is a *worker*: it
 // answers the line protocol of docs/protocol.md on the file descriptors named by
 // `VERNIER_FDS` and leaves every decision (iterations, warm-up, when to stop) and all the
 // statistics to the runner.
@@ -1837,22 +1838,6 @@ inline std::string fmt_sig(double x, int sig) {
     return buf;
 }
 
-/// The half-width of an interval, in the unit `scale` converts to: 2 significant digits; an
-/// interval narrower than `resolution_ns` (the smallest step a per-iteration time can take:
-/// the timer's resolution over the iterations per sample) is written `<` that step, never 0.
-inline std::string fmt_half(double half_ns, double resolution_ns, double scale) {
-    // Below 1e-6 fmt_sig would print zeros: exponent notation instead.
-    const auto small = [](double x, int sig) {
-        if (x >= 1e-6) return fmt_sig(x, sig);
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.*e", sig - 1, x);
-        return std::string(buf);
-    };
-    if (half_ns > 0 && half_ns >= resolution_ns) return small(half_ns * scale, 2);
-    if (!(resolution_ns > 0)) return "<" + small(1e-9, 1);
-    return "<" + small(resolution_ns * scale, 1);
-}
-
 /// A per-iteration time's unit: ns below 10 µs, µs below 10 ms, ms beyond; `scale` converts
 /// nanoseconds to it.
 inline const char* time_unit(double median_ns, double& scale) {
@@ -1869,33 +1854,117 @@ inline const char* time_unit(double median_ns, double& scale) {
 }
 
 inline const char* usage() {
-    return "usage: %s [FILTER...] [--time SECONDS] [--list]\n"
+    return "usage: %s [FILTER...] [--time SECONDS | --quick] [--json FILE] [--list] "
+           "[--standalone]\n"
            "  FILTER         run the benchmarks whose name contains one of these strings\n"
-           "  --time S       measurement budget per benchmark in seconds (default 0.5)\n"
+           "  --time S       measurement budget per benchmark in seconds\n"
+           "  --quick        a short run\n"
+           "  --json FILE    write the result file (needs the vernier runner)\n"
            "  --list         print the benchmark names and exit\n"
-           "Under the vernier runner (`vernier run -- %s`) this program is a worker instead.\n";
+           "  --standalone   measure in this process only: quick estimates, no interval\n"
+           "With the vernier runner on the PATH (or named by VERNIER_BIN) the program runs\n"
+           "itself through it (`vernier run -- %s`): several processes, the core-speed probe,\n"
+           "diagnostics and a 95%% interval that holds. Without it, or with --standalone, it\n"
+           "prints quick estimates measured in this process.\n";
+}
+
+/// The vernier runner to hand a standalone run to: `$VERNIER_BIN`, else `vernier` on the
+/// PATH; empty when there is none, or when this process was itself started through it
+/// (`VERNIER_SELF_RUN`, so that nothing can loop).
+inline std::string find_runner() {
+    if (std::getenv("VERNIER_SELF_RUN") != nullptr) return {};
+    if (const char* bin = std::getenv("VERNIER_BIN")) {
+        if (*bin != '\0') return bin;
+    }
+    const char* path = std::getenv("PATH");
+    if (path == nullptr) return {};
+    const std::string dirs = path;
+    std::size_t at = 0;
+    while (at <= dirs.size()) {
+        std::size_t end = dirs.find(':', at);
+        if (end == std::string::npos) end = dirs.size();
+        const std::string dir = end > at ? dirs.substr(at, end - at) : std::string(".");
+        const std::string candidate = dir + "/vernier";
+        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+        at = end + 1;
+    }
+    return {};
+}
+
+/// The regular expression that `vernier run --filter` takes for the standalone mode's
+/// substrings: each escaped (the regex crate's meta characters), joined by `|`.
+inline std::string filter_regex(const std::vector<std::string>& filters) {
+    std::string re;
+    for (const auto& f : filters) {
+        if (!re.empty()) re += '|';
+        for (char c : f) {
+            if (std::strchr("\\.+*?()|[]{}^$#&-~", c) != nullptr && c != '\0') re += '\\';
+            re += c;
+        }
+    }
+    return re;
+}
+
+/// Replaces this process with `runner run [OPTIONS] -- <this executable>`. Returns only when
+/// that could not be done, having said why.
+inline void run_through(const std::string& runner, const char* prog,
+                        const std::vector<std::string>& runner_args) {
+    char self[4096];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        std::fprintf(stderr, "%s: cannot find this executable's path (/proc/self/exe: %s)\n",
+                     prog, std::strerror(errno));
+        return;
+    }
+    self[n] = '\0';
+    std::vector<std::string> args{runner, "run"};
+    args.insert(args.end(), runner_args.begin(), runner_args.end());
+    args.push_back("--");
+    args.push_back(self);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    setenv("VERNIER_SELF_RUN", "1", 1);
+    std::fflush(stdout);
+    execv(runner.c_str(), argv.data());
+    std::fprintf(stderr, "%s: cannot start the runner %s (%s)\n", prog, runner.c_str(),
+                 std::strerror(errno));
+    unsetenv("VERNIER_SELF_RUN");
 }
 
 inline int standalone(int argc, char** argv) {
     const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
     double budget_s = kDefaultBudgetS;
-    bool list = false;
-    std::vector<std::string> filters;
+    bool list = false, in_process = false, quick = false, timed = false;
+    std::string json;
+    std::vector<std::string> filters, runner_args;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        // An option's value, attached (`--time=0.2`) or as the next argument.
+        const auto value = [&](const char* opt, std::string& v) {
+            const std::string eq = std::string(opt) + "=";
+            if (a.rfind(eq, 0) == 0) {
+                v = a.substr(eq.size());
+                return true;
+            }
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "%s: %s needs a value\n", prog, opt);
+                return false;
+            }
+            v = argv[++i];
+            return true;
+        };
         if (a == "--list") {
             list = true;
+        } else if (a == "--standalone") {
+            in_process = true;
+        } else if (a == "--quick") {
+            quick = true;
+            budget_s = 0.1;
+            runner_args.push_back(a);
         } else if (a == "--time" || a.rfind("--time=", 0) == 0) {
             std::string v;
-            if (a == "--time") {
-                if (i + 1 >= argc) {
-                    std::fprintf(stderr, "%s: --time needs a value in seconds\n", prog);
-                    return 1;
-                }
-                v = argv[++i];
-            } else {
-                v = a.substr(7);
-            }
+            if (!value("--time", v)) return 1;
             char* end = nullptr;
             budget_s = std::strtod(v.c_str(), &end);
             if (end == v.c_str() || *end != '\0' || !(budget_s > 0) || budget_s > 1e6) {
@@ -1903,6 +1972,11 @@ inline int standalone(int argc, char** argv) {
                              v.c_str());
                 return 1;
             }
+            timed = true;
+            runner_args.insert(runner_args.end(), {"--time", v});
+        } else if (a == "--json" || a.rfind("--json=", 0) == 0) {
+            if (!value("--json", json)) return 1;
+            runner_args.insert(runner_args.end(), {"--json", json});
         } else if (a == "-h" || a == "--help") {
             std::printf(usage(), prog, prog);
             return 0;
@@ -1913,6 +1987,10 @@ inline int standalone(int argc, char** argv) {
         } else {
             filters.push_back(a);
         }
+    }
+    if (quick && timed) {
+        std::fprintf(stderr, "%s: --quick and --time are exclusive: give one\n", prog);
+        return 1;
     }
     auto& entries = registry();
     std::vector<std::size_t> chosen;
@@ -1929,10 +2007,23 @@ inline int standalone(int argc, char** argv) {
         std::fprintf(stderr, "%s: no benchmark matches\n", prog);
         return 1;
     }
+    const std::string runner = in_process ? std::string() : find_runner();
+    if (!runner.empty()) {
+        if (!filters.empty()) runner_args.insert(runner_args.end(), {"--filter", filter_regex(filters)});
+        run_through(runner, prog, runner_args);
+        std::fprintf(stderr, "%s: measuring in this process instead (quick estimates)\n", prog);
+    }
+    if (!json.empty()) {
+        std::fprintf(stderr,
+                     "%s: --json needs the vernier runner, which %s: put `vernier` on the PATH "
+                     "(cargo install --path crates/vernier-cli) or name it with VERNIER_BIN\n",
+                     prog, in_process ? "--standalone leaves out" : "was not found");
+        return 1;
+    }
 
     const Timer timer = detect_timer();
     const double budget_ns = budget_s * 1e9;
-    std::printf("vernier-cpp %s: timer %s", VERNIER_VERSION,
+    std::printf("vernier-cpp %s, measuring in this process: timer %s", VERNIER_VERSION,
                 timer.kind == ClockKind::tsc ? "tsc" : "monotonic");
     if (timer.kind == ClockKind::tsc) std::printf(" at %.4f GHz", timer.tsc_hz / 1e9);
     std::printf(", resolution %s ns, overhead %s ns\n", fmt_sig(timer.resolution_ns, 3).c_str(),
@@ -1974,14 +2065,11 @@ inline int standalone(int argc, char** argv) {
         const Summary& s = r.summary;
         double scale = 1.0;
         const char* unit = time_unit(s.median, scale);
-        const double half = std::max(s.median - s.ci_lo, s.ci_hi - s.median);
-        const double step_ns = timer.resolution_ns / static_cast<double>(std::max<std::uint64_t>(r.iters, 1));
-        std::printf("T_iter ~ %s ± %s %s  (95%% CI of the median, min %s %s, robust σ %s %s, "
-                    "%zu samples × %llu iters)",
-                    fmt_sig(s.median * scale, 5).c_str(),
-                    fmt_half(half, step_ns, scale).c_str(), unit,
-                    fmt_sig(s.min * scale, 5).c_str(), unit, fmt_sig(s.sigma * scale, 2).c_str(),
-                    unit, s.n, static_cast<unsigned long long>(r.iters));
+        std::printf("T_iter ~ %s %s  (median; min %s %s, robust σ %s %s, %zu samples × %llu "
+                    "iters)",
+                    fmt_sig(s.median * scale, 5).c_str(), unit, fmt_sig(s.min * scale, 5).c_str(),
+                    unit, fmt_sig(s.sigma * scale, 2).c_str(), unit, s.n,
+                    static_cast<unsigned long long>(r.iters));
         if (s.median - empty_ns < kOptimizedAwayNs) {
             std::printf("  optimized away? (T_iter - empty loop = %s ns)",
                         fmt_sig(s.median - empty_ns, 2).c_str());
@@ -1991,12 +2079,13 @@ inline int standalone(int argc, char** argv) {
         std::fflush(stdout);
     }
     std::printf("\nrobust σ = IQR/1.349 of the per-sample T_iter.\n"
-                "These are quick estimates: one process, a simple warm-up rule, an interval "
-                "from this process's noise only (it does not see the core's speed or the "
-                "memory layout change). For figures you can trust, with warm-up detected from "
-                "the data, several processes, the core-speed probe, diagnostics and JSON: "
-                "vernier run -- %s\n",
-                prog);
+                "Quick estimates, with no interval: one process cannot see how far the core's "
+                "speed and the memory layout move a figure from one run to the next, so it "
+                "cannot back one. For the median with a 95 %% interval that holds, warm-up "
+                "found from the data, diagnostics and JSON, put the vernier runner on the PATH "
+                "(cargo install --path crates/vernier-cli) and run %s again, or run: vernier "
+                "run -- %s\n",
+                prog, prog);
     return status;
 }
 

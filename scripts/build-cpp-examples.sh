@@ -57,6 +57,6 @@ else
 fi
 
 step "seed000, standalone"
-"$out/cmake/examples/cpp/seed000" sqrt --time 0.2
+"$out/cmake/examples/cpp/seed000" sqrt --time 0.2 --standalone
 
 printf '\nall C++ builds OK (in %s)\n' "$out"

@@ -25,10 +25,14 @@ const EXAMPLES: [&str; 6] = [
     "pagefault",
 ];
 
+/// The program run by hand on a machine without the `vernier` runner (no `VERNIER_BIN`, no
+/// PATH to find it on): it measures in its own process.
 fn standalone(exe: &Path, args: &[&str]) -> String {
     let o = Command::new(exe)
         .args(args)
         .env_remove("VERNIER_FDS")
+        .env_remove("VERNIER_BIN")
+        .env_remove("PATH")
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -283,15 +287,65 @@ fn standalone_flags_the_sqrt_without_barrier_and_not_the_one_with() {
     assert!(removed.contains("optimized away?"), "{out}");
     assert!(!kept.contains("optimized away?"), "{out}");
     for l in [&removed, &kept] {
-        assert!(l.contains("95% CI of the median"), "{l}");
+        // A quick estimate: the median, and no interval one process cannot back.
+        assert!(l.contains("(median; min "), "{l}");
+        assert!(!l.contains('±') && !l.contains("CI"), "{l}");
         assert!(l.contains("samples ×") && l.contains("iters)"), "{l}");
     }
+    assert!(out.contains("Quick estimates, with no interval"), "{out}");
+    assert!(
+        out.contains("cargo install --path crates/vernier-cli"),
+        "{out}"
+    );
     assert!(out.contains("vernier run -- "), "{out}");
     assert_eq!(
         out.matches("T_iter ~").count(),
         2,
         "only the filtered benchmarks:\n{out}"
     );
+}
+
+/// With the runner at hand (`VERNIER_BIN`, as a `vernier` on the PATH would be), the program
+/// run by hand runs itself through it: `vernier run`'s table, several processes, the result
+/// file; its substring filters and `--quick` are passed on.
+#[test]
+fn standalone_runs_itself_through_the_runner_when_there_is_one() {
+    let dir = out_dir().join("self-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    let _ = std::fs::remove_file(&json);
+    let o = Command::new(example("seed000"))
+        .args(["sqrt", "--quick", "--json"])
+        .arg(&json)
+        .env_remove("VERNIER_FDS")
+        .env("VERNIER_BIN", env!("CARGO_BIN_EXE_vernier"))
+        .env("VERNIER_SPEED_FILE", dir.join("core-speed.json"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("benchmark") && out.contains("±95%"), "{out}");
+    assert!(!out.contains("T_iter ~"), "{out}");
+    let f = vernier::result::ResultFile::load(&json).unwrap();
+    let mut names: Vec<&str> = f.benchmarks.iter().map(|b| b.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["sqrt", "sqrt no barrier"], "{out}");
+    for b in &f.benchmarks {
+        assert!(b.processes.len() >= 2, "{}: {:?}", b.name, b.processes);
+    }
+    // A runner that cannot be started: said, and the program measures in its own process.
+    let o = Command::new(example("seed000"))
+        .args(["sqrt", "--time", "0.05"])
+        .env_remove("VERNIER_FDS")
+        .env("VERNIER_BIN", dir.join("no-such-vernier"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("cannot start the runner"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("T_iter ~"));
 }
 
 #[test]
