@@ -10,7 +10,7 @@ fn main() {
     let mut suite = vernier::Suite::from_args();
     let mut x = 0u64;
     suite.bench("chain", move || {
-        x = vernier::target::kernels::add_chain(x, vernier::black_box(n));
+        x = vernier::workload::kernels::add_chain(x, vernier::black_box(n));
         x
     });
     suite.finish();

@@ -31,13 +31,13 @@ fn main() -> std::process::ExitCode {
     vernier::Suite::run_main(|suite| {
         suite.bench("sqrt", || black_box(4.2f64).sqrt());
         suite.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-        let (buf, start) = vernier::target::kernels::chase_cycle(LINES, HOPS, 42);
+        let (buf, start) = vernier::workload::kernels::chase_cycle(LINES, HOPS, 42);
         let hot = buf.clone();
         suite.bench_latency("chase 16 loads in 8 KiB", start, move |p| {
-            vernier::target::kernels::chase(&hot, p, HOPS)
+            vernier::workload::kernels::chase(&hot, p, HOPS)
         });
         suite.bench_cold("chase 16 loads in 8 KiB, cold", move || {
-            vernier::target::kernels::chase(&buf, black_box(start), HOPS)
+            vernier::workload::kernels::chase(&buf, black_box(start), HOPS)
         });
     })
 }

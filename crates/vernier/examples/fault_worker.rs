@@ -22,7 +22,7 @@ fn main() -> std::process::ExitCode {
                 if hangs && calls > 5_000 {
                     std::thread::sleep(std::time::Duration::from_secs(3600));
                 }
-                x = vernier::target::kernels::add_chain(x, vernier::black_box(100));
+                x = vernier::workload::kernels::add_chain(x, vernier::black_box(100));
                 x
             });
         }

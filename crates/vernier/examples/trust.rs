@@ -26,7 +26,7 @@ fn main() -> std::process::ExitCode {
     vernier::Suite::run_main(|suite| {
         let mut x = 0u64;
         suite.bench("chain", move || {
-            x = vernier::target::kernels::add_chain(x, vernier::black_box(100));
+            x = vernier::workload::kernels::add_chain(x, vernier::black_box(100));
             x
         });
         let mut y = 2.0f64;

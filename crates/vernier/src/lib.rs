@@ -6,15 +6,15 @@
 //! machine with the same engine.
 //!
 //! The pipeline in the order data flows, one folder per stage. In the code a stage uses only the
-//! stages to its left, and `plan` and `samples`, the two descriptions they all share (a suite's
-//! `Options` carry its plan):
+//! stages to its left, and `plan` and `samples`, the two descriptions they all share; the
+//! order is a table, `layers.txt` beside `src/`, that a test holds every `crate::` path to:
 //!
 //! ```text
-//! target ──► plan ──► measure ──► samples ──► analyze ──► result ──► report ──► protocol ──► session
+//! workload ──► plan ──► measure ──► samples ──► analyze ──► result ──► report, protocol ──► session
 //! ```
 //!
-//! - [`target`]: what to measure — the [`Suite`] and its [`Options`], routines and their
-//!   measured loops, inputs, cold-cache routines, reference kernels;
+//! - [`workload`]: what to measure — routines and their measured loops, inputs, cold-cache
+//!   routines, reference kernels;
 //! - [`plan`]: how — timer floor, sample length, budget, warm-up policy;
 //! - [`measure`]: the engine — one sampling state machine (calibration, warm-up, collection,
 //!   stopping) that one benchmark and a pair drive with their own policies; the
@@ -24,8 +24,9 @@
 //! - [`result`]: the result and comparison files (schema, loading, atomic writes);
 //! - [`report`]: the terminal tables and their words (units, style);
 //! - [`protocol`]: the worker protocol, both sides, and the Rust suite's worker;
-//! - [`session`]: runs in this process — standalone `cargo bench`, registered comparisons,
-//!   the harness's self-calibration, whole-program checkpoints.
+//! - [`session`]: runs in this process — the [`Suite`] a program registers its benchmarks on
+//!   and its [`Options`], standalone `cargo bench`, registered comparisons, the harness's
+//!   self-calibration, whole-program checkpoints.
 //!
 //! Beneath the stages, used by several: the instruments ([`timer`], [`counters`]), the
 //! statistics ([`stats`]: robust estimates, steady-state detection, comparison tests),
@@ -46,18 +47,17 @@ pub mod result;
 pub mod samples;
 pub mod session;
 pub mod stats;
-pub mod target;
 pub mod timer;
 pub mod units;
-
-// A short path still spelled out inside the body of `result/mod.rs` (`crate::speed`);
-// crate-private, it goes when that body next changes.
-pub(crate) use analyze::speed;
+pub mod workload;
 
 pub use session::checkpoint::{checkpoint, checkpoint_summary};
+pub use session::suite::{Options, Suite, SuiteError};
 pub use std::hint::black_box;
-pub use target::input::{pool, Rng};
-pub use target::{Options, Suite, SuiteError};
+/// The former name of [`workload`], kept so that code written against it still builds.
+#[doc(hidden)]
+pub use workload as target;
+pub use workload::input::{pool, Rng, DEFAULT_POOL};
 
 /// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
 /// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a

@@ -6,7 +6,7 @@ use vernier::black_box;
 use vernier::session::pairs::run_suite_pairs;
 use vernier::session::Event;
 use vernier::stats::compare::Verdict;
-use vernier::target::kernels::add_chain;
+use vernier::workload::kernels::add_chain;
 use vernier::{Options, Suite};
 
 fn chain(n: u64) -> impl FnMut() -> u64 {

@@ -87,13 +87,13 @@ fn barriers(s: &mut Suite) {
 /// chase (16 dependent loads in 8 KiB) hot and with cold caches (seed 004; `docs/experiments.md`).
 fn latency_and_cold(s: &mut Suite) {
     s.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
-    let (buf, start) = vernier::target::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
+    let (buf, start) = vernier::workload::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
     let hot = buf.clone();
     s.bench_latency("chase 16 loads/8 KiB (hot)", start, move |p| {
-        vernier::target::kernels::chase(&hot, p, CHASE_HOPS)
+        vernier::workload::kernels::chase(&hot, p, CHASE_HOPS)
     });
     s.bench_cold("chase 16 loads/8 KiB (cold)", move || {
-        vernier::target::kernels::chase(&buf, black_box(start), CHASE_HOPS)
+        vernier::workload::kernels::chase(&buf, black_box(start), CHASE_HOPS)
     });
 }
 
@@ -572,7 +572,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         keep_interrupted: c.keep_interrupted,
         ..Options::default()
     };
-    known.fill_options(&mut options, identity.as_deref());
+    options.fill_known(&known, identity.as_deref());
     let mut suite = Suite::new(options);
     register(&mut suite);
     if let Some(re) = &filter {

@@ -36,7 +36,7 @@ pub fn note(mode: CacheMode, file: &ResultFile) {
     if mode != CacheMode::Cold {
         return;
     }
-    let (llc, source) = vernier::target::cache::llc_bytes();
+    let (llc, source) = vernier::workload::cache::llc_bytes();
     let timer = file.timer.overhead_ns;
     let mut text = format!(
         "cache cold: before every sample the worker walked a {} MiB buffer ({}× the last-level \
@@ -44,8 +44,8 @@ pub fn note(mode: CacheMode, file: &ResultFile) {
          each figure includes the timer's own cost, {} per sample (measured by the worker at \
          start-up); the linearity and optimized-away checks do not apply (only a sample's first \
          iteration is cold). Less that cost:",
-        (llc * vernier::target::cache::EVICT_FACTOR) >> 20,
-        vernier::target::cache::EVICT_FACTOR,
+        (llc * vernier::workload::cache::EVICT_FACTOR) >> 20,
+        vernier::workload::cache::EVICT_FACTOR,
         llc >> 20,
         format_ns(timer)
     );

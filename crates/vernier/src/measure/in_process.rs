@@ -4,8 +4,8 @@
 
 use crate::counters::{self, CounterSample, CounterSet};
 use crate::measure::{Batch, Target};
-use crate::target::routine::{Meter, Routine};
 use crate::timer::Timer;
+use crate::workload::routine::{Meter, Routine};
 use std::panic::{self, AssertUnwindSafe};
 
 /// The in-process target: samples a routine with this process's timer. A panic in the
@@ -56,8 +56,8 @@ impl Target for Metered<'_> {
 /// outside every timed region, on this thread.
 fn probe_before(timer: &Timer, out: &mut Batch) {
     if out.probe_adds > 0 {
-        out.probe_ns = Some(crate::target::kernels::speed_probe(timer, out.probe_adds));
-        out.wide_ns = Some(crate::target::kernels::wide_probe(timer, out.probe_adds));
+        out.probe_ns = Some(crate::workload::kernels::speed_probe(timer, out.probe_adds));
+        out.wide_ns = Some(crate::workload::kernels::wide_probe(timer, out.probe_adds));
     }
 }
 

@@ -50,8 +50,8 @@ use crate::samples::Phase;
 use crate::stats::compare::{self, RatioEstimate};
 use crate::stats::rank::hodges_lehmann_paired_ci_z;
 use crate::stats::steady::{self, WarmupClass};
-use crate::target::input::Rng;
 use crate::timer::TimerInfo;
+use crate::workload::input::Rng;
 use serde::{Deserialize, Serialize};
 
 /// Two-sided normal quantile of the stopping interval (99 %): wider than the reported 95 %

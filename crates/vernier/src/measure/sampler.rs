@@ -334,8 +334,8 @@ mod tests {
         MockClock, Single, LADDER, LADDER_SAMPLES, MAX_BATCH_FRACTION, MIN_MAIN_BATCH,
     };
     use crate::plan::Plan;
-    use crate::target::input::Rng;
     use crate::timer::test_tsc;
+    use crate::workload::input::Rng;
 
     /// What a scripted run asked for and was told.
     struct Script {

@@ -6,13 +6,14 @@ use crate::counters::{self, CounterSet};
 use crate::measure::in_process::Metered;
 use crate::measure::{Batch, Target};
 use crate::protocol;
-use crate::target::cache;
-use crate::target::routine::{Plain, Routine};
-use crate::target::Suite;
 use crate::timer::Timer;
+use crate::workload::cache;
+use crate::workload::routine::{Plain, Routine};
+use crate::workload::Entry;
 
-/// Serve `suite` to the runner over the descriptors `fds` ("R,W") until it says `quit`.
-pub fn serve_fds(suite: &mut Suite, fds: &str) -> Result<(), String> {
+/// Serve a suite's `entries` to the runner over the descriptors `fds` ("R,W") until it says
+/// `quit`.
+pub fn serve_fds(entries: &mut [Entry], fds: &str) -> Result<(), String> {
     use std::os::fd::FromRawFd;
     let (r, w) = fds
         .split_once(',')
@@ -24,7 +25,7 @@ pub fn serve_fds(suite: &mut Suite, fds: &str) -> Result<(), String> {
         unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
     let mut input = std::io::BufReader::new(input);
     let mut worker = SuiteWorker {
-        suite,
+        entries,
         timer: Timer::detect(),
         empty: Box::new(Plain(|| ())),
         counters: None,
@@ -34,7 +35,7 @@ pub fn serve_fds(suite: &mut Suite, fds: &str) -> Result<(), String> {
 }
 
 struct SuiteWorker<'a> {
-    suite: &'a mut Suite,
+    entries: &'a mut [Entry],
     timer: Timer,
     empty: Box<dyn Routine>,
     /// The counters of the last `counters=` option, kept open while it does not change.
@@ -55,15 +56,11 @@ impl Worker for SuiteWorker<'_> {
     }
 
     fn names(&self) -> Vec<String> {
-        self.suite.names()
+        self.entries.iter().map(|e| e.name.clone()).collect()
     }
 
     fn loop_addrs(&self) -> Vec<usize> {
-        self.suite
-            .entries
-            .iter()
-            .map(|e| e.routine.loop_addr())
-            .collect()
+        self.entries.iter().map(|e| e.routine.loop_addr()).collect()
     }
 
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
@@ -88,10 +85,10 @@ impl Worker for SuiteWorker<'_> {
                     .filter(|c| !c.is_empty())
             }
         };
-        let count = self.suite.entries.len();
+        let count = self.entries.len();
         let routine: &mut dyn Routine = match bench {
             BenchRef::Empty => self.empty.as_mut(),
-            BenchRef::Index(i) if i < count => self.suite.entries[i].routine.as_mut(),
+            BenchRef::Index(i) if i < count => self.entries[i].routine.as_mut(),
             BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
         };
         // `probe=<adds>`: the core-speed probe before the batch (`probe_ns=` in the reply).

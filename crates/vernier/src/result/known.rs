@@ -156,21 +156,6 @@ impl KnownSpeed {
         (machine == self.key).then_some((program, name))
     }
 
-    /// Fill what a suite run in this process needs from this file and was not given: the
-    /// known speed, the clock's range, and the earlier runs of `program` (a
-    /// [`program_identity`]).
-    pub fn fill_options(&self, options: &mut crate::Options, program: Option<&str>) {
-        if options.known_cycle_ns.is_none() {
-            options.known_cycle_ns = self.known_cycle_ns();
-        }
-        if options.clock_ghz.is_none() {
-            options.clock_ghz = self.clock_ghz();
-        }
-        if let (true, Some(id)) = (options.earlier.is_empty(), program) {
-            options.earlier = self.earlier_runs_of(id);
-        }
-    }
-
     /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
     /// this machine, once there are enough of them; until then, those of the most recently
     /// run earlier build of the same executable, marked as such (only their spread applies:

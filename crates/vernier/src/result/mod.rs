@@ -235,8 +235,8 @@ pub struct SpeedJson {
 }
 
 impl SpeedJson {
-    fn new(s: &crate::speed::Speed) -> SpeedJson {
-        let state = |f: &crate::speed::StateFigure| SpeedStateJson {
+    fn new(s: &crate::analyze::speed::Speed) -> SpeedJson {
+        let state = |f: &crate::analyze::speed::StateFigure| SpeedStateJson {
             samples: f.samples,
             share: f.share,
             ghz: 1.0 / f.cycle_ns,

@@ -8,8 +8,8 @@ use crate::measure::in_process::{sample_routine, InProcess};
 use crate::measure::{self, Batch, Measurement, MonotonicClock};
 use crate::plan::Plan;
 use crate::result::{CountersHarness, Harness};
-use crate::target::routine::{Plain, Routine};
 use crate::timer::Timer;
+use crate::workload::routine::{Plain, Routine};
 use std::hint::black_box;
 
 /// The per-iteration median of a self-measurement (empty loop, add chain), or `None` when
@@ -55,7 +55,7 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
     let (empty_iter_ns, _) = measured(&mut Plain(|| ()));
     let mut x = 0u64;
     let (chain, chain_m) = measured(&mut Plain(move || {
-        x = crate::target::kernels::add_chain(x, black_box(CHAIN_LEN));
+        x = crate::workload::kernels::add_chain(x, black_box(CHAIN_LEN));
         x
     }));
     let mut zero = Plain(|| ());

@@ -7,6 +7,7 @@
 pub mod calibrate;
 pub mod checkpoint;
 pub mod pairs;
+pub mod suite;
 
 use crate::analyze;
 use crate::machine::Machine;
@@ -16,10 +17,10 @@ use crate::protocol;
 use crate::report;
 use crate::result::known::{self, KnownSpeed};
 use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
-use crate::target::{Suite, SuiteError, DEFAULT_ROUNDS};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
 use std::path::Path;
+use suite::{Suite, SuiteError, DEFAULT_ROUNDS};
 
 /// An event of an in-process run, for progress displays: of a benchmark (`R` is its
 /// [`BenchmarkResult`]) or of a registered comparison (`R` is the
@@ -51,7 +52,7 @@ impl Suite {
     /// what went wrong (an unwritable `--json`, a broken link to the runner).
     pub fn try_finish(mut self) -> Result<(), SuiteError> {
         if let Ok(fds) = std::env::var(protocol::FDS_ENV) {
-            return protocol::serve::serve_fds(&mut self, &fds).map_err(SuiteError::Worker);
+            return protocol::serve::serve_fds(&mut self.entries, &fds).map_err(SuiteError::Worker);
         }
         if self.options.list {
             for n in self.names() {
@@ -76,7 +77,7 @@ impl Suite {
         let identity = std::env::current_exe()
             .ok()
             .and_then(|exe| known::program_identity(&exe, &[], "hot"));
-        known.fill_options(&mut self.options, identity.as_deref());
+        self.options.fill_known(&known, identity.as_deref());
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result, .. } = ev {
                 if !printed_head {

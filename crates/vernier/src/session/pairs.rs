@@ -1,15 +1,16 @@
 //! A suite's registered comparisons ([`Suite::compare`], [`Suite::compare_benches`]), measured
 //! in this process by the pair engine, one after the other, into a comparison file.
 
+use super::suite::{PairEntry, PairSide, Suite};
 use super::Event;
 use crate::measure::in_process::InProcess;
 use crate::measure::pairs::{measure_pair, PairPlan};
 use crate::measure::{MonotonicClock, INTERRUPTED};
 use crate::result::comparison::{ComparisonFile, Failure};
 use crate::stats::compare::Mode;
-use crate::target::routine::Routine;
-use crate::target::{Entry, PairEntry, PairSide, Suite};
 use crate::timer::Timer;
+use crate::workload::routine::Routine;
+use crate::workload::Entry;
 use std::sync::atomic::Ordering;
 
 fn routine_by_name<'a>(

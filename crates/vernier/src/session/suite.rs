@@ -1,30 +1,12 @@
-//! The target stage: what to measure. A program registers its benchmarks on a [`Suite`] as
-//! closures (and paired comparisons of two of them); `Options` are parsed from its command line.
-//! Measuring them is a later stage's job: in this process (`crate::session`, standalone and
-//! `cargo bench`) or for a runner through the worker protocol (`crate::protocol::serve`).
-//!
-//! - `routine`: the [`Routine`] trait, the [`Meter`](routine::Meter) and the
-//!   measured loops, monomorphised per closure (dynamic dispatch happens once per sample, outside
-//!   the timed region);
-//! - `input`: the seeded generator and input pools;
-//! - `cache`: cold-cache routines (the evictor walked before each sample);
-//! - `kernels`: fixed workloads (the add chain of the core-speed probe, pointer chases).
-
-pub mod cache;
-pub mod input;
-pub mod kernels;
-pub mod routine;
+//! A program's suite: the benchmarks it registers, its options (parsed from its command line)
+//! and why it cannot run ([`SuiteError`]). Running it is [`super`]'s job.
 
 use crate::counters::CounterSelection;
 use crate::plan::Plan;
-use routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
+use crate::result::known::KnownSpeed;
+use crate::workload::routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
+use crate::workload::{cache, Entry};
 use std::path::PathBuf;
-
-/// A registered benchmark.
-pub struct Entry {
-    pub name: String,
-    pub(crate) routine: Box<dyn Routine>,
-}
 
 /// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
 /// [`Suite::try_finish`] return it; [`Suite::run_main`] (and so `vernier::main!`) prints it
@@ -153,6 +135,21 @@ impl Options {
             (None, false) => Plan::default(),
         };
         Ok(o)
+    }
+
+    /// Fill what a run in this process needs from the machine's speed file and was not
+    /// given: the known speed, the clock's range, and the earlier runs of `program` (a
+    /// [`program_identity`](crate::result::known::program_identity)).
+    pub fn fill_known(&mut self, known: &KnownSpeed, program: Option<&str>) {
+        if self.known_cycle_ns.is_none() {
+            self.known_cycle_ns = known.known_cycle_ns();
+        }
+        if self.clock_ghz.is_none() {
+            self.clock_ghz = known.clock_ghz();
+        }
+        if let (true, Some(id)) = (self.earlier.is_empty(), program) {
+            self.earlier = known.earlier_runs_of(id);
+        }
     }
 
     pub fn selects(&self, name: &str) -> bool {

@@ -152,7 +152,7 @@ pub fn chase_cycle(lines: usize, hops: usize, seed: u64) -> (Vec<usize>, usize) 
     let stride = 64 / std::mem::size_of::<usize>();
     let hops = hops.clamp(1, lines.max(1));
     let slice = lines.max(1) / hops;
-    let mut rng = crate::target::input::Rng::new(seed);
+    let mut rng = crate::workload::input::Rng::new(seed);
     let order: Vec<usize> = (0..hops)
         .map(|i| i * slice + (rng.next_u64() as usize) % slice)
         .collect();

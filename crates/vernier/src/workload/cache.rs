@@ -3,8 +3,8 @@
 //! longer in any cache (nor its pages in the TLB). The protocol's `cache=cold` run option and
 //! `Suite::bench_cold` use it; `docs/experiments.md` says what it costs and what it measures.
 
-use crate::target::routine::{Meter, Routine};
 use crate::timer::Timer;
+use crate::workload::routine::{Meter, Routine};
 
 /// Where the last-level cache's size is read: one directory per cache of CPU 0.
 pub const SYSFS_CACHE_DIR: &str = "/sys/devices/system/cpu/cpu0/cache";
