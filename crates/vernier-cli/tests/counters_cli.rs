@@ -3,15 +3,19 @@
 //! (identical runs, a chain twice as long, the demo's hot and cold events). Counts and
 //! structure only, never absolute times.
 
+#[path = "common/cli.rs"]
+mod cli;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 use vernier::diagnostic::Code;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 
+/// The `vernier` binary under test, its speed file and history in a home of its own.
 fn vernier() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
     c.env("NO_COLOR", "1");
+    cli::isolate(&mut c);
     c
 }
 
@@ -211,10 +215,10 @@ fn ir(f: &ResultFile) -> f64 {
 
 #[test]
 fn instruction_counts_repeat_and_follow_the_chain_length() {
-    if !have_valgrind() {
-        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
-        return;
-    }
+    assert!(
+        have_valgrind(),
+        "valgrind is not installed: apt-get install valgrind (bash .ci/run installs it)"
+    );
     let a = instructions(100, "i100a.json");
     let b = instructions(100, "i100b.json");
     // Identical figures, run to run: every event, to the last digit.
@@ -251,10 +255,10 @@ fn instruction_counts_repeat_and_follow_the_chain_length() {
 
 #[test]
 fn demo_instructions_show_the_cold_events_missing_the_cache() {
-    if !have_valgrind() {
-        eprintln!("skipped: valgrind is not installed (apt-get install valgrind)");
-        return;
-    }
+    assert!(
+        have_valgrind(),
+        "valgrind is not installed: apt-get install valgrind (bash .ci/run installs it)"
+    );
     let json = tmp("demo-i.json");
     let out = vernier()
         .args([

@@ -148,7 +148,7 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
 
     // The same results, saved into PostgreSQL (`compare A B --save` keeps B as measured),
     // give the same history.
-    let Some(pg) = Postgres::start() else { return };
+    let pg = Postgres::start();
     a_version_1_postgresql_store_is_migrated(&pg);
     for f in &files {
         let commit = f.file_name().unwrap().to_string_lossy()[..2].to_string();
@@ -425,19 +425,17 @@ struct Postgres {
 }
 
 impl Postgres {
-    fn start() -> Option<Postgres> {
+    fn start() -> Postgres {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .ok()?
+            .into_iter()
+            .flatten()
             .filter_map(|e| e.ok())
             .map(|e| e.path().join("bin"))
             .find(|b| b.join("initdb").exists());
-        let Some(bin) = bin else {
-            eprintln!(
-                "skipped: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; \
-                 apt-get install postgresql, as .ci/run does)"
-            );
-            return None;
-        };
+        let bin = bin.expect(
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): apt-get \
+             install postgresql, as .ci/run does",
+        );
         // SAFETY: getuid has no preconditions.
         let root = unsafe { libc::getuid() } == 0;
         let dir = tempfile::tempdir().unwrap();
@@ -453,10 +451,10 @@ impl Postgres {
                 .unwrap();
             let parse = |o: &Output| String::from_utf8_lossy(&o.stdout).trim().parse::<u32>();
             let (Ok(uid), Ok(gid)) = (parse(&uid), parse(&gid)) else {
-                eprintln!(
-                    "skipped: running as root and there is no `postgres` user to run the server"
+                panic!(
+                    "running as root and there is no `postgres` user to run the server: \
+                     apt-get install postgresql creates it"
                 );
-                return None;
             };
             std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
         }
@@ -495,7 +493,7 @@ impl Postgres {
             text(&o),
             std::fs::read_to_string(data.join("log")).unwrap_or_default()
         );
-        Some(pg)
+        pg
     }
 
     fn cmd(&self, tool: &str) -> Command {

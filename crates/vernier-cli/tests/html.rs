@@ -319,10 +319,10 @@ fn chromium() -> Option<String> {
 
 /// Headless Chromium renders the report to a PNG: exit 0, a PNG of non-trivial size.
 fn render_in_chromium(html: &Path, dir: &Path) {
-    let Some(browser) = chromium() else {
-        println!("SKIPPED rendering in a browser: no chromium on PATH (apt-get install chromium)");
-        return;
-    };
+    let browser = chromium().expect(
+        "no chromium on PATH to render the report: apt-get install chromium (bash .ci/run \
+         installs it)",
+    );
     let png = dir.join("shot.png");
     let mut child = Command::new(&browser)
         .args([
@@ -405,10 +405,10 @@ fn the_report_never_replaces_the_result() {
 
 #[test]
 fn counted_results_get_their_counts_not_timing_plots() {
-    if Command::new("valgrind").arg("--version").output().is_err() {
-        println!("SKIPPED: no valgrind on PATH (apt-get install valgrind)");
-        return;
-    }
+    assert!(
+        Command::new("valgrind").arg("--version").output().is_ok(),
+        "no valgrind on PATH: apt-get install valgrind (bash .ci/run installs it)"
+    );
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("i.json");
     let html = dir.path().join("i.html");

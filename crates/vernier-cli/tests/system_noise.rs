@@ -150,10 +150,10 @@ fn noise_reports_every_figure_per_cpu() {
 fn a_cpu_kept_busy_by_load_is_noisier_than_an_idle_one() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let cpus = allowed_cpus();
-    if cpus.len() < 2 {
-        eprintln!("skipped: needs two CPUs");
-        return;
-    }
+    assert!(
+        cpus.len() >= 2,
+        "this test needs two CPUs allowed to it, and has {cpus:?}"
+    );
     let (idle, busy) = (cpus[0], cpus[1]);
     // Sixteen single-thread load processes pinned to the busy CPU, each in a session of
     // its own (its own scheduling group under autogroup). On a shared machine foreign work

@@ -120,10 +120,11 @@ fn sleeper(s: &mut Suite, every: u64) {
 
 #[test]
 fn samples_that_sleep_are_interrupted_and_excluded() {
-    if !may_count_scheduler_events() {
-        eprintln!("skipped: this user may not count context switches (see the counters note)");
-        return;
-    }
+    assert!(
+        may_count_scheduler_events(),
+        "this user may not count context switches: sysctl kernel.perf_event_paranoid=2 or \
+         lower, or run as root (docs/counters.md)"
+    );
     let file = run(options(300, software()), |s| sleeper(s, 50_000));
     let b = only(&file);
     let flags = &b.samples.interrupted;

@@ -5,13 +5,32 @@ use std::path::Path;
 use std::process::{Command, Output};
 use vernier::result::ResultFile;
 
-/// The `vernier` binary under test, with colour off.
+/// The `vernier` binary under test, with colour off and the defaults a user has: the
+/// machine's speed file in use, at its default place — under a home of this test binary's
+/// own ([`isolated_home`]), so that no test reads or adds to the user's files.
 pub fn vernier() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
     c.env("NO_COLOR", "1");
-    // Tests neither read nor add to the user's record of this machine's core speed.
-    c.env("VERNIER_SPEED_FILE", "none");
+    isolate(&mut c);
     c
+}
+
+/// A cache and data home for this run of the test binary (`$XDG_CACHE_HOME`, where the speed
+/// file lives, and `$XDG_DATA_HOME`, where `--save` keeps the history by default), fresh for
+/// each run and shared by its tests, as a user's is shared by their runs.
+pub fn isolated_home() -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("home-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `cmd` with [`isolated_home`]'s cache and data homes, and no speed file named.
+pub fn isolate(cmd: &mut Command) -> &mut Command {
+    let home = isolated_home();
+    cmd.env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env_remove("VERNIER_SPEED_FILE")
+        .env_remove("VERNIER_DB")
 }
 
 /// One measuring test at a time within a test binary: run together, the tests share the
