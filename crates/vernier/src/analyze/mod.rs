@@ -19,18 +19,18 @@ mod layout;
 pub mod nan;
 pub mod pairs;
 mod removed;
+mod rules;
 pub mod speed;
 
 use counters::{counter_figures, interrupted_flags};
 pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 pub use layout::LAYOUT_MIN_SPREAD;
 use layout::{figures_by, layout_spread, per_group};
-use removed::optimized_away;
 pub use removed::{
     weigh_instructions, InstructionsCheck, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
 };
 
-use crate::diagnostic::{Cycle, CycleSource, Estimates, Finding, Slowed, SpeedReference};
+use crate::diagnostic::{Cycle, CycleSource, Finding};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
 use crate::stats::steady::WarmupClass;
@@ -216,8 +216,80 @@ pub fn far_outlier_share(m: &Measurement) -> Option<f64> {
     Some((o.low_far + o.high_far) as f64 / per.len() as f64)
 }
 
-/// Analyse one benchmark's measurement.
+/// Analyse one benchmark's measurement: the figures ([`figures_of`]), then each diagnostic's
+/// rule over them, in the order of `rules::RULES`.
 pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
+    let f = figures_of(m, ctx);
+    let diagnostics = rules::RULES
+        .iter()
+        .filter_map(|rule| rule(&f, ctx))
+        .collect();
+    Analysis {
+        steady_samples: f.per.len(),
+        worst_sigma: f.outliers.worst_sigma,
+        outliers: f.outliers.counts,
+        cycle_ns: f.cycle.map(|c| c.ns),
+        per_iter: f.per_iter,
+        fit: f.fit,
+        warmup: f.warmup,
+        processes: f.processes,
+        diagnostics,
+        counters: f.counters,
+        interrupted: f.interrupted,
+        interrupted_samples: f.interrupted_samples,
+        speed: f.speed,
+    }
+}
+
+/// Everything the rules judge: the analysis's figures before the diagnostics.
+pub(crate) struct Figures {
+    /// The headline samples' per-iteration times.
+    per: Vec<f64>,
+    per_iter: PerIter,
+    fit: Option<LinearFit>,
+    warmup: Warmup,
+    outliers: OutlierFigures,
+    processes: Vec<ProcessFigure>,
+    /// The spread between processes, judged in cycles of the core as well.
+    layout: Option<layout::Layout>,
+    counters: BTreeMap<String, f64>,
+    cycle: Option<Cycle>,
+    speed: Option<Speed>,
+    interrupted: Option<Interrupted>,
+    interrupted_samples: Vec<bool>,
+    /// The measurement's wall time, in seconds, and how it stopped.
+    seconds: f64,
+    stop: StopReason,
+    iters_per_sample: u64,
+}
+
+impl Figures {
+    /// Half the width of the run's own interval (what `unstable`, `outliers` and
+    /// `interrupted` weigh a shift against).
+    fn half_width(&self) -> f64 {
+        (self.per_iter.run_ci95_ns[1] - self.per_iter.run_ci95_ns[0]) / 2.0
+    }
+}
+
+/// The outliers among the headline samples and what they do to the median.
+#[derive(Default)]
+struct OutlierFigures {
+    counts: Outliers,
+    /// Largest |x − median| / robust σ.
+    worst_sigma: f64,
+    /// How far the far outliers move the median (the median without them, less it).
+    shift_ns: f64,
+    /// The far outliers' share in the quietest round or process, when two or more have
+    /// enough samples ([`OUTLIER_GROUP_MIN_SAMPLES`]).
+    quietest_far_share: Option<f64>,
+}
+
+/// The headline samples (steady, interrupted ones excluded unless kept) and what their
+/// interruption did, with the per-sample flags.
+fn headline_samples(
+    m: &Measurement,
+    ctx: &Context,
+) -> (Vec<usize>, Option<Interrupted>, Vec<bool>) {
     let flags = interrupted_flags(m, ctx);
     let all_main = steady_main(m);
     let is_int = |i: usize| flags.get(i).copied().unwrap_or(false);
@@ -245,101 +317,91 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
             excluded: !ctx.keep_interrupted && k > 0 && !clean.is_empty(),
         }
     });
-    let excluded = interrupted.is_some_and(|i| i.excluded);
-    let main_idx = if excluded { clean } else { all_main };
-    // The core's speed: with samples in a fast and a slow state, the headline rests on the
-    // fast ones (the other state's figure is in `speed`).
-    let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
-    let wide = speed::sample_wide(&m.samples, &ctx.timer);
-    let (speed, main_idx) = match speed::analyze(
-        &m.samples,
-        &ctx.timer,
-        &cycles,
-        &wide,
-        ctx.speed_refs(),
-        m.wall_ns,
-        &main_idx,
-    ) {
-        Some((sp, head)) => (Some(sp), head),
-        None => (None, main_idx),
-    };
-    let main: Vec<&Sample> = main_idx.iter().map(|&i| &m.samples.samples[i]).collect();
-    let n = m.iters_per_sample.max(1) as f64;
-    let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
-    let sample_ns: Vec<f64> = main.iter().map(|s| s.ns as f64).collect();
-    let mut diagnostics = Vec::new();
-
-    let fit = if per.is_empty() {
-        None
+    let main = if interrupted.is_some_and(|i| i.excluded) {
+        clean
     } else {
-        linearity(m, &|i| excluded && is_int(i))
+        all_main
     };
-    let per_iter = if per.is_empty() {
-        PerIter::undefined()
-    } else {
-        let sorted = stats::sorted(&per);
-        let ci = stats::median_interval(&per);
-        let sorted_ns = stats::sorted(&sample_ns);
-        PerIter {
-            median_ns: ci.median,
-            min_ns: sorted[0],
-            mean_ns: stats::mean(&per),
-            sigma_ns: stats::iqr_sigma_sorted(&sorted_ns) / n.sqrt(),
-            ci95_ns: [ci.lo, ci.hi],
-            run_ci95_ns: [ci.lo, ci.hi],
-            slope_ns: fit.map_or(f64::NAN, |f| f.slope),
-            intercept_ns: fit.map_or(f64::NAN, |f| f.intercept),
-            r2: fit.map_or(f64::NAN, |f| f.r2),
-            sample_sigma_ns: stats::iqr_sigma_sorted(&sorted),
-            mad_ns: stats::mad_sorted(&sorted),
-        }
-    };
+    (main, interrupted, flags)
+}
 
-    // Outliers (the tested `stats::outliers_beyond`) and the worst sigma event.
-    let mut outliers = Outliers::default();
-    let mut worst_sigma = 0.0;
-    let mut outliers_shift = 0.0;
+/// The per-iteration estimates of the headline samples, before any widening.
+fn estimates(per: &[f64], sample_ns: &[f64], n: f64, fit: Option<LinearFit>) -> PerIter {
+    if per.is_empty() {
+        return PerIter::undefined();
+    }
+    let sorted = stats::sorted(per);
+    let ci = stats::median_interval(per);
+    let sorted_ns = stats::sorted(sample_ns);
+    PerIter {
+        median_ns: ci.median,
+        min_ns: sorted[0],
+        mean_ns: stats::mean(per),
+        sigma_ns: stats::iqr_sigma_sorted(&sorted_ns) / n.sqrt(),
+        ci95_ns: [ci.lo, ci.hi],
+        run_ci95_ns: [ci.lo, ci.hi],
+        slope_ns: fit.map_or(f64::NAN, |f| f.slope),
+        intercept_ns: fit.map_or(f64::NAN, |f| f.intercept),
+        r2: fit.map_or(f64::NAN, |f| f.r2),
+        sample_sigma_ns: stats::iqr_sigma_sorted(&sorted),
+        mad_ns: stats::mad_sorted(&sorted),
+    }
+}
+
+/// Outliers (the tested `stats::outliers_beyond`) and the worst sigma event.
+fn outlier_figures(main: &[&Sample], per: &[f64], per_iter: &PerIter) -> OutlierFigures {
+    if per.len() < 4 {
+        return OutlierFigures::default();
+    }
+    let times: Vec<u64> = main.iter().map(|s| s.t_ns).collect();
+    let o = stats::outliers_beyond(per, &times, OUTLIER_MIN_REL);
+    let counts = Outliers {
+        mild: o.low_mild + o.high_mild,
+        far: o.low_far + o.high_far,
+        period_ns: o.period_ns,
+    };
+    // How far the far outliers move the median: the median without them.
+    let (lo3, hi3) =
+        stats::outlier_fences_sorted(&stats::sorted(per), stats::FAR_K, OUTLIER_MIN_REL);
+    let kept: Vec<f64> = per
+        .iter()
+        .copied()
+        .filter(|&x| (lo3..=hi3).contains(&x))
+        .collect();
+    let shift_ns = if kept.is_empty() {
+        0.0
+    } else {
+        (stats::median(&kept) - per_iter.median_ns).abs()
+    };
     // The far outliers' share in the quietest round or process: a burst of the machine's own
     // noise hits the rounds measured while it lasted, a benchmark's own outliers (page
     // faults, allocation, a syscall) hit every round.
-    let mut quietest_far_share = None;
-    if per.len() >= 4 {
-        let times: Vec<u64> = main.iter().map(|s| s.t_ns).collect();
-        let o = stats::outliers_beyond(&per, &times, OUTLIER_MIN_REL);
-        outliers = Outliers {
-            mild: o.low_mild + o.high_mild,
-            far: o.low_far + o.high_far,
-            period_ns: o.period_ns,
-        };
-        // How far the far outliers move the median: the median without them.
-        let (lo3, hi3) =
-            stats::outlier_fences_sorted(&stats::sorted(&per), stats::FAR_K, OUTLIER_MIN_REL);
-        let kept: Vec<f64> = per
-            .iter()
-            .copied()
-            .filter(|&x| (lo3..=hi3).contains(&x))
-            .collect();
-        if !kept.is_empty() {
-            outliers_shift = (stats::median(&kept) - per_iter.median_ns).abs();
-        }
-        let mut by: std::collections::BTreeMap<u32, (usize, usize)> = Default::default();
-        for (s, &x) in main.iter().zip(&per) {
-            let g = by.entry((s.process << 16) | s.round).or_default();
-            g.0 += 1;
-            g.1 += usize::from(!(lo3..=hi3).contains(&x));
-        }
-        let shares: Vec<f64> = by
-            .values()
-            .filter(|(n, _)| *n >= OUTLIER_GROUP_MIN_SAMPLES)
-            .map(|&(n, far)| far as f64 / n as f64)
-            .collect();
-        if shares.len() >= 2 {
-            quietest_far_share = shares.iter().copied().reduce(f64::min);
-        }
-        let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
-        worst_sigma = stats::worst_sigma(&per, per_iter.median_ns, sigma);
+    let mut by: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    for (s, &x) in main.iter().zip(per) {
+        let g = by.entry((s.process << 16) | s.round).or_default();
+        g.0 += 1;
+        g.1 += usize::from(!(lo3..=hi3).contains(&x));
     }
+    let shares: Vec<f64> = by
+        .values()
+        .filter(|(n, _)| *n >= OUTLIER_GROUP_MIN_SAMPLES)
+        .map(|&(n, far)| far as f64 / n as f64)
+        .collect();
+    let quietest_far_share = if shares.len() >= 2 {
+        shares.iter().copied().reduce(f64::min)
+    } else {
+        None
+    };
+    let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
+    OutlierFigures {
+        counts,
+        worst_sigma: stats::worst_sigma(per, per_iter.median_ns, sigma),
+        shift_ns,
+        quietest_far_share,
+    }
+}
 
+fn warmup_of(m: &Measurement) -> Warmup {
     let warmup_samples = m
         .samples
         .samples
@@ -353,18 +415,29 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         .find(|s| s.phase == Phase::Measure)
         .map(|s| s.t_ns.saturating_sub(s.ns))
         .unwrap_or(m.wall_ns);
-    let warmup = Warmup {
+    Warmup {
         samples: warmup_samples,
         seconds: first_steady_start as f64 * 1e-9,
         class: m.steady.map(|s| s.class).unwrap_or(WarmupClass::Flat),
-    };
+    }
+}
 
-    let processes = per_group(&main, |s| s.process);
-    let mut per_iter = per_iter;
-    // Each process is one draw of the memory layout, each round one draw of the machine's
-    // slowly changing state: the interval of the median must cover the spread between draws,
-    // not only the noise within one (a random-effects view).
-    let groups = per_group(&main, |s| (s.process << 16) | s.round);
+/// The interval widened to what holds beyond this run's noise: each process is one draw of
+/// the memory layout, each round one draw of the machine's slowly changing state, so the
+/// interval of the median covers the spread between draws, not only the noise within one (a
+/// random-effects view); `run_ci95_ns` keeps that, this run's own. Then, since another run
+/// on this machine may find the core at another clock, `ci95_ns` covers the headline's
+/// cycles at both ends of the clock range its recent runs saw (not for a benchmark that ran
+/// slowed, whose diagnostic says how far its figure is from the machine's usual speed).
+fn widen(
+    per_iter: &mut PerIter,
+    main: &[&Sample],
+    per: &[f64],
+    speed: Option<&Speed>,
+    ctx: &Context,
+    n: f64,
+) {
+    let groups = per_group(main, |s| (s.process << 16) | s.round);
     if let Some(g) = layout_spread(&groups) {
         // With few draws a t-interval on their medians is uselessly wide (t = 12.7 for two):
         // the interval then simply covers every draw's median.
@@ -391,12 +464,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         ]
     };
     per_iter.run_ci95_ns = bounded(per_iter.ci95_ns);
-    // Another run on this machine may find the core at another clock: the interval covers
-    // the headline's cycles at both ends of the clock range its recent runs saw (not for a
-    // benchmark that ran slowed, whose diagnostic says how far its figure is from the
-    // machine's usual speed).
     if let Some((lo, hi)) = speed
-        .as_ref()
         .filter(|s| !s.core_slowed())
         .and_then(|s| speed::clock_interval(s, ctx.clock_cycle_ns))
     {
@@ -404,12 +472,18 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         per_iter.ci95_ns[1] = per_iter.ci95_ns[1].max(hi);
     }
     per_iter.ci95_ns = bounded(per_iter.ci95_ns);
-    // Layout is only blamed when the core's speed does not explain the processes' spread:
-    // when, in cycles of the core at each sample's moment (the probe's), the processes
-    // disagree beyond their intervals too. A clock that wandered between processes moves
-    // their times in ns and leaves their cycles alone (two processes of a chain of additions
-    // read 27.05 and 30.65 ns in a run whose core spent three quarters of its samples at 3.68
-    // GHz-equivalent and a quarter at 3.32).
+}
+
+/// The spread between processes, with layout only blamed when the core's speed does not
+/// explain it: when, in cycles of the core at each sample's moment (the probe's), the
+/// processes disagree beyond their intervals too. A clock that wandered between processes
+/// moves their times in ns and leaves their cycles alone.
+fn layout_of(
+    m: &Measurement,
+    main_idx: &[usize],
+    processes: &[ProcessFigure],
+    cycles: &[f64],
+) -> Option<layout::Layout> {
     let in_cycles = (!cycles.is_empty()).then(|| {
         figures_by(main_idx.iter().filter_map(|&i| {
             let c = cycles[i];
@@ -425,192 +499,85 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         .as_deref()
         .and_then(layout_spread)
         .is_some_and(|l| !l.significant);
-    let layout = layout_spread(&processes).map(|mut l| {
+    layout_spread(processes).map(|mut l| {
         if cycles_agree {
             l.significant = false;
         }
         l
-    });
+    })
+}
 
-    // Diagnostics, in the order a reader should act on them.
-    if ctx.debug_build {
-        diagnostics.push(Finding::DebugBuild);
-    }
-    let counters = counter_figures(m, ctx, &main_idx);
-    // The benchmark's own cycle time when its cycles were counted: task-clock / cycles.
-    let measured_cycle_ns = match (
+/// The cycle time the rules use: the benchmark's own when its cycles were counted
+/// (task-clock / cycles), else the start-up add chain's.
+fn cycle_of(counters: &BTreeMap<String, f64>, ctx: &Context) -> Option<Cycle> {
+    match (
         counters.get("task-clock_per_iter"),
         counters.get("cycles_per_iter"),
     ) {
-        (Some(&t), Some(&c)) if t > 0.0 && c > 0.0 => Some(t / c),
-        _ => None,
-    };
-    let cycle = match measured_cycle_ns {
-        Some(ns) => Some(Cycle {
-            ns,
+        (Some(&t), Some(&c)) if t > 0.0 && c > 0.0 => Some(Cycle {
+            ns: t / c,
             source: CycleSource::Counters,
         }),
-        None => ctx.cycle_ns.map(|ns| Cycle {
+        _ => ctx.cycle_ns.map(|ns| Cycle {
             ns,
             source: CycleSource::AddChain,
         }),
-    };
-    diagnostics.extend(optimized_away(&per_iter, fit, ctx, cycle));
-    diagnostics.extend(speed.as_ref().and_then(core_slowed));
-    let half_width = (per_iter.run_ci95_ns[1] - per_iter.run_ci95_ns[0]) / 2.0;
-    if let Some(f) = fit {
-        let disagree = (f.slope - per_iter.median_ns).abs();
-        let tol = NONLINEAR_SIGMAS * f.slope_se + half_width;
-        if f.r2 < NONLINEAR_R2 || (disagree > NONLINEAR_REL * per_iter.median_ns && disagree > tol)
-        {
-            diagnostics.push(Finding::Nonlinear {
-                intercept_ns: f.intercept,
-                slope_ns: f.slope,
-                r2: f.r2,
-                median_ns: per_iter.median_ns,
-            });
-        }
-    }
-    if let Some(l) = layout.filter(|l| l.significant) {
-        diagnostics.push(Finding::LayoutSensitive {
-            processes: processes.len(),
-            spread: l.spread,
-            lo_ns: l.lo,
-            hi_ns: l.hi,
-            within: l.within,
-        });
-    }
-    let seconds = m.wall_ns as f64 * 1e-9;
-    if warmup.class == WarmupClass::NoSteadyState {
-        diagnostics.push(Finding::NoSteadyState { seconds });
-    }
-    // Judged on the run's own interval: the clock's range over other runs is the machine's,
-    // said in `speed`, not this run's noise. And judged in cycles of the core at the time as
-    // well: when the clock moved during the run, the figure in ns moved with it while the
-    // cycles held still (under load here, the hot event copy's own interval was ±1.9 % in ns
-    // and ±0.27 % in cycles). The run then measured precisely; the clock's moves are the
-    // machine's, which the interval covers (`speed::clock_interval`) and `core-slowed` names.
-    let rel_ci = half_width / per_iter.median_ns;
-    let rel_ci_cycles = speed
-        .as_ref()
-        .and_then(|s| s.cycles_per_iter)
-        .map(|c| (c.hi - c.lo) / 2.0 / c.median)
-        .filter(|r| r.is_finite());
-    if rel_ci.min(rel_ci_cycles.unwrap_or(f64::INFINITY)) > UNSTABLE_REL_CI
-        && m.stop != StopReason::Failed
-    {
-        diagnostics.push(Finding::Unstable {
-            rel_ci,
-            limit_rel_ci: UNSTABLE_REL_CI,
-            seconds,
-            steady_samples: per.len(),
-        });
-    }
-    let floor = ctx.timer_factor * ctx.timer.overhead_ns.max(ctx.timer.resolution_ns);
-    let median_sample = per_iter.median_ns * n;
-    if median_sample < floor * TIMER_LIMITED_SLACK {
-        diagnostics.push(Finding::TimerLimited {
-            sample_ns: median_sample,
-            timer_factor: ctx.timer_factor,
-            overhead_ns: ctx.timer.overhead_ns,
-            resolution_ns: ctx.timer.resolution_ns,
-        });
-    }
-    let far_share = quietest_far_share.unwrap_or(outliers.far as f64 / per.len().max(1) as f64);
-    let beyond_machine = far_share > OUTLIER_FRACTION
-        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
-    if outliers.far > 0 && (beyond_machine || outliers_shift > half_width) {
-        diagnostics.push(Finding::Outliers {
-            far: outliers.far,
-            of: per.len(),
-            period_ns: outliers.period_ns,
-        });
-    }
-
-    // Excluded interrupted samples leave the estimate as it would be without them: a word is
-    // only due when they are many, or when they move the median beyond its interval.
-    let int_matters = |i: &Interrupted| {
-        let shift = (i.median_with_ns - i.median_without_ns).abs();
-        i.share > INTERRUPTED_FRACTION
-            && (!i.excluded || i.share > INTERRUPTED_MANY || shift > half_width)
-    };
-    if let Some(i) = interrupted.filter(int_matters) {
-        diagnostics.push(Finding::Interrupted {
-            samples: i.samples,
-            of: i.of,
-            share: i.share,
-            median_with_ns: i.median_with_ns,
-            median_without_ns: Some(i.median_without_ns).filter(|x| x.is_finite()),
-            estimates: if i.excluded {
-                Estimates::Excluded
-            } else if ctx.keep_interrupted {
-                Estimates::KeptAsAsked
-            } else {
-                Estimates::KeptAllInterrupted
-            },
-        });
-    }
-    if let Some(note) = &ctx.counters_note {
-        diagnostics.push(Finding::CountersUnavailable {
-            events: ctx.counters_unavailable.clone(),
-            note: note.clone(),
-        });
-    }
-
-    Analysis {
-        per_iter,
-        fit,
-        steady_samples: per.len(),
-        warmup,
-        outliers,
-        worst_sigma,
-        processes,
-        diagnostics,
-        counters,
-        interrupted,
-        interrupted_samples: flags,
-        cycle_ns: cycle.map(|c| c.ns),
-        speed,
     }
 }
 
-/// `core-slowed`: the core ran markedly slower than its fastest state during the benchmark.
-fn core_slowed(sp: &Speed) -> Option<Finding> {
-    if !sp.core_slowed() {
-        return None;
-    }
-    let Some(slow) = sp.slow.filter(|s| s.share >= speed::CORE_SLOWED_MIN_SHARE) else {
-        // One state, behind the machine's known speed.
-        return Some(Finding::CoreSlowed(Slowed::BehindKnown {
-            fast_cycle_ns: sp.fast.cycle_ns,
-            known_cycle_ns: sp.behind_known_cycle_ns?,
-        }));
+/// The figures of one benchmark's measurement, before the diagnostics.
+fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
+    let (main_idx, interrupted, flags) = headline_samples(m, ctx);
+    let excluded = interrupted.is_some_and(|i| i.excluded);
+    // The core's speed: with samples in a fast and a slow state, the headline rests on the
+    // fast ones (the other state's figure is in `speed`).
+    let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
+    let wide = speed::sample_wide(&m.samples, &ctx.timer);
+    let (speed, main_idx) = match speed::analyze(
+        &m.samples,
+        &ctx.timer,
+        &cycles,
+        &wide,
+        ctx.speed_refs(),
+        m.wall_ns,
+        &main_idx,
+    ) {
+        Some((sp, head)) => (Some(sp), head),
+        None => (None, main_idx),
     };
-    Some(Finding::CoreSlowed(if sp.split {
-        Slowed::TwoStates {
-            fast_cycle_ns: sp.fast.cycle_ns,
-            fast_share: sp.fast.share,
-            fast_median_ns: sp.fast.median_ns,
-            slow_cycle_ns: slow.cycle_ns,
-            slow_share: slow.share,
-            slow_median_ns: slow.median_ns,
-            fastest_cycle_ns: sp.fastest_cycle_ns,
-            throughput_slowdown: sp.throughput_slowdown(),
-        }
+    let main: Vec<&Sample> = main_idx.iter().map(|&i| &m.samples.samples[i]).collect();
+    let n = m.iters_per_sample.max(1) as f64;
+    let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
+    let sample_ns: Vec<f64> = main.iter().map(|s| s.ns as f64).collect();
+    let is_int = |i: usize| flags.get(i).copied().unwrap_or(false);
+    let fit = if per.is_empty() {
+        None
     } else {
-        Slowed::SlowState {
-            slow_cycle_ns: slow.cycle_ns,
-            slow_share: slow.share,
-            fastest_cycle_ns: sp.fastest_cycle_ns,
-            throughput_slowdown: sp.throughput_slowdown(),
-            against: match sp.reference {
-                speed::Reference::Probes => SpeedReference::Probes,
-                speed::Reference::StartUp => SpeedReference::StartUp,
-                speed::Reference::Nominal => SpeedReference::Nominal,
-                speed::Reference::Known => SpeedReference::Known,
-            },
-        }
-    }))
+        linearity(m, &|i| excluded && is_int(i))
+    };
+    let mut per_iter = estimates(&per, &sample_ns, n, fit);
+    let outliers = outlier_figures(&main, &per, &per_iter);
+    let processes = per_group(&main, |s| s.process);
+    widen(&mut per_iter, &main, &per, speed.as_ref(), ctx, n);
+    let layout = layout_of(m, &main_idx, &processes, &cycles);
+    let counters = counter_figures(m, ctx, &main_idx);
+    Figures {
+        cycle: cycle_of(&counters, ctx),
+        per,
+        per_iter,
+        fit,
+        warmup: warmup_of(m),
+        outliers,
+        processes,
+        layout,
+        counters,
+        speed,
+        interrupted,
+        interrupted_samples: flags,
+        seconds: m.wall_ns as f64 * 1e-9,
+        stop: m.stop,
+        iters_per_sample: m.iters_per_sample,
+    }
 }
 
 /// The seed's linearity test on the steady ladder: T = a + b·N fitted to the median sample

@@ -1,0 +1,202 @@
+//! The diagnostics, one rule each, applied in one listed order ([`RULES`]): the order a reader
+//! should act on them. A rule reads the analysis's [`Figures`] and the run's [`Context`] and
+//! gives at most one [`Finding`]; a new diagnostic is a new rule and a line in the list.
+
+use super::removed::optimized_away;
+use super::{speed, Context, Figures, Interrupted, Speed};
+use super::{
+    INTERRUPTED_FRACTION, INTERRUPTED_MANY, NONLINEAR_R2, NONLINEAR_REL, NONLINEAR_SIGMAS,
+    OUTLIER_FRACTION, OUTLIER_NOISE_FACTOR, TIMER_LIMITED_SLACK, UNSTABLE_REL_CI,
+};
+use crate::diagnostic::{Estimates, Finding, Slowed, SpeedReference};
+use crate::measure::StopReason;
+use crate::stats::steady::WarmupClass;
+
+/// A diagnostic's rule.
+pub(super) type Rule = fn(&Figures, &Context) -> Option<Finding>;
+
+/// Every rule, in the order their findings are reported.
+pub(super) const RULES: &[Rule] = &[
+    debug_build,
+    removed,
+    core_slowed_rule,
+    nonlinear,
+    layout_sensitive,
+    no_steady_state,
+    unstable,
+    timer_limited,
+    outliers,
+    interrupted,
+    counters_unavailable,
+];
+
+fn debug_build(_: &Figures, ctx: &Context) -> Option<Finding> {
+    ctx.debug_build.then_some(Finding::DebugBuild)
+}
+
+/// `optimized-away`: the evidence is weighed in `removed`.
+fn removed(f: &Figures, ctx: &Context) -> Option<Finding> {
+    optimized_away(&f.per_iter, f.fit, ctx, f.cycle)
+}
+
+fn core_slowed_rule(f: &Figures, _: &Context) -> Option<Finding> {
+    f.speed.as_ref().and_then(core_slowed)
+}
+
+/// `nonlinear`: T = a + b·N fits poorly, or its slope disagrees with the median beyond the
+/// slope's standard errors and the run's interval.
+fn nonlinear(f: &Figures, _: &Context) -> Option<Finding> {
+    let fit = f.fit?;
+    let median = f.per_iter.median_ns;
+    let disagree = (fit.slope - median).abs();
+    let tol = NONLINEAR_SIGMAS * fit.slope_se + f.half_width();
+    (fit.r2 < NONLINEAR_R2 || (disagree > NONLINEAR_REL * median && disagree > tol)).then_some(
+        Finding::Nonlinear {
+            intercept_ns: fit.intercept,
+            slope_ns: fit.slope,
+            r2: fit.r2,
+            median_ns: median,
+        },
+    )
+}
+
+fn layout_sensitive(f: &Figures, _: &Context) -> Option<Finding> {
+    let l = f.layout.filter(|l| l.significant)?;
+    Some(Finding::LayoutSensitive {
+        processes: f.processes.len(),
+        spread: l.spread,
+        lo_ns: l.lo,
+        hi_ns: l.hi,
+        within: l.within,
+    })
+}
+
+fn no_steady_state(f: &Figures, _: &Context) -> Option<Finding> {
+    (f.warmup.class == WarmupClass::NoSteadyState)
+        .then_some(Finding::NoSteadyState { seconds: f.seconds })
+}
+
+/// `unstable`, judged on the run's own interval: the clock's range over other runs is the
+/// machine's, said in `speed`, not this run's noise. And judged in cycles of the core at the
+/// time as well: when the clock moved during the run, the figure in ns moved with it while
+/// the cycles held still. The run then measured precisely; the clock's moves are the
+/// machine's, which the interval covers (`speed::clock_interval`) and `core-slowed` names.
+fn unstable(f: &Figures, _: &Context) -> Option<Finding> {
+    let rel_ci = f.half_width() / f.per_iter.median_ns;
+    let rel_ci_cycles = f
+        .speed
+        .as_ref()
+        .and_then(|s| s.cycles_per_iter)
+        .map(|c| (c.hi - c.lo) / 2.0 / c.median)
+        .filter(|r| r.is_finite());
+    (rel_ci.min(rel_ci_cycles.unwrap_or(f64::INFINITY)) > UNSTABLE_REL_CI
+        && f.stop != StopReason::Failed)
+        .then_some(Finding::Unstable {
+            rel_ci,
+            limit_rel_ci: UNSTABLE_REL_CI,
+            seconds: f.seconds,
+            steady_samples: f.per.len(),
+        })
+}
+
+fn timer_limited(f: &Figures, ctx: &Context) -> Option<Finding> {
+    let floor = ctx.timer_factor * ctx.timer.overhead_ns.max(ctx.timer.resolution_ns);
+    let median_sample = f.per_iter.median_ns * f.iters_per_sample.max(1) as f64;
+    (median_sample < floor * TIMER_LIMITED_SLACK).then_some(Finding::TimerLimited {
+        sample_ns: median_sample,
+        timer_factor: ctx.timer_factor,
+        overhead_ns: ctx.timer.overhead_ns,
+        resolution_ns: ctx.timer.resolution_ns,
+    })
+}
+
+/// `outliers`: far outliers that move the median beyond its interval, or more of them than
+/// [`OUTLIER_FRACTION`] and than the machine itself shows, in the quietest round or process.
+fn outliers(f: &Figures, ctx: &Context) -> Option<Finding> {
+    let o = &f.outliers;
+    let far_share = o
+        .quietest_far_share
+        .unwrap_or(o.counts.far as f64 / f.per.len().max(1) as f64);
+    let beyond_machine = far_share > OUTLIER_FRACTION
+        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
+    (o.counts.far > 0 && (beyond_machine || o.shift_ns > f.half_width())).then_some(
+        Finding::Outliers {
+            far: o.counts.far,
+            of: f.per.len(),
+            period_ns: o.counts.period_ns,
+        },
+    )
+}
+
+/// `interrupted`: excluded interrupted samples leave the estimate as it would be without
+/// them, so a word is only due when they are many, or when they move the median beyond its
+/// interval.
+fn interrupted(f: &Figures, ctx: &Context) -> Option<Finding> {
+    let matters = |i: &Interrupted| {
+        let shift = (i.median_with_ns - i.median_without_ns).abs();
+        i.share > INTERRUPTED_FRACTION
+            && (!i.excluded || i.share > INTERRUPTED_MANY || shift > f.half_width())
+    };
+    let i = f.interrupted.filter(matters)?;
+    Some(Finding::Interrupted {
+        samples: i.samples,
+        of: i.of,
+        share: i.share,
+        median_with_ns: i.median_with_ns,
+        median_without_ns: Some(i.median_without_ns).filter(|x| x.is_finite()),
+        estimates: if i.excluded {
+            Estimates::Excluded
+        } else if ctx.keep_interrupted {
+            Estimates::KeptAsAsked
+        } else {
+            Estimates::KeptAllInterrupted
+        },
+    })
+}
+
+fn counters_unavailable(_: &Figures, ctx: &Context) -> Option<Finding> {
+    let note = ctx.counters_note.as_ref()?;
+    Some(Finding::CountersUnavailable {
+        events: ctx.counters_unavailable.clone(),
+        note: note.clone(),
+    })
+}
+
+/// `core-slowed`: the core ran markedly slower than its fastest state during the benchmark.
+fn core_slowed(sp: &Speed) -> Option<Finding> {
+    if !sp.core_slowed() {
+        return None;
+    }
+    let Some(slow) = sp.slow.filter(|s| s.share >= speed::CORE_SLOWED_MIN_SHARE) else {
+        // One state, behind the machine's known speed.
+        return Some(Finding::CoreSlowed(Slowed::BehindKnown {
+            fast_cycle_ns: sp.fast.cycle_ns,
+            known_cycle_ns: sp.behind_known_cycle_ns?,
+        }));
+    };
+    Some(Finding::CoreSlowed(if sp.split {
+        Slowed::TwoStates {
+            fast_cycle_ns: sp.fast.cycle_ns,
+            fast_share: sp.fast.share,
+            fast_median_ns: sp.fast.median_ns,
+            slow_cycle_ns: slow.cycle_ns,
+            slow_share: slow.share,
+            slow_median_ns: slow.median_ns,
+            fastest_cycle_ns: sp.fastest_cycle_ns,
+            throughput_slowdown: sp.throughput_slowdown(),
+        }
+    } else {
+        Slowed::SlowState {
+            slow_cycle_ns: slow.cycle_ns,
+            slow_share: slow.share,
+            fastest_cycle_ns: sp.fastest_cycle_ns,
+            throughput_slowdown: sp.throughput_slowdown(),
+            against: match sp.reference {
+                speed::Reference::Probes => SpeedReference::Probes,
+                speed::Reference::StartUp => SpeedReference::StartUp,
+                speed::Reference::Nominal => SpeedReference::Nominal,
+                speed::Reference::Known => SpeedReference::Known,
+            },
+        }
+    }))
+}
