@@ -303,7 +303,12 @@ fn validate_benchmark(r: &super::BenchmarkResult) -> Result<(), Invalid> {
     } else {
         Some(r.name.as_str())
     };
-    let s = &r.samples;
+    validate_samples(name, &r.samples)?;
+    validate_figures(name, r)
+}
+
+/// The raw samples: one value per sample in every column, each within its bounds.
+fn validate_samples(name: Option<&str>, s: &super::SamplesJson) -> Result<(), Invalid> {
     let n = s.ns.len();
     let same_len = |field: &str, len: usize, optional: bool| -> Result<(), Invalid> {
         if len == n || (optional && len == 0) {
@@ -404,6 +409,12 @@ fn validate_benchmark(r: &super::BenchmarkResult) -> Result<(), Invalid> {
             }
         }
     }
+    Ok(())
+}
+
+/// The figures derived from the samples: finite, non-negative where they must be, ordered.
+fn validate_figures(name: Option<&str>, r: &super::BenchmarkResult) -> Result<(), Invalid> {
+    let n = r.samples.ns.len();
     // A benchmark may hold no sample at all (it failed, or Ctrl-C came before its first), or
     // only calibration samples (Ctrl-C during calibration): the analysis then has no main
     // series and says so; only an impossible count is damage.
