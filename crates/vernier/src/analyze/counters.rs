@@ -26,8 +26,11 @@ pub(super) fn interrupted_flags(m: &Measurement, ctx: &Context) -> Vec<bool> {
     }
     (0..m.samples.len())
         .map(|i| {
-            counter_value(m, ctx, cs, i).unwrap_or(0.0) > 0.0
-                || counter_value(m, ctx, mig, i).unwrap_or(0.0) > 0.0
+            crate::counters::interrupted_by(
+                counter_value(m, ctx, cs, i),
+                counter_value(m, ctx, mig, i),
+            )
+            .unwrap_or(false)
         })
         .collect()
 }

@@ -80,11 +80,18 @@ impl Serialize for CounterSample {
 /// `context-switches > 0 || cpu-migrations > 0`. `None` when neither event was counted, since
 /// an unknown is not a "no".
 pub fn is_interrupted(sample: &CounterSample) -> Option<bool> {
-    let cs = sample.get(Event::ContextSwitches);
-    let mig = sample.get(Event::CpuMigrations);
-    match (cs, mig) {
+    interrupted_by(
+        sample.get(Event::ContextSwitches).map(|v| v as f64),
+        sample.get(Event::CpuMigrations).map(|v| v as f64),
+    )
+}
+
+/// The rule of [`is_interrupted`] on the two counts (less any baseline), as the analysis
+/// applies it to a stored sample: `None` when neither was counted.
+pub fn interrupted_by(context_switches: Option<f64>, migrations: Option<f64>) -> Option<bool> {
+    match (context_switches, migrations) {
         (None, None) => None,
-        _ => Some(cs.unwrap_or(0) > 0 || mig.unwrap_or(0) > 0),
+        (cs, mig) => Some(cs.unwrap_or(0.0) > 0.0 || mig.unwrap_or(0.0) > 0.0),
     }
 }
 

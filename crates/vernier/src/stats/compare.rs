@@ -32,9 +32,8 @@
 //! - **Two result files**: each file's own interval, combined ([`from_intervals`]).
 //!
 //! Several benchmarks compared at once are a family of tests: [`holm`] adjusts their p-values
-//! (the suite uses it: it controls the family-wise error rate, so a suite of 50 benchmarks does
-//! not report a false regression in most runs); [`benjamini_hochberg`] (false discovery rate) is
-//! there for exploratory use. [`verdict`] then combines the ratio, its interval, the adjusted
+//! (it controls the family-wise error rate, so a suite of 50 benchmarks does not report a false
+//! regression in most runs). [`verdict`] then combines the ratio, its interval, the adjusted
 //! p-value and a noise threshold.
 
 use crate::stats::rank::{
@@ -206,23 +205,6 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     for (rank, &i) in idx.iter().enumerate() {
         let adj = ((m - rank) as f64 * p[i]).min(1.0);
         running = running.max(adj);
-        out[i] = running;
-    }
-    out
-}
-
-/// Benjamini–Hochberg step-up adjusted p-values (same order as the input): controls the false
-/// discovery rate (the expected share of false findings among those reported) for independent
-/// or positively dependent tests. Less conservative than [`holm`]; for exploration.
-pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
-    let m = p.len();
-    let mut idx: Vec<usize> = (0..m).collect();
-    idx.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
-    let mut out = vec![0.0; m];
-    let mut running = 1.0f64;
-    for (rank, &i) in idx.iter().enumerate().rev() {
-        let adj = (m as f64 / (rank + 1) as f64 * p[i]).min(1.0);
-        running = running.min(adj);
         out[i] = running;
     }
     out

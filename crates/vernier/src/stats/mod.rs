@@ -433,16 +433,12 @@ impl Outliers {
 }
 
 /// Classifies the values (in time order) against Tukey fences at k = 1.5 (mild) and k = 3
-/// (far); each value falls in at most one class. `times_ns[i]` is when value i was taken
-/// (e.g. nanoseconds since the start of the run); when its length differs from `values`, no
-/// period is estimated.
-pub fn outliers(values_in_time_order: &[f64], times_ns: &[u64]) -> Outliers {
-    outliers_beyond(values_in_time_order, times_ns, 0.0)
-}
-
-/// [`outliers`] with fences never closer to the median than `min_rel` of it for far outliers
-/// (`min_rel / 2` for mild ones). On a quiet machine the IQR is so small that 3 × IQR is a
-/// fraction of a percent, and samples a hair slower than the bulk are not disturbances.
+/// (far), with fences never closer to the median than `min_rel` of it for far outliers
+/// (`min_rel / 2` for mild ones): on a quiet machine the IQR is so small that 3 × IQR is a
+/// fraction of a percent, and samples a hair slower than the bulk are not disturbances. Each
+/// value falls in at most one class. `times_ns[i]` is when value i was taken (e.g.
+/// nanoseconds since the start of the run); when its length differs from `values`, no period
+/// is estimated.
 pub fn outliers_beyond(values_in_time_order: &[f64], times_ns: &[u64], min_rel: f64) -> Outliers {
     let mut out = Outliers::default();
     if values_in_time_order.is_empty() {
@@ -572,7 +568,7 @@ mod tests {
                 }
             })
             .collect();
-        let o = outliers(&values, &times);
+        let o = outliers_beyond(&values, &times, 0.0);
         assert_eq!(o.high_far, 10);
         assert_eq!(o.low_far + o.low_mild + o.high_mild, 0);
         assert_eq!(o.period_ns, Some(4_000_000.0));
@@ -583,7 +579,7 @@ mod tests {
         let values: Vec<f64> = (0..n)
             .map(|i| 100.0 + unit(&mut st) + if spikes.contains(&i) { 50.0 } else { 0.0 })
             .collect();
-        let o = outliers(&values, &times);
+        let o = outliers_beyond(&values, &times, 0.0);
         assert_eq!(o.high_far, 6);
         assert_eq!(o.period_ns, None);
     }
@@ -594,7 +590,7 @@ mod tests {
         // (-55.5, 154.5) and the far fences (-134.25, 233.25).
         let mut v: Vec<f64> = (0..=100).map(f64::from).collect();
         v.extend([200.0, 300.0, -100.0, -200.0, -150.0]);
-        let o = outliers(&v, &[]);
+        let o = outliers_beyond(&v, &[], 0.0);
         assert_eq!(
             o,
             Outliers {
@@ -613,10 +609,9 @@ mod tests {
         // are far; with a 10 % floor only the 20 % one is.
         let mut v: Vec<f64> = (0..100).map(|i| 100.0 + (i % 5) as f64 * 0.05).collect();
         v.extend([103.0, 120.0]);
-        assert_eq!(outliers(&v, &[]).high_far, 2);
+        assert_eq!(outliers_beyond(&v, &[], 0.0).high_far, 2);
         let o = outliers_beyond(&v, &[], 0.10);
         assert_eq!((o.high_mild, o.high_far), (0, 1));
-        assert_eq!(outliers_beyond(&v, &[], 0.0), outliers(&v, &[]));
     }
 
     #[test]
