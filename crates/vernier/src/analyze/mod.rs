@@ -158,20 +158,20 @@ pub const OUTLIER_FRACTION: f64 = 0.05;
 pub const OUTLIER_NOISE_FACTOR: f64 = 2.0;
 /// The share of far outliers that is compared with [`OUTLIER_FRACTION`] and the machine's is
 /// that of the quietest round or process with at least this many steady samples (when two or
-/// more have), not of all samples: in one demo on a 2-vCPU guest, a burst of the host's noise
-/// during the first pass over the benchmarks gave the first five 9-15 % far outliers in
-/// that round and 2-3.5 % in the next, and each of them was flagged.
+/// more have), not of all samples: a burst of the host's noise during one pass over the
+/// benchmarks gives the ones it hit many far outliers in that round only, which are the
+/// machine's, not theirs.
 pub const OUTLIER_GROUP_MIN_SAMPLES: usize = 200;
 /// Samples may be this much shorter than the timer's floor before `timer-limited`: the engine
-/// calibrates to the floor, and a faster state of the core later shortens samples (by 1.85× on
-/// shared machines) while the timer's share of a sample is still ≤ 0.2 %.
+/// calibrates to the floor, and a faster state of the core later may shorten samples (by up
+/// to 2× on shared machines) while the timer's share of a sample stays ≤ 0.2 %.
 pub const TIMER_LIMITED_SLACK: f64 = 0.5;
 /// A body more than 3 % slower than the empty loop, beyond 3 × its interval, does measurable
 /// work: the harness's loop hides work that runs in its shadow (a load and a multiply in the
 /// cycle the loop takes anyway), so "less than a quarter cycle more" alone is not evidence the
-/// work was removed. The fastest sample must be that much slower too: with its core slowed by
-/// a busy sibling thread, a removed body (`sqrt no barrier`) read 0.2927 ns against the empty
-/// loop's 0.2664 (+9.9 %) while its fastest sample read 0.2685 (+0.8 %).
+/// work was removed. The fastest sample must be that much slower too: a core slowed by a busy
+/// sibling thread for part of the run lifts a removed body's median well above the empty
+/// loop's while its fastest sample stays level with it.
 pub const MEASURABLE_OVER_EMPTY: f64 = 0.03;
 /// A far outlier is at least 10 % away from the median (5 % for a mild one), whatever the IQR.
 pub const OUTLIER_MIN_REL: f64 = 0.10;

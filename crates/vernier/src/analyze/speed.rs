@@ -22,11 +22,11 @@ use crate::timer::{TimerInfo, TimerKind};
 /// thread on the host): a state, not a wobble.
 pub const SLOW_RATIO: f64 = 1.10;
 /// A benchmark whose fast state ran this much slower than the machine's known speed (earlier
-/// runs) is `core-slowed` as a whole. 10 %, as within a run: on a shared 2-vCPU guest, idle,
-/// the fast state of ten consecutive invocations ranged over 3.56–3.77 GHz-equivalent against
-/// a known 3.92 (the 90th percentile of earlier runs), so a rule of a few percent flagged
-/// nearly every run there, and a warning that always fires teaches users to ignore it. The
-/// distinct slow states it is for (1.7–1.9× with a busy sibling) are far beyond 10 %.
+/// runs) is `core-slowed` as a whole. 10 %, as within a run: on shared machines the fast state
+/// of consecutive idle invocations wanders several percent below the known speed (a high
+/// quantile of earlier runs), so a rule of a few percent would flag nearly every run, and a
+/// warning that always fires teaches users to ignore it. The distinct slow states it is for (a
+/// busy sibling thread on the host) are far beyond 10 %.
 pub const KNOWN_SLOW_RATIO: f64 = 1.10;
 /// Probes are smoothed over this many consecutive probed batches (a running median): a real
 /// state lasts from a fraction of a second to minutes, hundreds of batches, while one probe hit
@@ -34,9 +34,9 @@ pub const KNOWN_SLOW_RATIO: f64 = 1.10;
 pub const SMOOTHING_PROBES: usize = 5;
 /// Two states whose figures (the benchmark's medians in each) differ by less than this (2 %)
 /// are one state for the benchmark: it did not feel the difference, and neither splitting
-/// its samples nor `core-slowed` would say anything about its figure. In one demo, a hot
-/// pointer chase had 5.5 % of its samples in a state with about 1.1× less throughput from
-/// the core and took 1.6 % longer in them, while `rand()` took 6.7 % longer in its own.
+/// its samples nor `core-slowed` would say anything about its figure: a memory-bound pointer
+/// chase barely feels a state in which the core lends less throughput, where an ALU-bound
+/// body slows markedly.
 pub const STATE_MATTERS: f64 = 0.02;
 /// Fewest steady samples a state needs for a figure of its own (a median with an interval).
 pub const MIN_STATE_SAMPLES: usize = 30;
