@@ -2,23 +2,19 @@
 //! target → plan → measure → analyze → result → report. The `vernier` binary
 //! (`main.rs`) and the Python package's console command both call [`main_with_args`].
 
+mod args;
 mod commands;
 mod history;
 mod html;
 mod runner;
 mod term;
 
-// The commands and the runner's parts by their short names (`crate::run`, `crate::worker`).
+use args::Common;
 use commands::{analyze, asm, compare, demo, export, load, run, sweep, system};
-use runner::{cold, counted, gbench, instructions, link, pairs, worker};
-use vernier::result::known as known_speed;
+pub use term::install_pipe_hook;
 
-use anyhow::{bail, Context as _, Result};
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
-use vernier::counters::CounterSelection;
-use vernier::Options;
-use vernier::Suite;
+use anyhow::{bail, Result};
+use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -68,99 +64,6 @@ enum Command {
     DemoWorker,
 }
 
-/// Options shared by `demo`, `run` and `compare`.
-#[derive(Args, Clone, Debug)]
-pub struct Common {
-    /// Write the result (schema 1, every raw sample) to FILE, atomically, after each benchmark.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write a self-contained HTML report (plots of every benchmark) to FILE after the run.
-    #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
-    /// Only benchmarks whose name matches REGEX.
-    #[arg(long, value_name = "REGEX")]
-    filter: Option<String>,
-    /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    time: Option<f64>,
-    /// A short run: about 0.2 s per benchmark.
-    #[arg(long)]
-    quick: bool,
-    /// Performance counters read around each sample: perf event names separated by commas
-    /// (cycles, instructions, branches, branch-misses, cache-references, cache-misses,
-    /// L1-dcache-load-misses, task-clock, context-switches, cpu-migrations, page-faults),
-    /// `default`, or `none`.
-    #[arg(long, value_name = "LIST", default_value = "default")]
-    counters: String,
-    /// Keep samples interrupted by a context switch or a CPU migration in the estimates
-    /// (by default they are excluded, and reported).
-    #[arg(long)]
-    keep_interrupted: bool,
-    /// Deterministic mode: count instructions and simulated cache misses and branch
-    /// mispredictions per iteration under valgrind (callgrind) instead of timing.
-    #[arg(long)]
-    instructions: bool,
-    /// Verbose report: each benchmark's counters, σ_run/√N_iter, fit and warm-up, and every
-    /// diagnostic's own paragraph; with `run`, also the disassembly of the measured loop of a
-    /// benchmark flagged `optimized-away` (as `vernier asm` shows it).
-    #[arg(short = 'v', long)]
-    verbose: bool,
-    #[command(flatten)]
-    save: history::SaveArgs,
-}
-
-impl Common {
-    fn plan(&self) -> Result<vernier::plan::Plan> {
-        Ok(match (self.time, self.quick) {
-            (Some(t), _) if t > 0.0 && t.is_finite() => {
-                vernier::plan::Plan::with_budget((t * 1e9) as u64)
-            }
-            (Some(t), _) => bail!("--time {t}: expected a positive number of seconds"),
-            (None, true) => vernier::plan::Plan::quick(),
-            (None, false) => vernier::plan::Plan::default(),
-        })
-    }
-
-    fn counters(&self) -> Result<CounterSelection> {
-        CounterSelection::parse(&self.counters).map_err(anyhow::Error::msg)
-    }
-
-    fn filter(&self) -> Result<Option<regex::Regex>> {
-        parse_filter(self.filter.as_deref())
-    }
-}
-
-/// A `--filter REGEX`, compiled; an invalid one is named.
-pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
-    filter
-        .map(|f| {
-            regex::Regex::new(f)
-                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
-        })
-        .transpose()
-}
-
-/// Ends the process quietly when stdout is a closed pipe (see the body); call once, first.
-pub fn install_pipe_hook() {
-    // Output piped into a command that stops reading (`vernier analyze r.json | head`) ends
-    // the process quietly, as a shell expects of a Unix tool (status 141, as if by SIGPIPE),
-    // instead of a panic in println!. SIGPIPE itself stays ignored: a worker that dies must
-    // give an error on its pipe, not kill the runner.
-    let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
-            std::process::exit(141);
-        }
-        default_hook(info)
-    }));
-}
-
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
 /// and returns the process's exit status: 0 success, 1 an error, 2 a check failed.
 pub fn main_with_args<I, T>(args: I) -> i32
@@ -174,7 +77,7 @@ where
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 1 } else { 0 };
-            match negative_value(&e, &args) {
+            match args::negative_value(&e, &args) {
                 // clap's tip for a value that looks like an option is to write `-- -1`, which is
                 // wrong here: `--` starts the benchmark program's command line.
                 Some((opt, v)) => eprintln!(
@@ -198,55 +101,15 @@ where
     }
 }
 
-/// The option and the negative number clap took for an unknown option, if that is what went
-/// wrong (`--env-pad -5`).
-fn negative_value(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<(String, String)> {
-    if e.kind() != clap::error::ErrorKind::UnknownArgument {
-        return None;
-    }
-    let v = match e.get(clap::error::ContextKind::InvalidArg) {
-        Some(clap::error::ContextValue::String(s)) if s.parse::<f64>().is_ok_and(|v| v < 0.0) => {
-            s.clone()
-        }
-        _ => return None,
-    };
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let at = args.iter().position(|a| *a == v)?;
-    let opt = args[..at].last().filter(|o| o.starts_with("--"))?;
-    Some((opt.clone(), v))
-}
-
 fn run(cli: Cli) -> Result<i32> {
-    // An unwritable --json is refused before anything is measured.
-    let json = match &cli.command {
-        Command::Demo(c) => c.json.as_ref(),
-        Command::Run(a) => a.common.json.as_ref(),
-        Command::Compare(a) => a.json.as_ref(),
-        _ => None,
+    // Unwritable --json and --html are refused before anything is measured.
+    let (json, html) = match &cli.command {
+        Command::Demo(c) => (c.json.as_ref(), c.html.as_ref()),
+        Command::Run(a) => (a.common.json.as_ref(), a.common.html.as_ref()),
+        Command::Compare(a) => (a.json.as_ref(), a.html.as_ref()),
+        _ => (None, None),
     };
-    if let Some(path) = json {
-        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
-    }
-    // And an unwritable --html.
-    let html = match &cli.command {
-        Command::Demo(c) => c.html.as_ref(),
-        Command::Run(a) => a.common.html.as_ref(),
-        Command::Compare(a) => a.html.as_ref(),
-        _ => None,
-    };
-    if let Some(path) = html {
-        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
-        if json == Some(path) {
-            bail!(
-                "--html {0} and --json {0} name the same file: the report would replace the \
-                 result; give the report its own name, such as report.html",
-                path.display()
-            );
-        }
-    }
+    args::check_outputs(json, html)?;
     if let Command::Demo(c) | Command::Run(run::RunArgs { common: c, .. }) = &cli.command {
         if c.save.save && c.instructions {
             bail!("--save keeps timed runs; --instructions counts are not stored in the history");
@@ -265,23 +128,6 @@ fn run(cli: Cli) -> Result<i32> {
         Command::History(a) => history::command::history_command(&a),
         Command::Sweep(a) => sweep::sweep_command(&a),
         Command::Asm(a) => asm::asm_command(&a),
-        Command::DemoWorker => {
-            if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
-                bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");
-            }
-            let mut suite = Suite::new(Options::default());
-            demo::register(&mut suite);
-            suite.try_finish().map_err(|e| anyhow::anyhow!("{e}"))?;
-            Ok(0)
-        }
+        Command::DemoWorker => demo::worker_command(),
     }
-}
-
-/// The audit summary for the result file; prints one line when the machine is not tuned.
-pub fn audit_and_hint() -> serde_json::Value {
-    let root = system::SysRoot::from_option(None);
-    if let Some(h) = system::untuned_hint(&root) {
-        eprintln!("vernier: {h}");
-    }
-    system::audit_summary(&root)
 }

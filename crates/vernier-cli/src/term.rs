@@ -177,3 +177,24 @@ pub fn interrupted_exit() -> Option<i32> {
         130
     })
 }
+
+/// Ends the process quietly when stdout is a closed pipe (see the body); call once, first.
+pub fn install_pipe_hook() {
+    // Output piped into a command that stops reading (`vernier analyze r.json | head`) ends
+    // the process quietly, as a shell expects of a Unix tool (status 141, as if by SIGPIPE),
+    // instead of a panic in println!. SIGPIPE itself stays ignored: a worker that dies must
+    // give an error on its pipe, not kill the runner.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default_hook(info)
+    }));
+}

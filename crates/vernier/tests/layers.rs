@@ -163,6 +163,11 @@ fn the_library_uses_only_lower_layers() {
 }
 
 #[test]
+fn the_command_uses_only_lower_layers() {
+    check("vernier-cli");
+}
+
+#[test]
 fn the_parser_finds_grouped_and_plain_paths() {
     let c = code("use crate::{a::x, b::{y, z}, c};\nlet v = crate::d::f(); // crate::e\n");
     let names: Vec<String> = crate_paths(&c).into_iter().map(|(m, _)| m).collect();

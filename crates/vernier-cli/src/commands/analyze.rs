@@ -7,8 +7,9 @@
 //! (`BenchmarkResult::measurement`). A file written by this build re-derives to the same figures;
 //! one written by an older build shows which figures this build's analysis now gives differently.
 
-use crate::instructions::{difference, EventCounts};
-use crate::{counted, term};
+use crate::runner::counted;
+use crate::runner::instructions::{difference, EventCounts};
+use crate::term;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use serde_json::Value;

@@ -9,7 +9,7 @@
 //! (`objdump -t`) into the function's name and size. `objdump -d` disassembles that function;
 //! backward jumps are loops, and the one between the clock reads is the iterations' loop.
 
-use crate::worker::{Control, WorkerProcess};
+use crate::runner::worker::{Control, WorkerProcess};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use std::ffi::OsString;
@@ -57,12 +57,12 @@ pub struct Loop {
 }
 
 pub fn asm_command(a: &AsmArgs) -> Result<i32> {
-    let filter = crate::parse_filter(a.filter.as_deref())?;
-    let (program, args) = crate::run::split_program(&a.program);
+    let filter = crate::args::parse_filter(a.filter.as_deref())?;
+    let (program, args) = crate::commands::run::split_program(&a.program);
     check_objdump(&a.objdump)?;
     let located = locate(&program, &args)?;
     let names: Vec<String> = located.iter().map(|(n, _)| n.clone()).collect();
-    for i in crate::run::select(&program, &names, filter.as_ref())? {
+    for i in crate::args::select(&program, &names, filter.as_ref())? {
         let (name, found) = &located[i];
         match found {
             Ok(f) => print!("{}", render(name, f, &a.objdump, false)?),
@@ -106,7 +106,7 @@ pub fn locate(
     args: &[OsString],
 ) -> Result<Vec<(String, Result<LoopFunction, String>)>> {
     let ctl = Control {
-        timeout: std::time::Duration::from_secs_f64(crate::run::DEFAULT_TIMEOUT_S),
+        timeout: std::time::Duration::from_secs_f64(crate::commands::run::DEFAULT_TIMEOUT_S),
         ..Control::default()
     };
     let mut w = WorkerProcess::spawn(program, args, &ctl).map_err(anyhow::Error::msg)?;

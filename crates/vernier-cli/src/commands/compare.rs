@@ -3,19 +3,22 @@
 //! OLD and NEW are either two executables (two builds of a benchmark program, each a worker)
 //! or two result files (`vernier run --json`, `vernier demo --json`); which one is detected
 //! from the files themselves. Executables are compared live over several OLD/NEW process pairs
-//! (`crate::pairs`): benchmarks are paired by name, each pair alternates batches between its
+//! (`crate::runner::pairs`): benchmarks are paired by name, each pair alternates batches between its
 //! two processes on one CPU so that drift cancels (`vernier::measure::pairs`), and the interval is
 //! taken over the pairs. Result files are compared offline from each file's own interval,
 //! which leaves the comparison exposed to whatever changed on the machine between the two
 //! runs; the output says so.
 
-use crate::gbench as gb;
-use crate::link::{Launch, ProcessLauncher};
-use crate::pairs::{self, PairsConfig};
-use crate::run::ProcessArgs;
-use crate::{term, Common};
+mod baseline;
+mod gbench;
+use crate::args::Common;
+use crate::commands::run::ProcessArgs;
+use crate::runner::link::{Launch, ProcessLauncher};
+use crate::runner::pairs::{self, PairsConfig};
+use crate::term;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
+use gbench as gb;
 use std::ffi::OsString;
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
@@ -45,7 +48,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "COMMIT|BRANCH")]
     pub baseline: Option<String>,
     #[command(flatten)]
-    pub save: crate::history::SaveArgs,
+    pub save: crate::args::SaveArgs,
     /// Write the comparison (schema 1, with every pair) to FILE, after each benchmark.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -101,7 +104,7 @@ enum Input {
     Results(Box<ResultFile>),
     Program(PathBuf),
     /// Google Benchmark's JSON (compared unpaired: `gbench.rs`).
-    Gbench(Box<crate::gbench::GbFile>),
+    Gbench(Box<gbench::GbFile>),
 }
 
 /// Parse `--threshold` (percent, an optional trailing `%`) into a fraction.
@@ -170,7 +173,7 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
         return match ResultFile::load(&path) {
             Ok(f) => Ok(Input::Results(Box::new(f))),
             Err(e) => {
-                if let Some(g) = crate::gbench::load_if(&path).with_context(|| which.to_string())? {
+                if let Some(g) = gbench::load_if(&path).with_context(|| which.to_string())? {
                     return Ok(Input::Gbench(Box::new(g)));
                 }
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -204,7 +207,7 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
 pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     let threshold = parse_threshold(&a.threshold)?;
     if let Some(reference) = &a.baseline {
-        return crate::history::baseline::compare_baseline(a, reference, threshold);
+        return baseline::compare_baseline(a, reference, threshold);
     }
     let old = classify("OLD", &a.old)?;
     let new = classify("NEW", a.new_path())?;
@@ -535,7 +538,9 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     let ctl = a.process.control()?;
     // The pairs are pinned in turn to the CPUs given, or else to those this process may use.
     let cpus = if ctl.cpus.is_empty() {
-        crate::system::affinity::allowed_cpus().iter().collect()
+        crate::commands::system::affinity::allowed_cpus()
+            .iter()
+            .collect()
     } else {
         ctl.cpus.clone()
     };
@@ -573,7 +578,7 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
         threshold,
         cpus,
         env_pad: a.process.env_pad,
-        max_env_pad: crate::run::MAX_ENV_PAD,
+        max_env_pad: crate::commands::run::MAX_ENV_PAD,
         seed,
     };
     let mut file = ComparisonFile::new(Mode::Paired, threshold);

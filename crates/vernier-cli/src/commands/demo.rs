@@ -6,10 +6,15 @@
 //! large set of events (hot vs cold memory), and its two "equivalent" fraction-to-string
 //! implementations.
 
-use crate::{audit_and_hint, compare, counted, known_speed, run, term, Common};
+use crate::args::Common;
+use crate::commands::system::audit_and_hint;
+use crate::commands::{compare, run};
+use crate::runner::counted;
+use crate::term;
 use anyhow::{bail, Context as _, Result};
 use vernier::black_box;
 use vernier::report;
+use vernier::result::known as known_speed;
 use vernier::session::Event as SuiteEvent;
 use vernier::Options;
 use vernier::Suite;
@@ -494,7 +499,7 @@ fn loops_without_and_with_barrier(
             return out;
         }
     };
-    match crate::asm::timed_loops(&exe, &["__demo-worker".into()], &names) {
+    match crate::commands::asm::timed_loops(&exe, &["__demo-worker".into()], &names) {
         Ok(loops) => {
             let mut sqrt = Vec::new();
             for (name, text, body) in &loops {
@@ -656,6 +661,18 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         return Ok(code);
     }
     Ok(if html_failed { 1 } else { 0 })
+}
+
+/// `__demo-worker`: the demo suite served over the worker protocol (what `demo
+/// --instructions` runs).
+pub fn worker_command() -> anyhow::Result<i32> {
+    if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
+        anyhow::bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");
+    }
+    let mut suite = vernier::Suite::new(vernier::Options::default());
+    register(&mut suite);
+    suite.try_finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(0)
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@
 //! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
 //! and the run goes on; the result file is rewritten after every benchmark.
 
-use crate::link::WorkerLink;
-use crate::worker::{Control, WorkerProcess, WorkerTarget};
-use crate::{term, Common};
+use crate::args::Common;
+use crate::runner::link::WorkerLink;
+use crate::runner::worker::{Control, WorkerProcess, WorkerTarget};
+use crate::term;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::ffi::OsString;
@@ -37,7 +38,7 @@ pub struct RunArgs {
     /// per sample (docs/experiments.md). `hot` (the default): the caches as the loop leaves
     /// them.
     #[arg(long, value_name = "hot|cold", default_value = "hot")]
-    pub cache: crate::cold::CacheMode,
+    pub cache: crate::runner::cold::CacheMode,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,
@@ -92,7 +93,7 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
     {
         return Err(bad());
     }
-    let out: Vec<usize> = crate::system::cpulist::CpuSet::parse_list(s)
+    let out: Vec<usize> = crate::commands::system::cpulist::CpuSet::parse_list(s)
         .map_err(|_| bad())?
         .0
         .into_iter()
@@ -143,29 +144,6 @@ impl ProcessArgs {
             None => Ok(DEFAULT_PROCESSES.min(fit)),
         }
     }
-}
-
-/// The indices of the benchmarks `filter` selects among `names` (all without a filter); an
-/// error when the program has none, or the filter matches none.
-pub fn select(
-    program: &std::path::Path,
-    names: &[String],
-    filter: Option<&regex::Regex>,
-) -> Result<Vec<usize>> {
-    if names.is_empty() {
-        bail!("{} registers no benchmark", program.display());
-    }
-    let selected: Vec<usize> = (0..names.len())
-        .filter(|&i| filter.is_none_or(|re| re.is_match(&names[i])))
-        .collect();
-    if selected.is_empty() {
-        bail!(
-            "--filter matches no benchmark; {} has: {}",
-            program.display(),
-            names.join(", ")
-        );
-    }
-    Ok(selected)
 }
 
 /// Splits a program path from its arguments.
@@ -387,7 +365,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     if a.common.instructions {
         let (program, args) = split_program(&a.program);
         let timeout = a.process.control()?.timeout;
-        return crate::counted::run_instructions(&a.common, &program, &args, &[], timeout);
+        return crate::runner::counted::run_instructions(&a.common, &program, &args, &[], timeout);
     }
     let mut plan = a.common.plan()?;
     let filter = a.common.filter()?;
@@ -400,7 +378,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
-    let selected = select(&program, &names, filter.as_ref())?;
+    let selected = crate::args::select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
@@ -430,14 +408,14 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         }
     };
     first.quit();
-    crate::cold::apply(a.cache, &mut plan, &mut ctl);
+    crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
     let known = vernier::result::known::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
-        system: crate::audit_and_hint(),
+        system: crate::commands::system::audit_and_hint(),
         timer: hello.timer,
         harness: Harness {
             empty_iter_ns: empty.unwrap_or(f64::NAN),
@@ -457,7 +435,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let identity = vernier::result::known::program_identity(
         &program,
         &args,
-        if a.cache == crate::cold::CacheMode::Cold {
+        if a.cache == crate::runner::cold::CacheMode::Cold {
             "cold"
         } else {
             "hot"
@@ -505,7 +483,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let mut an = analyze::analyze(&m, &ctx);
         // With cold caches one iteration per sample cannot be told from an empty loop by
         // time, and the diagnostic is not reported (`cold::adjust`): nothing to count.
-        let check = if a.cache == crate::cold::CacheMode::Cold {
+        let check = if a.cache == crate::runner::cold::CacheMode::Cold {
             None
         } else {
             confirm_removed(&program, &args, &ctl, i, &mut an, &mut |s| {
@@ -517,7 +495,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             pads.get(p as usize).copied().unwrap_or(0)
         });
         r.instructions_check = check;
-        crate::cold::adjust(a.cache, &mut r);
+        crate::runner::cold::adjust(a.cache, &mut r);
         // What the same program read here in its recent runs: the interval covers it too.
         r.earlier_runs = identity
             .as_deref()
@@ -534,7 +512,10 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 .iter()
                 .any(|d| d.code == vernier::diagnostic::Code::OptimizedAway)
         {
-            print!("{}", crate::asm::for_benchmark(&program, &args, i));
+            print!(
+                "{}",
+                crate::commands::asm::for_benchmark(&program, &args, i)
+            );
         }
         file.benchmarks.push(r);
         if !batch_costs.is_empty() {
@@ -564,7 +545,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     if let Some(line) = report::earlier_note(&file) {
         print!("{}", table.dim_wrapped(&line));
     }
-    crate::cold::note(a.cache, &file);
+    crate::runner::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
@@ -593,7 +574,7 @@ fn confirm_removed(
         return None;
     }
     status("counting instructions under callgrind (optimized-away by time)");
-    let check = crate::counted::check_instructions(program, args, ctl, index).ok()?;
+    let check = crate::runner::counted::check_instructions(program, args, ctl, index).ok()?;
     analyze::weigh_instructions(an, &check);
     Some(check)
 }
@@ -601,7 +582,7 @@ fn confirm_removed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::mock::{Clock, MockLink, Script};
+    use crate::runner::link::mock::{Clock, MockLink, Script};
     use vernier::samples::Phase;
 
     fn script() -> Script {

@@ -5,8 +5,8 @@
 //! paddings) and, when the medians repeat, their period (from the autocorrelation of the
 //! series). The result is written after every padding, so Ctrl-C keeps what was measured.
 
+use crate::runner::worker::{Control, WorkerProcess, WorkerTarget};
 use crate::term;
-use crate::worker::{Control, WorkerProcess, WorkerTarget};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use serde::Serialize;
@@ -238,18 +238,18 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     if let Some(path) = &a.json {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
     }
-    let filter = crate::parse_filter(a.filter.as_deref())?;
-    let (program, args) = crate::run::split_program(&a.program);
+    let filter = crate::args::parse_filter(a.filter.as_deref())?;
+    let (program, args) = crate::commands::run::split_program(&a.program);
     let ctl = Control {
         cpus: a
             .cpu
             .as_deref()
-            .map(crate::run::parse_cpu_list)
+            .map(crate::commands::run::parse_cpu_list)
             .transpose()?
             .unwrap_or_default(),
         no_aslr: !a.aslr,
         env_pad: range.start,
-        timeout: Duration::from_secs_f64(crate::run::DEFAULT_TIMEOUT_S),
+        timeout: Duration::from_secs_f64(crate::commands::run::DEFAULT_TIMEOUT_S),
         ..Control::default()
     };
     term::install_ctrlc();
@@ -259,7 +259,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     let spawn_s = t_spawn.elapsed().as_secs_f64();
     let names = first.names.clone();
     first.quit();
-    let selected = crate::run::select(&program, &names, filter.as_ref())?;
+    let selected = crate::args::select(&program, &names, filter.as_ref())?;
     let sel_names: Vec<String> = selected.iter().map(|&i| names[i].clone()).collect();
     let processes = range.count() * a.runs as u64;
     let estimate = processes as f64 * (spawn_s + selected.len() as f64 * a.time);

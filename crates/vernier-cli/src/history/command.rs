@@ -64,7 +64,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
         None => (a.query.clone(), false),
     };
-    let filter = crate::parse_filter(q.filter.as_deref())?;
+    let filter = crate::args::parse_filter(q.filter.as_deref())?;
     let loc = Location::resolve(q.db.as_deref())?;
     if let Location::Sqlite(p) = &loc {
         if !p.exists() {

@@ -8,7 +8,6 @@
 //! - `series`: stored rows → series → change points, and their JSON;
 //! - `command`: the `history` command; `baseline`: `compare --baseline`.
 
-pub mod baseline;
 pub mod changepoint;
 pub mod command;
 pub mod postgres;
@@ -16,31 +15,12 @@ pub mod series;
 pub mod sqlite;
 pub mod store;
 
+use crate::args::SaveArgs;
 use anyhow::{Context as _, Result};
-use clap::Args;
 use std::process::Command;
 use std::time::Instant;
 use store::{BenchRow, Location, MachineRow, RunRow};
 use vernier::result::{ResultFile, Status};
-
-/// `--save` and where to: shared by `run`, `demo` and `compare`.
-#[derive(Args, Clone, Debug, Default)]
-pub struct SaveArgs {
-    /// Keep this run in the history store (after --json is written), with the git commit and
-    /// branch of the current directory, the time and the machine's fingerprint.
-    #[arg(long)]
-    pub save: bool,
-    /// The history store: sqlite:PATH, a file path, or postgres://USER@HOST:PORT/DATABASE
-    /// (default: $VERNIER_DB, else ~/.local/share/vernier/history.sqlite).
-    #[arg(long, value_name = "URL")]
-    pub db: Option<String>,
-    /// The commit to save the run under (default: `git rev-parse HEAD` here).
-    #[arg(long, value_name = "COMMIT", requires = "save")]
-    pub commit: Option<String>,
-    /// The branch to save the run under (default: the current git branch here).
-    #[arg(long, value_name = "BRANCH", requires = "save")]
-    pub branch: Option<String>,
-}
 
 /// Audit checks left out of the machine fingerprint: they describe the moment, not the
 /// machine (`load`: other processes running; `perf-sampling`: the kernel retunes the

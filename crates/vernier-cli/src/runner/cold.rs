@@ -4,7 +4,7 @@
 //! own cost is then part of every sample: it is stated after the table, with each benchmark's
 //! median less that cost.
 
-use crate::worker::Control;
+use crate::runner::worker::Control;
 use vernier::plan::Plan;
 use vernier::report::format_ns;
 use vernier::result::{BenchmarkResult, ResultFile};

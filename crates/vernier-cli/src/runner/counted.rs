@@ -15,12 +15,13 @@
 //! before. A harness whose sampling function is not found by the dump patterns (no dump
 //! appears), or a worker that dies, falls back to fresh processes.
 
-use crate::instructions::{
+use crate::args::Common;
+use crate::runner::instructions::{
     difference, parse_callgrind_output, Callgrind, EventCounts, PerIteration, DEFAULT_N1,
     DEFAULT_N2,
 };
-use crate::worker::{Control, WorkerProcess};
-use crate::{term, Common};
+use crate::runner::worker::{Control, WorkerProcess};
+use crate::term;
 use anyhow::{anyhow, bail, Result};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -360,7 +361,7 @@ pub fn run_instructions(
     let names = first.names.clone();
     let hello = first.hello.clone();
     first.quit();
-    let selected = crate::run::select(program, &names, filter.as_ref())?;
+    let selected = crate::args::select(program, &names, filter.as_ref())?;
     let mut machine = vernier::machine::Machine::detect();
     machine.worker_impl = Some(hello.implementation.clone());
     let mut file = ResultFile::begin(vernier::result::Session {

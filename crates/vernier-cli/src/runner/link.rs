@@ -1,15 +1,15 @@
 //! What `vernier run` and `vernier compare` need from a worker, as a trait: the seam between
-//! their drivers (`run::measure_in_processes`, `crate::pairs`) and real processes, so that both
+//! their drivers (`run::measure_in_processes`, `crate::runner::pairs`) and real processes, so that both
 //! are tested on scripted workers and a mock clock, without real timing.
 //!
 //! A [`WorkerLink`] lists benchmarks, runs a batch of samples of one of them, and quits. A
 //! [`PairLauncher`] starts the two sides of one OLD/NEW process pair with the pair's set-up (its
 //! CPU, its environment padding, which side starts first). The real implementations drive
-//! worker processes ([`crate::worker::WorkerProcess`]); the mock ones (tests) are scripted
+//! worker processes ([`crate::runner::worker::WorkerProcess`]); the mock ones (tests) are scripted
 //! sides on a mock clock, whose speed can depend on the CPU they are pinned to or on the
 //! process, so the driver's behaviour on a machine whose cores differ is tested exactly.
 
-use crate::worker::{Control, WorkerProcess};
+use crate::runner::worker::{Control, WorkerProcess};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use vernier::measure::pairs::Side;

@@ -4,7 +4,6 @@
 
 pub mod cold;
 pub mod counted;
-pub mod gbench;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 pub mod instructions;

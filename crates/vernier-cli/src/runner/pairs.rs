@@ -18,7 +18,7 @@
 //!   the threshold (never before [`vernier::measure::pairs::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.
 
-use crate::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
+use crate::runner::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
 use vernier::analyze::pairs::{comparison_from_process_pairs, pairs_settled, ProcessPair};
 use vernier::measure::pairs::{measure_pair, pair_slice_plan, PairStop};
 use vernier::measure::{Progress, WallClock};
@@ -292,7 +292,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::link::mock::{Clock, MockLauncher, Script};
+    use crate::runner::link::mock::{Clock, MockLauncher, Script};
     use vernier::measure::pairs::{default_process_pairs, MIN_PROCESS_PAIRS};
     use vernier::stats::compare::{Mode, Verdict};
 

@@ -256,3 +256,11 @@ fn noise_cmd(a: NoiseArgs) -> Result<i32> {
     }
     Ok(0)
 }
+/// The audit summary for the result file; prints one line when the machine is not tuned.
+pub fn audit_and_hint() -> serde_json::Value {
+    let root = SysRoot::from_option(None);
+    if let Some(h) = untuned_hint(&root) {
+        eprintln!("vernier: {h}");
+    }
+    audit_summary(&root)
+}

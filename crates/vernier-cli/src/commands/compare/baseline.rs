@@ -7,8 +7,8 @@
 //! side's own interval, as for two result files) and says so; a baseline from another machine
 //! is used only with a warning.
 
-use super::store::{self, Location};
-use crate::compare::CompareArgs;
+use crate::commands::compare::CompareArgs;
+use crate::history::store::{self, Location};
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,7 +42,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
         );
     }
     let new = new_result(a)?;
-    let here = super::machine_row(&new).id;
+    let here = crate::history::machine_row(&new).id;
     let chosen = match runs.iter().find(|r| r.machine_id == here) {
         Some(r) => r,
         None => {
@@ -62,7 +62,11 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     .map_err(|e| anyhow::anyhow!("the stored baseline cannot be read: {e}"))?;
     let label = format!(
         "baseline {reference} (commit {} on {}, run {}, {})",
-        chosen.commit.as_deref().map(super::short).unwrap_or("none"),
+        chosen
+            .commit
+            .as_deref()
+            .map(crate::history::short)
+            .unwrap_or("none"),
         chosen.branch.as_deref().unwrap_or("no branch"),
         chosen.run_id,
         chosen.time
@@ -71,8 +75,8 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     let mut args = a.clone();
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
-    let code = crate::compare::compare_files(&args, &old, &new, threshold)?;
-    super::save_if_asked(&a.save, &new, "compare")?;
+    let code = crate::commands::compare::compare_files(&args, &old, &new, threshold)?;
+    crate::history::save_if_asked(&a.save, &new, "compare")?;
     Ok(code)
 }
 

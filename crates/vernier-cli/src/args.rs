@@ -1,0 +1,162 @@
+//! The command line's shared argument types: the options `demo`, `run` and `compare` have in
+//! common, `--save` and its store, and the parsing of `--filter`. Below the commands and the
+//! runner, which read them.
+
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use std::path::PathBuf;
+use vernier::counters::CounterSelection;
+
+/// Options shared by `demo`, `run` and `compare`.
+#[derive(Args, Clone, Debug)]
+pub struct Common {
+    /// Write the result (schema 1, every raw sample) to FILE, atomically, after each benchmark.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a self-contained HTML report (plots of every benchmark) to FILE after the run.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Only benchmarks whose name matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub time: Option<f64>,
+    /// A short run: about 0.2 s per benchmark.
+    #[arg(long)]
+    pub quick: bool,
+    /// Performance counters read around each sample: perf event names separated by commas
+    /// (cycles, instructions, branches, branch-misses, cache-references, cache-misses,
+    /// L1-dcache-load-misses, task-clock, context-switches, cpu-migrations, page-faults),
+    /// `default`, or `none`.
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    pub counters: String,
+    /// Keep samples interrupted by a context switch or a CPU migration in the estimates
+    /// (by default they are excluded, and reported).
+    #[arg(long)]
+    pub keep_interrupted: bool,
+    /// Deterministic mode: count instructions and simulated cache misses and branch
+    /// mispredictions per iteration under valgrind (callgrind) instead of timing.
+    #[arg(long)]
+    pub instructions: bool,
+    /// Verbose report: each benchmark's counters, σ_run/√N_iter, fit and warm-up, and every
+    /// diagnostic's own paragraph; with `run`, also the disassembly of the measured loop of a
+    /// benchmark flagged `optimized-away` (as `vernier asm` shows it).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub save: SaveArgs,
+}
+
+impl Common {
+    pub fn plan(&self) -> Result<vernier::plan::Plan> {
+        Ok(match (self.time, self.quick) {
+            (Some(t), _) if t > 0.0 && t.is_finite() => {
+                vernier::plan::Plan::with_budget((t * 1e9) as u64)
+            }
+            (Some(t), _) => bail!("--time {t}: expected a positive number of seconds"),
+            (None, true) => vernier::plan::Plan::quick(),
+            (None, false) => vernier::plan::Plan::default(),
+        })
+    }
+
+    pub fn counters(&self) -> Result<CounterSelection> {
+        CounterSelection::parse(&self.counters).map_err(anyhow::Error::msg)
+    }
+
+    pub fn filter(&self) -> Result<Option<regex::Regex>> {
+        parse_filter(self.filter.as_deref())
+    }
+}
+
+/// A `--filter REGEX`, compiled; an invalid one is named.
+pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
+    filter
+        .map(|f| {
+            regex::Regex::new(f)
+                .with_context(|| format!("--filter '{f}' is not a valid regular expression"))
+        })
+        .transpose()
+}
+
+/// `--save` and where to: shared by `run`, `demo` and `compare`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SaveArgs {
+    /// Keep this run in the history store (after --json is written), with the git commit and
+    /// branch of the current directory, the time and the machine's fingerprint.
+    #[arg(long)]
+    pub save: bool,
+    /// The history store: sqlite:PATH, a file path, or postgres://USER@HOST:PORT/DATABASE
+    /// (default: $VERNIER_DB, else ~/.local/share/vernier/history.sqlite).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The commit to save the run under (default: `git rev-parse HEAD` here).
+    #[arg(long, value_name = "COMMIT", requires = "save")]
+    pub commit: Option<String>,
+    /// The branch to save the run under (default: the current git branch here).
+    #[arg(long, value_name = "BRANCH", requires = "save")]
+    pub branch: Option<String>,
+}
+
+/// The indices of the benchmarks `filter` selects among `names` (all without a filter); an
+/// error when the program has none, or the filter matches none.
+pub fn select(
+    program: &std::path::Path,
+    names: &[String],
+    filter: Option<&regex::Regex>,
+) -> Result<Vec<usize>> {
+    if names.is_empty() {
+        bail!("{} registers no benchmark", program.display());
+    }
+    let selected: Vec<usize> = (0..names.len())
+        .filter(|&i| filter.is_none_or(|re| re.is_match(&names[i])))
+        .collect();
+    if selected.is_empty() {
+        bail!(
+            "--filter matches no benchmark; {} has: {}",
+            program.display(),
+            names.join(", ")
+        );
+    }
+    Ok(selected)
+}
+
+/// The option and the negative number clap took for an unknown option, if that is what went
+/// wrong (`--env-pad -5`).
+pub fn negative_value(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<(String, String)> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
+    }
+    let v = match e.get(clap::error::ContextKind::InvalidArg) {
+        Some(clap::error::ContextValue::String(s)) if s.parse::<f64>().is_ok_and(|v| v < 0.0) => {
+            s.clone()
+        }
+        _ => return None,
+    };
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let at = args.iter().position(|a| *a == v)?;
+    let opt = args[..at].last().filter(|o| o.starts_with("--"))?;
+    Some((opt.clone(), v))
+}
+
+/// `--json` and `--html` destinations that can be written, and are not one file: checked
+/// before anything is measured.
+pub fn check_outputs(json: Option<&PathBuf>, html: Option<&PathBuf>) -> Result<()> {
+    if let Some(path) = json {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
+    }
+    if let Some(path) = html {
+        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
+        if json == Some(path) {
+            bail!(
+                "--html {0} and --json {0} name the same file: the report would replace the \
+                 result; give the report its own name, such as report.html",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
