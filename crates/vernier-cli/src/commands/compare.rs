@@ -444,6 +444,7 @@ pub(crate) fn offline_comparison(
         smallest_detectable: detectable_from_ci(e.ci95.0, e.ci95.1),
         spread: None,
         process_pairs: Vec::new(),
+        layout_states: None,
     }
 }
 

@@ -199,6 +199,19 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
                     .unwrap_or_else(|| "—".into())
             ));
         }
+        if let Some(st) = c.layout_states {
+            lines(&format!(
+                "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while \
+                 each pair's own interval is within ±{:.2}%: the speed depends on where each \
+                 process's code and data sit. Not stopped early: {} pair(s) were run (the most \
+                 allowed; --processes raises it), and the 95% CI spans the states seen",
+                c.name,
+                st.lo,
+                st.hi,
+                st.within * 100.0,
+                st.pairs
+            ));
+        }
     }
     let mut legend = format!(
         "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \

@@ -139,6 +139,7 @@ mod tests {
                 smallest_detectable: None,
                 spread: None,
                 process_pairs: Vec::new(),
+                layout_states: None,
             });
         }
         f.finalize();
