@@ -10,7 +10,7 @@ mod term;
 
 // The commands and the runner's parts by their short names (`crate::run`, `crate::worker`).
 use commands::{analyze, asm, compare, demo, export, load, run, sweep, system};
-use runner::{cold, counted, gbench, instructions, link, pairs, worker};
+use runner::{code, cold, counted, gbench, instructions, link, pairs, worker};
 use vernier::result::known as known_speed;
 
 use anyhow::{bail, Context as _, Result};

@@ -87,7 +87,7 @@ pub fn for_benchmark(program: &Path, args: &[OsString], index: usize) -> String 
     go().unwrap_or_else(|e| format!("   (no disassembly: {e:#})\n"))
 }
 
-fn check_objdump(objdump: &Path) -> Result<()> {
+pub(crate) fn check_objdump(objdump: &Path) -> Result<()> {
     match Command::new(objdump).arg("--version").output() {
         Ok(o) if o.status.success() => Ok(()),
         Ok(_) | Err(_) => bail!(
@@ -185,9 +185,17 @@ pub fn file_offset(maps: &str, addr: u64) -> Result<(PathBuf, u64), String> {
     Err(format!("{addr:#x} is in no mapping of the worker"))
 }
 
-/// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
-/// 64-bit little-endian ELF file).
-pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
+/// A loadable segment of an ELF file (a PT_LOAD program header).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    offset: u64,
+    vaddr: u64,
+    filesz: u64,
+    memsz: u64,
+}
+
+/// The loadable segments of a 64-bit little-endian ELF file (from its program headers).
+pub(crate) fn load_segments(file: &Path) -> Result<Vec<Segment>, String> {
     use std::io::{Read, Seek, SeekFrom};
     let cannot = |e: std::io::Error| format!("cannot read {}: {e}", file.display());
     let bad = || format!("{}: truncated ELF program headers", file.display());
@@ -220,40 +228,75 @@ pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
     let phentsize = u16_at(&header, 0x36).ok_or_else(bad)? as usize;
     let phnum = u16_at(&header, 0x38).ok_or_else(bad)? as usize;
     let table = read_at(phoff, phnum * phentsize)?;
+    let mut segments = Vec::new();
     for i in 0..phnum {
         let h = i * phentsize;
         if u32_at(&table, h).ok_or_else(bad)? != 1 {
             continue; // not PT_LOAD
         }
-        let p_offset = u64_at(&table, h + 8).ok_or_else(bad)?;
-        let p_vaddr = u64_at(&table, h + 16).ok_or_else(bad)?;
-        let p_filesz = u64_at(&table, h + 32).ok_or_else(bad)?;
-        if (p_offset..p_offset + p_filesz).contains(&offset) {
-            return Ok(offset - p_offset + p_vaddr);
-        }
+        segments.push(Segment {
+            offset: u64_at(&table, h + 8).ok_or_else(bad)?,
+            vaddr: u64_at(&table, h + 16).ok_or_else(bad)?,
+            filesz: u64_at(&table, h + 32).ok_or_else(bad)?,
+            memsz: u64_at(&table, h + 40).ok_or_else(bad)?,
+        });
     }
-    Err(format!(
-        "{}: offset {offset:#x} is in no loadable segment",
-        file.display()
-    ))
+    Ok(segments)
+}
+
+/// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
+/// 64-bit little-endian ELF file).
+pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
+    load_segments(file)?
+        .iter()
+        .find(|s| (s.offset..s.offset + s.filesz).contains(&offset))
+        .map(|s| offset - s.offset + s.vaddr)
+        .ok_or_else(|| {
+            format!(
+                "{}: offset {offset:#x} is in no loadable segment",
+                file.display()
+            )
+        })
+}
+
+/// The initial contents of `len` bytes at virtual address `vaddr` of `file` as loaded: from
+/// the file, or zeros past a segment's file size (`.bss`); `None` when they lie in no segment.
+pub(crate) fn bytes_at(file: &Path, segments: &[Segment], vaddr: u64, len: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let s = segments
+        .iter()
+        .find(|s| s.vaddr <= vaddr && vaddr + len <= s.vaddr + s.memsz)?;
+    let mut out = vec![0u8; len as usize];
+    let from = vaddr - s.vaddr;
+    let in_file = s.filesz.saturating_sub(from).min(len) as usize;
+    if in_file > 0 {
+        let mut f = std::fs::File::open(file).ok()?;
+        f.seek(SeekFrom::Start(s.offset + from)).ok()?;
+        f.read_exact(&mut out[..in_file]).ok()?;
+    }
+    Some(out)
 }
 
 #[derive(Clone, Debug)]
-struct Symbol {
-    addr: u64,
-    size: u64,
-    name: String,
+pub(crate) struct Symbol {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) name: String,
 }
 
-/// The function symbols of `file` (`objdump -t -C`); an error naming the fix when it has none.
-fn function_symbols(file: &Path) -> Result<Vec<Symbol>, String> {
+/// The symbols of `file` (`objdump -t -C`) of one kind: `'F'` functions, `'O'` data objects.
+pub(crate) fn symbols_of(file: &Path, kind: char) -> Result<Vec<Symbol>, String> {
     let out = Command::new("objdump")
         .args(["-t", "-C", "-w"])
         .arg(file)
         .output()
         .map_err(|e| format!("cannot run objdump: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let syms = parse_symbols(&text);
+    Ok(parse_symbols(&String::from_utf8_lossy(&out.stdout), kind))
+}
+
+/// The function symbols of `file` (`objdump -t -C`); an error naming the fix when it has none.
+pub(crate) fn function_symbols(file: &Path) -> Result<Vec<Symbol>, String> {
+    let syms = symbols_of(file, 'F')?;
     if syms.is_empty() {
         return Err(format!(
             "{} has no symbols (stripped): `vernier asm` needs them to find the loop \
@@ -265,15 +308,16 @@ fn function_symbols(file: &Path) -> Result<Vec<Symbol>, String> {
     Ok(syms)
 }
 
-/// Function symbols from `objdump -t -w` output: `ADDR FLAGS F SECTION SIZE NAME`.
-fn parse_symbols(text: &str) -> Vec<Symbol> {
+/// Symbols of one kind (`'F'`, `'O'`) from `objdump -t -w` output: `ADDR FLAGS F SECTION SIZE
+/// NAME`.
+fn parse_symbols(text: &str, kind: char) -> Vec<Symbol> {
     text.lines()
         .filter_map(|l| {
             let addr = u64::from_str_radix(l.get(..16)?, 16).ok()?;
             let rest = l.get(16..)?;
-            // Flags occupy 7 columns after a space, `F` marks a function.
+            // Flags occupy 7 columns after a space, `F` marks a function, `O` an object.
             let flags = rest.get(1..8)?;
-            if !flags.contains('F') {
+            if !flags.contains(kind) {
                 return None;
             }
             let mut t = rest.get(8..)?.split_whitespace();
@@ -441,23 +485,33 @@ impl Disassembly {
     }
 }
 
-fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<Disassembly> {
+/// The instructions of the `size` bytes at `vaddr` in `file` (`objdump -d`).
+pub(crate) fn disassemble_range(
+    objdump: &Path,
+    file: &Path,
+    vaddr: u64,
+    size: u64,
+) -> Result<Vec<Insn>> {
     let out = Command::new(objdump)
         .args(["-d", "-C", "-w", "--no-show-raw-insn"])
-        .arg(format!("--start-address={:#x}", f.vaddr))
-        .arg(format!("--stop-address={:#x}", f.vaddr + f.size))
-        .arg(&f.file)
+        .arg(format!("--start-address={vaddr:#x}"))
+        .arg(format!("--stop-address={:#x}", vaddr + size))
+        .arg(file)
         .output()
         .with_context(|| format!("cannot run {}", objdump.display()))?;
     if !out.status.success() {
         bail!(
             "{} failed on {}: {}",
             objdump.display(),
-            f.file.display(),
+            file.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    let insns = parse_disassembly(&String::from_utf8_lossy(&out.stdout));
+    Ok(parse_disassembly(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<Disassembly> {
+    let insns = disassemble_range(objdump, &f.file, f.vaddr, f.size)?;
     let (loops, timed) = find_loops(&insns);
     Ok(Disassembly {
         insns,
@@ -616,10 +670,11 @@ mod tests {
             .unwrap_err()
             .contains("[stack]"));
         assert!(file_offset(maps, 0x10).is_err());
-        let syms = parse_symbols(
-            "0000000000001a40 l     F .text\t0000000000000022 void vernier::detail::vernier_measured_loop<Tsc, L>(L&)\n\
-             0000000000004010 g     O .bss\t0000000000000008 counter\n",
-        );
+        let table = "0000000000001a40 l     F .text\t0000000000000022 void vernier::detail::vernier_measured_loop<Tsc, L>(L&)\n\
+             0000000000004010 g     O .bss\t0000000000000008 counter\n";
+        let objects = parse_symbols(table, 'O');
+        assert_eq!((objects.len(), objects[0].addr), (1, 0x4010));
+        let syms = parse_symbols(table, 'F');
         assert_eq!(syms.len(), 1);
         assert_eq!(syms[0].addr, 0x1a40);
         assert_eq!(syms[0].size, 0x22);

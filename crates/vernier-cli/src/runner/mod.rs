@@ -1,7 +1,8 @@
 //! Driving benchmark programs: worker processes and the protocol link to them, process pairs
-//! for comparisons, the deterministic mode under callgrind, cold caches, the machine's known
+//! for comparisons (and whether their code is the same), the deterministic mode under callgrind, cold caches, the machine's known
 //! core speed, and Google Benchmark files read as results.
 
+pub mod code;
 pub mod cold;
 pub mod counted;
 pub mod gbench;

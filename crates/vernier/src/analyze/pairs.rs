@@ -11,6 +11,7 @@ use super::ProcessFigure;
 use crate::measure::pairs::{
     settled, PairMeasurement, PairStop, Rewarm, Settle, MIN_PROCESS_PAIRS,
 };
+use crate::result::comparison::{Code, CodeDetail};
 use crate::stats::compare::Verdict;
 use crate::stats::random_effects::{self, random_effects_interval};
 use crate::stats::steady::WarmupClass;
@@ -66,6 +67,13 @@ pub struct Comparison {
     /// then used every pair allowed, and `ci95` spans the states seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_states: Option<PairStates>,
+    /// Live comparisons of two executables: whether the benchmark's measured code is the same
+    /// instructions in OLD and NEW, addresses aside (`same`: a `faster` or `slower` verdict
+    /// then comes from where the code sits, and is not a regression), and what was compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Code>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_detail: Option<CodeDetail>,
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
@@ -296,6 +304,8 @@ pub fn comparison_from_process_pairs(
         }),
         process_pairs: pairs,
         layout_states,
+        code: None,
+        code_detail: None,
     })
 }
 
@@ -349,5 +359,7 @@ pub fn comparison_from_pair(
         spread: None,
         process_pairs: Vec::new(),
         layout_states: None,
+        code: None,
+        code_detail: None,
     })
 }
