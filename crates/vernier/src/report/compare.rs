@@ -231,8 +231,8 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
             lines(&format!(
                 "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while \
                  each pair's own interval is within ±{:.2}%: the speed depends on where each \
-                 process's code and data sit. Not stopped early: {} pair(s) were run (the most \
-                 allowed; --processes raises it), and the 95% CI spans the states seen",
+                 process's code and data sit. Not stopped early: {} pair(s) were run \
+                 (--processes raises the number allowed), and the 95% CI spans the states seen",
                 c.name,
                 st.lo,
                 st.hi,
