@@ -528,7 +528,7 @@ fn code_that_did_not_change_is_said_to_be_the_same_whatever_its_ratio() {
     };
     let (mix, sort) = (find("mix"), find("sort"));
     // The changed benchmark: changed code, four times the rounds, a regression.
-    assert_eq!(mix["code"], "changed", "{mix}");
+    assert_eq!(mix["code"], "changed", "{}", mix["code_detail"]);
     assert_eq!(mix["verdict"], "slower", "{so}");
     // The unchanged one: the same code, whatever its ratio (the loop's function and the
     // functions std::sort calls).
