@@ -382,4 +382,78 @@ mod tests {
         );
         assert_eq!(operand_width("movsd  0xe3c(%rip),%xmm0"), 16);
     }
+
+    fn image(functions: &[(u64, u64, &str)]) -> Image {
+        Image {
+            file: PathBuf::from("/nonexistent"),
+            functions: functions
+                .iter()
+                .map(|&(addr, size, name)| Symbol {
+                    addr,
+                    size,
+                    name: name.into(),
+                })
+                .collect(),
+            objects: Vec::new(),
+            segments: Vec::new(),
+        }
+    }
+
+    fn insns(text: &[(u64, &str)]) -> Vec<Insn> {
+        text.iter()
+            .map(|&(addr, t)| Insn {
+                addr,
+                text: t.into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_same_code_elsewhere_normalises_alike() {
+        // OLD: the loop at 0x1000 with padding before its loop top; its callee at 0x2000.
+        let old_img = image(&[(0x1000, 0x40, "loop<{lambda()#2}>"), (0x2000, 0x10, "sort")]);
+        let old = insns(&[
+            (0x1000, "push   %rbx"),
+            (0x1001, "nopl   0x0(%rax)"),
+            (0x1008, "add    $0x1,%eax"),
+            (0x100b, "jne    1008 <+0x8>"),
+            (0x100d, "call   2000 <sort>"),
+            (0x1012, "call   3370 <read@plt>"),
+            (0x1017, "ret"),
+        ]);
+        // NEW: the same instructions at 0x1450, other padding, the callee elsewhere and named
+        // after another lambda.
+        let new_img = image(&[
+            (0x1450, 0x40, "loop<{lambda()#3}>"),
+            (0x2400, 0x10, "sort'"),
+        ]);
+        let new = insns(&[
+            (0x1450, "push   %rbx"),
+            (0x1451, "xchg   %ax,%ax"),
+            (0x1453, "cs nopw 0x0(%rax,%rax,1)"),
+            (0x1460, "add    $0x1,%eax"),
+            (0x1463, "jne    1460 <+0x10>"),
+            (0x1465, "call   2400 <sort'>"),
+            (0x146a, "call   3390 <read@plt>"),
+            (0x146f, "ret"),
+        ]);
+        let f = |addr| Function { addr, size: 0x40 };
+        let (mut wo, mut wn) = (Walk::default(), Walk::default());
+        let a = normalise(&old_img, f(0x1000), &old, &mut wo).unwrap();
+        let b = normalise(&new_img, f(0x1450), &new, &mut wn).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a[2], "jne @1");
+        assert_eq!(a[3], "call fn0+0x0");
+        assert_eq!(a[4], "call read@plt");
+        assert_eq!((wo.order[0].addr, wn.order[0].addr), (0x2000, 0x2400));
+        // An immediate is the code, not an address: 1 → 2 is a change.
+        let mut changed = new.clone();
+        changed[3].text = "add    $0x2,%eax".into();
+        let c = normalise(&new_img, f(0x1450), &changed, &mut Walk::default()).unwrap();
+        assert_ne!(a, c);
+        // A call whose target cannot be read stops the walk.
+        let indirect = insns(&[(0x1000, "call   *%rax")]);
+        let e = normalise(&old_img, f(0x1000), &indirect, &mut Walk::default()).unwrap_err();
+        assert!(e.contains("indirect call"), "{e}");
+    }
 }
