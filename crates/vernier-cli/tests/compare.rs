@@ -431,3 +431,126 @@ fn result_files_of_different_kinds_are_refused() {
         "{se}"
     );
 }
+
+/// A C++ file with two benchmarks, built twice: `mix` changes between the builds (more rounds,
+/// a multiply), `sort` does not.
+const TWO_BENCHMARKS: &str = r#"#include "vernier.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+int main(int argc, char** argv) {
+    std::vector<int> data(500);
+    std::uint32_t x = 12345;
+    for (auto& v : data) {
+        x = x * 1664525u + 1013904223u;
+        v = static_cast<int>(x >> 8);
+    }
+    std::vector<int> work;
+    volatile std::uint32_t seed = 7;
+    vernier::bench("mix", [&] {
+        std::uint32_t h = seed;
+        for (int i = 0; i < MIX_ROUNDS; ++i) {
+            h ^= h << 13;
+            h ^= h >> 17;
+            h ^= h << 5;
+#ifdef MIX_MULTIPLY
+            h *= 0x9E3779B1u;
+#endif
+        }
+        return h;
+    });
+    vernier::bench("sort", [&] {
+        work = data;
+        std::sort(work.begin(), work.end());
+        return work[work.size() / 2];
+    });
+    return vernier::main(argc, argv);
+}
+"#;
+
+/// Where `vernier asm` finds a benchmark's measured-loop function (its address in the file).
+fn loop_address(exe: &Path, name: &str) -> String {
+    let out = vernier()
+        .args(["asm", "--filter", &format!("^{name}$"), "--"])
+        .arg(exe)
+        .output()
+        .unwrap();
+    let so = text(&out).0;
+    let line = so.lines().nth(1).unwrap_or_default();
+    let at = line
+        .rfind("(0x")
+        .map(|i| &line[i + 1..])
+        .unwrap_or_default();
+    assert!(at.starts_with("0x"), "{so}");
+    at.split(',').next().unwrap().to_string()
+}
+
+#[test]
+fn code_that_did_not_change_is_said_to_be_the_same_whatever_its_ratio() {
+    let src = tmp("two-benchmarks.cpp");
+    std::fs::write(&src, TWO_BENCHMARKS).unwrap();
+    let old = cpp::compile(
+        "two-old",
+        std::slice::from_ref(&src),
+        &["-O2", "-DMIX_ROUNDS=16"],
+    );
+    let new = cpp::compile(
+        "two-new",
+        &[src],
+        &["-O2", "-DMIX_ROUNDS=64", "-DMIX_MULTIPLY"],
+    );
+    // `mix` grew, so `sort`'s code sits at another address in NEW: the comparison must take
+    // the addresses out to see that it is the same.
+    assert_ne!(loop_address(&old, "sort"), loop_address(&new, "sort"));
+    let json = tmp("two-builds.json");
+    let out = vernier()
+        .arg("compare")
+        .arg(&old)
+        .arg(&new)
+        .arg("--fail-on-regression")
+        .arg("--json")
+        .arg(&json)
+        .env("VERNIER_SPEED_FILE", tmp("core-speed.json"))
+        .output()
+        .unwrap();
+    let (so, se) = text(&out);
+    let v = load(&json);
+    let find = |name: &str| {
+        v["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {v}"))
+            .clone()
+    };
+    let (mix, sort) = (find("mix"), find("sort"));
+    // The changed benchmark: changed code, four times the rounds, a regression.
+    assert_eq!(mix["code"], "changed", "{}", mix["code_detail"]);
+    assert_eq!(mix["verdict"], "slower", "{so}");
+    // The unchanged one: the same code, whatever its ratio (the loop's function and the
+    // functions std::sort calls).
+    assert_eq!(sort["code"], "same", "{}\n{so}", sort["code_detail"]);
+    assert!(
+        sort["code_detail"]["functions"].as_u64().unwrap() >= 2,
+        "{sort}"
+    );
+    // Only `mix` is a regression.
+    assert_eq!(out.status.code(), Some(2), "{so}\n{se}");
+    let gate = se
+        .lines()
+        .find(|l| l.contains("regression (--fail-on-regression)"))
+        .unwrap_or_else(|| panic!("{se}"));
+    assert!(gate.contains("mix") && !gate.contains("sort"), "{gate}");
+    // A difference measured on the same code is not shown as a plain verdict.
+    let row = so.lines().find(|l| l.starts_with("sort ")).unwrap();
+    match sort["verdict"].as_str().unwrap() {
+        "faster" | "slower" => assert!(
+            row.contains("placement") && so.contains("sort: placement"),
+            "{so}"
+        ),
+        _ => assert!(!row.contains("placement"), "{so}"),
+    }
+}

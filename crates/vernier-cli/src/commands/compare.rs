@@ -13,6 +13,7 @@ mod baseline;
 mod gbench;
 use crate::args::Common;
 use crate::commands::run::ProcessArgs;
+use crate::runner::code;
 use crate::runner::link::{Launch, ProcessLauncher};
 use crate::runner::pairs::{self, PairsConfig};
 use crate::term;
@@ -27,7 +28,7 @@ use vernier::analyze::pairs::{detectable_from_ci, Comparison};
 use vernier::measure::pairs::{default_process_pairs, Side, MIN_PROCESS_PAIRS};
 use vernier::measure::MonotonicClock;
 use vernier::report::compare::table_fitted;
-use vernier::result::comparison::{ComparisonFile, Failure};
+use vernier::result::comparison::{Code, ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 use vernier::session::pairs::run_suite_pairs;
 use vernier::session::Event as PairEvent;
@@ -355,18 +356,28 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         eprintln!("vernier: interrupted; the benchmarks compared before Ctrl-C are kept");
         return Ok(130);
     }
-    if a.fail_on_regression && file.has_regression() {
-        let slower: Vec<&str> = file
+    if a.fail_on_regression {
+        let placed: Vec<&str> = file
             .comparisons
             .iter()
-            .filter(|c| c.verdict == stats::compare::Verdict::Slower)
+            .filter(|c| c.verdict == stats::compare::Verdict::Slower && c.code == Some(Code::Same))
             .map(|c| c.name.as_str())
             .collect();
-        eprintln!(
-            "vernier: regression (--fail-on-regression): {}",
-            slower.join(", ")
-        );
-        return Ok(2);
+        if !placed.is_empty() {
+            eprintln!(
+                "vernier: note: not counted as regressions, their code is the same in OLD and \
+                 NEW (the difference is where it sits): {}",
+                placed.join(", ")
+            );
+        }
+        if file.has_regression() {
+            let slower: Vec<&str> = file.regressions().map(|c| c.name.as_str()).collect();
+            eprintln!(
+                "vernier: regression (--fail-on-regression): {}",
+                slower.join(", ")
+            );
+            return Ok(2);
+        }
     }
     Ok(if file.failed.is_empty() && !html_failed {
         0
@@ -447,6 +458,9 @@ pub(crate) fn offline_comparison(
         smallest_detectable: detectable_from_ci(e.ci95.0, e.ci95.1),
         spread: None,
         process_pairs: Vec::new(),
+        layout_states: None,
+        code: None,
+        code_detail: None,
     }
 }
 
@@ -642,6 +656,9 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     );
     progress.clear();
     outcome.map_err(anyhow::Error::msg)?;
+    let same_inputs =
+        launcher.old.args == launcher.new.args && launcher.old.env == launcher.new.env;
+    mark_code(&mut file, (old, &a.old_arg), (new, &a.new_arg), same_inputs);
     file.only_old = only.0;
     file.only_new = only.1;
     warn_one_sided(&file);
@@ -671,6 +688,35 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
         print_noise_floor(&file);
     }
     finish(a, &file)
+}
+
+/// Whether each compared benchmark's measured code is the same in OLD and NEW (read after the
+/// measurement, so that it does not disturb it). Sides run with different arguments or
+/// environment are not compared: what each measures may differ by its inputs.
+fn mark_code(
+    file: &mut ComparisonFile,
+    old: (&Path, &[OsString]),
+    new: (&Path, &[OsString]),
+    same_inputs: bool,
+) {
+    if file.comparisons.is_empty() || term::interrupted() {
+        return;
+    }
+    let names: Vec<String> = file.comparisons.iter().map(|c| c.name.clone()).collect();
+    let checks = if same_inputs {
+        code::compare_code(old, new, &names)
+    } else {
+        let why = "OLD and NEW run with different arguments or environment: what each measures \
+                   may differ by its inputs, so the code is not compared";
+        names
+            .iter()
+            .map(|n| (n.clone(), code::unknown(why.into())))
+            .collect()
+    };
+    for (c, (_, (code, detail))) in file.comparisons.iter_mut().zip(checks) {
+        c.code = Some(code);
+        c.code_detail = Some(detail);
+    }
 }
 
 /// `compare a a`: the noise floor of this machine, per benchmark.

@@ -8,7 +8,7 @@
 
 use crate::args::Common;
 use crate::commands::system::audit_and_hint;
-use crate::commands::{compare, run};
+use crate::commands::compare;
 use crate::runner::counted;
 use crate::term;
 use anyhow::{bail, Context as _, Result};
@@ -499,7 +499,7 @@ fn loops_without_and_with_barrier(
             return out;
         }
     };
-    match crate::commands::asm::timed_loops(&exe, &["__demo-worker".into()], &names) {
+    match crate::runner::disasm::timed_loops(&exe, &["__demo-worker".into()], &names) {
         Ok(loops) => {
             let mut sqrt = Vec::new();
             for (name, text, body) in &loops {
@@ -559,7 +559,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
                 COLD_EVENTS_ENV.into(),
                 COLD_EVENTS_INSTRUCTIONS.to_string().into(),
             )],
-            std::time::Duration::from_secs_f64(run::DEFAULT_TIMEOUT_S),
+            std::time::Duration::from_secs_f64(crate::runner::worker::DEFAULT_TIMEOUT_S),
         );
     }
     let plan = c.plan()?;

@@ -68,14 +68,12 @@ pub struct ProcessArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = DEFAULT_TIMEOUT_S,
+        default_value_t = crate::runner::worker::DEFAULT_TIMEOUT_S,
         allow_negative_numbers = true
     )]
     pub timeout: f64,
 }
 
-/// Default of --timeout: the longest wait for a reply, start-up included, in seconds.
-pub const DEFAULT_TIMEOUT_S: f64 = 30.0;
 /// Largest random environment padding: a few pages moves the stack across alignments.
 pub const MAX_ENV_PAD: u64 = 4096;
 /// Each process needs at least this much of the budget to calibrate and settle.
@@ -514,7 +512,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         {
             print!(
                 "{}",
-                crate::commands::asm::for_benchmark(&program, &args, i)
+                crate::runner::disasm::for_benchmark(&program, &args, i)
             );
         }
         file.benchmarks.push(r);

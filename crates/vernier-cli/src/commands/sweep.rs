@@ -249,7 +249,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
             .unwrap_or_default(),
         no_aslr: !a.aslr,
         env_pad: range.start,
-        timeout: Duration::from_secs_f64(crate::commands::run::DEFAULT_TIMEOUT_S),
+        timeout: Duration::from_secs_f64(crate::runner::worker::DEFAULT_TIMEOUT_S),
         ..Control::default()
     };
     term::install_ctrlc();

@@ -254,10 +254,14 @@ pub mod mock {
         pub setups: Vec<PairSetup>,
         /// Mock start-up time of a side (advances the clock).
         pub startup_ns: u64,
+        /// Layout states of NEW's processes: the k-th NEW process started runs
+        /// `new_states[k % len]` times slower (empty: no states), as code whose speed depends
+        /// on where it sits in memory.
+        pub new_states: Vec<f64>,
     }
 
     impl MockLauncher {
-        fn side(&mut self, script: &Script, cpu: Option<usize>) -> Box<dyn WorkerLink> {
+        fn side(&mut self, script: &Script, cpu: Option<usize>, state: f64) -> Box<dyn WorkerLink> {
             let cpu_speed = cpu
                 .and_then(|c| script.cpu_speed.get(c).copied())
                 .unwrap_or(1.0);
@@ -265,7 +269,7 @@ pub mod mock {
             Box::new(MockLink {
                 script: script.clone(),
                 clock: self.clock.clone(),
-                speed: cpu_speed * offset,
+                speed: cpu_speed * offset * state,
                 rng: Rng::new(self.rng.next_u64()),
             })
         }
@@ -276,8 +280,12 @@ pub mod mock {
             self.setups.push(setup.clone());
             self.clock.0.set(self.clock.0.get() + self.startup_ns);
             let (old, new) = (self.old.clone(), self.new.clone());
-            let o = self.side(&old, setup.cpu);
-            let n = self.side(&new, setup.cpu);
+            let state = match self.new_states.len() {
+                0 => 1.0,
+                k => self.new_states[(self.setups.len() - 1) % k],
+            };
+            let o = self.side(&old, setup.cpu, 1.0);
+            let n = self.side(&new, setup.cpu, state);
             (Ok(o), Ok(n))
         }
     }

@@ -293,8 +293,10 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::runner::link::mock::{Clock, MockLauncher, Script};
-    use vernier::measure::pairs::{default_process_pairs, MIN_PROCESS_PAIRS};
+    use vernier::analyze::pairs::{pair_states, PAIRS_STOP_CONF};
+    use vernier::measure::pairs::{default_process_pairs, settled, MIN_PROCESS_PAIRS};
     use vernier::stats::compare::{Mode, Verdict};
+    use vernier::stats::random_effects::random_effects_interval;
 
     fn script(base: f64, cpu_speed: Vec<f64>, offset: f64) -> Script {
         Script {
@@ -307,6 +309,15 @@ mod tests {
     }
 
     fn run_mock(old: Script, new: Script, seed: u64) -> (ComparisonFile, Vec<PairSetup>) {
+        run_mock_states(old, new, seed, Vec::new())
+    }
+
+    fn run_mock_states(
+        old: Script,
+        new: Script,
+        seed: u64,
+        new_states: Vec<f64>,
+    ) -> (ComparisonFile, Vec<PairSetup>) {
         let clock = Clock::default();
         let mut l = MockLauncher {
             old,
@@ -315,6 +326,7 @@ mod tests {
             rng: Rng::new(seed),
             setups: Vec::new(),
             startup_ns: 1_500_000_000,
+            new_states,
         };
         let plan = Plan::with_budget(2_000_000_000);
         let cfg = PairsConfig {
@@ -406,5 +418,51 @@ mod tests {
             assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
             assert!((c.ratio - 1.01).abs() < 0.002, "{c:?}");
         }
+    }
+
+    #[test]
+    fn pairs_in_two_layout_states_are_not_stopped_at_four() {
+        // NEW is 28 % faster than OLD in one layout state of its processes and 20 % in the
+        // other (the two states of a loop of add-immediate: pair ratios 0.72 and 0.80); three
+        // of the first four pairs land in the first state.
+        let old = script(5.0, vec![1.0, 1.0], 0.0);
+        let new = script(3.6, vec![1.0, 1.0], 0.0);
+        let states = vec![1.0, 1.0, 0.80 / 0.72, 1.0];
+        let (f, setups) = run_mock_states(old, new, 5, states);
+        let allowed = default_process_pairs(Plan::with_budget(2_000_000_000).time_budget_ns);
+        assert_eq!(f.comparisons.len(), 2, "{:?}", f.failed);
+        for c in &f.comparisons {
+            // After four pairs the interval over them was already settled below the band: a
+            // rule that looks at the interval alone stopped there, with an interval that held
+            // only the states those pairs happened to land in.
+            let first: Vec<(f64, f64)> = c.process_pairs[..4]
+                .iter()
+                .map(|p| p.log_estimate())
+                .collect();
+            let (theta, se): (Vec<f64>, Vec<f64>) = first.into_iter().unzip();
+            let (_, lo, hi) = random_effects_interval(&theta, &se, PAIRS_STOP_CONF).unwrap();
+            assert!(settled(lo.exp(), hi.exp(), 0.005).is_some(), "{lo} {hi}");
+            let ratios: Vec<f64> = c.process_pairs.iter().map(|p| p.ratio).collect();
+            assert!(pair_states(&c.process_pairs[..4]).is_some(), "{ratios:?}");
+            // The states show: every pair allowed was run, and the interval spans both.
+            assert_eq!(c.process_pairs.len(), allowed, "{ratios:?} {}", c.stop);
+            assert_ne!(c.stop, "settled");
+            let st = c.layout_states.expect("layout states reported");
+            assert!(st.lo < 0.725 && st.hi > 0.795, "{st:?}");
+            assert!(c.ci95[0] <= st.lo && c.ci95[1] >= st.hi, "{:?}", c.ci95);
+            assert_eq!(c.verdict, Verdict::Faster, "{:?}", c.ci95);
+        }
+        assert_eq!(setups.len(), allowed);
+        // The table says why.
+        let table = vernier::report::compare::table_fitted(&f, Default::default());
+        assert!(
+            table.contains("layout states") && table.contains("Not stopped early"),
+            "{table}"
+        );
+        // Pairs that agree still stop at four.
+        let s = script(5.0, vec![1.0, 1.0], 0.0);
+        let (f, setups) = run_mock(s.clone(), s, 5);
+        assert!(f.comparisons.iter().all(|c| c.layout_states.is_none()));
+        assert_eq!(setups.len(), MIN_PROCESS_PAIRS);
     }
 }

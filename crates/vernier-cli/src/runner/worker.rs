@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 use vernier::measure::{Batch, Target};
 use vernier::protocol::{self, BenchRef, Hello};
 
+/// Default of --timeout: the longest wait for a reply, start-up included, in seconds.
+pub const DEFAULT_TIMEOUT_S: f64 = 30.0;
+
 /// How the runner controls a worker process.
 #[derive(Clone, Debug, Default)]
 pub struct Control {

@@ -1,10 +1,13 @@
 //! A comparison's figures from its pairs: the record of a paired measurement in one process
 //! ([`comparison_from_pair`]), each process pair's own figures ([`ProcessPair`]) and their
 //! combination across process pairs with a random-effects interval
-//! ([`comparison_from_process_pairs`]), and the stopping rule over process pairs
-//! ([`pairs_settled`]). The statistics themselves are in [`crate::stats::compare`]; the engine
+//! ([`comparison_from_process_pairs`]), the evidence that the pairs fall into layout states
+//! ([`pair_states`]), and the stopping rule over process pairs ([`pairs_settled`]). The
+//! statistics themselves are in [`crate::stats::compare`]; the engine
 //! that measures the pairs is [`crate::measure::pairs`].
 
+use super::layout::layout_spread;
+use super::ProcessFigure;
 use crate::measure::pairs::{
     settled, PairMeasurement, PairStop, Rewarm, Settle, MIN_PROCESS_PAIRS,
 };
@@ -12,6 +15,44 @@ use crate::stats::compare::Verdict;
 use crate::stats::random_effects::{self, random_effects_interval};
 use crate::stats::steady::WarmupClass;
 use serde::{Deserialize, Serialize};
+
+/// Whether a benchmark's measured code (its loop's function and every function it calls) is the
+/// same instructions in OLD and NEW, addresses aside. Only live comparisons of two executables
+/// run with the same arguments and environment look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Code {
+    /// The same instructions: a difference measured comes from where the code and its data
+    /// sit (addresses, alignment), or from inputs prepared outside the loop, not from a change
+    /// to the code.
+    Same,
+    Changed,
+    /// Not compared (`code_detail.reason` says why).
+    Unknown,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::Same => "same",
+            Code::Changed => "changed",
+            Code::Unknown => "unknown",
+        }
+    }
+}
+
+/// What the comparison of the code looked at.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CodeDetail {
+    /// Functions compared (the loop's function first).
+    pub functions: usize,
+    /// `changed`: OLD's function where the first difference is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differs_in: Option<String>,
+    /// `unknown`: why the code could not be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
 
 /// One comparison in the comparison file. `ratio` is NEW/OLD per-iteration time (above 1: NEW
 /// is slower); `p_value` is adjusted for the number of comparisons (Holm), which is what the
@@ -58,6 +99,56 @@ pub struct Comparison {
     /// Across process pairs: each pair's own figures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub process_pairs: Vec<ProcessPair>,
+    /// Across process pairs: the pairs' ratios disagree beyond their own intervals (the
+    /// benchmark's speed depends on where its processes' code and data sit). The stopping rule
+    /// then used every pair allowed, and `ci95` spans the states seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_states: Option<PairStates>,
+    /// Live comparisons of two executables: whether the benchmark's measured code is the same
+    /// instructions in OLD and NEW, addresses aside (`same`: a `faster` or `slower` verdict
+    /// then comes from where the code sits, and is not a regression), and what was compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Code>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_detail: Option<CodeDetail>,
+}
+
+/// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
+/// and a NEW process with one memory layout, measured alternately on one core (so the clock's
+/// moves cancel in its ratio), and the ratio a pair reads depends on the layout its processes
+/// landed in. The rule is the one of the `layout-sensitive` diagnostic, on the pairs' ratios:
+/// the lowest and highest differ by more than [`LAYOUT_MIN_SPREAD`](super::LAYOUT_MIN_SPREAD)
+/// and by more than twice the largest relative half-width of a pair's own interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairStates {
+    /// Lowest and highest pair ratio NEW/OLD.
+    pub lo: f64,
+    pub hi: f64,
+    /// Largest relative half-width of a pair's own 95 % interval.
+    pub within: f64,
+    /// Process pairs looked at.
+    pub pairs: usize,
+}
+
+/// The layout states the pairs show, or `None` when their ratios agree within their own
+/// intervals (or there are fewer than two pairs).
+pub fn pair_states(pairs: &[ProcessPair]) -> Option<PairStates> {
+    let figures: Vec<ProcessFigure> = pairs
+        .iter()
+        .map(|p| ProcessFigure {
+            index: p.index as u32,
+            median_ns: p.ratio,
+            ci95_ns: (p.ci95[0], p.ci95[1]),
+            samples: p.rounds,
+        })
+        .collect();
+    let l = layout_spread(&figures).filter(|l| l.significant)?;
+    Some(PairStates {
+        lo: l.lo,
+        hi: l.hi,
+        within: l.within,
+        pairs: pairs.len(),
+    })
 }
 
 /// How the uncertainty of a comparison across process pairs is made up.
@@ -179,9 +270,13 @@ pub const PAIRS_STOP_CONF: f64 = 0.995;
 
 /// Where the pairs so far leave a benchmark: its random-effects interval at [`PAIRS_STOP_CONF`]
 /// over the pairs' log-ratios, settled against the threshold. `None` before [`MIN_PROCESS_PAIRS`] pairs (the
-/// spread between pairs is not estimated yet) or while the interval straddles the threshold.
+/// spread between pairs is not estimated yet), while the interval straddles the threshold, and
+/// whenever the pairs show layout states ([`pair_states`]): a few pairs then tell only which
+/// states they happened to land in (four pairs of an add loop read 0.714–0.726 while eleven
+/// other runs of the same comparison had a median of 0.80), so the benchmark goes on to every
+/// pair allowed.
 pub fn pairs_settled(pairs: &[ProcessPair], threshold: f64) -> Option<Settle> {
-    if pairs.len() < MIN_PROCESS_PAIRS {
+    if pairs.len() < MIN_PROCESS_PAIRS || pair_states(pairs).is_some() {
         return None;
     }
     let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
@@ -211,10 +306,17 @@ pub fn comparison_from_process_pairs(
         old: crate::stats::median(&rw_old),
         new: crate::stats::median(&rw_new),
     });
+    // With layout states the next run reads whichever state its processes land in: the
+    // interval spans every state seen as well as the mean's own interval.
+    let layout_states = pair_states(&pairs);
+    let ci95 = match layout_states {
+        Some(s) => [re.ci95.0.min(s.lo), re.ci95.1.max(s.hi)],
+        None => [re.ci95.0, re.ci95.1],
+    };
     Ok(Comparison {
         name: name.into(),
         ratio: re.ratio,
-        ci95: [re.ci95.0, re.ci95.1],
+        ci95,
         p_value: re.p_value,
         verdict: Verdict::NoChange,
         seconds,
@@ -238,6 +340,9 @@ pub fn comparison_from_process_pairs(
             between_share: re.between_share,
         }),
         process_pairs: pairs,
+        layout_states,
+        code: None,
+        code_detail: None,
     })
 }
 
@@ -290,5 +395,8 @@ pub fn comparison_from_pair(
         smallest_detectable: detectable_from_ci(est.ci95.0, est.ci95.1),
         spread: None,
         process_pairs: Vec::new(),
+        layout_states: None,
+        code: None,
+        code_detail: None,
     })
 }

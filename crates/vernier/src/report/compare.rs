@@ -7,7 +7,8 @@ use super::{
     cut_middle, text_width, wrap, Render, BOLD, DIM, GREEN, MIN_WIDTH, NAME_FLOOR, NAME_MIN, RED,
     YELLOW,
 };
-use crate::result::comparison::ComparisonFile;
+use crate::analyze::pairs::Comparison;
+use crate::result::comparison::{Code, ComparisonFile};
 use crate::stats::compare::{Mode, Verdict};
 use std::fmt::Write as _;
 
@@ -137,6 +138,7 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
                 CmpCol::Change => format!("{:+.2}%", (c.ratio - 1.0) * 100.0),
                 CmpCol::Ci => format!("[{:.4}, {:.4}]", c.ci95[0], c.ci95[1]),
                 CmpCol::P => format_p(c.p_value),
+                CmpCol::Verdict if placed(c) => "placement".to_string(),
                 CmpCol::Verdict => c.verdict.as_str().to_string(),
                 CmpCol::Seconds => format!("{:.2}", c.seconds),
                 CmpCol::Pairs => c
@@ -151,6 +153,7 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
             };
             let text = cell(col, &text);
             let text = match (col, c.verdict) {
+                (CmpCol::Verdict, _) if placed(c) => style.paint(DIM, &text),
                 (CmpCol::Verdict, Verdict::Slower) => style.paint(RED, &text),
                 (CmpCol::Verdict, Verdict::Faster) => style.paint(GREEN, &text),
                 (CmpCol::Verdict, Verdict::Inconclusive) => style.paint(YELLOW, &text),
@@ -199,12 +202,57 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
                     .unwrap_or_else(|| "—".into())
             ));
         }
+        if let (Some(code), Some(d)) = (c.code, &c.code_detail) {
+            let shown = matches!(c.verdict, Verdict::Faster | Verdict::Slower);
+            match code {
+                Code::Same if shown => lines(&format!(
+                    "{}: placement: the code is the same in OLD and NEW (the loop's function and \
+                     the {} it calls are the same instructions, addresses aside), so the \
+                     {:+.2}% measured (`{}` in the file) comes from where the code and its data \
+                     sit (addresses, alignment) or from inputs prepared outside the loop, not \
+                     from a change to the code; --fail-on-regression does not count it",
+                    c.name,
+                    match d.functions.saturating_sub(1) {
+                        1 => "function".to_string(),
+                        n => format!("{n} functions"),
+                    },
+                    (c.ratio - 1.0) * 100.0,
+                    c.verdict.as_str()
+                )),
+                Code::Unknown if shown => lines(&format!(
+                    "{}: whether its code changed is not known: {}",
+                    c.name,
+                    d.reason.as_deref().unwrap_or("not compared")
+                )),
+                _ => {}
+            }
+        }
+        if let Some(st) = c.layout_states {
+            lines(&format!(
+                "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while \
+                 each pair's own interval is within ±{:.2}%: the speed depends on where each \
+                 process's code and data sit. Not stopped early: {} pair(s) were run \
+                 (--processes raises the number allowed), and the 95% CI spans the states seen",
+                c.name,
+                st.lo,
+                st.hi,
+                st.within * 100.0,
+                st.pairs
+            ));
+        }
     }
+    let placement = if file.comparisons.iter().any(placed) {
+        " placement: the interval says NEW is faster or slower, but the benchmark's code (its \
+         loop and what it calls) is the same instructions in OLD and NEW: the difference is \
+         where the code sits, not a change to it."
+    } else {
+        ""
+    };
     let mut legend = format!(
         "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \
          after Holm's correction over {} comparison(s), noise threshold ±{}%: no-change when the \
          interval lies within it, inconclusive when it straddles it; detect = the smallest \
-         change the run could have detected (80% power).",
+         change the run could have detected (80% power).{}",
         match (file.mode, live) {
             (Mode::Paired, true) => "weighted geometric mean over process pairs",
             (Mode::Paired, false) => "Hodges–Lehmann estimate",
@@ -212,7 +260,8 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         },
         file.alpha,
         file.comparisons.len(),
-        file.threshold * 100.0
+        file.threshold * 100.0,
+        placement
     );
     match file.mode {
         Mode::Paired if live => legend.push_str(
@@ -238,4 +287,9 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         let _ = writeln!(s, "{}", style.paint(DIM, &l));
     }
     s
+}
+
+/// A difference measured on code that is the same in OLD and NEW: its placement's.
+fn placed(c: &Comparison) -> bool {
+    c.code == Some(Code::Same) && matches!(c.verdict, Verdict::Faster | Verdict::Slower)
 }

@@ -3,6 +3,7 @@
 //! sets each verdict.
 
 use crate::analyze::pairs::{comparison_from_pair, Comparison};
+pub use crate::analyze::pairs::{Code, CodeDetail};
 use crate::measure::pairs::PairMeasurement;
 use crate::result::Tool;
 use crate::stats::compare::{self, Mode, Verdict};
@@ -96,11 +97,17 @@ impl ComparisonFile {
         self.finalize();
     }
 
-    /// Any `slower` verdict?
-    pub fn has_regression(&self) -> bool {
+    /// The `slower` verdicts that count as regressions: those whose code is not known to be
+    /// the same in OLD and NEW (with the same code, the difference is where it sits).
+    pub fn regressions(&self) -> impl Iterator<Item = &Comparison> {
         self.comparisons
             .iter()
-            .any(|c| c.verdict == Verdict::Slower)
+            .filter(|c| c.verdict == Verdict::Slower && c.code != Some(Code::Same))
+    }
+
+    /// Any regression (see [`regressions`](Self::regressions))?
+    pub fn has_regression(&self) -> bool {
+        self.regressions().next().is_some()
     }
 
     /// Write atomically (temporary file + rename).
@@ -114,32 +121,40 @@ impl ComparisonFile {
 mod tests {
     use super::*;
 
+    fn comparison(name: &str, ratio: f64, ci95: [f64; 2], p: f64) -> Comparison {
+        Comparison {
+            name: name.into(),
+            ratio,
+            ci95,
+            p_value: p,
+            verdict: Verdict::NoChange,
+            seconds: 1.0,
+            p_value_raw: p,
+            sign_p_value: None,
+            pairs: 100,
+            warmup_pairs: 0,
+            warmup: None,
+            iters_per_sample: [1, 1],
+            old_median_ns: 1.0,
+            new_median_ns: ratio,
+            stop: "budget".into(),
+            rewarm: None,
+            pair_samples: None,
+            smallest_detectable: None,
+            spread: None,
+            process_pairs: Vec::new(),
+            layout_states: None,
+            code: None,
+            code_detail: None,
+        }
+    }
+
     #[test]
     fn holm_applies_across_the_file() {
         let mut f = ComparisonFile::new(Mode::Paired, 0.005);
         for (i, p) in [0.03, 0.001].into_iter().enumerate() {
-            f.comparisons.push(Comparison {
-                name: format!("b{i}"),
-                ratio: 1.02,
-                ci95: [1.01, 1.03],
-                p_value: p,
-                verdict: Verdict::NoChange,
-                seconds: 1.0,
-                p_value_raw: p,
-                sign_p_value: None,
-                pairs: 100,
-                warmup_pairs: 0,
-                warmup: None,
-                iters_per_sample: [1, 1],
-                old_median_ns: 1.0,
-                new_median_ns: 1.02,
-                stop: "budget".into(),
-                rewarm: None,
-                pair_samples: None,
-                smallest_detectable: None,
-                spread: None,
-                process_pairs: Vec::new(),
-            });
+            f.comparisons
+                .push(comparison(&format!("b{i}"), 1.02, [1.01, 1.03], p));
         }
         f.finalize();
         // 0.001·2 = 0.002 (slower); max(0.03·1, 0.002) = 0.03 stays under 0.05 (slower).
@@ -159,5 +174,33 @@ mod tests {
             assert!(v["comparisons"][0].get(k).is_some(), "{k}");
         }
         assert!(v["geomean_ratio"].as_f64().is_some());
+    }
+
+    #[test]
+    fn a_slower_verdict_on_the_same_code_is_not_a_regression() {
+        let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+        f.comparisons
+            .push(comparison("sort", 1.016, [1.01, 1.022], 0.001));
+        f.comparisons
+            .push(comparison("mix", 4.0, [3.9, 4.1], 0.0001));
+        f.comparisons[0].code = Some(Code::Same);
+        f.comparisons[1].code = Some(Code::Changed);
+        f.finalize();
+        // The verdict stays what the interval says; the code says where it comes from.
+        assert_eq!(f.comparisons[0].verdict, Verdict::Slower);
+        let names: Vec<&str> = f.regressions().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["mix"]);
+        f.comparisons.pop();
+        assert!(!f.has_regression());
+        // Code not compared (or not known) counts as before.
+        f.comparisons[0].code = Some(Code::Unknown);
+        assert!(f.has_regression());
+        f.comparisons[0].code = None;
+        assert!(f.has_regression());
+        let v: serde_json::Value = serde_json::to_value(&f).unwrap();
+        assert!(v["comparisons"][0].get("code").is_none());
+        f.comparisons[0].code = Some(Code::Same);
+        let v: serde_json::Value = serde_json::to_value(&f).unwrap();
+        assert_eq!(v["comparisons"][0]["code"], "same");
     }
 }

@@ -1,0 +1,661 @@
+//! The disassembly of each benchmark's measured loop (seed 000: "in doubt, look at the
+//! assembly"), its loop body marked: what `vernier asm`, `run -v` and `compare`'s code check
+//! read.
+//!
+//! How a benchmark is mapped to its code (docs/asm.md): the worker is started, and its `loops`
+//! reply gives, per benchmark, the run-time address of the measured-loop function its harness
+//! instantiated for it (`vernier_measured_loop<…>` in both harnesses). `/proc/PID/maps` of the
+//! worker turns the address into a file offset (a position-independent executable is loaded
+//! anywhere), the ELF program headers into the address objdump uses, and the symbol table
+//! (`objdump -t`) into the function's name and size. `objdump -d` disassembles that function;
+//! backward jumps are loops, and the one between the clock reads is the iterations' loop.
+
+use crate::runner::worker::{Control, WorkerProcess};
+use anyhow::{bail, Context as _, Result};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A benchmark's measured-loop function, located in its file.
+#[derive(Clone, Debug)]
+pub struct LoopFunction {
+    pub file: PathBuf,
+    /// Start address as objdump shows it (the ELF virtual address).
+    pub vaddr: u64,
+    pub size: u64,
+    pub symbol: String,
+}
+
+/// Instructions shown before and after the loop of the iterations in `run -v`.
+const COMPACT_CONTEXT: usize = 6;
+
+/// One disassembled instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Insn {
+    pub addr: u64,
+    pub text: String,
+}
+
+/// A loop: a backward jump at `end` to `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loop {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The disassembly of benchmark `index`'s loop for `run -v`, or why there is none.
+pub fn for_benchmark(program: &Path, args: &[OsString], index: usize) -> String {
+    let objdump = PathBuf::from("objdump");
+    let go = || -> Result<String> {
+        check_objdump(&objdump)?;
+        let located = locate(program, args)?;
+        match located.get(index) {
+            Some((name, Ok(f))) => render(name, f, &objdump, true),
+            Some((_, Err(e))) => Ok(format!("   {e}\n")),
+            None => bail!("no benchmark {index}"),
+        }
+    };
+    go().unwrap_or_else(|e| format!("   (no disassembly: {e:#})\n"))
+}
+
+pub(crate) fn check_objdump(objdump: &Path) -> Result<()> {
+    match Command::new(objdump).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(_) | Err(_) => bail!(
+            "{} cannot be run: `vernier asm` disassembles with binutils' objdump. Install \
+             binutils (apt-get install binutils, dnf install binutils) or name another with \
+             --objdump PATH",
+            objdump.display()
+        ),
+    }
+}
+
+/// Start the worker, ask for its loop addresses and map, and locate each benchmark's loop
+/// function in its file.
+pub fn locate(
+    program: &Path,
+    args: &[OsString],
+) -> Result<Vec<(String, Result<LoopFunction, String>)>> {
+    let ctl = Control {
+        timeout: std::time::Duration::from_secs_f64(crate::runner::worker::DEFAULT_TIMEOUT_S),
+        ..Control::default()
+    };
+    let mut w = WorkerProcess::spawn(program, args, &ctl).map_err(anyhow::Error::msg)?;
+    let addrs = w.loops().map_err(anyhow::Error::msg);
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", w.pid()))
+        .with_context(|| format!("cannot read /proc/{}/maps of the worker", w.pid()));
+    let names = w.names.clone();
+    w.quit();
+    let (addrs, maps) = (addrs?, maps?);
+    let mut symbols: std::collections::HashMap<PathBuf, Result<Vec<Symbol>, String>> =
+        Default::default();
+    Ok(names
+        .into_iter()
+        .zip(addrs)
+        .map(|(name, addr)| {
+            let found = (|| {
+                if addr == 0 {
+                    return Err("its harness does not report this benchmark's loop \
+                                function"
+                        .to_string());
+                }
+                let (file, offset) = file_offset(&maps, addr)?;
+                let vaddr = elf_vaddr(&file, offset)?;
+                let syms = symbols
+                    .entry(file.clone())
+                    .or_insert_with(|| function_symbols(&file))
+                    .as_ref()
+                    .map_err(|e| e.clone())?;
+                let s = syms
+                    .iter()
+                    .find(|s| s.addr <= vaddr && vaddr < s.addr + s.size.max(1))
+                    .ok_or_else(|| {
+                        format!(
+                            "no function symbol at {vaddr:#x} in {} (stripped?): build the \
+                             benchmark without -s / strip, with symbols",
+                            file.display()
+                        )
+                    })?;
+                Ok(LoopFunction {
+                    file,
+                    vaddr: s.addr,
+                    size: s.size,
+                    symbol: s.name.clone(),
+                })
+            })();
+            (name, found)
+        })
+        .collect())
+}
+
+/// The file mapped at `addr` in a `/proc/PID/maps` text, and the offset of `addr` in it.
+pub fn file_offset(maps: &str, addr: u64) -> Result<(PathBuf, u64), String> {
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 6 {
+            continue;
+        }
+        let Some((lo, hi)) = f[0].split_once('-') else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi), Ok(off)) = (
+            u64::from_str_radix(lo, 16),
+            u64::from_str_radix(hi, 16),
+            u64::from_str_radix(f[2], 16),
+        ) else {
+            continue;
+        };
+        if (lo..hi).contains(&addr) {
+            let path = f[5..].join(" ");
+            if !path.starts_with('/') {
+                return Err(format!("{addr:#x} lies in {path}, not in a file"));
+            }
+            return Ok((PathBuf::from(path), addr - lo + off));
+        }
+    }
+    Err(format!("{addr:#x} is in no mapping of the worker"))
+}
+
+/// A loadable segment of an ELF file (a PT_LOAD program header).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    offset: u64,
+    vaddr: u64,
+    filesz: u64,
+    memsz: u64,
+}
+
+/// The loadable segments of a 64-bit little-endian ELF file (from its program headers).
+pub(crate) fn load_segments(file: &Path) -> Result<Vec<Segment>, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", file.display());
+    let bad = || format!("{}: truncated ELF program headers", file.display());
+    // Only the ELF header and the program headers are read: the file may be tens of MB.
+    let mut f = std::fs::File::open(file).map_err(cannot)?;
+    let mut read_at = |at: u64, len: usize| -> Result<Vec<u8>, String> {
+        let mut b = vec![0u8; len];
+        f.seek(SeekFrom::Start(at)).map_err(cannot)?;
+        f.read_exact(&mut b).map_err(|_| bad())?;
+        Ok(b)
+    };
+    let header = read_at(0, 64)
+        .map_err(|_| format!("{} is not a 64-bit little-endian ELF file", file.display()))?;
+    if header.get(..4) != Some(b"\x7fELF") || header[4] != 2 || header[5] != 1 {
+        return Err(format!(
+            "{} is not a 64-bit little-endian ELF file",
+            file.display()
+        ));
+    }
+    let u16_at = |b: &[u8], o: usize| b.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |b: &[u8], o: usize| {
+        b.get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+    };
+    let u64_at = |b: &[u8], o: usize| {
+        b.get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let phoff = u64_at(&header, 0x20).ok_or_else(bad)?;
+    let phentsize = u16_at(&header, 0x36).ok_or_else(bad)? as usize;
+    let phnum = u16_at(&header, 0x38).ok_or_else(bad)? as usize;
+    let table = read_at(phoff, phnum * phentsize)?;
+    let mut segments = Vec::new();
+    for i in 0..phnum {
+        let h = i * phentsize;
+        if u32_at(&table, h).ok_or_else(bad)? != 1 {
+            continue; // not PT_LOAD
+        }
+        segments.push(Segment {
+            offset: u64_at(&table, h + 8).ok_or_else(bad)?,
+            vaddr: u64_at(&table, h + 16).ok_or_else(bad)?,
+            filesz: u64_at(&table, h + 32).ok_or_else(bad)?,
+            memsz: u64_at(&table, h + 40).ok_or_else(bad)?,
+        });
+    }
+    Ok(segments)
+}
+
+/// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
+/// 64-bit little-endian ELF file).
+pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
+    load_segments(file)?
+        .iter()
+        .find(|s| (s.offset..s.offset + s.filesz).contains(&offset))
+        .map(|s| offset - s.offset + s.vaddr)
+        .ok_or_else(|| {
+            format!(
+                "{}: offset {offset:#x} is in no loadable segment",
+                file.display()
+            )
+        })
+}
+
+/// The initial contents of `len` bytes at virtual address `vaddr` of `file` as loaded: from
+/// the file, or zeros past a segment's file size (`.bss`); `None` when they lie in no segment.
+pub(crate) fn bytes_at(file: &Path, segments: &[Segment], vaddr: u64, len: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let s = segments
+        .iter()
+        .find(|s| s.vaddr <= vaddr && vaddr + len <= s.vaddr + s.memsz)?;
+    let mut out = vec![0u8; len as usize];
+    let from = vaddr - s.vaddr;
+    let in_file = s.filesz.saturating_sub(from).min(len) as usize;
+    if in_file > 0 {
+        let mut f = std::fs::File::open(file).ok()?;
+        f.seek(SeekFrom::Start(s.offset + from)).ok()?;
+        f.read_exact(&mut out[..in_file]).ok()?;
+    }
+    Some(out)
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Symbol {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) name: String,
+}
+
+/// The symbols of `file` (`objdump -t -C`) of one kind: `'F'` functions, `'O'` data objects.
+pub(crate) fn symbols_of(file: &Path, kind: char) -> Result<Vec<Symbol>, String> {
+    let out = Command::new("objdump")
+        .args(["-t", "-C", "-w"])
+        .arg(file)
+        .output()
+        .map_err(|e| format!("cannot run objdump: {e}"))?;
+    Ok(parse_symbols(&String::from_utf8_lossy(&out.stdout), kind))
+}
+
+/// The function symbols of `file` (`objdump -t -C`); an error naming the fix when it has none.
+pub(crate) fn function_symbols(file: &Path) -> Result<Vec<Symbol>, String> {
+    let syms = symbols_of(file, 'F')?;
+    if syms.is_empty() {
+        return Err(format!(
+            "{} has no symbols (stripped): `vernier asm` needs them to find the loop \
+             function. Build without -s and do not strip it (for Rust: `strip = false`, the \
+             default for the bench profile)",
+            file.display()
+        ));
+    }
+    Ok(syms)
+}
+
+/// Symbols of one kind (`'F'`, `'O'`) from `objdump -t -w` output: `ADDR FLAGS F SECTION SIZE
+/// NAME`.
+fn parse_symbols(text: &str, kind: char) -> Vec<Symbol> {
+    text.lines()
+        .filter_map(|l| {
+            let addr = u64::from_str_radix(l.get(..16)?, 16).ok()?;
+            let rest = l.get(16..)?;
+            // Flags occupy 7 columns after a space, `F` marks a function, `O` an object.
+            let flags = rest.get(1..8)?;
+            if !flags.contains(kind) {
+                return None;
+            }
+            let mut t = rest.get(8..)?.split_whitespace();
+            let _section = t.next()?;
+            let size = u64::from_str_radix(t.next()?, 16).ok()?;
+            let name: Vec<&str> = t.collect();
+            (size > 0).then(|| Symbol {
+                addr,
+                size,
+                name: name.join(" "),
+            })
+        })
+        .collect()
+}
+
+/// Instructions from `objdump -d --no-show-raw-insn` output.
+pub fn parse_disassembly(text: &str) -> Vec<Insn> {
+    text.lines()
+        .filter_map(|l| {
+            let (a, rest) = l.split_once(':')?;
+            let a = a.trim();
+            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_hexdigit()) || !l.starts_with(' ') {
+                return None;
+            }
+            Some(Insn {
+                addr: u64::from_str_radix(a, 16).ok()?,
+                text: shorten(&rest.trim().replace('\t', " ")),
+            })
+        })
+        .collect()
+}
+
+/// A jump's target within the function is shown as `<+0x70>`, not with the function's whole
+/// (demangled, often very long) name again.
+fn shorten(text: &str) -> String {
+    if text.starts_with('j') && text.ends_with('>') {
+        if let (Some(open), Some(plus)) = (text.find(" <"), text.rfind("+0x")) {
+            if plus > open {
+                return format!("{} <{}", &text[..open], &text[plus..]);
+            }
+        }
+    }
+    text.to_string()
+}
+
+/// The target of a jump instruction (`jne 1a60 <…>`), when it is one.
+fn jump_target(text: &str) -> Option<u64> {
+    let mut t = text.split_whitespace();
+    let op = t.next()?;
+    if !op.starts_with('j') && !op.starts_with('b') {
+        return None;
+    }
+    let target = t.next()?;
+    u64::from_str_radix(target.trim_start_matches("0x"), 16).ok()
+}
+
+/// Loops (backward jumps within the listing), and the one that runs the iterations.
+///
+/// The timed region is what control can reach from a clock read at the start (`rdtsc`)
+/// without passing the clock read at the stop (`rdtscp`): a walk of the listing following
+/// fall-through and jump targets. The iterations' loop is the largest loop whose jump and
+/// target lie in that region and that contains no clock read (the loop over a batch's samples
+/// contains them; a loop inside the benchmark is nested in the iterations' loop, so smaller).
+/// Placement does not matter (clang may move the loop after the function's return, jumping
+/// back to the clock read), and a block placed out of line that jumps back (an error path, a
+/// counter read) is not taken for it. `None` for the latter when the function reads no TSC
+/// (with the monotonic clock the reads are calls).
+pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
+    let (Some(first), Some(last)) = (insns.first(), insns.last()) else {
+        return (Vec::new(), None);
+    };
+    let loops: Vec<Loop> = insns
+        .iter()
+        .filter_map(|i| {
+            let t = jump_target(&i.text)?;
+            (t <= i.addr && t >= first.addr && t <= last.addr).then_some(Loop {
+                start: t,
+                end: i.addr,
+            })
+        })
+        .collect();
+    let op = |i: &Insn| i.text.split_whitespace().next().unwrap_or("").to_string();
+    let clock_reads: Vec<u64> = insns
+        .iter()
+        .filter(|i| matches!(op(i).as_str(), "rdtsc" | "rdtscp"))
+        .map(|i| i.addr)
+        .collect();
+    // The timed region: a walk from each `rdtsc`, stopping at `rdtscp`.
+    let index: std::collections::HashMap<u64, usize> =
+        insns.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
+    let mut region = vec![false; insns.len()];
+    let mut todo: Vec<usize> = (0..insns.len())
+        .filter(|&k| op(&insns[k]) == "rdtsc")
+        .collect();
+    while let Some(k) = todo.pop() {
+        if region[k] {
+            continue;
+        }
+        region[k] = true;
+        let o = op(&insns[k]);
+        if o == "rdtscp" || o.starts_with("ret") || o == "ud2" {
+            continue;
+        }
+        let target = jump_target(&insns[k].text).and_then(|t| index.get(&t).copied());
+        if o.starts_with('j') {
+            todo.extend(target);
+        }
+        if o != "jmp" && k + 1 < insns.len() {
+            todo.push(k + 1);
+        }
+    }
+    let in_region = |a: u64| index.get(&a).is_some_and(|&k| region[k]);
+    let timed = loops
+        .iter()
+        .filter(|l| in_region(l.start) && in_region(l.end))
+        .filter(|l| !clock_reads.iter().any(|a| (l.start..=l.end).contains(a)))
+        .max_by_key(|l| l.end - l.start)
+        .copied();
+    (loops, timed)
+}
+
+/// The named benchmarks' measured loops, from one start of the worker: for each name found,
+/// its compact rendering (as `run -v` shows it) and the instructions of its iterations' loop
+/// (empty when the loop is not singled out).
+pub fn timed_loops(
+    program: &Path,
+    args: &[OsString],
+    names: &[&str],
+) -> Result<Vec<(String, String, Vec<Insn>)>> {
+    let objdump = PathBuf::from("objdump");
+    check_objdump(&objdump)?;
+    let located = locate(program, args)?;
+    let mut out = Vec::new();
+    for want in names {
+        let Some((name, found)) = located.iter().find(|(n, _)| n == want) else {
+            continue;
+        };
+        let f = found.as_ref().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let d = disassemble(f, &objdump)?;
+        let body = d.timed_body().into_iter().cloned().collect();
+        out.push((name.clone(), show(name, f, &d, true), body));
+    }
+    Ok(out)
+}
+
+/// A function disassembled: its instructions, its loops, and the loop between the clock
+/// reads (the iterations') when there is one.
+struct Disassembly {
+    insns: Vec<Insn>,
+    loops: Vec<Loop>,
+    timed: Option<Loop>,
+}
+
+impl Disassembly {
+    /// The instructions of the iterations' loop (none when it is not singled out).
+    fn timed_body(&self) -> Vec<&Insn> {
+        match self.timed {
+            Some(l) => self
+                .insns
+                .iter()
+                .filter(|i| (l.start..=l.end).contains(&i.addr))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The instructions of the `size` bytes at `vaddr` in `file` (`objdump -d`).
+pub(crate) fn disassemble_range(
+    objdump: &Path,
+    file: &Path,
+    vaddr: u64,
+    size: u64,
+) -> Result<Vec<Insn>> {
+    let out = Command::new(objdump)
+        .args(["-d", "-C", "-w", "--no-show-raw-insn"])
+        .arg(format!("--start-address={vaddr:#x}"))
+        .arg(format!("--stop-address={:#x}", vaddr + size))
+        .arg(file)
+        .output()
+        .with_context(|| format!("cannot run {}", objdump.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed on {}: {}",
+            objdump.display(),
+            file.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(parse_disassembly(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<Disassembly> {
+    let insns = disassemble_range(objdump, &f.file, f.vaddr, f.size)?;
+    let (loops, timed) = find_loops(&insns);
+    Ok(Disassembly {
+        insns,
+        loops,
+        timed,
+    })
+}
+
+pub(crate) fn render(
+    name: &str,
+    f: &LoopFunction,
+    objdump: &Path,
+    compact: bool,
+) -> Result<String> {
+    Ok(show(name, f, &disassemble(f, objdump)?, compact))
+}
+
+/// The disassembly as text, the iterations' loop marked (`compact`: only it and a few
+/// instructions around it).
+fn show(name: &str, f: &LoopFunction, d: &Disassembly, compact: bool) -> String {
+    let (insns, loops, timed) = (&d.insns, &d.loops, d.timed);
+    let mut s = format!(
+        "── {name}\n   {} ({:#x}, {} bytes) in {}\n",
+        f.symbol,
+        f.vaddr,
+        f.size,
+        f.file.display()
+    );
+    let shown = match (compact, timed) {
+        (true, Some(l)) => {
+            let first = insns.iter().position(|i| i.addr >= l.start).unwrap_or(0);
+            let last = insns
+                .iter()
+                .position(|i| i.addr >= l.end)
+                .unwrap_or(insns.len());
+            first.saturating_sub(COMPACT_CONTEXT)..(last + 1 + COMPACT_CONTEXT).min(insns.len())
+        }
+        _ => 0..insns.len(),
+    };
+    for i in &insns[shown] {
+        let inside = |l: &Loop| (l.start..=l.end).contains(&i.addr);
+        let mark = match timed {
+            Some(l) if i.addr == l.start => "┌▶",
+            Some(l) if i.addr == l.end => "└─",
+            Some(l) if inside(&l) => "│ ",
+            _ if loops.iter().any(inside) => "· ",
+            _ => "  ",
+        };
+        s += &format!(" {mark} {:>8x}:  {}\n", i.addr, i.text);
+    }
+    s += &match timed {
+        Some(l) => {
+            let n = d.timed_body().len();
+            format!(
+                "   ┌▶…└─ the loop of the iterations: {n} instructions ({:#x}–{:#x}), run between \
+                 the clock reads; · other loops\n\n",
+                l.start, l.end
+            )
+        }
+        None if loops.is_empty() => "   no backward jump: this function has no loop\n\n".into(),
+        None => "   · loops (backward jumps); none is singled out as the iterations' loop (that \
+                 needs the TSC's clock reads in the function: with the monotonic clock they are \
+                 calls)\n\n"
+            .into(),
+    };
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loop_between_the_clock_reads_is_found() {
+        let text = "
+0000000000001a40 <f>:
+    1a40:\tpush   %rbx
+    1a41:\tlfence
+    1a44:\trdtsc
+    1a50:\tsqrtsd %xmm0,%xmm1
+    1a54:\tsub    $0x1,%rax
+    1a58:\tjne    1a50 <f+0x10>
+    1a5a:\trdtscp
+    1a5d:\tlfence
+    1a60:\tjmp    1a41 <f+0x1>
+    1a62:\tret
+";
+        let insns = parse_disassembly(text);
+        assert_eq!(insns.len(), 10);
+        let (loops, timed) = find_loops(&insns);
+        assert_eq!(loops.len(), 2);
+        assert_eq!(
+            timed,
+            Some(Loop {
+                start: 0x1a50,
+                end: 0x1a58
+            })
+        );
+        // clang's layout: the iterations' loop placed after the return, jumping back.
+        let text = "
+    1a40:\trdtsc
+    1a44:\tjmp    1a70 <f+0x30>
+    1a50:\trdtscp
+    1a54:\tjne    1a40 <f>
+    1a58:\tret
+    1a70:\tsqrtsd %xmm0,%xmm1
+    1a74:\tsub    $0x1,%rax
+    1a78:\tjne    1a70 <f+0x30>
+    1a7a:\tjmp    1a50 <f+0x10>
+";
+        let (loops, timed) = find_loops(&parse_disassembly(text));
+        assert_eq!(loops.len(), 3);
+        assert_eq!(
+            timed,
+            Some(Loop {
+                start: 0x1a70,
+                end: 0x1a78
+            })
+        );
+        // gcc's layout with an out-of-line block after the return that jumps back (a counter
+        // read) and jumps back after the clock's stop: the largest backward jump without a
+        // clock read in its range, but outside the timed region.
+        let text = "
+    1a40:\tmov    (%r15),%edi
+    1a44:\tjns    1a80 <f+0x40>
+    1a46:\trdtsc
+    1a48:\tsqrtsd %xmm0,%xmm1
+    1a4c:\tsub    $0x1,%rax
+    1a50:\tjne    1a48 <f+0x8>
+    1a52:\trdtscp
+    1a55:\tadd    $0x1,%r13
+    1a59:\tjne    1a40 <f>
+    1a5b:\tret
+    1a80:\tcall   1000 <read@plt>
+    1a85:\tmov    %rax,(%rbx)
+    1a88:\tmov    %rax,(%rbx)
+    1a8b:\tmov    %rax,(%rbx)
+    1a8e:\tjmp    1a55 <f+0x15>
+";
+        let (loops, timed) = find_loops(&parse_disassembly(text));
+        assert_eq!(loops.len(), 3);
+        assert_eq!(
+            timed,
+            Some(Loop {
+                start: 0x1a48,
+                end: 0x1a50
+            })
+        );
+    }
+
+    #[test]
+    fn maps_and_symbols_parse() {
+        let maps = "55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 42 /tmp/prog\n\
+                    55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 42 /tmp/prog\n\
+                    7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n";
+        assert_eq!(
+            file_offset(maps, 0x55d0c0a01a40).unwrap(),
+            (PathBuf::from("/tmp/prog"), 0x1a40)
+        );
+        assert!(file_offset(maps, 0x7ffd1010)
+            .unwrap_err()
+            .contains("[stack]"));
+        assert!(file_offset(maps, 0x10).is_err());
+        let table = "0000000000001a40 l     F .text\t0000000000000022 void vernier::detail::vernier_measured_loop<Tsc, L>(L&)\n\
+             0000000000004010 g     O .bss\t0000000000000008 counter\n";
+        let objects = parse_symbols(table, 'O');
+        assert_eq!((objects.len(), objects[0].addr), (1, 0x4010));
+        let syms = parse_symbols(table, 'F');
+        assert_eq!(syms.len(), 1);
+        assert_eq!(syms[0].addr, 0x1a40);
+        assert_eq!(syms[0].size, 0x22);
+        assert!(syms[0]
+            .name
+            .starts_with("void vernier::detail::vernier_measured_loop"));
+    }
+}
