@@ -161,6 +161,37 @@ pub fn install_pipe_hook() {
     }));
 }
 
+/// The command line that starts this CLI again, when it is not this executable alone (set once
+/// by [`main_with_self_command`]).
+static SELF_COMMAND: std::sync::OnceLock<Vec<std::ffi::OsString>> = std::sync::OnceLock::new();
+
+/// Runs as [`main_with_args`] does, for a front end whose executable is not the CLI itself:
+/// `self_command` is the program and the arguments that start this same CLI (from the Python
+/// package, `[python, -m, vernier]`), which the commands that start themselves again (the
+/// demo's worker, a comparison against a baseline) run instead of the current executable.
+pub fn main_with_self_command<I, T>(args: I, self_command: Vec<std::ffi::OsString>) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    if !self_command.is_empty() {
+        let _ = SELF_COMMAND.set(self_command);
+    }
+    main_with_args(args)
+}
+
+/// The program and leading arguments that start this CLI again: the current executable, or
+/// what [`main_with_self_command`] was given.
+pub(crate) fn self_command() -> Result<(PathBuf, Vec<std::ffi::OsString>)> {
+    match SELF_COMMAND.get().and_then(|c| c.split_first()) {
+        Some((program, args)) => Ok((PathBuf::from(program), args.to_vec())),
+        None => Ok((
+            std::env::current_exe().context("cannot find this executable")?,
+            Vec::new(),
+        )),
+    }
+}
+
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
 /// and returns the process's exit status: 0 success, 1 an error, 2 a check failed.
 pub fn main_with_args<I, T>(args: I) -> i32

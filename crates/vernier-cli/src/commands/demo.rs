@@ -7,7 +7,7 @@
 //! implementations.
 
 use crate::{audit_and_hint, compare, counted, known_speed, run, term, Common};
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use vernier::black_box;
 use vernier::report;
 use vernier::session::Event as SuiteEvent;
@@ -485,16 +485,15 @@ fn loops_without_and_with_barrier(
         0,
         0,
     ));
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
+    let (exe, mut args) = match crate::self_command() {
+        Ok(c) => c,
         Err(e) => {
-            out.push(format!(
-                "  (no disassembly: cannot find this executable: {e})"
-            ));
+            out.push(format!("  (no disassembly: {e:#})"));
             return out;
         }
     };
-    match crate::asm::timed_loops(&exe, &["__demo-worker".into()], &names) {
+    args.push("__demo-worker".into());
+    match crate::asm::timed_loops(&exe, &args, &names) {
         Ok(loops) => {
             let mut sqrt = Vec::new();
             for (name, text, body) in &loops {
@@ -545,11 +544,12 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     if c.instructions {
         // The demo serves itself as a worker (`vernier __demo-worker`), counted under callgrind
         // like any other worker.
-        let exe = std::env::current_exe().context("cannot find this executable")?;
+        let (exe, mut args) = crate::self_command()?;
+        args.push("__demo-worker".into());
         return counted::run_instructions(
             c,
             &exe,
-            &["__demo-worker".into()],
+            &args,
             &[(
                 COLD_EVENTS_ENV.into(),
                 COLD_EVENTS_INSTRUCTIONS.to_string().into(),
@@ -560,9 +560,10 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let plan = c.plan()?;
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.
-    let identity = std::env::current_exe()
-        .ok()
-        .and_then(|exe| known_speed::program_identity(&exe, &["demo".into()], "hot"));
+    let identity = crate::self_command().ok().and_then(|(exe, mut args)| {
+        args.push("demo".into());
+        known_speed::program_identity(&exe, &args, "hot")
+    });
     let mut options = Options {
         system: audit_and_hint(),
         plan,
