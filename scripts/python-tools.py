@@ -5,10 +5,14 @@ of each tool's headline between invocations (RSD), the ratio 1050/1000 of the me
 headlines, how often a 1050 invocation reads slower than a 1000 one (over every pairing), and
 the wall time per benchmark.
 
+With ``--compare N``, instead: ``vernier compare`` of a script with itself and with a variant
+doing 5 % more work (``sum`` over 1050 ints instead of 1000), N times each, and the verdicts.
+
 Run it in a virtual environment with the tools installed:
 
     python3 -m venv /tmp/v && /tmp/v/bin/pip install ./python pyperf pytest pytest-benchmark
     /tmp/v/bin/python scripts/python-tools.py [--invocations 10] [--tools timeit,vernier]
+    /tmp/v/bin/python scripts/python-tools.py --compare 10
 
 A documented measurement, not a test: its figures depend on the machine and its load.
 """
@@ -101,6 +105,47 @@ TOOLS = {
 }
 
 
+COMPARE_SCRIPT = """
+import os
+import vernier
+x = list(range(int(os.environ.get("SUM_N", "1000"))))
+vernier.bench("sum", sum, x)
+vernier.main()
+"""
+
+
+def compare_tries(tries):
+    """`vernier compare` of the script with itself, and with SUM_N=1050 on the NEW side."""
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "bench_sum.py")
+        with open(script, "w") as f:
+            f.write(COMPARE_SCRIPT)
+        path = os.path.join(tmp, "cmp.json")
+        for i in range(tries):
+            for label, env in (("same script", []), ("5 % slower", ["--new-env=SUM_N=1050"])):
+                cmd = [PY, "-m", "vernier", "compare", PY, PY, "--old-arg=" + script,
+                       "--new-arg=" + script, "--json", path] + env
+                t0 = time.perf_counter()
+                o = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+                wall = time.perf_counter() - t0
+                if o.returncode not in (0, 2):
+                    raise SystemExit("{} failed:\n{}\n{}".format(" ".join(cmd), o.stdout, o.stderr))
+                with open(path) as f:
+                    c = json.load(f)["comparisons"][0]
+                counts.setdefault(label, []).append((c["verdict"], c["ratio"], wall))
+                print("{} {}: {} ratio {:.4f} in {:.1f} s".format(label, i + 1, c["verdict"], c["ratio"], wall),
+                      file=sys.stderr)
+    for label, rows in counts.items():
+        verdicts = {}
+        for v, _, _ in rows:
+            verdicts[v] = verdicts.get(v, 0) + 1
+        print("{:<12} {}  ratios {:.4f}-{:.4f}  {:.1f} s per compare".format(
+            label, ", ".join("{} {}".format(v, n) for v, n in sorted(verdicts.items())),
+            min(r for _, r, _ in rows), max(r for _, r, _ in rows),
+            statistics.mean(w for _, _, w in rows)))
+
+
 def rsd(v):
     return statistics.stdev(v) / statistics.mean(v) * 100 if len(v) > 1 else float("nan")
 
@@ -109,12 +154,16 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--invocations", type=int, default=10)
     p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: " + ", ".join(TOOLS))
+    p.add_argument("--compare", type=int, metavar="N", help="N tries of vernier compare instead")
     a = p.parse_args()
+    os.environ.setdefault("VERNIER_SPEED_FILE", os.path.join(tempfile.mkdtemp(), "core-speed.json"))
+    if a.compare:
+        return compare_tries(a.compare)
     tools = [t.strip() for t in a.tools.split(",")]
     for t in tools:
         if t not in TOOLS:
             raise SystemExit("unknown tool {!r} (expected {})".format(t, ", ".join(TOOLS)))
-    env_speed = os.environ.setdefault("VERNIER_SPEED_FILE", os.path.join(tempfile.mkdtemp(), "core-speed.json"))
+    env_speed = os.environ["VERNIER_SPEED_FILE"]
     res = {(t, n): [] for t in tools for n in SIZES}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.invocations):
