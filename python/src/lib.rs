@@ -99,13 +99,18 @@ impl Routine for PyLoop {
 /// Measure one benchmark in this process: `run(iters, clock)` is its loop (see [`PyLoop`]). Returns the result file
 /// (schema 1) as JSON text. `time` is the budget in seconds (None: the default, or `quick`'s).
 #[pyfunction]
-#[pyo3(signature = (name, run, *, time=None, quick=false, rounds=0))]
+///
+/// `empty_iter_ns`: the cost of an iteration of the same loop around an empty body (measured
+/// by this function on that loop); the benchmark is then analysed against it (`optimized-away`
+/// when its body is not measurably more) instead of against the Rust harness's empty loop.
+#[pyo3(signature = (name, run, *, time=None, quick=false, rounds=0, empty_iter_ns=None))]
 fn measure(
     name: String,
     run: Py<PyAny>,
     time: Option<f64>,
     quick: bool,
     rounds: usize,
+    empty_iter_ns: Option<f64>,
 ) -> PyResult<String> {
     let plan = match (time, quick) {
         (Some(t), _) if t > 0.0 && t.is_finite() => {
@@ -144,13 +149,36 @@ fn measure(
             error: error.clone(),
         }),
     );
-    let file = suite.run_in_process(&mut |_| {});
+    let mut file = suite.run_in_process(&mut |_| {});
     std::panic::set_hook(hook);
     if let Some(e) = error.borrow_mut().take() {
         return Err(e);
     }
+    if let Some(empty) = empty_iter_ns.filter(|e| e.is_finite() && *e > 0.0) {
+        against_empty_loop(&mut file, empty);
+    }
     known.record_run(&file, None);
     serde_json::to_string(&file).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The run's benchmarks analysed again from their samples, with `empty` as the loop's own
+/// cost per iteration (the Python loop's, not the Rust harness's).
+fn against_empty_loop(file: &mut vernier::result::ResultFile, empty: f64) {
+    file.harness.empty_iter_ns = empty;
+    let ctx = file.analysis_context();
+    for b in &mut file.benchmarks {
+        if b.samples.ns.is_empty() {
+            continue;
+        }
+        let m = b.measurement();
+        let an = vernier::analyze::analyze(&m, &ctx);
+        let mut r = vernier::result::BenchmarkResult::new(&b.name, &m, &an, &|_| 0);
+        r.earlier_runs = b.earlier_runs;
+        if let Some(e) = &b.earlier_runs {
+            vernier::result::earlier::join_result(&mut r, e);
+        }
+        *b = r;
+    }
 }
 
 /// A result file (JSON text, or several merged: their benchmarks in order) as the terminal

@@ -47,3 +47,18 @@ def test_an_exception_in_the_benchmark_fails_the_test(pytester):
     r = pytester.runpytest_subprocess("-p", "no:benchmark", "--vernier-quick")
     r.assert_outcomes(failed=1)
     assert "KeyError" in r.stdout.str()
+
+
+def test_benchmarks_are_analysed_against_the_python_loops_own_cost(pytester):
+    # The loop around an empty statement is measured once per session and is the result's
+    # empty loop: a few ns per iteration of a `for`, not the Rust harness's fraction of a ns.
+    pytester.makepyfile(test_empty="""
+        def test_nothing(benchmark):
+            benchmark.pedantic(int)
+    """)
+    pytester._monkeypatch.setenv("VERNIER_SPEED_FILE", str(pytester.path / "core-speed.json"))
+    r = pytester.runpytest_subprocess("-p", "no:benchmark", "--vernier-quick", "--vernier-json", "e.json")
+    r.assert_outcomes(passed=1)
+    f = json.loads((pytester.path / "e.json").read_text())
+    empty = f["harness"]["empty_iter_ns"]
+    assert empty > 1.0, "the Python loop's cost, not the Rust harness's (well under 1 ns): {}".format(empty)

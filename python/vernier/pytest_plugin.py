@@ -103,10 +103,30 @@ class BenchmarkFixture:
             lambda iters, clock: loop.time(iters, clock),
             time=c.getoption("vernier_time"),
             quick=c.getoption("vernier_quick"),
+            empty_iter_ns=_empty_iter_ns(c),
         )
         self.result = json.loads(text)["benchmarks"][0]
         c.stash[_RESULTS].append(text)
         return result
+
+
+# The Python loop's own cost per iteration, measured once per session.
+_EMPTY = pytest.StashKey()
+# Budget of that measurement, in seconds (as the runner's measurement of a worker's empty loop).
+EMPTY_LOOP_SECONDS = 0.08
+
+
+def _empty_iter_ns(config):
+    """The loop around an empty statement, per iteration (None when it could not be measured):
+    a benchmark whose body is not measurably more is flagged `optimized-away`."""
+    if _EMPTY not in config.stash:
+        from . import _native
+
+        empty = _loops.empty_loop()
+        b = json.loads(_native.measure("empty loop", lambda iters, clock: empty.time(iters, clock),
+                                       time=EMPTY_LOOP_SECONDS))["benchmarks"][0]
+        config.stash[_EMPTY] = b["per_iter"]["median_ns"] if b["status"] == "ok" else None
+    return config.stash[_EMPTY]
 
 
 @pytest.fixture
