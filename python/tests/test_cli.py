@@ -4,8 +4,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 
 def vernier(*args, tmp_path, **kw):
     env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
@@ -53,3 +51,12 @@ def test_demo_restarts_the_cli_through_python(tmp_path):
     # The demo's own worker is started again as `python -m vernier __demo-worker`.
     o = vernier("__demo-worker", tmp_path=tmp_path)
     assert o.returncode == 1 and "started by `vernier demo --instructions`" in o.stderr, o
+
+
+def test_timeit_compare_to_another_interpreter_pairs_processes(tmp_path):
+    o = vernier("timeit", "--quick", "--compare-to", sys.executable, "--json", "c.json",
+                "-s", "x = list(range(1000))", "sum(x)", tmp_path=tmp_path)
+    assert o.returncode == 0, o
+    (c,) = json.loads((tmp_path / "c.json").read_text())["comparisons"]
+    assert c["name"] == "sum(x)" and c["verdict"] in ("faster", "slower", "no-change", "inconclusive")
+    assert c["ci95"][0] <= c["ratio"] <= c["ci95"][1]
