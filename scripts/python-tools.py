@@ -170,7 +170,8 @@ def main():
             for t in tools:
                 for n in (SIZES if i % 2 == 0 else SIZES[::-1]):
                     res[(t, n)].append(TOOLS[t](n, tmp))
-            print("invocation {}/{} done".format(i + 1, a.invocations), file=sys.stderr)
+            print("invocation {}/{} done: {}".format(i + 1, a.invocations, json.dumps(
+                {"{} {}".format(t, n): v[-2:] for (t, n), v in res.items()})), file=sys.stderr)
     print("sum(x) over 1000 and 1050 ints, {} invocations per tool and size, interleaved "
           "(Python {}, speed file {})".format(a.invocations, sys.version.split()[0], env_speed))
     head = "{:<17} {:>10} {:>10} {:>8} {:>9} {:>8}  {}".format(
@@ -183,7 +184,8 @@ def main():
         ratio = statistics.median(a1) / statistics.median(a0)
         slower = sum(1 for y in a1 for x in a0 if y > x) / (len(a0) * len(a1)) * 100
         # counters-unavailable is the machine (no PMU), not the benchmark.
-        flags = [",".join(c for c in r[2] if c != "counters-unavailable") for n in SIZES for r in res[(t, n)]]
+        flags = [",".join(c for c in (r[2] or []) if c != "counters-unavailable")
+                 for n in SIZES for r in res[(t, n)]]
         flags = [f for f in flags if f]
         print("{:<17} {:>9.2f}% {:>9.2f}% {:>8.3f} {:>8.0f}% {:>7.2f}s  {}".format(
             t, rsd(a0), rsd(a1), ratio, slower, statistics.mean(walls),
