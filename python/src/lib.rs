@@ -2,11 +2,11 @@
 //! loops; everything that decides (the sampler, the analysis, the reports, the CLI) is the
 //! Rust engine's, reached through four functions:
 //!
-//! - [`main`]: the `vernier` command line, the same CLI as the Rust binary (`vernier_cli`);
-//! - [`measure`]: one benchmark measured in this process by the engine, which calls a Python
+//! - `main`: the `vernier` command line, the same CLI as the Rust binary (`vernier_cli`);
+//! - `measure`: one benchmark measured in this process by the engine, which calls a Python
 //!   loop for each sample (the pytest fixture's way in);
-//! - [`render`]: a result file as the terminal table `vernier run` prints;
-//! - [`probe`]: the core-speed probe of the worker protocol, which a Python worker cannot run
+//! - `render`: a result file as the terminal table `vernier run` prints;
+//! - `probe`: the core-speed probe of the worker protocol, which a Python worker cannot run
 //!   in Python (one-cycle additions).
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -96,7 +96,7 @@ impl Routine for PyLoop {
     }
 }
 
-/// Measure one benchmark in this process: `run(iters, clock)` is its loop (see [`PyLoop`]). Returns the result file
+/// Measure one benchmark in this process: `run(iters, clock)` is its loop (see `PyLoop`). Returns the result file
 /// (schema 1) as JSON text. `time` is the budget in seconds (None: the default, or `quick`'s).
 #[pyfunction]
 ///
