@@ -47,8 +47,9 @@ def test_timeit_names_a_bad_statement(tmp_path):
     assert o.returncode == 1 and "the statement is not valid Python" in o.stderr, o
 
 
-def test_demo_restarts_the_cli_through_python(tmp_path):
-    # The demo's own worker is started again as `python -m vernier __demo-worker`.
+def test_the_demo_worker_command_answers_through_python(tmp_path):
+    # `demo --instructions` starts `python -m vernier __demo-worker` (the CLI's self command);
+    # by hand, without the runner's pipes, it says who starts it.
     o = vernier("__demo-worker", tmp_path=tmp_path)
     assert o.returncode == 1 and "started by `vernier demo --instructions`" in o.stderr, o
 
