@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: formatting, lints, the API documentation, then every test of the workspace.
+# The test command: formatting, lints, the API documentation, every test of the workspace, then
+# the Python package built in a fresh virtual environment and its tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
@@ -7,3 +8,14 @@ cargo clippy --workspace --all-targets -- -D warnings
 # The API documentation builds without a broken link or stray tag.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 cargo test --workspace
+
+# The Python package as a user installs it: `pip install ./python` into a fresh virtual
+# environment (maturin builds the native module; `--profile dev` reuses the crates the tests
+# above compiled, and the measuring crates are optimised in that profile too), then its tests.
+python_start=$SECONDS
+venv="$(mktemp -d)/venv"
+python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check pytest
+MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install -q --disable-pip-version-check ./python
+"$venv/bin/python" -m pytest python/tests -p no:cacheprovider
+echo "python package: built and tested in $((SECONDS - python_start)) s"

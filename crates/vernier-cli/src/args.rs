@@ -160,3 +160,27 @@ pub fn check_outputs(json: Option<&PathBuf>, html: Option<&PathBuf>) -> Result<(
     }
     Ok(())
 }
+
+/// The command line that starts this CLI again, when it is not this executable alone (set once
+/// by [`crate::main_with_self_command`]).
+static SELF_COMMAND: std::sync::OnceLock<Vec<std::ffi::OsString>> = std::sync::OnceLock::new();
+
+/// Records the program and leading arguments that start this CLI again (empty: the current
+/// executable).
+pub fn set_self_command(command: Vec<std::ffi::OsString>) {
+    if !command.is_empty() {
+        let _ = SELF_COMMAND.set(command);
+    }
+}
+
+/// The program and leading arguments that start this CLI again: the current executable, or
+/// what [`set_self_command`] was given.
+pub fn self_command() -> Result<(PathBuf, Vec<std::ffi::OsString>)> {
+    match SELF_COMMAND.get().and_then(|c| c.split_first()) {
+        Some((program, args)) => Ok((PathBuf::from(program), args.to_vec())),
+        None => Ok((
+            std::env::current_exe().context("cannot find this executable")?,
+            Vec::new(),
+        )),
+    }
+}

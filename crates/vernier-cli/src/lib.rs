@@ -64,6 +64,19 @@ enum Command {
     DemoWorker,
 }
 
+/// Runs as [`main_with_args`] does, for a front end whose executable is not the CLI itself:
+/// `self_command` is the program and the arguments that start this same CLI (from the Python
+/// package, `[python, -m, vernier]`), which the commands that start themselves again (the
+/// demo's worker, a comparison against a baseline) run instead of the current executable.
+pub fn main_with_self_command<I, T>(args: I, self_command: Vec<std::ffi::OsString>) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    args::set_self_command(self_command);
+    main_with_args(args)
+}
+
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
 /// and returns the process's exit status: 0 success, 1 an error, 2 a check failed.
 pub fn main_with_args<I, T>(args: I) -> i32

@@ -7,11 +7,11 @@
 //! implementations.
 
 use crate::args::Common;
-use crate::commands::system::audit_and_hint;
 use crate::commands::compare;
+use crate::commands::system::audit_and_hint;
 use crate::runner::counted;
 use crate::term;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use vernier::black_box;
 use vernier::report;
 use vernier::result::known as known_speed;
@@ -490,16 +490,15 @@ fn loops_without_and_with_barrier(
         0,
         0,
     ));
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
+    let (exe, mut args) = match crate::args::self_command() {
+        Ok(c) => c,
         Err(e) => {
-            out.push(format!(
-                "  (no disassembly: cannot find this executable: {e})"
-            ));
+            out.push(format!("  (no disassembly: {e:#})"));
             return out;
         }
     };
-    match crate::runner::disasm::timed_loops(&exe, &["__demo-worker".into()], &names) {
+    args.push("__demo-worker".into());
+    match crate::runner::disasm::timed_loops(&exe, &args, &names) {
         Ok(loops) => {
             let mut sqrt = Vec::new();
             for (name, text, body) in &loops {
@@ -550,11 +549,12 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     if c.instructions {
         // The demo serves itself as a worker (`vernier __demo-worker`), counted under callgrind
         // like any other worker.
-        let exe = std::env::current_exe().context("cannot find this executable")?;
+        let (exe, mut args) = crate::args::self_command()?;
+        args.push("__demo-worker".into());
         return counted::run_instructions(
             c,
             &exe,
-            &["__demo-worker".into()],
+            &args,
             &[(
                 COLD_EVENTS_ENV.into(),
                 COLD_EVENTS_INSTRUCTIONS.to_string().into(),
@@ -565,9 +565,12 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let plan = c.plan()?;
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.
-    let identity = std::env::current_exe()
+    let identity = crate::args::self_command()
         .ok()
-        .and_then(|exe| known_speed::program_identity(&exe, &["demo".into()], "hot"));
+        .and_then(|(exe, mut args)| {
+            args.push("demo".into());
+            known_speed::program_identity(&exe, &args, "hot")
+        });
     let mut options = Options {
         system: audit_and_hint(),
         plan,

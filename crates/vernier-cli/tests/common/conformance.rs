@@ -321,9 +321,23 @@ fn hello(s: &mut Session) -> Hello {
     Hello::parse(&line).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// What a harness may leave out of the protocol (`docs/protocol.md` lets a worker ignore
+/// `probe=` and send no token).
+#[derive(Clone, Copy, Debug)]
+pub struct Features {
+    /// Answers `probe=<adds>` with `probe_ns=` and `wide_ns=`; without it, neither token may
+    /// ever be sent.
+    pub speed_probe: bool,
+}
+
 /// The whole protocol, every reply checked. Ends with `quit`: the worker must answer `bye`
 /// and exit with status 0.
 pub fn check(cmd: Command) -> Report {
+    check_with(cmd, Features { speed_probe: true })
+}
+
+/// [`check`] for a harness with the given `features`.
+pub fn check_with(cmd: Command, features: Features) -> Report {
     let mut s = Session::spawn(cmd);
 
     // hello
@@ -371,22 +385,31 @@ pub fn check(cmd: Command) -> Report {
     };
     let (short, short_wide) = probed(&mut s, 1024);
     let (long, long_wide) = probed(&mut s, 65536);
-    let (short, long) = (
-        short.expect("probe_ns= in the reply to probe=1024"),
-        long.expect("probe_ns= in the reply to probe=65536"),
-    );
-    assert!(
-        short > 0 && long > short,
-        "probe_ns {short} (1024 adds), {long} (65536 adds)"
-    );
-    let (short_wide, long_wide) = (
-        short_wide.expect("wide_ns= in the reply to probe=1024"),
-        long_wide.expect("wide_ns= in the reply to probe=65536"),
-    );
-    assert!(
-        short_wide > 0 && long_wide > short_wide,
-        "wide_ns {short_wide} (1024 adds), {long_wide} (65536 adds)"
-    );
+    if !features.speed_probe {
+        assert_eq!(
+            (short, short_wide, long, long_wide),
+            (None, None, None, None),
+            "a worker without the probe sends none of its tokens"
+        );
+    }
+    if features.speed_probe {
+        let (short, long) = (
+            short.expect("probe_ns= in the reply to probe=1024"),
+            long.expect("probe_ns= in the reply to probe=65536"),
+        );
+        assert!(
+            short > 0 && long > short,
+            "probe_ns {short} (1024 adds), {long} (65536 adds)"
+        );
+        let (short_wide, long_wide) = (
+            short_wide.expect("wide_ns= in the reply to probe=1024"),
+            long_wide.expect("wide_ns= in the reply to probe=65536"),
+        );
+        assert!(
+            short_wide > 0 && long_wide > short_wide,
+            "wide_ns {short_wide} (1024 adds), {long_wide} (65536 adds)"
+        );
+    }
     let plain = s.ask("run 0 iters=1 samples=2");
     assert!(
         !plain.contains("probe_ns=") && !plain.contains("wide_ns="),

@@ -86,10 +86,11 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
     if looks_like_json(path) {
         return ResultFile::load(path).map_err(|e| anyhow::anyhow!("NEW: {e}"));
     }
-    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let (exe, args) = crate::args::self_command()?;
     let tmp = std::env::temp_dir().join(format!("vernier-baseline-{}.json", std::process::id()));
     let mut cmd = Command::new(exe);
-    cmd.arg("run")
+    cmd.args(args)
+        .arg("run")
         .arg("--json")
         .arg(&tmp)
         .arg("--counters")

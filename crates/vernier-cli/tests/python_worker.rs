@@ -1,0 +1,136 @@
+//! The Python harness as a worker: its pure-Python protocol module (`python/vernier/`, copied
+//! without the native module) passes the conformance suite, and `vernier run -- python3
+//! SCRIPT` and `python3 SCRIPT` measure a script's benchmarks. Needs `python3` only.
+
+#[path = "common/cli.rs"]
+mod cli;
+#[path = "common/conformance.rs"]
+mod conformance;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use vernier::result::{ResultFile, Status};
+
+/// The benchmark script of these tests.
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python/bench_sum.py")
+}
+
+/// A directory holding the package's Python files only (no native module, whatever a
+/// developer built in the source tree), for `PYTHONPATH`.
+fn pure_python_package(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let pkg = root.join("vernier");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&pkg).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/vernier");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "py") {
+            std::fs::copy(&p, pkg.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    root
+}
+
+/// `python3`, or a failure that names the install command.
+fn python3() -> PathBuf {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "python3 is needed by the Python harness's tests: apt-get install python3"
+    );
+    PathBuf::from("python3")
+}
+
+#[test]
+fn the_pure_python_worker_conforms_to_the_protocol() {
+    let mut cmd = Command::new(python3());
+    cmd.arg(script())
+        .env("PYTHONPATH", pure_python_package("conformance"));
+    // Without the native module there is no core-speed probe: no token, as the protocol allows.
+    let report = conformance::check_with(cmd, conformance::Features { speed_probe: false });
+    assert_eq!(report.names, ["sum 1000", "sum 10000", "join words"]);
+    assert!(
+        report.hello.implementation.starts_with("vernier-python/"),
+        "{report:?}"
+    );
+}
+
+fn check_result(f: &ResultFile, what: &str) {
+    let names: Vec<&str> = f.benchmarks.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["sum 1000", "sum 10000", "join words"], "{what}");
+    for b in &f.benchmarks {
+        assert_eq!(b.status, Status::Ok, "{what}: {b:?}");
+    }
+    assert!(
+        f.machine
+            .worker_impl
+            .as_deref()
+            .is_some_and(|w| w.starts_with("vernier-python/")),
+        "{what}: {:?}",
+        f.machine.worker_impl
+    );
+    // Ten times the elements, about ten times the time: the loop calls the function with its
+    // argument (a ratio measured in one run, far from both bounds).
+    let median = |i: usize| f.benchmarks[i].per_iter.median_ns;
+    let ratio = median(1) / median(0);
+    assert!(
+        (4.0..25.0).contains(&ratio),
+        "{what}: sum 10000 / sum 1000 = {ratio}"
+    );
+}
+
+#[test]
+fn vernier_run_measures_a_python_script() {
+    let _serial = cli::serial();
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-run");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let json = tmp.join("run.json");
+    let o = cli::vernier()
+        .env("VERNIER_SPEED_FILE", tmp.join("core-speed.json"))
+        .env("PYTHONPATH", pure_python_package("run"))
+        .args(["run", "--quick", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(python3())
+        .arg(script())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", cli::text(&o));
+    let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{}", cli::text(&o)));
+    check_result(&f, "vernier run");
+}
+
+#[test]
+fn a_python_script_run_alone_starts_the_runner_on_itself() {
+    let _serial = cli::serial();
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-alone");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let json = tmp.join("alone.json");
+    // Without the native module the script runs the `vernier` command on PATH.
+    let bin = Path::new(env!("CARGO_BIN_EXE_vernier")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(python3())
+        .arg(script())
+        .args(["--quick", "--json"])
+        .arg(&json)
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env("VERNIER_SPEED_FILE", tmp.join("core-speed.json"))
+        .env("PYTHONPATH", pure_python_package("alone"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", cli::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("sum 10000"), "{out}");
+    let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{}", cli::text(&o)));
+    check_result(&f, "python3 bench_sum.py");
+}

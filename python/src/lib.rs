@@ -1,0 +1,231 @@
+//! `vernier._native`: the Rust side of the Python package. Python contributes only measured
+//! loops; everything that decides (the sampler, the analysis, the reports, the CLI) is the
+//! Rust engine's, reached through four functions:
+//!
+//! - `main`: the `vernier` command line, the same CLI as the Rust binary (`vernier_cli`);
+//! - `measure`: one benchmark measured in this process by the engine, which calls a Python
+//!   loop for each sample (the pytest fixture's way in);
+//! - `render`: a result file as the terminal table `vernier run` prints;
+//! - `probe`: the core-speed probe of the worker protocol, which a Python worker cannot run
+//!   in Python (one-cycle additions).
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::cell::RefCell;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::rc::Rc;
+use vernier::workload::routine::Routine;
+use vernier::timer::Timer;
+
+/// Run the `vernier` command line `argv` (program name first) and return its exit status.
+/// `self_command` starts this CLI again (`[python, -m, vernier]`), for the commands that
+/// start themselves.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>, self_command: Vec<String>) -> i32 {
+    let self_command: Vec<OsString> = self_command.into_iter().map(OsString::from).collect();
+    // The CLI waits on its workers for seconds; other Python threads run meanwhile.
+    py.allow_threads(|| vernier_cli::main_with_self_command(argv, self_command))
+}
+
+/// The core-speed probe (`docs/protocol.md`, `probe=<adds>`) with the monotonic clock a
+/// Python worker announces: `(probe_ns, wide_ns)`, the fastest of three runs of each chain.
+#[pyfunction]
+fn probe(adds: u64) -> PyResult<(u64, u64)> {
+    if vernier::protocol::parse_probe_adds(&adds.to_string()).is_none() {
+        return Err(PyValueError::new_err(format!(
+            "probe({adds}): expected 1 to {} additions",
+            vernier::protocol::MAX_PROBE_ADDS
+        )));
+    }
+    let timer = Timer::monotonic();
+    Ok((
+        vernier::workload::kernels::speed_probe(&timer, adds),
+        vernier::workload::kernels::wide_probe(&timer, adds),
+    ))
+}
+
+/// The engine's clock as a Python callable: the measured loop reads it at its start and its
+/// end (`_loops.Loop.time`), so the region holds the loop alone, in the engine's ticks.
+#[pyclass(frozen)]
+struct Clock {
+    timer: Timer,
+}
+
+#[pymethods]
+impl Clock {
+    fn __call__(&self) -> u64 {
+        self.timer.start()
+    }
+}
+
+/// A Python loop as the engine's routine: `run(iters, clock)` runs `iters` iterations of the
+/// body between two reads of `clock` and returns the ticks between them (setting up its
+/// inputs and switching the garbage collector off before the first read). A Python exception
+/// is kept in `error` for the caller to raise, and ends the benchmark.
+struct PyLoop {
+    run: Py<PyAny>,
+    clock: Option<Py<Clock>>,
+    error: Rc<RefCell<Option<PyErr>>>,
+}
+
+impl Routine for PyLoop {
+    fn sample(&mut self, timer: &Timer, iters: u64) -> u64 {
+        Python::with_gil(|py| {
+            let r = (|| -> PyResult<u64> {
+                let clock = match &self.clock {
+                    Some(c) => c.clone_ref(py),
+                    None => {
+                        let c = Py::new(py, Clock { timer: *timer })?;
+                        self.clock = Some(c.clone_ref(py));
+                        c
+                    }
+                };
+                self.run.call1(py, (iters, clock))?.extract::<u64>(py)
+            })();
+            match r {
+                Ok(ticks) => ticks,
+                Err(e) => {
+                    let what = e.to_string();
+                    *self.error.borrow_mut() = Some(e);
+                    // The engine turns a panic into the benchmark's error and stops it.
+                    std::panic::panic_any(what)
+                }
+            }
+        })
+    }
+}
+
+/// Measure one benchmark in this process: `run(iters, clock)` is its loop (see `PyLoop`). Returns the result file
+/// (schema 1) as JSON text. `time` is the budget in seconds (None: the default, or `quick`'s).
+#[pyfunction]
+///
+/// `empty_iter_ns`: the cost of an iteration of the same loop around an empty body (measured
+/// by this function on that loop); the benchmark is then analysed against it (`optimized-away`
+/// when its body is not measurably more) instead of against the Rust harness's empty loop.
+#[pyo3(signature = (name, run, *, time=None, quick=false, rounds=0, empty_iter_ns=None))]
+fn measure(
+    name: String,
+    run: Py<PyAny>,
+    time: Option<f64>,
+    quick: bool,
+    rounds: usize,
+    empty_iter_ns: Option<f64>,
+) -> PyResult<String> {
+    let plan = match (time, quick) {
+        (Some(t), _) if t > 0.0 && t.is_finite() => {
+            vernier::plan::Plan::with_budget((t * 1e9) as u64)
+        }
+        (Some(t), _) => {
+            return Err(PyValueError::new_err(format!(
+                "time={t}: expected a positive number of seconds"
+            )))
+        }
+        (None, true) => vernier::plan::Plan::quick(),
+        (None, false) => vernier::plan::Plan::default(),
+    };
+    let machine = vernier::machine::Machine::detect();
+    let known = vernier::result::known::KnownSpeed::load(&machine);
+    let mut options = vernier::Options {
+        plan,
+        quick,
+        rounds,
+        counters: vernier::counters::CounterSelection::parse("none")
+            .map_err(PyValueError::new_err)?,
+        ..vernier::Options::default()
+    };
+    options.fill_known(&known, None);
+    let mut suite = vernier::Suite::new(options);
+    // Panics here are the Python loop's exceptions, kept in `PyLoop::error`: silence the
+    // default hook's message while the engine runs.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let error = Rc::new(RefCell::new(None));
+    suite.add(
+        name,
+        Box::new(PyLoop {
+            run,
+            clock: None,
+            error: error.clone(),
+        }),
+    );
+    let mut file = suite.run_in_process(&mut |_| {});
+    std::panic::set_hook(hook);
+    if let Some(e) = error.borrow_mut().take() {
+        return Err(e);
+    }
+    if let Some(empty) = empty_iter_ns.filter(|e| e.is_finite() && *e > 0.0) {
+        against_empty_loop(&mut file, empty);
+    }
+    known.record_run(&file, None);
+    serde_json::to_string(&file).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The run's benchmarks analysed again from their samples, with `empty` as the loop's own
+/// cost per iteration (the Python loop's, not the Rust harness's).
+fn against_empty_loop(file: &mut vernier::result::ResultFile, empty: f64) {
+    file.harness.empty_iter_ns = empty;
+    let ctx = file.analysis_context();
+    for b in &mut file.benchmarks {
+        if b.samples.ns.is_empty() {
+            continue;
+        }
+        let m = b.measurement();
+        let an = vernier::analyze::analyze(&m, &ctx);
+        let mut r = vernier::result::BenchmarkResult::new(&b.name, &m, &an, &|_| 0);
+        r.earlier_runs = b.earlier_runs;
+        if let Some(e) = &b.earlier_runs {
+            vernier::result::earlier::join_result(&mut r, e);
+        }
+        *b = r;
+    }
+}
+
+/// A result file (JSON text, or several merged: their benchmarks in order) as the terminal
+/// table `vernier run` prints, with its notes and legend.
+#[pyfunction]
+fn render(results: Vec<String>) -> PyResult<String> {
+    let file = merge(&results)?;
+    let render = vernier::report::Render::for_stdout(false);
+    Ok(vernier::report::render_file(&file, render))
+}
+
+/// Several result files' JSON texts as one (the first's header, every benchmark), as JSON.
+#[pyfunction]
+fn merge_results(results: Vec<String>) -> PyResult<String> {
+    let file = merge(&results)?;
+    serde_json::to_string(&file).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+fn merge(results: &[String]) -> PyResult<vernier::result::ResultFile> {
+    let mut files = results.iter().map(|t| {
+        serde_json::from_str::<vernier::result::ResultFile>(t)
+            .map_err(|e| PyValueError::new_err(format!("not a vernier result: {e}")))
+    });
+    let mut first = files
+        .next()
+        .ok_or_else(|| PyValueError::new_err("no result to render"))??;
+    for f in files {
+        first.benchmarks.extend(f?.benchmarks);
+    }
+    Ok(first)
+}
+
+/// Write a result file atomically (temp file and rename), as the engine does.
+#[pyfunction]
+fn write_result(path: PathBuf, text: String) -> PyResult<()> {
+    vernier::result::write_atomic(&path, text.as_bytes())
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot write {}: {e}", path.display())))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(measure, m)?)?;
+    m.add_function(wrap_pyfunction!(render, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_results, m)?)?;
+    m.add_function(wrap_pyfunction!(write_result, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,64 @@
+"""The pytest plugin: a file written for pytest-benchmark's fixture runs unchanged."""
+import json
+import os
+import shutil
+
+HERE = os.path.dirname(__file__)
+
+
+def run(pytester, *args):
+    shutil.copy(os.path.join(HERE, "data", "pytest_benchmark_style.py"),
+                pytester.path / "test_pytest_benchmark_style.py")
+    pytester._monkeypatch.setenv("VERNIER_SPEED_FILE", str(pytester.path / "core-speed.json"))
+    pytester._monkeypatch.setenv("NO_COLOR", "1")
+    # `-p no:benchmark`: pytest-benchmark, when installed too, stays out of the way.
+    return pytester.runpytest_subprocess("-p", "no:benchmark", "-p", "no:cacheprovider", *args)
+
+
+def test_a_pytest_benchmark_file_runs_unchanged(pytester):
+    r = run(pytester, "--vernier-quick", "--vernier-json", "out.json")
+    r.assert_outcomes(passed=5)
+    out = r.stdout.str()
+    assert "vernier: 4 benchmark(s)" in out, out
+    f = json.loads((pytester.path / "out.json").read_text())
+    names = [b["name"] for b in f["benchmarks"]]
+    assert names == ["test_fib", "test_sorted_kwargs", "test_pedantic_setup", "test_pedantic_args"]
+    assert all(b["status"] == "ok" for b in f["benchmarks"]), f["benchmarks"]
+    for name in names:
+        assert "\n" + name in out, out
+
+
+def test_disabled_runs_each_function_once_without_measuring(pytester):
+    r = run(pytester, "--vernier-disable")
+    r.assert_outcomes(passed=5)
+    assert "vernier:" not in r.stdout.str()
+
+
+def test_an_exception_in_the_benchmark_fails_the_test(pytester):
+    pytester.makepyfile(test_fail="""
+        def test_raises(benchmark):
+            calls = []
+            def f():
+                calls.append(1)
+                if len(calls) > 3:
+                    raise KeyError("boom")
+            benchmark(f)
+    """)
+    r = pytester.runpytest_subprocess("-p", "no:benchmark", "--vernier-quick")
+    r.assert_outcomes(failed=1)
+    assert "KeyError" in r.stdout.str()
+
+
+def test_benchmarks_are_analysed_against_the_python_loops_own_cost(pytester):
+    # The loop around an empty statement is measured once per session and is the result's
+    # empty loop: a few ns per iteration of a `for`, not the Rust harness's fraction of a ns.
+    pytester.makepyfile(test_empty="""
+        def test_nothing(benchmark):
+            benchmark.pedantic(int)
+    """)
+    pytester._monkeypatch.setenv("VERNIER_SPEED_FILE", str(pytester.path / "core-speed.json"))
+    r = pytester.runpytest_subprocess("-p", "no:benchmark", "--vernier-quick", "--vernier-json", "e.json")
+    r.assert_outcomes(passed=1)
+    f = json.loads((pytester.path / "e.json").read_text())
+    empty = f["harness"]["empty_iter_ns"]
+    assert empty > 1.0, "the Python loop's cost, not the Rust harness's (well under 1 ns): {}".format(empty)

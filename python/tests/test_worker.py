@@ -1,0 +1,85 @@
+"""The script harness: the protocol with the native module's core-speed probe, and `python
+bench.py` starting the runner on itself."""
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import vernier
+    x = list(range(1000))
+    vernier.bench("sum", sum, x)
+    vernier.bench("sorted per sample", sorted, setup=lambda: list(range(50, 0, -1)), per="sample")
+    vernier.main()
+""")
+
+
+class Worker:
+    def __init__(self, script):
+        cmd_r, cmd_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        # Above fd 10 first, so that dup2 onto 3 and 4 cannot clobber one with the other.
+        a = fcntl.fcntl(cmd_r, fcntl.F_DUPFD_CLOEXEC, 10)
+        b = fcntl.fcntl(rep_w, fcntl.F_DUPFD_CLOEXEC, 10)
+
+        def fds():
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        env = dict(os.environ, VERNIER_FDS="3,4")
+        self.p = subprocess.Popen([sys.executable, str(script)], env=env, close_fds=False,
+                                  preexec_fn=fds)
+        for fd in (cmd_r, rep_w, a, b):
+            os.close(fd)
+        self.w = os.fdopen(cmd_w, "wb", buffering=0)
+        self.r = os.fdopen(rep_r, "rb")
+
+    def ask(self, line):
+        self.w.write(line.encode() + b"\n")
+        return self.r.readline().decode().rstrip("\n")
+
+
+def tokens(line):
+    return dict(t.split("=", 1) for t in line.split() if "=" in t)
+
+
+def test_the_worker_runs_the_core_speed_probe_with_the_native_module(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(SCRIPT)
+    w = Worker(script)
+    hello = tokens(w.ask("hello 1"))
+    assert hello["impl"].startswith("vernier-python/") and hello["timer"] == "monotonic"
+    assert hello["pid"] == str(w.p.pid)
+    assert hello["python"].startswith(sys.implementation.name + "-")
+    assert hello["hashseed"].isdigit(), "each worker gets a hash seed of its own"
+    short = tokens(w.ask("run 0 iters=1 samples=2 probe=1024"))
+    long = tokens(w.ask("run 0 iters=1 samples=2 probe=65536"))
+    assert int(long["probe_ns"]) > int(short["probe_ns"]) > 0
+    assert int(long["wide_ns"]) > int(short["wide_ns"]) > 0
+    assert "probe_ns" not in w.ask("run 1 iters=3 samples=2")
+    assert w.ask("quit") == "bye"
+    assert w.p.wait(30) == 0
+
+
+def test_python_bench_py_runs_in_worker_processes(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    o = subprocess.run([sys.executable, str(script), "--quick", "--json", "r.json"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert o.returncode == 0, o
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert [b["name"] for b in r["benchmarks"]] == ["sum", "sorted per sample"]
+    assert all(b["status"] == "ok" for b in r["benchmarks"]), r["benchmarks"]
+    o = subprocess.run([sys.executable, str(script), "--filter", "sorted", "--quick"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert o.returncode == 0 and "sorted per sample" in o.stdout and "\nsum " not in o.stdout, o
+
+
+def test_a_script_without_benchmarks_says_so(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text("import vernier\nvernier.main()\n")
+    o = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert o.returncode == 1 and "no benchmark registered" in o.stderr, o

@@ -1,0 +1,140 @@
+"""The measured loops: the only part of Vernier written in Python.
+
+A loop runs ``iters`` iterations of a body and nothing else; who reads the clock around it
+is the caller's choice (the worker reads ``time.perf_counter_ns`` inside the loop function,
+the engine reads its own clock around the call). The body is compiled into the loop's source
+as ``timeit`` does: a statement verbatim, a callable called with its arguments, so an
+iteration costs the body and one step of a ``for`` over ``itertools.repeat``.
+"""
+
+import gc
+import itertools
+import time
+
+__all__ = ["Loop", "statement_loop", "call_loop", "empty_loop"]
+
+_TEMPLATE = """
+def _vernier_loop(_it, _timer{params}):
+{setup}
+    _t0 = _timer()
+    for _i in _it:
+{body}
+    _t1 = _timer()
+    return _t1 - _t0
+"""
+
+
+def _indent(code, spaces):
+    pad = " " * spaces
+    return "\n".join(pad + line for line in code.splitlines()) or pad + "pass"
+
+
+def _compile(body, setup="pass", params="", namespace=None):
+    src = _TEMPLATE.format(params=params, setup=_indent(setup, 4), body=_indent(body, 8))
+    ns = dict(namespace or {})
+    code = compile(src, "<vernier loop>", "exec")
+    exec(code, ns)
+    return ns["_vernier_loop"]
+
+
+def _check_statement(what, code):
+    try:
+        compile(code, "<vernier " + what + ">", "exec")
+    except SyntaxError as e:
+        raise ValueError("{} is not valid Python: {} ({!r})".format(what, e.msg, code)) from None
+
+
+class Loop:
+    """One benchmark's measured loop.
+
+    ``time(iters, timer)`` runs ``iters`` iterations and returns what ``timer`` advanced by
+    around the loop alone (nanoseconds of ``time.perf_counter_ns`` in a worker; the engine's
+    own clock in this process), the inputs made before the first read. Garbage collection is off during both unless ``gc=True``,
+    as ``timeit`` does; ``collections`` counts the collections that ran during the last call.
+    """
+
+    def __init__(self, fn, prepare=None, gc_on=False):
+        self._fn = fn
+        self._prepare = prepare
+        self.gc_on = gc_on
+        self.collections = 0
+
+    def _args(self, iters):
+        return self._prepare(iters) if self._prepare is not None else itertools.repeat(None, iters)
+
+    def time(self, iters, timer=time.perf_counter_ns):
+        it = self._args(iters)
+        was = gc.isenabled()
+        before = _collections()
+        if not self.gc_on:
+            gc.disable()
+        try:
+            return self._fn(it, timer)
+        finally:
+            if was:
+                gc.enable()
+            self.collections = _collections() - before
+
+
+
+def _collections():
+    return sum(s.get("collections", 0) for s in gc.get_stats())
+
+
+def statement_loop(stmt, setup="pass", globals=None, gc_on=False):
+    """``stmt`` (source text) as the body, ``setup`` (source text) run once per sample before
+    the clock starts, in ``globals`` (a fresh namespace when None), as ``timeit.Timer``."""
+    _check_statement("the statement", stmt)
+    _check_statement("the setup", setup)
+    return Loop(_compile(stmt, setup, namespace=globals), gc_on=gc_on)
+
+
+def call_loop(fn, args=(), kwargs=None, setup=None, per="iteration", gc_on=False):
+    """``fn(*args, **kwargs)`` as the body.
+
+    With ``setup``, the arguments come from ``setup()`` instead, untimed: a tuple is the
+    positional arguments, anything else the one argument. ``per="iteration"`` (the default)
+    calls it once per iteration, all of a sample's calls made before its clock starts;
+    ``per="sample"`` once per sample, every iteration of the sample taking the same input.
+    """
+    if not callable(fn):
+        raise TypeError("vernier: the benchmark must be callable, got {!r}".format(fn))
+    if setup is None:
+        if kwargs:
+            body, params = "_fn(*_args, **_kwargs)", ", _fn=_fn, _args=_args, _kwargs=_kwargs"
+            ns = {"_fn": fn, "_args": tuple(args), "_kwargs": dict(kwargs)}
+        else:
+            names = ["_a{}".format(i) for i in range(len(args))]
+            body = "_fn({})".format(", ".join(names))
+            params = ", _fn=_fn" + "".join(", {0}={0}".format(n) for n in names)
+            ns = dict(zip(names, args))
+            ns["_fn"] = fn
+        return Loop(_compile(body, params=params, namespace=ns), gc_on=gc_on)
+    if per not in ("iteration", "sample"):
+        raise ValueError("vernier: per={!r}: expected 'iteration' or 'sample'".format(per))
+    if not callable(setup):
+        raise TypeError("vernier: setup must be callable, got {!r}".format(setup))
+    kwargs = dict(kwargs or {})
+
+    def one():
+        x = setup()
+        return x if isinstance(x, tuple) else (x,)
+
+    if per == "iteration":
+
+        def prepare(iters):
+            return [one() for _ in range(iters)]
+
+    else:
+
+        def prepare(iters):
+            return itertools.repeat(one(), iters)
+
+    body = "_fn(*_i, **_kwargs)" if kwargs else "_fn(*_i)"
+    loop = _compile(body, params=", _fn=_fn, _kwargs=_kwargs", namespace={"_fn": fn, "_kwargs": kwargs})
+    return Loop(loop, prepare=prepare, gc_on=gc_on)
+
+
+def empty_loop(gc_on=False):
+    """The loop's own cost: the same loop around an empty statement."""
+    return Loop(_compile("pass"), gc_on=gc_on)

@@ -1,0 +1,35 @@
+"""Type stubs of ``vernier._native``, the package's Rust module (``python/src/lib.rs``)."""
+
+from os import PathLike
+from typing import Callable, List, Optional, Tuple, Union
+
+__version__: str
+
+def main(argv: List[str], self_command: List[str]) -> int:
+    """Run the ``vernier`` command line ``argv`` (program name first); the exit status.
+    ``self_command`` starts this CLI again (``[python, -m, vernier]``)."""
+
+def probe(adds: int) -> Tuple[int, int]:
+    """The protocol's core-speed probe with the monotonic clock: ``(probe_ns, wide_ns)``."""
+
+def measure(
+    name: str,
+    run: Callable[[int, Callable[[], int]], int],
+    *,
+    time: Optional[float] = None,
+    quick: bool = False,
+    rounds: int = 0,
+) -> str:
+    """Measure one benchmark in this process: ``run(iters, clock)`` runs ``iters``
+    iterations between two calls of ``clock`` and returns the ticks between them. The result
+    file (schema 1) as JSON text; a Python exception in ``run`` is raised again."""
+
+def render(results: List[str]) -> str:
+    """Result files' JSON texts (their benchmarks in order) as the table ``vernier run``
+    prints."""
+
+def merge_results(results: List[str]) -> str:
+    """Result files' JSON texts as one (the first's header, every benchmark)."""
+
+def write_result(path: Union[str, "PathLike[str]"], text: str) -> None:
+    """Write a result file atomically."""

@@ -1,0 +1,157 @@
+"""The pytest plugin (registered by the ``pytest11`` entry point): a ``benchmark`` fixture of
+pytest-benchmark's shape, measured in this process by Vernier's engine.
+
+``benchmark(fn, *args, **kwargs)`` measures ``fn(*args, **kwargs)`` and returns its result;
+``benchmark.pedantic(fn, args=(), kwargs=None, setup=None, rounds=…, iterations=…)`` takes
+``setup`` (called untimed before each iteration; its result, when not None, is ``(args,
+kwargs)``). The engine decides iterations, warm-up and when to stop, so ``rounds``,
+``iterations`` and ``warmup_rounds`` are accepted and not used. The session ends with the
+table ``vernier run`` prints; ``--vernier-json FILE`` writes the result file.
+
+Under pytest-xdist the benchmarks are not measured: several workers measuring at once on
+shared cores would disturb each other's figures. Each runs its function once, as a test, and
+the session says so (``-n 0`` measures them).
+"""
+
+import json
+
+import pytest
+
+from . import _loops
+
+# The session's results (one result file's JSON text per measured benchmark).
+_RESULTS = pytest.StashKey()
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("vernier", "Vernier benchmarks (the benchmark fixture)")
+    g.addoption("--vernier-json", metavar="FILE", help="write the benchmarks' result file (schema 1) to FILE")
+    g.addoption("--vernier-quick", action="store_true", help="a short run: about 0.2 s per benchmark")
+    g.addoption("--vernier-time", metavar="SECONDS", type=float,
+                help="measurement budget per benchmark (default 1 s)")
+    g.addoption("--vernier-disable", action="store_true",
+                help="run each benchmark's function once, as a test, without measuring")
+
+
+def pytest_configure(config):
+    pm = config.pluginmanager
+    if pm.hasplugin("benchmark") and pm.hasplugin("vernier"):
+        raise pytest.UsageError(
+            "both pytest-benchmark and vernier provide the `benchmark` fixture: choose one with "
+            "`-p no:benchmark` (Vernier measures) or `-p no:vernier` (pytest-benchmark measures)"
+        )
+    config.stash[_RESULTS] = []
+
+
+def _under_xdist(config):
+    return hasattr(config, "workerinput") or (getattr(config.option, "numprocesses", None) or 0) > 0
+
+
+def _measuring(config):
+    return not (config.getoption("vernier_disable") or _under_xdist(config))
+
+
+class BenchmarkFixture:
+    """What a test receives as ``benchmark``."""
+
+    def __init__(self, name, config):
+        self.name = name
+        self._config = config
+        self.extra_info = {}
+        self.group = None
+        self.result = None  # the benchmark's entry of the result file, once measured
+        self._used = False
+
+    def __call__(self, fn, *args, **kwargs):
+        return self._measure(fn, _loops.call_loop(fn, args, kwargs), lambda: fn(*args, **kwargs))
+
+    def pedantic(self, target, args=(), kwargs=None, setup=None, rounds=1, warmup_rounds=0,
+                 iterations=1):
+        kwargs = dict(kwargs or {})
+        if setup is None:
+            return self(target, *args, **kwargs)
+
+        def made():
+            r = setup()
+            return (tuple(args), kwargs) if r is None else (tuple(r[0]), dict(r[1]))
+
+        def call_made():
+            a, k = made()
+            return target(*a, **k)
+
+        loop = _loops.Loop(
+            _loops._compile("_fn(*_i[0], **_i[1])", params=", _fn=_fn", namespace={"_fn": target}),
+            prepare=lambda iters: [made() for _ in range(iters)],
+        )
+        return self._measure(target, loop, call_made)
+
+    def _measure(self, fn, loop, once):
+        if self._used:
+            raise pytest.UsageError(
+                "benchmark fixture used twice in {}: one benchmark per test (split the test, or "
+                "parametrize it)".format(self.name)
+            )
+        self._used = True
+        result = once()  # the function's result (and a first, untimed call)
+        if not _measuring(self._config):
+            return result
+        from . import _native
+
+        c = self._config
+        text = _native.measure(
+            self.name,
+            lambda iters, clock: loop.time(iters, clock),
+            time=c.getoption("vernier_time"),
+            quick=c.getoption("vernier_quick"),
+            empty_iter_ns=_empty_iter_ns(c),
+        )
+        self.result = json.loads(text)["benchmarks"][0]
+        c.stash[_RESULTS].append(text)
+        return result
+
+
+# The Python loop's own cost per iteration, measured once per session.
+_EMPTY = pytest.StashKey()
+# Budget of that measurement, in seconds (as the runner's measurement of a worker's empty loop).
+EMPTY_LOOP_SECONDS = 0.08
+
+
+def _empty_iter_ns(config):
+    """The loop around an empty statement, per iteration (None when it could not be measured):
+    a benchmark whose body is not measurably more is flagged `optimized-away`."""
+    if _EMPTY not in config.stash:
+        from . import _native
+
+        empty = _loops.empty_loop()
+        b = json.loads(_native.measure("empty loop", lambda iters, clock: empty.time(iters, clock),
+                                       time=EMPTY_LOOP_SECONDS))["benchmarks"][0]
+        config.stash[_EMPTY] = b["per_iter"]["median_ns"] if b["status"] == "ok" else None
+    return config.stash[_EMPTY]
+
+
+@pytest.fixture
+def benchmark(request):
+    """Measure ``fn(*args, **kwargs)`` with Vernier's engine; returns its result."""
+    return BenchmarkFixture(request.node.nodeid.split("::", 1)[-1], request.config)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    results = config.stash.get(_RESULTS, [])
+    if _under_xdist(config) and not hasattr(config, "workerinput"):
+        terminalreporter.write_sep("-", "vernier")
+        terminalreporter.write_line(
+            "benchmarks not measured under pytest-xdist (workers measuring at once on shared cores "
+            "would disturb each other's figures): each ran its function once, as a test; run "
+            "`pytest -n 0` to measure them"
+        )
+        return
+    if not results:
+        return
+    from . import _native
+
+    terminalreporter.write_sep("-", "vernier: {} benchmark(s)".format(len(results)))
+    terminalreporter.write(_native.render(results))
+    path = config.getoption("vernier_json")
+    if path:
+        _native.write_result(path, _native.merge_results(results))
+        terminalreporter.write_line("vernier: result written to {}".format(path))
