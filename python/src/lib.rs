@@ -15,8 +15,8 @@ use std::cell::RefCell;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::rc::Rc;
-use vernier::workload::routine::Routine;
 use vernier::timer::Timer;
+use vernier::workload::routine::Routine;
 
 /// Run the `vernier` command line `argv` (program name first) and return its exit status.
 /// `self_command` starts this CLI again (`[python, -m, vernier]`), for the commands that
@@ -170,14 +170,18 @@ fn against_empty_loop(file: &mut vernier::result::ResultFile, empty: f64) {
         if b.samples.ns.is_empty() {
             continue;
         }
-        let m = b.measurement();
-        let an = vernier::analyze::analyze(&m, &ctx);
-        let mut r = vernier::result::BenchmarkResult::new(&b.name, &m, &an, &|_| 0);
-        r.earlier_runs = b.earlier_runs;
-        if let Some(e) = &b.earlier_runs {
-            vernier::result::earlier::join_result(&mut r, e);
-        }
-        *b = r;
+        let finish = vernier::pipeline::Context {
+            analysis: &ctx,
+            cold: b.cache_cold,
+            earlier: b.earlier_runs,
+            env_pad: &|_| 0,
+        };
+        *b = vernier::pipeline::finish(
+            &b.name,
+            &b.measurement(),
+            &finish,
+            vernier::pipeline::Instructions::None,
+        );
     }
 }
 

@@ -10,7 +10,7 @@
 //! order is a table, `layers.txt` beside `src/`, that a test holds every `crate::` path to:
 //!
 //! ```text
-//! workload ──► plan ──► measure ──► samples ──► analyze ──► result ──► report, protocol ──► session
+//! workload ──► plan ──► measure ──► samples ──► analyze ──► result ──► pipeline ──► report, protocol ──► session
 //! ```
 //!
 //! - [`workload`]: what to measure — routines and their measured loops, inputs, cold-cache
@@ -22,6 +22,7 @@
 //! - [`samples`]: every raw sample, warm-up included;
 //! - [`analyze`]: figures and diagnostics from the samples, core speed, comparisons from pairs;
 //! - [`result`]: the result and comparison files (schema, loading, atomic writes);
+//! - [`pipeline`]: the one step from a measurement to its result, that every path takes;
 //! - [`report`]: the terminal tables and their words (units, style);
 //! - [`protocol`]: the worker protocol, both sides, and the Rust suite's worker;
 //! - [`session`]: runs in this process — the [`Suite`] a program registers its benchmarks on
@@ -38,6 +39,7 @@ pub mod counters;
 pub mod diagnostic;
 pub mod machine;
 pub mod measure;
+pub mod pipeline;
 pub mod plan;
 pub mod protocol;
 #[cfg(doctest)]

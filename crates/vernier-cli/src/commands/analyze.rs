@@ -15,6 +15,7 @@ use clap::Args;
 use serde_json::Value;
 use std::path::PathBuf;
 use vernier::analyze;
+use vernier::pipeline;
 use vernier::report;
 use vernier::result::{BenchmarkResult, ResultFile};
 
@@ -133,31 +134,27 @@ pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult
     if b.samples.ns.is_empty() {
         return b.clone();
     }
-    let m = b.measurement();
-    let mut an = analyze::analyze(&m, ctx);
-    if let Some(check) = &b.instructions_check {
-        analyze::weigh_instructions(&mut an, check);
-    }
     let pads: Vec<(u32, u64)> = b
         .processes
         .iter()
         .map(|p| (p.index, p.env_pad_bytes))
         .collect();
-    let mut r = BenchmarkResult::new(&b.name, &m, &an, &|p| {
-        pads.iter()
-            .find(|(i, _)| *i == p)
-            .map(|&(_, pad)| pad)
-            .unwrap_or(0)
-    });
-    r.instructions_check = b.instructions_check;
-    if b.cache_cold {
-        vernier::result::cold::drop_warm_checks(&mut r);
-    }
-    r.earlier_runs = b.earlier_runs;
-    if let Some(e) = &b.earlier_runs {
-        vernier::result::earlier::join_result(&mut r, e);
-    }
-    r
+    let finish = pipeline::Context {
+        analysis: ctx,
+        cold: b.cache_cold,
+        earlier: b.earlier_runs,
+        env_pad: &|p| {
+            pads.iter()
+                .find(|(i, _)| *i == p)
+                .map(|&(_, pad)| pad)
+                .unwrap_or(0)
+        },
+    };
+    let instructions = match b.instructions_check {
+        Some(c) => pipeline::Instructions::Stored(c),
+        None => pipeline::Instructions::None,
+    };
+    pipeline::finish(&b.name, &b.measurement(), &finish, instructions)
 }
 
 /// An instructions-mode benchmark re-derived: its per-iteration counts are the difference of

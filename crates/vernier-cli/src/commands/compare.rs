@@ -397,9 +397,22 @@ pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f
     if b.samples.ns.is_empty() {
         return None;
     }
-    let an = vernier::analyze::analyze(&b.measurement(), &file.analysis_context());
-    let [lo, hi] = an.per_iter.ci95_ns;
-    Some((an.per_iter.median_ns, (lo, hi)))
+    // The run's own figure: the same step as every path, without the earlier runs (each side
+    // is one run).
+    let ctx = file.analysis_context();
+    let finish = vernier::pipeline::Context {
+        analysis: &ctx,
+        cold: b.cache_cold,
+        earlier: None,
+        env_pad: &|_| 0,
+    };
+    let instructions = match b.instructions_check {
+        Some(c) => vernier::pipeline::Instructions::Stored(c),
+        None => vernier::pipeline::Instructions::None,
+    };
+    let r = vernier::pipeline::finish(&b.name, &b.measurement(), &finish, instructions);
+    let [lo, hi] = r.per_iter.ci95_ns;
+    Some((r.per_iter.median_ns, (lo, hi)))
 }
 
 fn compare_one_file_pair(

@@ -14,17 +14,16 @@ use crate::term;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use vernier::analyze;
 use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
-use vernier::diagnostic::Code;
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason, WallClock};
+use vernier::pipeline;
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::report;
-use vernier::result::{AnalysisSettings, BenchmarkResult, CountersHarness, Harness, ResultFile};
+use vernier::result::{AnalysisSettings, CountersHarness, Harness, ResultFile};
 use vernier::samples::Samples;
 use vernier::Rng;
 
@@ -478,29 +477,35 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &mut batch_costs,
             &mut |p| progress.update(name, p),
         );
-        let mut an = analyze::analyze(&m, &ctx);
-        // With cold caches one iteration per sample cannot be told from an empty loop by
-        // time, and the diagnostic is not reported (`cold::adjust`): nothing to count.
-        let check = if a.cache == crate::runner::cold::CacheMode::Cold {
-            None
-        } else {
-            confirm_removed(&program, &args, &ctl, i, &mut an, &mut |s| {
-                progress.status(&format!("{name}: {s}"))
-            })
+        let cold = a.cache == crate::runner::cold::CacheMode::Cold;
+        let finish = pipeline::Context {
+            analysis: &ctx,
+            cold,
+            // What the same program read here in its recent runs: the interval covers it too.
+            earlier: identity
+                .as_deref()
+                .and_then(|id| known.earlier_runs(id, name)),
+            env_pad: &|p| pads.get(p as usize).copied().unwrap_or(0),
         };
+        // A body that time cannot tell from the empty loop is counted under callgrind; with
+        // cold caches one iteration per sample cannot be told from an empty loop by time, and
+        // the diagnostic is not reported: nothing to count.
+        let mut count = |_: &vernier::analyze::Analysis| {
+            if cold || term::interrupted() {
+                return None;
+            }
+            progress.status(&format!(
+                "{name}: counting instructions under callgrind (optimized-away by time)"
+            ));
+            crate::runner::counted::check_instructions(&program, &args, &ctl, i).ok()
+        };
+        let r = pipeline::finish(
+            name,
+            &m,
+            &finish,
+            pipeline::Instructions::CountIfRemoved(&mut count),
+        );
         progress.clear();
-        let mut r = BenchmarkResult::new(name, &m, &an, &|p| {
-            pads.get(p as usize).copied().unwrap_or(0)
-        });
-        r.instructions_check = check;
-        crate::runner::cold::adjust(a.cache, &mut r);
-        // What the same program read here in its recent runs: the interval covers it too.
-        r.earlier_runs = identity
-            .as_deref()
-            .and_then(|id| known.earlier_runs(id, name));
-        if let Some(e) = r.earlier_runs {
-            vernier::result::earlier::join_result(&mut r, &e);
-        }
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
@@ -549,32 +554,6 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         return Ok(code);
     }
     Ok(if failed > 0 || html_failed { 1 } else { 0 })
-}
-
-/// A benchmark whose time cannot be told from the empty loop's (`optimized-away` by time)
-/// may have had its body removed, or do work that fits in the loop's own cycle: callgrind's
-/// instruction count tells which (a few seconds under valgrind, only for such a benchmark).
-/// Without valgrind, or when the count fails, the diagnostic stays as time gave it.
-fn confirm_removed(
-    program: &Path,
-    args: &[OsString],
-    ctl: &Control,
-    index: usize,
-    an: &mut analyze::Analysis,
-    status: &mut dyn FnMut(&str),
-) -> Option<analyze::InstructionsCheck> {
-    if !an
-        .diagnostics
-        .iter()
-        .any(|d| d.code() == Code::OptimizedAway)
-        || term::interrupted()
-    {
-        return None;
-    }
-    status("counting instructions under callgrind (optimized-away by time)");
-    let check = crate::runner::counted::check_instructions(program, args, ctl, index).ok()?;
-    analyze::weigh_instructions(an, &check);
-    Some(check)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use crate::runner::worker::Control;
 use vernier::plan::Plan;
 use vernier::report::format_ns;
-use vernier::result::{BenchmarkResult, ResultFile};
+use vernier::result::ResultFile;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CacheMode {
@@ -20,14 +20,6 @@ pub fn apply(mode: CacheMode, plan: &mut Plan, ctl: &mut Control) {
     if mode == CacheMode::Cold {
         plan.fixed_iters = Some(1);
         ctl.run_options.push(("cache".into(), "cold".into()));
-    }
-}
-
-/// Diagnostics that do not apply with cold caches, taken off a result
-/// (`vernier::result::cold::drop_warm_checks`).
-pub fn adjust(mode: CacheMode, r: &mut BenchmarkResult) {
-    if mode == CacheMode::Cold {
-        vernier::result::cold::drop_warm_checks(r);
     }
 }
 

@@ -9,10 +9,10 @@ pub mod checkpoint;
 pub mod pairs;
 pub mod suite;
 
-use crate::analyze;
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
 use crate::measure::{self, Measurement, MonotonicClock, Progress};
+use crate::pipeline;
 use crate::protocol;
 use crate::report;
 use crate::result::known::{self, KnownSpeed};
@@ -217,15 +217,14 @@ impl Suite {
             if !done[k] && interrupted() {
                 acc[k].stop = measure::StopReason::Interrupted;
             }
-            let a = analyze::analyze(&acc[k], &ctx);
-            let mut r = BenchmarkResult::new(&self.entries[i].name, &acc[k], &a, &|_| 0);
-            if self.entries[i].routine.fixed_iters() == Some(1) {
-                crate::result::cold::drop_warm_checks(&mut r);
-            }
-            if let Some(e) = self.options.earlier.get(&r.name).copied() {
-                r.earlier_runs = Some(e);
-                crate::result::earlier::join_result(&mut r, &e);
-            }
+            let name = &self.entries[i].name;
+            let finish = pipeline::Context {
+                analysis: &ctx,
+                cold: self.entries[i].routine.fixed_iters() == Some(1),
+                earlier: self.options.earlier.get(name).copied(),
+                env_pad: &|_| 0,
+            };
+            let r = pipeline::finish(name, &acc[k], &finish, pipeline::Instructions::None);
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();

@@ -1,0 +1,70 @@
+//! One step from a measurement to its result, the same for every path: a suite measured in
+//! this process, `vernier run`'s workers, `vernier analyze` re-deriving a file, and `vernier
+//! compare` reading two. [`finish`] analyses the measurement, weighs the instruction counts
+//! (counted when the analysis asks for them), builds the [`BenchmarkResult`], applies the
+//! cold-cache rule and joins the earlier runs; what differs between the paths travels in the
+//! [`Context`], so that no rule applies on one path and not on another.
+
+use crate::analyze::{self, Analysis, InstructionsCheck};
+use crate::measure::Measurement;
+use crate::result::earlier::{self, EarlierRuns};
+use crate::result::{cold, BenchmarkResult};
+
+/// What the step needs beyond the measurement.
+pub struct Context<'a> {
+    /// The run's analysis context (timer, harness costs, speeds, counters' baseline).
+    pub analysis: &'a analyze::Context,
+    /// One iteration per sample with the caches evicted before each: time cannot tell such a
+    /// body from an empty loop, and the checks that rest on it are dropped.
+    pub cold: bool,
+    /// The same program's recent medians on this machine, which the interval covers.
+    pub earlier: Option<EarlierRuns>,
+    /// The environment padding of each worker process, by its index.
+    pub env_pad: &'a dyn Fn(u32) -> u64,
+}
+
+/// How the instructions of a benchmark are known: not at all, from a stored check, or by
+/// counting them when the analysis flags the benchmark `optimized-away` by time.
+pub enum Instructions<'a> {
+    None,
+    Stored(InstructionsCheck),
+    CountIfRemoved(&'a mut dyn FnMut(&Analysis) -> Option<InstructionsCheck>),
+}
+
+/// The result of benchmark `name` from its measurement.
+pub fn finish(
+    name: &str,
+    m: &Measurement,
+    ctx: &Context,
+    instructions: Instructions,
+) -> BenchmarkResult {
+    let mut an = analyze::analyze(m, ctx.analysis);
+    let check = match instructions {
+        Instructions::None => None,
+        Instructions::Stored(c) => Some(c),
+        Instructions::CountIfRemoved(count) => {
+            let removed = an
+                .diagnostics
+                .iter()
+                .any(|d| d.code() == crate::diagnostic::Code::OptimizedAway);
+            if removed {
+                count(&an)
+            } else {
+                None
+            }
+        }
+    };
+    if let Some(c) = &check {
+        analyze::weigh_instructions(&mut an, c);
+    }
+    let mut r = BenchmarkResult::new(name, m, &an, ctx.env_pad);
+    r.instructions_check = check;
+    if ctx.cold {
+        cold::drop_warm_checks(&mut r);
+    }
+    if let Some(e) = ctx.earlier {
+        r.earlier_runs = Some(e);
+        earlier::join_result(&mut r, &e);
+    }
+    r
+}
