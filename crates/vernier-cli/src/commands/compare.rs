@@ -544,13 +544,13 @@ pub(crate) fn compare_files(
 /// The default budget per benchmark of a live comparison, over all its process pairs.
 pub const DEFAULT_TIME_S: f64 = 2.0;
 
-fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> Result<i32> {
-    let mut c = common(a);
-    if c.time.is_none() && !c.quick {
-        c.time = Some(DEFAULT_TIME_S);
-    }
-    let plan = c.plan()?;
-    let filter = c.filter()?;
+/// How many process pairs are allowed (`--processes`, or the default for the budget) and the
+/// CPUs they are pinned to in turn (those given, or else those this process may use).
+fn pairs_and_cpus(
+    a: &CompareArgs,
+    plan: &vernier::plan::Plan,
+    ctl: &crate::runner::worker::Control,
+) -> Result<(usize, Vec<usize>)> {
     let pairs = match a.process.processes {
         Some(n) if n < MIN_PROCESS_PAIRS => bail!(
             "--processes {n}: a comparison needs at least {} OLD/NEW process pairs, to estimate \
@@ -562,7 +562,6 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
         Some(n) => n,
         None => default_process_pairs(plan.time_budget_ns),
     };
-    let ctl = a.process.control()?;
     // The pairs are pinned in turn to the CPUs given, or else to those this process may use.
     let cpus = if ctl.cpus.is_empty() {
         crate::commands::system::affinity::allowed_cpus()
@@ -571,6 +570,43 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     } else {
         ctl.cpus.clone()
     };
+    Ok((pairs, cpus))
+}
+
+/// The line after a live comparison: the pairs used of those allowed, the CPUs, the wall time.
+fn say_pairs_used(file: &ComparisonFile, cfg: &PairsConfig, started: std::time::Instant) {
+    let pairs_used = file
+        .comparisons
+        .iter()
+        .filter_map(|c| c.spread.map(|s| s.process_pairs))
+        .max()
+        .unwrap_or(0);
+    println!(
+        "{} process pair(s) of {} allowed, CPUs {}; wall time {:.1} s",
+        pairs_used,
+        cfg.pairs,
+        if cfg.cpus.is_empty() {
+            "unpinned".to_string()
+        } else {
+            cfg.cpus
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        },
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> Result<i32> {
+    let mut c = common(a);
+    if c.time.is_none() && !c.quick {
+        c.time = Some(DEFAULT_TIME_S);
+    }
+    let plan = c.plan()?;
+    let filter = c.filter()?;
+    let ctl = a.process.control()?;
+    let (pairs, cpus) = pairs_and_cpus(a, &plan, &ctl)?;
     let seed = a
         .seed
         .unwrap_or_else(|| std::process::id() as u64 ^ vernier::timer::monotonic_ns());
@@ -676,27 +712,7 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     file.only_new = only.1;
     warn_one_sided(&file);
     write(&file, a.json.as_ref())?;
-    let pairs_used = file
-        .comparisons
-        .iter()
-        .filter_map(|c| c.spread.map(|s| s.process_pairs))
-        .max()
-        .unwrap_or(0);
-    println!(
-        "{} process pair(s) of {} allowed, CPUs {}; wall time {:.1} s",
-        pairs_used,
-        cfg.pairs,
-        if cfg.cpus.is_empty() {
-            "unpinned".to_string()
-        } else {
-            cfg.cpus
-                .iter()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        },
-        started.elapsed().as_secs_f64()
-    );
+    say_pairs_used(&file, &cfg, started);
     if same {
         print_noise_floor(&file);
     }

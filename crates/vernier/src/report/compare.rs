@@ -59,11 +59,9 @@ impl CmpCol {
     }
 }
 
-/// The comparison table fitted to `render.width`: long names cut in the middle, then columns
-/// dropped in this order: seconds, pairs, (names cut to `report::NAME_MIN`), p, detect,
-/// change. The ratio, its interval and the verdict stay.
-pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
-    let style = render.style;
+/// The columns that fit `render.width` and the width left for the names (see
+/// [`table_fitted`] for the order in which columns go).
+fn fitted_columns(file: &ComparisonFile, render: Render) -> (Vec<CmpCol>, usize) {
     let mut w = name_width(file);
     let mut cols = vec![
         CmpCol::Ratio,
@@ -98,6 +96,82 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         // Nothing left to drop: the name takes what remains, a few characters at least.
         w = w.min(width.saturating_sub(used(&cols)).max(NAME_FLOOR));
     }
+    (cols, w)
+}
+
+/// The lines under the comparison table: failures, process pairs' spread, placement, layout
+/// states.
+fn notes_under(file: &ComparisonFile, render: Render, s: &mut String) {
+    let mut lines = |text: &str| {
+        for l in wrap(text, render.width, 2, 2) {
+            let _ = writeln!(s, "  {l}");
+        }
+    };
+    for f in &file.failed {
+        lines(&format!("{}: {}", f.name, f.error));
+    }
+    for c in &file.comparisons {
+        if let Some(p) = c.spread {
+            lines(&format!(
+                "{}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
+                 {:.0}% is within pairs, {:.0}% between them; smallest detectable change {}",
+                c.name,
+                p.process_pairs,
+                p.spread_sd * 100.0,
+                p.within_share * 100.0,
+                p.between_share * 100.0,
+                c.smallest_detectable
+                    .map(|d| format!("{:.2}%", d * 100.0))
+                    .unwrap_or_else(|| "—".into())
+            ));
+        }
+        if let (Some(code), Some(d)) = (c.code, &c.code_detail) {
+            let shown = matches!(c.verdict, Verdict::Faster | Verdict::Slower);
+            match code {
+                Code::Same if shown => lines(&format!(
+                    "{}: placement: the code is the same in OLD and NEW (the loop's function and \
+                     the {} it calls are the same instructions, addresses aside), so the \
+                     {:+.2}% measured (`{}` in the file) comes from where the code and its data \
+                     sit (addresses, alignment) or from inputs prepared outside the loop, not \
+                     from a change to the code; --fail-on-regression does not count it",
+                    c.name,
+                    match d.functions.saturating_sub(1) {
+                        1 => "function".to_string(),
+                        n => format!("{n} functions"),
+                    },
+                    (c.ratio - 1.0) * 100.0,
+                    c.verdict.as_str()
+                )),
+                Code::Unknown if shown => lines(&format!(
+                    "{}: whether its code changed is not known: {}",
+                    c.name,
+                    d.reason.as_deref().unwrap_or("not compared")
+                )),
+                _ => {}
+            }
+        }
+        if let Some(st) = c.layout_states {
+            lines(&format!(
+                "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while \
+                 each pair's own interval is within ±{:.2}%: the speed depends on where each \
+                 process's code and data sit. Not stopped early: {} pair(s) were run \
+                 (--processes raises the number allowed), and the 95% CI spans the states seen",
+                c.name,
+                st.lo,
+                st.hi,
+                st.within * 100.0,
+                st.pairs
+            ));
+        }
+    }
+}
+
+/// The comparison table fitted to `render.width`: long names cut in the middle, then columns
+/// dropped in this order: seconds, pairs, (names cut to `report::NAME_MIN`), p, detect,
+/// change. The ratio, its interval and the verdict stay.
+pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
+    let style = render.style;
+    let (cols, w) = fitted_columns(file, render);
     let mut s = String::new();
     let live = file.comparisons.iter().any(|c| c.spread.is_some());
     let title = |c: CmpCol| match c {
@@ -179,68 +253,7 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         }
         let _ = writeln!(s, "{}", row.trim_end());
     }
-    let mut lines = |text: &str| {
-        for l in wrap(text, render.width, 2, 2) {
-            let _ = writeln!(s, "  {l}");
-        }
-    };
-    for f in &file.failed {
-        lines(&format!("{}: {}", f.name, f.error));
-    }
-    for c in &file.comparisons {
-        if let Some(p) = c.spread {
-            lines(&format!(
-                "{}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
-                 {:.0}% is within pairs, {:.0}% between them; smallest detectable change {}",
-                c.name,
-                p.process_pairs,
-                p.spread_sd * 100.0,
-                p.within_share * 100.0,
-                p.between_share * 100.0,
-                c.smallest_detectable
-                    .map(|d| format!("{:.2}%", d * 100.0))
-                    .unwrap_or_else(|| "—".into())
-            ));
-        }
-        if let (Some(code), Some(d)) = (c.code, &c.code_detail) {
-            let shown = matches!(c.verdict, Verdict::Faster | Verdict::Slower);
-            match code {
-                Code::Same if shown => lines(&format!(
-                    "{}: placement: the code is the same in OLD and NEW (the loop's function and \
-                     the {} it calls are the same instructions, addresses aside), so the \
-                     {:+.2}% measured (`{}` in the file) comes from where the code and its data \
-                     sit (addresses, alignment) or from inputs prepared outside the loop, not \
-                     from a change to the code; --fail-on-regression does not count it",
-                    c.name,
-                    match d.functions.saturating_sub(1) {
-                        1 => "function".to_string(),
-                        n => format!("{n} functions"),
-                    },
-                    (c.ratio - 1.0) * 100.0,
-                    c.verdict.as_str()
-                )),
-                Code::Unknown if shown => lines(&format!(
-                    "{}: whether its code changed is not known: {}",
-                    c.name,
-                    d.reason.as_deref().unwrap_or("not compared")
-                )),
-                _ => {}
-            }
-        }
-        if let Some(st) = c.layout_states {
-            lines(&format!(
-                "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while \
-                 each pair's own interval is within ±{:.2}%: the speed depends on where each \
-                 process's code and data sit. Not stopped early: {} pair(s) were run \
-                 (--processes raises the number allowed), and the 95% CI spans the states seen",
-                c.name,
-                st.lo,
-                st.hi,
-                st.within * 100.0,
-                st.pairs
-            ));
-        }
-    }
+    notes_under(file, render, &mut s);
     let placement = if file.comparisons.iter().any(placed) {
         " placement: the interval says NEW is faster or slower, but the benchmark's code (its \
          loop and what it calls) is the same instructions in OLD and NEW: the difference is \
