@@ -322,6 +322,29 @@ fn figure(h: &mut String, kind: &str, svg: Result<String>, caption: &str) {
     }
 }
 
+/// An interval and, after it, how far each side reaches from `median` (the terminal's cell:
+/// "±0.13%", or both sides when they differ).
+fn interval_both(median: f64, ci: [f64; 2]) -> String {
+    match interval(ci).as_str() {
+        "—" => "—".into(),
+        i => format!("{i} ({})", vernier::report::interval_pct(median, ci)),
+    }
+}
+
+/// The median in cycles of the core at the time with its 95 % interval ("4.008 (4.003 –
+/// 4.014)"), "—" when the probe did not measure the core's speed.
+fn cycles(b: &BenchmarkResult) -> String {
+    let f = vernier::report::format_count;
+    match b
+        .speed
+        .as_ref()
+        .and_then(|s| Some((s.cycles_per_iter?, s.cycles_ci95?)))
+    {
+        Some((c, [lo, hi])) if c.is_finite() => format!("{} ({} – {})", f(c), f(lo), f(hi)),
+        _ => "—".into(),
+    }
+}
+
 fn interval(ci: [f64; 2]) -> String {
     if ci[0].is_finite() && ci[1].is_finite() {
         format!("{} – {}", format_ns(ci[0]), format_ns(ci[1]))
@@ -426,7 +449,8 @@ fn result_section(
         // The summary on top, each name a link to its section.
         h.push_str(
             "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>\
-             <th>95 % interval</th><th>minimum</th><th>spread</th>\
+             <th>this run's 95 % interval</th><th>95 % interval for the next run</th>\
+             <th>cycles per iteration (95 % interval)</th><th>minimum</th><th>spread</th>\
              <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
              <th class=\"name\">warnings</th></tr>\n",
         );
@@ -440,7 +464,7 @@ fn result_section(
             let _ = writeln!(
                 h,
                 "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
                  <td class=\"text\">{}</td></tr>",
                 esc(&b.name),
                 if b.status == Status::Ok {
@@ -449,7 +473,9 @@ fn result_section(
                     format!(" <span class=\"bad\">{}</span>", status_str(b.status))
                 },
                 format_ns(b.per_iter.median_ns),
-                interval(b.per_iter.ci95_ns),
+                interval_both(b.per_iter.median_ns, b.per_iter.run_ci95_ns),
+                interval_both(b.per_iter.median_ns, b.per_iter.ci95_ns),
+                cycles(b),
                 format_ns(b.per_iter.min_ns),
                 b.steady_samples,
                 b.iters_per_sample,
@@ -460,8 +486,14 @@ fn result_section(
             );
         }
         h.push_str(
-            "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration, with \
-             its 95 % interval; minimum: the fastest steady sample; spread: the robust σ \
+            "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration; \
+             this run's 95 % interval: the median's, from this run's samples alone (how precisely \
+             this run measured; what <code>unstable</code> judges, with the interval in cycles); \
+             95 % interval for the next run: this run's, joined to the clock range of the \
+             machine's recent runs and to the medians of this program's recent runs, where the \
+             machine's speed file knows them; cycles per iteration: the median in cycles of the \
+             core at that moment, from the core-speed probe around each sample (code bound by the \
+             core reads the same cycles whatever the clock); minimum: the fastest steady sample; spread: the robust σ \
              (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
              its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
              time, calibration and warm-up included.</p>\n",
@@ -541,11 +573,24 @@ fn benchmark_section(
     } else {
         let _ = writeln!(
         h,
-        "<p class=\"figures\">median <b>{}</b> (95 % interval {}) · minimum {} · mean {} · \
-         σ of the median {} · {} steady samples of {} iterations · warm-up {} ({} samples, {:.2} s) · \
+        "<p class=\"figures\">median <b>{}</b> (this run's 95 % interval {}; for the next run \
+         {}){} · minimum {} · mean {} · σ<sub>iter</sub> = σ<sub>run</sub>/√N<sub>iter</sub> {} \
+         (seed 000's σ of one iteration: the robust σ of a sample's time over the square root of \
+         its iterations; not the median's uncertainty) · {} steady samples of {} iterations · warm-up {} ({} samples, {:.2} s) · \
          T<sub>tot</sub> {:.2} s · stopped: {}</p>",
         format_ns(pi.median_ns),
-        interval(pi.ci95_ns),
+        interval_both(pi.median_ns, pi.run_ci95_ns),
+        interval_both(pi.median_ns, pi.ci95_ns),
+        match b.speed.as_ref().and_then(|s| Some((s.cycles_per_iter?, s.cycles_ci95?))) {
+            Some((c, [lo, hi])) if c.is_finite() => format!(
+                " · <b>{}</b> cycles per iteration (95 % interval {} – {}, {})",
+                vernier::report::format_count(c),
+                vernier::report::format_count(lo),
+                vernier::report::format_count(hi),
+                vernier::report::interval_pct(c, [lo, hi])
+            ),
+            _ => String::new(),
+        },
         format_ns(pi.min_ns),
         format_ns(pi.mean_ns),
         format_ns(pi.sigma_ns),
@@ -716,6 +761,7 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
             median_ns: b.per_iter.median_ns,
             min_ns: b.per_iter.min_ns,
             ci95_ns: b.per_iter.ci95_ns,
+            run_ci95_ns: b.per_iter.run_ci95_ns,
             unit,
         };
         let (_, outside) = plots::bins(&hist);
@@ -791,10 +837,10 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
                 reference: Some((
                     unit.of(b.per_iter.median_ns),
                     [
-                        unit.of(b.per_iter.ci95_ns[0]),
-                        unit.of(b.per_iter.ci95_ns[1]),
+                        unit.of(b.per_iter.run_ci95_ns[0]),
+                        unit.of(b.per_iter.run_ci95_ns[1]),
                     ],
-                    "all processes: median and 95 % interval",
+                    "all processes: median and this run's 95 % interval",
                 )),
                 marks: &[],
             }),
