@@ -43,7 +43,7 @@ pub fn message(f: &Finding) -> String {
             seconds,
             steady_samples,
         } => format!(
-            "this run's own 95 % interval is ±{:.2} % of the median after {seconds:.2} s ({steady_samples} \
+            "the 95 % interval is ±{:.2} % of the median after {seconds:.2} s ({steady_samples} \
              steady samples), wider than ±{:.1} %: the machine is noisy. Run longer (--time), \
              pin the benchmark (--cpu), and see `vernier system show` and `vernier system \
              noise`.",
