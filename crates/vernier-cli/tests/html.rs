@@ -493,3 +493,28 @@ fn each_interval_and_figure_is_labelled_for_what_it_is() {
     let cell = vernier::report::interval_pct(ln.median_ns, ln.ci95_ns);
     assert!(cell.contains('/') && html.contains(&cell), "{cell}");
 }
+
+#[test]
+fn a_sweep_in_cycles_is_plotted_and_summarised_in_cycles() {
+    // Three paddings of a chain whose clock moved (ns) while its cycles held (the sweep
+    // schema's cycles_per_iter and swing_cycles).
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let point = |pad: u64, ns: f64| {
+        serde_json::json!({"env_pad_bytes": pad, "benchmarks": [{"name": "chain",
+            "median_ns": ns, "ci95_ns": [ns * 0.999, ns * 1.001],
+            "cycles_per_iter": 100.2, "cycles_ci95": [100.1, 100.3]}]})
+    };
+    let sweep = serde_json::json!({"schema": 1, "env_pad": {"start": 0, "end": 128, "step": 64},
+        "aslr": false, "points": [point(0, 27.07), point(64, 27.9), point(128, 27.1)],
+        "summary": [{"name": "chain", "swing": 0.0307, "swing_cycles": 0.0,
+                     "period_bytes": null}]});
+    std::fs::write(&json, sweep.to_string()).unwrap();
+    let page = report(&[&json], &dir.path().join("sweep.html"));
+    assert!(page.contains("<th>swing (cycles)</th>"), "{page}");
+    assert!(page.contains("<td>3.1 %</td><td>0.0 %</td>"), "{page}");
+    assert!(
+        page.contains("cycles per iteration (the core"),
+        "the plot's axis"
+    );
+}

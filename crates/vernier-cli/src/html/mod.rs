@@ -167,12 +167,19 @@ struct SweepFigure {
     median_ns: f64,
     #[serde(default)]
     ci95_ns: Option<[Option<f64>; 2]>,
+    /// The median in cycles of the core at the time, where the probe ran.
+    #[serde(default)]
+    cycles_per_iter: Option<f64>,
+    #[serde(default)]
+    cycles_ci95: Option<[Option<f64>; 2]>,
 }
 
 #[derive(Clone, Debug, serde::Deserialize)]
 struct SweepSummary {
     name: String,
     swing: Option<f64>,
+    #[serde(default)]
+    swing_cycles: Option<f64>,
     period_bytes: Option<u64>,
 }
 
@@ -1060,24 +1067,34 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
         if s.aslr { "on" } else { "off" }
     );
     h.push_str(
-        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>swing</th>\
-         <th>period</th></tr>\n",
+        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>swing (ns)</th>\
+         <th>swing (cycles)</th><th>period</th></tr>\n",
     );
+    let swing = |x: Option<f64>| {
+        x.filter(|x| x.is_finite())
+            .map(|x| format!("{:.1} %", x * 100.0))
+            .unwrap_or_else(|| "—".into())
+    };
     for m in &s.summary {
         let _ = writeln!(
             h,
-            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&m.name),
-            m.swing
-                .filter(|x| x.is_finite())
-                .map(|x| format!("{:.1} %", x * 100.0))
-                .unwrap_or_else(|| "—".into()),
+            swing(m.swing),
+            swing(m.swing_cycles),
             m.period_bytes
                 .map(|p| format!("{p} B"))
                 .unwrap_or_else(|| "none".into())
         );
     }
-    h.push_str("</table>\n<div class=\"plots\">\n");
+    h.push_str(
+        "</table>\n<p class=\"meta\">swing: (max − min) / min of the medians over the \
+         paddings, in ns and in cycles of the core at the time (where the worker runs the \
+         core-speed probe): the clock moves a figure bound by the core in ns and not in cycles, \
+         so a swing in ns without one in cycles is the clock's, not the layout's. The period is \
+         of the medians in cycles where known. The plots are in cycles where every padding has \
+         them.</p>\n<div class=\"plots\">\n",
+    );
     let mut names: Vec<&str> = Vec::new();
     for p in &s.points {
         for b in &p.benchmarks {
@@ -1097,16 +1114,22 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
             .collect();
         let typical = figures.iter().map(|(_, b)| b.median_ns).fold(0.0, f64::max);
         let unit = Unit::for_ns(typical);
+        // In cycles where every padding has them, as the sweep judges them.
+        let cycles = figures.iter().all(|(_, b)| b.cycles_per_iter.is_some());
         let items: Vec<Estimate> = figures
             .iter()
             .map(|(pad, b)| {
-                let ci = b.ci95_ns.unwrap_or([None, None]);
+                let (value, ci, of): (f64, _, &dyn Fn(f64) -> f64) = match b.cycles_per_iter {
+                    Some(c) if cycles => (c, b.cycles_ci95, &|x| x),
+                    _ => (b.median_ns, b.ci95_ns, &|x| unit.of(x)),
+                };
+                let ci = ci.unwrap_or([None, None]);
                 Estimate {
                     label: pad.to_string(),
-                    value: unit.of(b.median_ns),
+                    value: of(value),
                     ci: [
-                        ci[0].map(|x| unit.of(x)).unwrap_or(f64::NAN),
-                        ci[1].map(|x| unit.of(x)).unwrap_or(f64::NAN),
+                        ci[0].map(of).unwrap_or(f64::NAN),
+                        ci[1].map(of).unwrap_or(f64::NAN),
                     ],
                     tone: 0,
                 }
@@ -1116,7 +1139,11 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
         let plot = plots::intervals(&plots::Intervals {
             title: &title,
             x_desc: "environment padding (bytes)",
-            y_desc: format!("time per iteration ({})", unit.name),
+            y_desc: if cycles {
+                "cycles per iteration (the core's, at the time)".to_string()
+            } else {
+                format!("time per iteration ({})", unit.name)
+            },
             items: &items,
             reference: None,
             marks: &[],
