@@ -295,9 +295,9 @@ fn sweep_writes_one_point_per_padding_and_a_summary() {
     assert!(s["period_bytes"].is_null());
 }
 
-/// A sweep judges its points in cycles where the probe has them: over 64 paddings a chain of
-/// 100 register adds, which no layout can change, swings under 1 % in cycles whatever the clock
-/// did in ns, and when its swing in ns is the clock's the sweep says so; the chase's swing in
+/// A sweep judges its points in cycles where the probe has them: over 64 paddings (the default
+/// budget per point) a chain of 100 register adds, which no layout can change, swings under 1 %
+/// in cycles whatever the clock did in ns, and when its swing in ns is the clock's the sweep says so; the chase's swing in
 /// cycles is reported beside it.
 #[test]
 fn a_sweep_judges_its_points_in_cycles_and_names_the_clocks_swing() {
@@ -306,14 +306,7 @@ fn a_sweep_judges_its_points_in_cycles_and_names_the_clocks_swing() {
     let exe = cpp::compile("chain_and_chase", &[src], &["-O2", &include]);
     let json = tmp("sweep-cycles.json");
     let o = cli::vernier()
-        .args([
-            "sweep",
-            "--env-pad",
-            "0:4032:64",
-            "--time",
-            "0.05",
-            "--json",
-        ])
+        .args(["sweep", "--env-pad", "0:4032:64", "--json"])
         .arg(&json)
         .arg("--")
         .arg(&exe)
