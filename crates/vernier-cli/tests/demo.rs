@@ -3,6 +3,7 @@
 
 use std::process::Command;
 use vernier::diagnostic::Code;
+use vernier::report;
 use vernier::result::{ResultFile, Status};
 
 fn vernier() -> Command {
@@ -23,28 +24,74 @@ fn bench<'a>(file: &'a ResultFile, name: &str) -> &'a vernier::result::Benchmark
         .unwrap_or_else(|| panic!("no benchmark {name}"))
 }
 
-#[test]
-fn demo_quick_writes_a_complete_result_file() {
-    let dir = std::env::temp_dir().join(format!("vernier-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let json = dir.join("demo.json");
-    let out = vernier()
-        .args(["demo", "--quick", "--json"])
-        .arg(&json)
+/// `vernier demo --quick ARGS --json JSON` at 120 columns without colour, which must succeed;
+/// its standard output.
+fn quick_demo_at_120(mut c: Command, args: &[&str], json: &std::path::Path) -> String {
+    let out = c
+        .args(["demo", "--quick"])
+        .args(args)
+        .arg("--json")
+        .arg(json)
         .env("NO_COLOR", "1")
         .env("COLUMNS", "120")
-        .env("VERNIER_CHECKPOINTS_JSON", dir.join("checkpoints.json"))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    stdout
+}
+
+#[test]
+fn the_quick_demo_shows_each_benchmarks_own_precision_and_its_cycles() {
+    // As a user runs it: the machine's speed file in use (a fresh one here), 120 columns.
+    let dir = std::env::temp_dir().join(format!("vernier-demo-cycles-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("demo.json");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
+    c.env("VERNIER_SPEED_FILE", dir.join("core-speed.json"));
+    let stdout = quick_demo_at_120(c, &["--filter", "^(add|mul|div)$"], &json);
+    let head = stdout.lines().next().unwrap();
+    for title in ["median", "±this run", "±next run", "cycles", "±cycles"] {
+        assert!(head.contains(title), "{title}: {head}");
+    }
+    let file = ResultFile::load(&json).unwrap();
+    assert_eq!(file.benchmarks.len(), 3, "{stdout}");
+    for b in &file.benchmarks {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{} ", b.name)))
+            .unwrap_or_else(|| panic!("no row {}:\n{stdout}", b.name));
+        // The row shows this run's own interval, the one for the next run, and the figure in
+        // cycles with its interval, as the result file holds them.
+        let p = &b.per_iter;
+        let sp = b.speed.as_ref().expect("the probe ran in-process");
+        let (cyc, cyc_ci) = (sp.cycles_per_iter.unwrap(), sp.cycles_ci95.unwrap());
+        for cell in [
+            report::interval_pct(p.median_ns, p.run_ci95_ns),
+            report::interval_pct(p.median_ns, p.ci95_ns),
+            report::format_count(cyc),
+            report::interval_pct(cyc, cyc_ci),
+        ] {
+            assert!(row.contains(&format!(" {cell} ")), "{cell}: {row}");
+        }
+    }
+}
+
+#[test]
+fn demo_quick_writes_a_complete_result_file() {
+    let dir = std::env::temp_dir().join(format!("vernier-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("demo.json");
+    let mut c = vernier();
+    c.env("VERNIER_CHECKPOINTS_JSON", dir.join("checkpoints.json"));
+    let stdout = quick_demo_at_120(c, &[], &json);
     // Plain text when piped: no escape sequences.
     assert!(!stdout.contains('\x1b'));
-    assert!(stdout.contains("median") && stdout.contains("±95%"));
+    assert!(stdout.contains("median") && stdout.contains("±this run"));
     // Fitted to COLUMNS: no line wider, at most two lines per benchmark in the table.
     for line in stdout.lines() {
         assert!(line.chars().count() <= 120, "{line}");

@@ -295,6 +295,73 @@ fn sweep_writes_one_point_per_padding_and_a_summary() {
     assert!(s["period_bytes"].is_null());
 }
 
+/// A sweep judges its points in cycles where the probe has them: over 64 paddings (the default
+/// budget per point) a chain of 100 register adds, which no layout can change, swings under 1 %
+/// in cycles whatever the clock did in ns, and when its swing in ns is the clock's the sweep says so; the chase's swing in
+/// cycles is reported beside it.
+#[test]
+fn a_sweep_judges_its_points_in_cycles_and_names_the_clocks_swing() {
+    let src = cpp::repo_root().join("crates/vernier-cli/tests/fixtures/cpp/chain_and_chase.cpp");
+    let include = format!("-I{}", cpp::repo_root().join("examples/cpp").display());
+    let exe = cpp::compile("chain_and_chase", &[src], &["-O2", &include]);
+    let json = tmp("sweep-cycles.json");
+    let o = cli::vernier()
+        .args(["sweep", "--env-pad", "0:4032:64", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .env("VERNIER_SPEED_FILE", tmp("sweep-core-speed.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 64);
+    for p in points {
+        for b in p["benchmarks"].as_array().unwrap() {
+            let c = b["cycles_per_iter"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{b}"));
+            let (lo, hi) = (
+                b["cycles_ci95"][0].as_f64().unwrap(),
+                b["cycles_ci95"][1].as_f64().unwrap(),
+            );
+            assert!(lo <= c && c <= hi, "{b}");
+        }
+    }
+    let summary = |name: &str| {
+        v["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {v}"))
+            .clone()
+    };
+    let chain = summary("chain");
+    let (swing, cycles) = (
+        chain["swing"].as_f64().unwrap(),
+        chain["swing_cycles"].as_f64().unwrap(),
+    );
+    assert!(cycles < 0.01, "chain: {chain}\n{out}");
+    // When the medians in ns moved and the cycles did not, the summary says it was the clock.
+    let the_clocks = swing >= 2.0 * cycles && swing - cycles >= 0.01;
+    assert_eq!(
+        out.contains("the clock's swing, not the layout's: chain"),
+        the_clocks,
+        "{chain}\n{out}"
+    );
+    // The chase's swing in cycles is reported, not judged away.
+    let chase = summary("chase");
+    let chase_cycles = chase["swing_cycles"].as_f64().unwrap();
+    let row = out.lines().find(|l| l.starts_with("chase ")).unwrap();
+    assert!(
+        row.contains(&format!("{:.1}%", chase_cycles * 100.0)),
+        "{row}"
+    );
+}
+
 #[test]
 fn sweep_refuses_a_malformed_range() {
     let o = cli::vernier()

@@ -453,3 +453,68 @@ fn a_layout_sweep_gets_a_plot_per_benchmark() {
         assert!(page.contains(text), "{text} missing");
     }
 }
+
+#[test]
+fn each_interval_and_figure_is_labelled_for_what_it_is() {
+    // A quick demo whose intervals for the next run were joined to the clock range of the
+    // machine's recent runs (the library's report fixture).
+    let json = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../vernier/tests/fixtures/results/demo-clock-range.json");
+    let file = ResultFile::load(&json).unwrap();
+    let dir = std::env::temp_dir().join(format!("vernier-html-labels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let html = report(&[&json], &dir.join("report.html"));
+    // per_iter.sigma_ns is σ_run/√N_iter, not an uncertainty of the median.
+    assert!(!html.contains("σ of the median"));
+    assert!(html.contains("σ<sub>iter</sub> = σ<sub>run</sub>/√N<sub>iter</sub>"));
+    // The histogram's two bands, each named; no band claims to be "the" interval of the
+    // median when it is the next run's.
+    // (SVG text escapes the apostrophe as &apos;.)
+    assert!(html.contains("this run&apos;s 95 % interval of the median"));
+    assert!(html.contains("95 % interval for the next run"));
+    for b in &file.benchmarks {
+        let Some(c) = b.speed.as_ref().and_then(|s| s.cycles_per_iter) else {
+            continue;
+        };
+        let cell = vernier::report::format_count(c);
+        assert!(
+            html.contains(&format!("<b>{cell}</b> cycles per iteration")),
+            "{}: {cell}",
+            b.name
+        );
+    }
+    // An interval whose sides differ shows both ("ln": the clock range of other runs).
+    let ln = &file
+        .benchmarks
+        .iter()
+        .find(|b| b.name == "ln")
+        .unwrap()
+        .per_iter;
+    let cell = vernier::report::interval_pct(ln.median_ns, ln.ci95_ns);
+    assert!(cell.contains('/') && html.contains(&cell), "{cell}");
+}
+
+#[test]
+fn a_sweep_in_cycles_is_plotted_and_summarised_in_cycles() {
+    // Three paddings of a chain whose clock moved (ns) while its cycles held (the sweep
+    // schema's cycles_per_iter and swing_cycles).
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let point = |pad: u64, ns: f64| {
+        serde_json::json!({"env_pad_bytes": pad, "benchmarks": [{"name": "chain",
+            "median_ns": ns, "ci95_ns": [ns * 0.999, ns * 1.001],
+            "cycles_per_iter": 100.2, "cycles_ci95": [100.1, 100.3]}]})
+    };
+    let sweep = serde_json::json!({"schema": 1, "env_pad": {"start": 0, "end": 128, "step": 64},
+        "aslr": false, "points": [point(0, 27.07), point(64, 27.9), point(128, 27.1)],
+        "summary": [{"name": "chain", "swing": 0.0307, "swing_cycles": 0.0,
+                     "period_bytes": null}]});
+    std::fs::write(&json, sweep.to_string()).unwrap();
+    let page = report(&[&json], &dir.path().join("sweep.html"));
+    assert!(page.contains("<th>swing (cycles)</th>"), "{page}");
+    assert!(page.contains("<td>3.1 %</td><td>0.0 %</td>"), "{page}");
+    assert!(
+        page.contains("cycles per iteration (the core"),
+        "the plot's axis"
+    );
+}

@@ -4,6 +4,12 @@
 //! starts. Each benchmark's median per padding, its swing ((max − min) / min over the
 //! paddings) and, when the medians repeat, their period (from the autocorrelation of the
 //! series). The result is written after every padding, so Ctrl-C keeps what was measured.
+//!
+//! Where the worker runs the core-speed probe, each point also has its median in cycles of the
+//! core at the time, and the swing and period are judged in cycles: the clock moves during a
+//! sweep (a chain of 100 register adds, which no layout can change, read 23.78–25.04 ns over 65
+//! paddings, each point ±0.2 %), and that is the clock's swing, not the layout's. The summary
+//! says when the swing in ns is the clock's.
 
 use crate::runner::worker::{Control, WorkerProcess, WorkerTarget};
 use crate::term;
@@ -110,6 +116,22 @@ pub struct PointBench {
     pub name: String,
     pub median_ns: f64,
     pub ci95_ns: [f64; 2],
+    /// The median in cycles of the core at the time (each sample's time over the effective
+    /// cycle time the probe measured around it), where the probe ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles_per_iter: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles_ci95: Option<[f64; 2]>,
+}
+
+impl PointBench {
+    /// The figure the sweep judges: in cycles where every point has them, else in ns.
+    fn judged(&self, cycles: bool) -> (f64, [f64; 2]) {
+        match (cycles, self.cycles_per_iter, self.cycles_ci95) {
+            (true, Some(c), Some(ci)) => (c, ci),
+            _ => (self.median_ns, self.ci95_ns),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -121,8 +143,29 @@ pub struct Point {
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
     pub name: String,
+    /// (max − min) / min of the medians in ns.
     pub swing: f64,
+    /// The same in cycles, where every point has them: the swing the layout made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swing_cycles: Option<f64>,
+    /// The period of the medians in cycles where known, else in ns.
     pub period_bytes: Option<u64>,
+}
+
+/// The swing in ns is called the clock's when it is at least this many times the swing in
+/// cycles (and at least [`CLOCK_SWING_MIN`] beyond it): the medians moved in ns while the
+/// cycles held still.
+pub const CLOCK_SWING_RATIO: f64 = 2.0;
+/// ... by at least this much (1 %), so that two tiny swings are not compared.
+pub const CLOCK_SWING_MIN: f64 = 0.01;
+
+impl Summary {
+    /// Whether the swing in ns is mostly the clock's (see [`CLOCK_SWING_RATIO`]).
+    pub fn clock_swing(&self) -> bool {
+        self.swing_cycles.is_some_and(|c| {
+            self.swing >= CLOCK_SWING_RATIO * c && self.swing - c >= CLOCK_SWING_MIN
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -178,11 +221,18 @@ fn summarise(names: &[String], points: &[Point], step: u64) -> Vec<Summary> {
                 .iter()
                 .filter_map(|p| p.benchmarks.iter().find(|b| &b.name == name))
                 .collect();
-            let series: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+            let ns: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+            let cycles = !figures.is_empty()
+                && figures
+                    .iter()
+                    .all(|b| b.cycles_per_iter.is_some_and(f64::is_finite));
+            let judged: Vec<(f64, [f64; 2])> = figures.iter().map(|b| b.judged(cycles)).collect();
+            let series: Vec<f64> = judged.iter().map(|j| j.0).collect();
             Summary {
                 name: name.clone(),
-                swing: swing(&series),
-                period_bytes: beyond_noise(&figures)
+                swing: swing(&ns),
+                swing_cycles: cycles.then(|| swing(&series)),
+                period_bytes: beyond_noise(&judged)
                     .then(|| period(&series))
                     .flatten()
                     .map(|k| k as u64 * step),
@@ -194,11 +244,11 @@ fn summarise(names: &[String], points: &[Point], step: u64) -> Vec<Summary> {
 /// Whether the medians differ by more than each one's own uncertainty (their standard deviation
 /// above the typical half-width of their intervals): a period found in medians that only
 /// scatter within their intervals would be a pattern in noise.
-fn beyond_noise(figures: &[&PointBench]) -> bool {
-    let medians: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+fn beyond_noise(figures: &[(f64, [f64; 2])]) -> bool {
+    let medians: Vec<f64> = figures.iter().map(|b| b.0).collect();
     let half: Vec<f64> = figures
         .iter()
-        .map(|b| (b.ci95_ns[1] - b.ci95_ns[0]) / 2.0)
+        .map(|b| (b.1[1] - b.1[0]) / 2.0)
         .filter(|h| h.is_finite())
         .collect();
     if medians.len() < 4 || half.is_empty() {
@@ -294,6 +344,10 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     let total = range.count();
     'pads: for (k, pad) in range.pads().enumerate() {
         let mut per_bench: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
+        // The same samples in cycles of the core around each (empty when not probed), and the
+        // probes themselves (ns per addition, one per probed batch).
+        let mut per_bench_cycles: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
+        let mut per_bench_probes: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
         for _ in 0..a.runs {
             if term::interrupted() {
                 break 'pads;
@@ -317,20 +371,30 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
                     bail!("{} at env pad {pad}: {e}", names[i]);
                 }
                 fixed[j] = Some(m.iters_per_sample);
-                per_bench[j].extend(
-                    m.samples
-                        .samples
-                        .iter()
-                        .filter(|s| s.phase == Phase::Measure && s.iters == m.iters_per_sample)
-                        .map(|s| s.per_iter_ns()),
-                );
+                let cycle_ns = vernier::analyze::speed::sample_cycles(&m.samples, &timer);
+                for (i, s) in m.samples.samples.iter().enumerate() {
+                    if s.phase == Phase::Measure && s.iters == m.iters_per_sample {
+                        per_bench[j].push(s.per_iter_ns());
+                        if let Some(p) = m.samples.probe_cycle_ns(i, timer.overhead_ns) {
+                            per_bench_probes[j].push(p);
+                        }
+                        if let Some(c) = cycle_ns.get(i).filter(|c| c.is_finite() && **c > 0.0) {
+                            per_bench_cycles[j].push(s.per_iter_ns() / c);
+                        }
+                    }
+                }
             }
             w.quit();
         }
         let benchmarks: Vec<PointBench> = sel_names
             .iter()
-            .zip(&per_bench)
-            .map(|(name, v)| {
+            .zip(
+                per_bench
+                    .iter()
+                    .zip(&per_bench_cycles)
+                    .zip(&per_bench_probes),
+            )
+            .map(|(name, ((v, cyc), probes))| {
                 let ci = if v.is_empty() {
                     vernier::stats::MedianInterval {
                         median: f64::NAN,
@@ -340,17 +404,28 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
                 } else {
                     vernier::stats::median_interval(v)
                 };
+                let cycles = in_cycles(v, cyc, probes);
                 PointBench {
                     name: name.clone(),
                     median_ns: ci.median,
                     ci95_ns: [ci.lo, ci.hi],
+                    cycles_per_iter: cycles.map(|c| c.median),
+                    cycles_ci95: cycles.map(|c| [c.lo, c.hi]),
                 }
             })
             .collect();
         let left = started.elapsed().as_secs_f64() / (k + 1) as f64 * (total - k as u64 - 1) as f64;
         let figures: Vec<String> = benchmarks
             .iter()
-            .map(|b| format!("{} {}", b.name, format_ns(b.median_ns)))
+            .map(|b| match b.cycles_per_iter {
+                Some(c) => format!(
+                    "{} {} ({} cycles)",
+                    b.name,
+                    format_ns(b.median_ns),
+                    vernier::report::format_count(c)
+                ),
+                None => format!("{} {}", b.name, format_ns(b.median_ns)),
+            })
             .collect();
         println!(
             "  [{:>3}/{total}] env pad {pad:>6} B: {}   ({left:.0} s left)",
@@ -380,38 +455,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
             ""
         }
     );
-    let width = sel_names.iter().map(|n| n.len()).max().unwrap_or(4).max(9);
-    println!(
-        "{:<width$}  {:>10}  {:>10}  {:>7}  {:>8}  medians over the paddings",
-        "benchmark", "min", "max", "swing", "period"
-    );
-    for s in &file.summary {
-        let series: Vec<f64> = file
-            .points
-            .iter()
-            .filter_map(|p| p.benchmarks.iter().find(|b| b.name == s.name))
-            .map(|b| b.median_ns)
-            .collect();
-        let min = series.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = series.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        println!(
-            "{:<width$}  {:>10}  {:>10}  {:>6.1}%  {:>8}  {}",
-            s.name,
-            format_ns(min),
-            format_ns(max),
-            s.swing * 100.0,
-            s.period_bytes
-                .map(|p| format!("{p} B"))
-                .unwrap_or_else(|| "none".into()),
-            sparkline(&series)
-        );
-    }
-    println!(
-        "swing: (max − min) / min of the medians; period: the first lag at which the medians' \
-         autocorrelation peaks at ≥ {PERIOD_MIN_ACF} (none: no repeat within half the range; \
-         a period needs two of them in it). Each median: the steady samples of the padding's \
-         process(es), with a 95 % interval in --json."
-    );
+    print!("{}", summary_text(&file));
     if let Some(path) = &a.html {
         let what = serde_json::to_value(&file)
             .map_err(anyhow::Error::from)
@@ -419,6 +463,115 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
         crate::html::write_or_warn(path, what, a.json.as_deref());
     }
     Ok(term::interrupted_exit().unwrap_or(0))
+}
+
+/// A point's median in cycles and its 95 % interval, from its samples in cycles (`cycles`,
+/// one per sample of `ns`) and the probes they rest on. The samples' own interval misses the
+/// probes' error, which every sample carried forward from one probe shares: when two or more
+/// batches were probed, the interval is widened by the probes' (their median's, relative,
+/// added in quadrature), so that a point resting on one slow probe does not read as a layout
+/// effect. `None` when a sample had no probe.
+fn in_cycles(ns: &[f64], cycles: &[f64], probes: &[f64]) -> Option<vernier::stats::MedianInterval> {
+    if cycles.is_empty() || cycles.len() != ns.len() {
+        return None;
+    }
+    let c = vernier::stats::median_interval(cycles);
+    let probe_rel = if probes.len() >= MIN_PROBES {
+        let p = vernier::stats::median_interval(probes);
+        (p.hi - p.lo) / 2.0 / p.median
+    } else {
+        0.0
+    };
+    let widen = |side: f64| {
+        let rel = side / c.median;
+        c.median * (rel * rel + probe_rel * probe_rel).sqrt()
+    };
+    Some(vernier::stats::MedianInterval {
+        median: c.median,
+        lo: c.median - widen(c.median - c.lo),
+        hi: c.median + widen(c.hi - c.median),
+    })
+    .filter(|c| c.lo.is_finite() && c.hi.is_finite())
+}
+
+/// Probed batches needed to estimate the probes' own error (one alone gives no idea of it).
+const MIN_PROBES: usize = 2;
+
+/// The summary table printed after the sweep: each benchmark's range in ns, its swing in ns
+/// and in cycles, its period, and a sparkline of the series judged; then a line for each
+/// benchmark whose swing in ns is the clock's.
+fn summary_text(file: &SweepFile) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let width = file
+        .summary
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(9);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>10}  {:>10}  {:>7}  {:>13}  {:>8}  medians over the paddings",
+        "benchmark", "min", "max", "swing", "swing, cycles", "period"
+    );
+    let mut clock = Vec::new();
+    for s in &file.summary {
+        let figures: Vec<&PointBench> = file
+            .points
+            .iter()
+            .filter_map(|p| p.benchmarks.iter().find(|b| b.name == s.name))
+            .collect();
+        let ns: Vec<f64> = figures.iter().map(|b| b.median_ns).collect();
+        let judged: Vec<f64> = figures
+            .iter()
+            .map(|b| b.judged(s.swing_cycles.is_some()).0)
+            .collect();
+        let min = ns.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = ns.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>10}  {:>10}  {:>6.1}%  {:>13}  {:>8}  {}",
+            s.name,
+            format_ns(min),
+            format_ns(max),
+            s.swing * 100.0,
+            s.swing_cycles
+                .map(|c| format!("{:.1}%", c * 100.0))
+                .unwrap_or_else(|| "—".into()),
+            s.period_bytes
+                .map(|p| format!("{p} B"))
+                .unwrap_or_else(|| "none".into()),
+            sparkline(&judged)
+        );
+        if s.clock_swing() {
+            clock.push(format!(
+                "{}: {:.1} % in ns but {:.1} % in cycles",
+                s.name,
+                s.swing * 100.0,
+                s.swing_cycles.unwrap_or(f64::NAN) * 100.0
+            ));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "swing: (max − min) / min of the medians in ns; swing, cycles: the same of the medians in \
+         cycles of the core at the time (the probe's effective cycle time around each sample; — \
+         where the worker has no probe), which the layout moves and the clock does not; period \
+         (of the cycles where known, else of the ns): the first lag at which the medians' \
+         autocorrelation peaks at ≥ {PERIOD_MIN_ACF} (none: no repeat within half the range; a \
+         period needs two of them in it); the sparkline is of the same series. Each median: the \
+         steady samples of the padding's process(es), with a 95 % interval in --json."
+    );
+    if !clock.is_empty() {
+        let _ = writeln!(
+            out,
+            "the clock's swing, not the layout's: {}. The core's clock moved during the sweep; \
+             in cycles the medians held still.",
+            clock.join("; ")
+        );
+    }
+    out
 }
 
 fn write_json(path: &std::path::Path, file: &SweepFile) -> Result<()> {
@@ -473,6 +626,8 @@ mod tests {
                 name: "b".into(),
                 median_ns: m,
                 ci95_ns: [m - half, m + half],
+                cycles_per_iter: None,
+                cycles_ci95: None,
             }
         };
         let points = |half: f64| -> Vec<Point> {
@@ -490,5 +645,64 @@ mod tests {
         let s = summarise(&["b".into()], &points(2.0), 64);
         assert_eq!(s[0].period_bytes, None);
         assert!(s[0].swing > 0.0);
+    }
+
+    #[test]
+    fn a_swing_the_clock_made_is_judged_in_cycles_and_named() {
+        // A chain of 400 cycles whose clock drifts 5 % over the sweep, and a benchmark whose
+        // cycles step up by 8 % at every eighth padding (a layout effect).
+        let points: Vec<Point> = (0..64)
+            .map(|i| {
+                let cycle_ns = 0.25 * (1.0 + 0.05 * i as f64 / 63.0);
+                let bench = |name: &str, cycles: f64| PointBench {
+                    name: name.into(),
+                    median_ns: cycles * cycle_ns,
+                    ci95_ns: [cycles * cycle_ns * 0.999, cycles * cycle_ns * 1.001],
+                    cycles_per_iter: Some(cycles),
+                    cycles_ci95: Some([cycles * 0.999, cycles * 1.001]),
+                };
+                let layout = if i % 8 == 3 { 86.4 } else { 80.0 };
+                Point {
+                    env_pad_bytes: i as u64 * 64,
+                    benchmarks: vec![bench("chain", 400.0), bench("chase", layout)],
+                }
+            })
+            .collect();
+        let names = ["chain".to_string(), "chase".to_string()];
+        let s = summarise(&names, &points, 64);
+        assert!((s[0].swing - 0.05).abs() < 1e-9, "{:?}", s[0]);
+        assert_eq!(s[0].swing_cycles, Some(0.0));
+        assert!(s[0].clock_swing());
+        assert_eq!(s[0].period_bytes, None);
+        // The layout's swing stays: in cycles, and its period is found in them.
+        assert!(
+            (s[1].swing_cycles.unwrap() - 0.08).abs() < 1e-9,
+            "{:?}",
+            s[1]
+        );
+        assert!(!s[1].clock_swing());
+        assert_eq!(s[1].period_bytes, Some(512));
+        let file = SweepFile {
+            schema: 1,
+            env_pad: Range {
+                start: 0,
+                end: 63 * 64,
+                step: 64,
+            },
+            aslr: false,
+            points,
+            summary: s,
+        };
+        let text = summary_text(&file);
+        assert!(
+            text.contains(
+                "the clock's swing, not the layout's: chain: 5.0 % in ns but 0.0 % in cycles"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("chase: "), "{text}");
+        let v = serde_json::to_value(&file).unwrap();
+        assert_eq!(v["summary"][0]["swing_cycles"], 0.0);
+        assert_eq!(v["points"][0]["benchmarks"][0]["cycles_per_iter"], 400.0);
     }
 }

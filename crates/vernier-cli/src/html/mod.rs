@@ -167,12 +167,19 @@ struct SweepFigure {
     median_ns: f64,
     #[serde(default)]
     ci95_ns: Option<[Option<f64>; 2]>,
+    /// The median in cycles of the core at the time, where the probe ran.
+    #[serde(default)]
+    cycles_per_iter: Option<f64>,
+    #[serde(default)]
+    cycles_ci95: Option<[Option<f64>; 2]>,
 }
 
 #[derive(Clone, Debug, serde::Deserialize)]
 struct SweepSummary {
     name: String,
     swing: Option<f64>,
+    #[serde(default)]
+    swing_cycles: Option<f64>,
     period_bytes: Option<u64>,
 }
 
@@ -322,6 +329,29 @@ fn figure(h: &mut String, kind: &str, svg: Result<String>, caption: &str) {
     }
 }
 
+/// An interval and, after it, how far each side reaches from `median` (the terminal's cell:
+/// "±0.13%", or both sides when they differ).
+fn interval_both(median: f64, ci: [f64; 2]) -> String {
+    match interval(ci).as_str() {
+        "—" => "—".into(),
+        i => format!("{i} ({})", vernier::report::interval_pct(median, ci)),
+    }
+}
+
+/// The median in cycles of the core at the time with its 95 % interval ("4.008 (4.003 –
+/// 4.014)"), "—" when the probe did not measure the core's speed.
+fn cycles(b: &BenchmarkResult) -> String {
+    let f = vernier::report::format_count;
+    match b
+        .speed
+        .as_ref()
+        .and_then(|s| Some((s.cycles_per_iter?, s.cycles_ci95?)))
+    {
+        Some((c, [lo, hi])) if c.is_finite() => format!("{} ({} – {})", f(c), f(lo), f(hi)),
+        _ => "—".into(),
+    }
+}
+
 fn interval(ci: [f64; 2]) -> String {
     if ci[0].is_finite() && ci[1].is_finite() {
         format!("{} – {}", format_ns(ci[0]), format_ns(ci[1]))
@@ -426,7 +456,8 @@ fn result_section(
         // The summary on top, each name a link to its section.
         h.push_str(
             "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>\
-             <th>95 % interval</th><th>minimum</th><th>spread</th>\
+             <th>this run's 95 % interval</th><th>95 % interval for the next run</th>\
+             <th>cycles per iteration (95 % interval)</th><th>minimum</th><th>spread</th>\
              <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
              <th class=\"name\">warnings</th></tr>\n",
         );
@@ -440,7 +471,7 @@ fn result_section(
             let _ = writeln!(
                 h,
                 "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
                  <td class=\"text\">{}</td></tr>",
                 esc(&b.name),
                 if b.status == Status::Ok {
@@ -449,7 +480,9 @@ fn result_section(
                     format!(" <span class=\"bad\">{}</span>", status_str(b.status))
                 },
                 format_ns(b.per_iter.median_ns),
-                interval(b.per_iter.ci95_ns),
+                interval_both(b.per_iter.median_ns, b.per_iter.run_ci95_ns),
+                interval_both(b.per_iter.median_ns, b.per_iter.ci95_ns),
+                cycles(b),
                 format_ns(b.per_iter.min_ns),
                 b.steady_samples,
                 b.iters_per_sample,
@@ -460,8 +493,14 @@ fn result_section(
             );
         }
         h.push_str(
-            "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration, with \
-             its 95 % interval; minimum: the fastest steady sample; spread: the robust σ \
+            "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration; \
+             this run's 95 % interval: the median's, from this run's samples alone (how precisely \
+             this run measured; what <code>unstable</code> judges, with the interval in cycles); \
+             95 % interval for the next run: this run's, joined to the clock range of the \
+             machine's recent runs and to the medians of this program's recent runs, where the \
+             machine's speed file knows them; cycles per iteration: the median in cycles of the \
+             core at that moment, from the core-speed probe around each sample (code bound by the \
+             core reads the same cycles whatever the clock); minimum: the fastest steady sample; spread: the robust σ \
              (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
              its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
              time, calibration and warm-up included.</p>\n",
@@ -541,11 +580,24 @@ fn benchmark_section(
     } else {
         let _ = writeln!(
         h,
-        "<p class=\"figures\">median <b>{}</b> (95 % interval {}) · minimum {} · mean {} · \
-         σ of the median {} · {} steady samples of {} iterations · warm-up {} ({} samples, {:.2} s) · \
+        "<p class=\"figures\">median <b>{}</b> (this run's 95 % interval {}; for the next run \
+         {}){} · minimum {} · mean {} · σ<sub>iter</sub> = σ<sub>run</sub>/√N<sub>iter</sub> {} \
+         (seed 000's σ of one iteration: the robust σ of a sample's time over the square root of \
+         its iterations; not the median's uncertainty) · {} steady samples of {} iterations · warm-up {} ({} samples, {:.2} s) · \
          T<sub>tot</sub> {:.2} s · stopped: {}</p>",
         format_ns(pi.median_ns),
-        interval(pi.ci95_ns),
+        interval_both(pi.median_ns, pi.run_ci95_ns),
+        interval_both(pi.median_ns, pi.ci95_ns),
+        match b.speed.as_ref().and_then(|s| Some((s.cycles_per_iter?, s.cycles_ci95?))) {
+            Some((c, [lo, hi])) if c.is_finite() => format!(
+                " · <b>{}</b> cycles per iteration (95 % interval {} – {}, {})",
+                vernier::report::format_count(c),
+                vernier::report::format_count(lo),
+                vernier::report::format_count(hi),
+                vernier::report::interval_pct(c, [lo, hi])
+            ),
+            _ => String::new(),
+        },
         format_ns(pi.min_ns),
         format_ns(pi.mean_ns),
         format_ns(pi.sigma_ns),
@@ -716,6 +768,7 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
             median_ns: b.per_iter.median_ns,
             min_ns: b.per_iter.min_ns,
             ci95_ns: b.per_iter.ci95_ns,
+            run_ci95_ns: b.per_iter.run_ci95_ns,
             unit,
         };
         let (_, outside) = plots::bins(&hist);
@@ -791,10 +844,10 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
                 reference: Some((
                     unit.of(b.per_iter.median_ns),
                     [
-                        unit.of(b.per_iter.ci95_ns[0]),
-                        unit.of(b.per_iter.ci95_ns[1]),
+                        unit.of(b.per_iter.run_ci95_ns[0]),
+                        unit.of(b.per_iter.run_ci95_ns[1]),
                     ],
-                    "all processes: median and 95 % interval",
+                    "all processes: median and this run's 95 % interval",
                 )),
                 marks: &[],
             }),
@@ -1014,24 +1067,34 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
         if s.aslr { "on" } else { "off" }
     );
     h.push_str(
-        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>swing</th>\
-         <th>period</th></tr>\n",
+        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>swing (ns)</th>\
+         <th>swing (cycles)</th><th>period</th></tr>\n",
     );
+    let swing = |x: Option<f64>| {
+        x.filter(|x| x.is_finite())
+            .map(|x| format!("{:.1} %", x * 100.0))
+            .unwrap_or_else(|| "—".into())
+    };
     for m in &s.summary {
         let _ = writeln!(
             h,
-            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&m.name),
-            m.swing
-                .filter(|x| x.is_finite())
-                .map(|x| format!("{:.1} %", x * 100.0))
-                .unwrap_or_else(|| "—".into()),
+            swing(m.swing),
+            swing(m.swing_cycles),
             m.period_bytes
                 .map(|p| format!("{p} B"))
                 .unwrap_or_else(|| "none".into())
         );
     }
-    h.push_str("</table>\n<div class=\"plots\">\n");
+    h.push_str(
+        "</table>\n<p class=\"meta\">swing: (max − min) / min of the medians over the \
+         paddings, in ns and in cycles of the core at the time (where the worker runs the \
+         core-speed probe): the clock moves a figure bound by the core in ns and not in cycles, \
+         so a swing in ns without one in cycles is the clock's, not the layout's. The period is \
+         of the medians in cycles where known. The plots are in cycles where every padding has \
+         them.</p>\n<div class=\"plots\">\n",
+    );
     let mut names: Vec<&str> = Vec::new();
     for p in &s.points {
         for b in &p.benchmarks {
@@ -1051,16 +1114,22 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
             .collect();
         let typical = figures.iter().map(|(_, b)| b.median_ns).fold(0.0, f64::max);
         let unit = Unit::for_ns(typical);
+        // In cycles where every padding has them, as the sweep judges them.
+        let cycles = figures.iter().all(|(_, b)| b.cycles_per_iter.is_some());
         let items: Vec<Estimate> = figures
             .iter()
             .map(|(pad, b)| {
-                let ci = b.ci95_ns.unwrap_or([None, None]);
+                let (value, ci, of): (f64, _, &dyn Fn(f64) -> f64) = match b.cycles_per_iter {
+                    Some(c) if cycles => (c, b.cycles_ci95, &|x| x),
+                    _ => (b.median_ns, b.ci95_ns, &|x| unit.of(x)),
+                };
+                let ci = ci.unwrap_or([None, None]);
                 Estimate {
                     label: pad.to_string(),
-                    value: unit.of(b.median_ns),
+                    value: of(value),
                     ci: [
-                        ci[0].map(|x| unit.of(x)).unwrap_or(f64::NAN),
-                        ci[1].map(|x| unit.of(x)).unwrap_or(f64::NAN),
+                        ci[0].map(of).unwrap_or(f64::NAN),
+                        ci[1].map(of).unwrap_or(f64::NAN),
                     ],
                     tone: 0,
                 }
@@ -1070,7 +1139,11 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
         let plot = plots::intervals(&plots::Intervals {
             title: &title,
             x_desc: "environment padding (bytes)",
-            y_desc: format!("time per iteration ({})", unit.name),
+            y_desc: if cycles {
+                "cycles per iteration (the core's, at the time)".to_string()
+            } else {
+                format!("time per iteration ({})", unit.name)
+            },
             items: &items,
             reference: None,
             marks: &[],

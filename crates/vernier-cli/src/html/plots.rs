@@ -356,15 +356,19 @@ pub fn time_series(p: &TimeSeries) -> Result<String> {
     })
 }
 
-/// The histogram of the steady samples' per-iteration times, with the median, the minimum
-/// and the median's 95 % interval.
+/// The histogram of the steady samples' per-iteration times, with the median, the minimum,
+/// this run's 95 % interval of the median and the interval for the next run.
 pub struct Histogram<'a> {
     pub title: &'a str,
     /// Per-iteration times of the steady samples, in ns, sorted.
     pub sorted_ns: &'a [f64],
     pub median_ns: f64,
     pub min_ns: f64,
+    /// The interval for the next run (`per_iter.ci95_ns`: this run's joined to the clock range
+    /// of the machine's recent runs); it may reach where no sample of this run lies.
     pub ci95_ns: [f64; 2],
+    /// This run's own interval of the median (`per_iter.run_ci95_ns`).
+    pub run_ci95_ns: [f64; 2],
     pub unit: Unit,
 }
 
@@ -404,6 +408,13 @@ pub fn bins(h: &Histogram) -> (Vec<(f64, f64, usize)>, usize) {
     (bins, outside)
 }
 
+/// The histogram's band of this run's own interval of the median.
+pub const RUN_BAND: &str = "this run's 95 % interval of the median";
+/// The band of the interval for the next run, when it differs from this run's.
+pub const NEXT_RUN_BAND: &str = "95 % interval for the next run (recent runs' clock range joined)";
+/// The one band when both intervals are the same (no clock range known yet).
+pub const RUN_AND_NEXT_BAND: &str = "95 % interval of the median (this run's = the next run's)";
+
 pub fn histogram(h: &Histogram) -> Result<String> {
     let u = h.unit;
     let (bins, _) = bins(h);
@@ -421,15 +432,27 @@ pub fn histogram(h: &Histogram) -> Result<String> {
             (&x_desc, "samples"),
             Some(&whole),
         )?;
-        let [lo, hi] = h.ci95_ns;
-        if lo.is_finite() && hi.is_finite() {
+        // Each band labelled for what it is: the wider one, for the next run, under this run's.
+        let same = h.ci95_ns == h.run_ci95_ns;
+        for (band, shade, label) in [
+            (h.ci95_ns, 0.10, NEXT_RUN_BAND),
+            (h.run_ci95_ns, 0.25, RUN_BAND),
+        ] {
+            let [lo, hi] = band;
+            if !(lo.is_finite() && hi.is_finite()) || (same && label == NEXT_RUN_BAND) {
+                continue;
+            }
+            let label = if same { RUN_AND_NEXT_BAND } else { label };
             e(chart.draw_series(std::iter::once(Rectangle::new(
                 [(u.of(lo), 0.0), (u.of(hi), top)],
-                MEDIAN.mix(0.18).filled(),
+                MEDIAN.mix(shade).filled(),
             ))))?
-            .label("95 % interval of the median")
-            .legend(|(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 10, y + 5)], MEDIAN.mix(0.3).filled())
+            .label(label)
+            .legend(move |(x, y)| {
+                Rectangle::new(
+                    [(x, y - 5), (x + 10, y + 5)],
+                    MEDIAN.mix(shade + 0.1).filled(),
+                )
             });
         }
         e(
@@ -899,6 +922,7 @@ mod tests {
             median_ns: 118.0,
             min_ns: 100.0,
             ci95_ns: [117.0, 119.0],
+            run_ci95_ns: [117.5, 118.5],
             unit: Unit::for_ns(118.0),
         };
         let (b, outside) = bins(&h);
@@ -932,6 +956,7 @@ mod tests {
             median_ns: 5.0,
             min_ns: 5.0,
             ci95_ns: [f64::NAN, f64::NAN],
+            run_ci95_ns: [f64::NAN, f64::NAN],
             unit,
         };
         assert!(histogram(&h).is_ok());

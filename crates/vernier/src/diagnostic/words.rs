@@ -321,8 +321,8 @@ pub fn explanation(code: Code) -> &'static str {
              (--time) and see `vernier system show`."
         }
         Code::Unstable => {
-            "the run's own 95 % interval (-v) stayed wider than ±1 % after the budget: the \
-             machine is noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier \
+            "the run's own 95 % interval (±this run), and in cycles (±cycles) where the probe \
+             measured them, stayed wider than ±1 % after the budget: the machine is noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier \
              system show` and `vernier system noise`."
         }
         Code::TimerLimited => {

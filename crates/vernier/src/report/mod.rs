@@ -12,8 +12,8 @@ mod table;
 pub use crate::diagnostic::words::explanation;
 pub use crate::units;
 pub use table::{
-    after_table, cut_middle, render_file, short_ns, spread_pct, text_width, warmup_cell,
-    warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
+    after_table, cut_middle, interval_pct, render_file, short_ns, spread_pct, text_width,
+    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
 };
 
 const RESET: &str = "\x1b[0m";
@@ -382,7 +382,7 @@ pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
         listed.push(format!("and {} more", n - EARLIER_LISTED));
     }
     Some(format!(
-        "±95% also covers the medians of this program's recent runs on this machine (same \
+        "±next run also covers the medians of this program's recent runs on this machine (same \
          executable, arguments and cache mode; after a rebuild, the spread of the last \
          build's runs around this median), which this run's samples cannot see: {}",
         listed.join(", ")

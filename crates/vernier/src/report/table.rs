@@ -33,7 +33,14 @@ const INDENT: &str = "    ";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Col {
     Median,
+    /// This run's own interval (`per_iter.run_ci95_ns`): how precisely the run measured.
+    RunCi,
+    /// The interval that holds for the next run (`per_iter.ci95_ns`).
     Ci,
+    /// The median in cycles of the core at the time (`speed.cycles_per_iter`).
+    Cycles,
+    /// Its interval (`speed.cycles_ci95`).
+    CyclesCi,
     Min,
     Spread,
     Samples,
@@ -42,22 +49,39 @@ enum Col {
 }
 
 impl Col {
-    const ALL: [Col; 7] = [
+    const ALL: [Col; 10] = [
         Col::Median,
+        Col::RunCi,
         Col::Ci,
+        Col::Cycles,
+        Col::CyclesCi,
         Col::Min,
         Col::Spread,
         Col::Samples,
         Col::Warmup,
         Col::Total,
     ];
-    /// Dropped first to last when the width is short: the median and its interval stay.
-    const DROP_ORDER: [Col; 5] = [Col::Samples, Col::Warmup, Col::Total, Col::Min, Col::Spread];
+    /// Dropped first to last when the width is short: the median, the run's own interval and
+    /// the cycles (what the run measured precisely) stay longest, then the interval for the
+    /// next run.
+    const DROP_ORDER: [Col; 8] = [
+        Col::Samples,
+        Col::Warmup,
+        Col::Total,
+        Col::Min,
+        Col::Spread,
+        Col::Ci,
+        Col::CyclesCi,
+        Col::Cycles,
+    ];
 
     fn title(self) -> &'static str {
         match self {
             Col::Median => "median",
-            Col::Ci => "±95%",
+            Col::RunCi => "±this run",
+            Col::Ci => "±next run",
+            Col::Cycles => "cycles",
+            Col::CyclesCi => "±cycles",
             Col::Min => "minimum",
             Col::Spread => "spread",
             Col::Samples => "samples×iters",
@@ -66,17 +90,24 @@ impl Col {
         }
     }
 
-    /// Widest value: `format_ns` keeps four digits ("0.8341 ns", "123.4 µs"), the interval
-    /// "<±0.01%" or "±12.34%", the warm-up "812.0 µs warm".
+    /// Widest value: `format_ns` keeps four digits ("0.8341 ns", "123.4 µs"), an interval
+    /// "<±0.01%", "±12.34%" or both sides "−0.05/+16.0%", cycles "1234.5" (`format_count`),
+    /// the warm-up "812.0 µs warm".
     fn width(self) -> usize {
         match self {
             Col::Median | Col::Min => 9,
-            Col::Ci => 7,
+            Col::RunCi | Col::Ci | Col::CyclesCi => 12,
+            Col::Cycles => 7,
             Col::Spread => 6,
             Col::Samples => 13,
             Col::Warmup => 12,
             Col::Total => 8,
         }
+    }
+
+    /// Columns of the figures in cycles.
+    fn in_cycles(self) -> bool {
+        matches!(self, Col::Cycles | Col::CyclesCi)
     }
 }
 
@@ -84,6 +115,8 @@ impl Col {
 #[derive(Clone, Debug)]
 pub struct Table {
     render: Render,
+    /// The longest name (at least the title's).
+    longest: usize,
     name_w: usize,
     cols: Vec<Col>,
     /// The run has a note about the counters it could not read (printed after the table).
@@ -183,10 +216,59 @@ pub fn warmup_words(b: &BenchmarkResult) -> String {
     }
 }
 
-/// The relative half-width of the median's interval, in %.
-fn rel_ci(b: &BenchmarkResult) -> f64 {
-    let p = &b.per_iter;
-    (p.ci95_ns[1] - p.ci95_ns[0]) / 2.0 / p.median_ns * 100.0
+/// An interval's sides are printed apart ("−0.05/+16.0%") when the longer is at least this
+/// many times the shorter: a half-width would then understate the longer side by a fifth or
+/// more (an interval joined to the clock range of other runs reaches mostly to one side: a
+/// sort read "±2.40 %" for −0.3 % / +4.5 %).
+pub const ASYMMETRIC_RATIO: f64 = 1.5;
+
+/// An interval `[lo, hi]` around `median` as % of it: "±0.13%" (the half-width) when its sides
+/// are alike, "−0.05/+16.0%" when one is [`ASYMMETRIC_RATIO`] times the other, "<±0.01%"
+/// below the printed resolution, "—" when undefined.
+pub fn interval_pct(median: f64, [lo, hi]: [f64; 2]) -> String {
+    let below = (median - lo) / median * 100.0;
+    let above = (hi - median) / median * 100.0;
+    if !(below.is_finite() && above.is_finite()) {
+        return "—".into();
+    }
+    let (short, long) = (below.min(above).max(0.0), below.max(above));
+    if long < 0.01 {
+        return "<±0.01%".into();
+    }
+    if long >= short * ASYMMETRIC_RATIO && long - short >= 0.01 {
+        // A side under the printed resolution reads 0: "−0/+0.26%".
+        let side = |x: f64| {
+            if x < 0.01 {
+                "0".to_string()
+            } else {
+                pct(x).trim_end_matches('%').to_string()
+            }
+        };
+        return format!("−{}/+{}%", side(below), side(above));
+    }
+    let half = (below + above) / 2.0;
+    if half < 0.01 {
+        "<±0.01%".into()
+    } else {
+        format!("±{}", pct(half))
+    }
+}
+
+/// "; 125.9 cycles [125.3, 126.5]" when the probe measured the core's speed, else nothing.
+fn cycles_words(b: &BenchmarkResult) -> String {
+    match b
+        .speed
+        .as_ref()
+        .and_then(|s| Some((s.cycles_per_iter?, s.cycles_ci95?)))
+    {
+        Some((c, [lo, hi])) if c.is_finite() => format!(
+            "; {} cycles [{}, {}]",
+            super::format_count(c),
+            super::format_count(lo),
+            super::format_count(hi)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The spread users read: the robust σ (IQR/1.349) of one sample's per-iteration time, as %
@@ -227,9 +309,41 @@ fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
     d.code == Code::CountersUnavailable && (counters_note || d.unread_events().is_some())
 }
 
+/// The name column's width and the figure columns that fit in `width` (`None`: all of them),
+/// with or without the columns in cycles.
+fn layout(longest: usize, width: Option<usize>, cycles: bool) -> (usize, Vec<Col>) {
+    let mut cols: Vec<Col> = Col::ALL
+        .into_iter()
+        .filter(|c| cycles || !c.in_cycles())
+        .collect();
+    let mut name_w = longest;
+    if let Some(w) = width {
+        let w = w.max(MIN_WIDTH);
+        // Each figure column and its separator, and the notes column's title.
+        let figures = |cols: &[Col]| {
+            cols.iter().map(|c| c.width() + 2).sum::<usize>() + text_width("  notes")
+        };
+        // Room for the name: cut it down to NAME_MIN, then drop columns by priority.
+        for drop in Col::DROP_ORDER.iter().map(Some).chain([None]) {
+            let room = w.saturating_sub(figures(&cols));
+            if room >= name_w.min(NAME_MIN) {
+                name_w = name_w.min(room);
+                break;
+            }
+            match drop {
+                Some(d) => cols.retain(|c| c != d),
+                // Nothing left to drop: the name takes what remains (a few columns at least).
+                None => name_w = name_w.min(room.max(NAME_FLOOR)),
+            }
+        }
+    }
+    (name_w, cols)
+}
+
 impl Table {
     /// A table for the benchmarks named `names` (the longest sets the name column), fitted to
-    /// `render.width`.
+    /// `render.width`, with the columns in cycles (the core-speed probe runs by default; see
+    /// [`Table::with_cycles`]).
     pub fn new<S: AsRef<str>>(names: &[S], render: Render) -> Table {
         let longest = names
             .iter()
@@ -237,34 +351,21 @@ impl Table {
             .max()
             .unwrap_or(0)
             .max(text_width("benchmark"));
-        let mut cols = Col::ALL.to_vec();
-        let mut name_w = longest;
-        if let Some(w) = render.width {
-            let w = w.max(MIN_WIDTH);
-            // Each figure column and its separator, and the notes column's title.
-            let figures = |cols: &[Col]| {
-                cols.iter().map(|c| c.width() + 2).sum::<usize>() + text_width("  notes")
-            };
-            // Room for the name: cut it down to NAME_MIN, then drop columns by priority.
-            for drop in Col::DROP_ORDER.iter().map(Some).chain([None]) {
-                let room = w.saturating_sub(figures(&cols));
-                if room >= name_w.min(NAME_MIN) {
-                    name_w = name_w.min(room);
-                    break;
-                }
-                match drop {
-                    Some(d) => cols.retain(|c| c != d),
-                    // Nothing left to drop: the name takes what remains (a few columns at least).
-                    None => name_w = name_w.min(room.max(NAME_FLOOR)),
-                }
-            }
-        }
+        let (name_w, cols) = layout(longest, render.width, true);
         Table {
             render,
+            longest,
             name_w,
             cols,
             counters_note: false,
         }
+    }
+
+    /// The same table with or without the columns in cycles (a result in which no benchmark
+    /// was probed has none to show; the width they took goes to the other columns).
+    pub fn with_cycles(mut self, cycles: bool) -> Table {
+        (self.name_w, self.cols) = layout(self.longest, self.render.width, cycles);
+        self
     }
 
     /// The same table, told whether the run has a note about counters it could not read
@@ -284,7 +385,13 @@ impl Table {
 
     /// The column titles.
     pub fn head(&self) -> String {
-        let mut s = pad("benchmark", self.name_w, false);
+        // At the narrowest widths the name column is narrower than its usual title.
+        let title = if self.name_w < text_width("benchmark") {
+            "name"
+        } else {
+            "benchmark"
+        };
+        let mut s = pad(title, self.name_w, false);
         for c in &self.cols {
             let _ = write!(s, "  {}", pad(c.title(), c.width(), true));
         }
@@ -314,6 +421,18 @@ impl Table {
         let p = &b.per_iter;
         let optimized = has(b, Code::OptimizedAway);
         let no_figure = !p.median_ns.is_finite();
+        let cycles = b
+            .speed
+            .as_ref()
+            .and_then(|sp| Some((sp.cycles_per_iter?, sp.cycles_ci95?)))
+            .filter(|(c, _)| c.is_finite());
+        // The intervals `unstable` judges (this run's own, in ns and in cycles): yellow when
+        // it flagged them, so the line between flagged and unflagged rows shows.
+        let judged = if has(b, Code::Unstable) || !p.run_ci95_ns[0].is_finite() {
+            YELLOW
+        } else {
+            GREEN
+        };
         let mut s = pad(&cut_middle(&b.name, self.name_w), self.name_w, false);
         let mut plain = text_width(&s);
         for &c in &self.cols {
@@ -326,21 +445,22 @@ impl Table {
                         (format_ns(p.median_ns), Some(YELLOW))
                     }
                     Col::Median => (format_ns(p.median_ns), Some(BOLD)),
-                    Col::Ci if optimized => ("—".into(), None),
-                    Col::Ci => {
-                        let r = rel_ci(b);
-                        let text = if r < 0.01 {
-                            "<±0.01%".into()
-                        } else {
-                            format!("±{}", pct(r))
-                        };
-                        let colour = if has(b, Code::Unstable) || !r.is_finite() {
-                            YELLOW
-                        } else {
-                            GREEN
-                        };
-                        (text, Some(colour))
+                    Col::RunCi | Col::Ci | Col::Cycles | Col::CyclesCi if optimized => {
+                        ("—".into(), None)
                     }
+                    Col::RunCi => {
+                        let text = interval_pct(p.median_ns, p.run_ci95_ns);
+                        (text, Some(judged))
+                    }
+                    Col::Ci => (interval_pct(p.median_ns, p.ci95_ns), None),
+                    Col::Cycles => match cycles {
+                        Some((c, _)) => (super::format_count(c), None),
+                        None => ("—".into(), None),
+                    },
+                    Col::CyclesCi => match cycles {
+                        Some((c, ci)) => (interval_pct(c, ci), Some(judged)),
+                        None => ("—".into(), None),
+                    },
                     Col::Min if optimized => ("—".into(), None),
                     Col::Min => (format_ns(p.min_ns), None),
                     Col::Spread if optimized => ("—".into(), None),
@@ -411,12 +531,15 @@ impl Table {
         if p.median_ns.is_finite() {
             line(
                 &format!(
-                    "this run's own 95 % interval [{}, {}]; σ_iter = σ_run/√N_iter = {} (seed \
+                    "this run's own 95 % interval [{}, {}]; for the next run [{}, {}]{}; σ_iter = σ_run/√N_iter = {} (seed \
                      000: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
                      sample; spread {} = {} of the median); {} steady samples; mean {}; \
                      T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
                     format_ns(p.run_ci95_ns[0]),
                     format_ns(p.run_ci95_ns[1]),
+                    format_ns(p.ci95_ns[0]),
+                    format_ns(p.ci95_ns[1]),
+                    cycles_words(b),
                     format_ns(p.sigma_ns),
                     b.iters_per_sample,
                     format_ns(p.sample_sigma_ns),
@@ -474,24 +597,23 @@ impl Table {
         s
     }
 
-    /// What each column means, wrapped to the width. `clock_range`: the intervals were joined
-    /// to the clock range of the machine's recent runs (`harness.clock_ghz`), which the speed
-    /// file gives once it holds enough runs (`crate::result::known`).
+    /// What each column shown means, wrapped to the width. `clock_range`: the intervals for
+    /// the next run were joined to the clock range of the machine's recent runs
+    /// (`harness.clock_ghz`), which the speed file gives once it holds enough runs
+    /// (`crate::result::known`).
     pub fn legend(&self, clock_range: bool) -> String {
-        let interval = if clock_range {
-            "and joined to the clock range of the machine's recent runs so that it holds for the \
-             next run; the run's own interval is under -v"
-        } else {
-            "this run's own: the clock of another run may differ, and the interval is joined to \
-             the clock range of the machine's recent runs once its speed file holds 20 of them"
-        };
+        let mut parts = vec![LEGEND_MEDIAN.to_string()];
+        for c in &self.cols {
+            parts.push(match c {
+                Col::Median => continue,
+                Col::Ci if clock_range => format!("{LEGEND_NEXT_RUN} {LEGEND_CLOCK_RANGE}"),
+                Col::Ci => format!("{LEGEND_NEXT_RUN} {LEGEND_NO_CLOCK_RANGE}"),
+                other => legend_of(*other).to_string(),
+            });
+        }
+        parts.push(LEGEND_NOTES.to_string());
         let mut s = String::new();
-        for l in wrap(
-            &LEGEND.replace("{interval}", interval),
-            self.render.width,
-            0,
-            0,
-        ) {
+        for l in wrap(&parts.join("; "), self.render.width, 0, 0) {
             let _ = writeln!(s, "{}", self.paint(DIM, &l));
         }
         s
@@ -507,14 +629,50 @@ impl Table {
     }
 }
 
-const LEGEND: &str = "median: median per-iteration time over the steady samples (warm-up \
-     excluded); ±95%: half-width of its 95 % interval (order statistics, widened for drift and \
-     between processes; {interval}), as % of the median; minimum: the fastest steady sample; spread: robust \
-     σ (IQR/1.349) of one sample's per-iteration time, as % of the median (what one more sample \
-     would scatter by; the seed's σ_run/√N_iter is under -v); samples×iters: steady samples × iterations per \
-     sample; warm-up: the time before the first steady sample, left out, and what it was: a warm-up \
-     (\"warm\"), a faster start (\"slow\"), flat (none found), none (no steady state); T_tot: the benchmark's whole wall time; notes: diagnostic \
-     codes, explained below the table.";
+const LEGEND_MEDIAN: &str = "median: median per-iteration time over the steady samples \
+     (warm-up excluded)";
+const LEGEND_NEXT_RUN: &str = "±next run: the 95 % interval a next run's median on this \
+     machine should fall in, as % of the median: this run's own";
+const LEGEND_CLOCK_RANGE: &str = "joined to the clock range of the machine's recent runs (a \
+     figure bound by the core moves with the clock; its cycles do not) and to the medians of \
+     this program's recent runs when a line below names them";
+const LEGEND_NO_CLOCK_RANGE: &str = "joined to the medians of this program's recent runs when a \
+     line below names them (the clock of another run may differ: once the machine's speed file \
+     holds 20 runs, their clock range is joined too)";
+const LEGEND_NOTES: &str = "notes: diagnostic codes, explained below the table.";
+
+/// What a column other than the median and ±next run means.
+fn legend_of(c: Col) -> &'static str {
+    match c {
+        Col::RunCi => {
+            "±this run: the 95 % interval of the median from this run's samples alone (order \
+             statistics, widened for drift and between processes), as % of the median: how \
+             precisely this run measured; \"−a/+b%\": its sides differ by half or more; \
+             unstable flags a row when this interval, and ±cycles where known, stay wider than \
+             ±1 %"
+        }
+        Col::Cycles => {
+            "cycles: the median in cycles of the core at that moment (each sample's time over \
+             the effective cycle time that the core-speed probe measured around it): code bound \
+             by the core reads the same cycles whatever the clock, so rows compare to the \
+             precision of ±cycles when the clock moved during or between runs"
+        }
+        Col::CyclesCi => "±cycles: the 95 % interval of the cycles, as % of them",
+        Col::Min => "minimum: the fastest steady sample",
+        Col::Spread => {
+            "spread: robust σ (IQR/1.349) of one sample's per-iteration time, as % of the median \
+             (what one more sample would scatter by; the seed's σ_run/√N_iter is under -v)"
+        }
+        Col::Samples => "samples×iters: steady samples × iterations per sample",
+        Col::Warmup => {
+            "warm-up: the time before the first steady sample, left out, and what it was: a \
+             warm-up (\"warm\"), a faster start (\"slow\"), flat (none found), none (no steady \
+             state)"
+        }
+        Col::Total => "T_tot: the benchmark's whole wall time",
+        Col::Median | Col::Ci => "",
+    }
+}
 
 /// Benchmarks named in a note: all of them when few, else the first ones and a count.
 fn name_list(names: &[&str], of: usize) -> String {
@@ -582,7 +740,14 @@ pub fn wrap(text: &str, width: Option<usize>, lead: usize, hang: usize) -> Vec<S
 /// the notes, the run's header lines and the legend.
 pub fn render_file(file: &ResultFile, render: Render) -> String {
     let names: Vec<&str> = file.benchmarks.iter().map(|b| b.name.as_str()).collect();
-    let table = Table::new(&names, render).with_counters_note(counters_note(file));
+    let cycles = file.benchmarks.iter().any(|b| {
+        b.speed
+            .as_ref()
+            .is_some_and(|s| s.cycles_per_iter.is_some())
+    });
+    let table = Table::new(&names, render)
+        .with_cycles(cycles)
+        .with_counters_note(counters_note(file));
     let mut s = String::new();
     let _ = writeln!(s, "{}", table.head());
     for b in &file.benchmarks {
@@ -654,6 +819,18 @@ mod tests {
         assert_eq!(short_ns(812.3e3), "812 µs");
         assert_eq!(short_ns(0.2682), "0.2682 ns");
         assert_eq!(short_ns(1.2e9), "1.20 s");
+    }
+
+    #[test]
+    fn an_interval_shows_both_sides_when_they_differ() {
+        // A sort read 27.78 µs with an interval of [27.69, 29.03]: −0.3 % / +4.5 %, which a
+        // half-width ("±2.40 %") hides.
+        assert_eq!(interval_pct(27.78, [27.69, 29.03]), "−0.32/+4.50%");
+        assert_eq!(interval_pct(100.0, [99.0, 101.2]), "±1.10%");
+        assert_eq!(interval_pct(100.0, [99.9, 100.2]), "−0.10/+0.20%");
+        assert_eq!(interval_pct(100.0, [100.0, 116.0]), "−0/+16.0%");
+        assert_eq!(interval_pct(100.0, [99.999, 100.001]), "<±0.01%");
+        assert_eq!(interval_pct(f64::NAN, [1.0, 2.0]), "—");
     }
 
     #[test]
