@@ -242,9 +242,11 @@ fn count(
     callgrind.per_iteration(DEFAULT_N1, DEFAULT_N2, &mut launch)
 }
 
-/// The result entry of a counted benchmark.
+/// The result entry of a counted benchmark (`index` in `program`, whose loop's moves are
+/// read from its disassembly).
 pub fn result_of(
     name: &str,
+    (program, args, index): (&Path, &[OsString], usize),
     p: &PerIteration,
     ns: &[u64],
     empty_ir: Option<f64>,
@@ -274,10 +276,7 @@ pub fn result_of(
         ..SamplesJson::default()
     };
     if let (Some(ir), Some(empty)) = (p.instructions(), empty_ir) {
-        let check = vernier::analyze::InstructionsCheck {
-            instructions_per_iter: ir,
-            empty_instructions_per_iter: empty,
-        };
+        let check = weighed(program, args, index, ir, empty);
         if check.removed() {
             let found = Finding::OptimizedAway(check.evidence(None));
             r.diagnostics.push(Diagnostic::from(&found));
@@ -322,12 +321,32 @@ pub fn check_instructions(
         s.finish(ctl.timeout);
     }
     match (body.instructions(), empty.instructions()) {
-        (Some(ir), Some(e)) => Ok(vernier::analyze::InstructionsCheck {
-            instructions_per_iter: ir,
-            empty_instructions_per_iter: e,
-        }),
+        (Some(ir), Some(e)) => Ok(weighed(program, args, index, ir, e)),
         _ => bail!("callgrind reported no instruction count"),
     }
+}
+
+/// The instruction check of benchmark `index`: its count and the empty loop's, and the moves
+/// of a value the loop already holds read from its disassembly (not read when the count alone
+/// shows no more instructions than the empty loop's, or when the loop cannot be disassembled).
+fn weighed(
+    program: &Path,
+    args: &[OsString],
+    index: usize,
+    ir: f64,
+    empty: f64,
+) -> vernier::analyze::InstructionsCheck {
+    let mut check = vernier::analyze::InstructionsCheck {
+        instructions_per_iter: ir,
+        empty_instructions_per_iter: empty,
+        moves_per_iter: None,
+    };
+    if !check.removed() {
+        check.moves_per_iter = crate::asm::loop_moves(program, args, index)
+            .ok()
+            .map(|m| m.per_iter(ir));
+    }
+    check
 }
 
 /// `--instructions`: count every selected benchmark of `program` under callgrind.
@@ -420,7 +439,7 @@ pub fn run_instructions(
             &mut shared,
             &mut ns,
         ) {
-            Ok(p) => result_of(&names[i], &p, &ns, empty_ir),
+            Ok(p) => result_of(&names[i], (program, args, i), &p, &ns, empty_ir),
             Err(e) => {
                 failed += 1;
                 BenchmarkResult::failed(&names[i], format!("{e:#}"))
