@@ -145,6 +145,7 @@ pub fn run_row(
                 median_ns: f(b.per_iter.median_ns),
                 ci95_lo_ns: f(b.per_iter.ci95_ns[0]),
                 ci95_hi_ns: f(b.per_iter.ci95_ns[1]),
+                run_ci95_ns: b.per_iter.run_ci95_ns.map(f),
                 flags: b
                     .diagnostics
                     .iter()

@@ -89,10 +89,7 @@ pub fn build(
                     .iter()
                     .map(|p| changepoint::Point {
                         median_ns: p.bench.median_ns.unwrap_or(f64::NAN),
-                        ci95_ns: [
-                            p.bench.ci95_lo_ns.unwrap_or(f64::NAN),
-                            p.bench.ci95_hi_ns.unwrap_or(f64::NAN),
-                        ],
+                        ci95_ns: p.bench.own_ci95_ns(),
                         usable: Series::usable(p),
                     })
                     .collect::<Vec<_>>(),
@@ -146,6 +143,9 @@ struct PointJson<'a> {
     time: &'a str,
     median_ns: Option<f64>,
     ci95_ns: [Option<f64>; 2],
+    /// The run's own interval (what separates runs: change points are detected on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_ci95_ns: Option<[f64; 2]>,
     run: i64,
     status: &'a str,
     flags: Vec<&'a str>,
@@ -180,6 +180,10 @@ pub fn to_json(series: &[Series], machines: Value) -> HistoryJson<'_> {
                     time: &p.time,
                     median_ns: num(p.bench.median_ns),
                     ci95_ns: [num(p.bench.ci95_lo_ns), num(p.bench.ci95_hi_ns)],
+                    run_ci95_ns: match p.bench.run_ci95_ns.map(num) {
+                        [Some(lo), Some(hi)] => Some([lo, hi]),
+                        _ => None,
+                    },
                     run: p.run_id,
                     status: &p.bench.status,
                     flags: p.bench.flags.split(',').filter(|f| !f.is_empty()).collect(),
@@ -220,6 +224,7 @@ mod tests {
                 median_ns: Some(median),
                 ci95_lo_ns: Some(median * 0.998),
                 ci95_hi_ns: Some(median * 1.002),
+                run_ci95_ns: [Some(median * 0.998), Some(median * 1.002)],
                 flags: flags.into(),
             },
         }
