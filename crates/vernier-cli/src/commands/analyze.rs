@@ -154,7 +154,12 @@ pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult
     }
     r.earlier_runs = b.earlier_runs;
     if let Some(e) = &b.earlier_runs {
-        vernier::result::earlier::join_result(&mut r, e);
+        // The clock's range as the run recorded it (`harness.clock_ghz`), from the context's
+        // cycle times (fast, slow).
+        let clock_ghz = ctx
+            .clock_cycle_ns
+            .map(|(fast, slow)| [1.0 / slow, 1.0 / fast]);
+        vernier::result::earlier::join_result(&mut r, e, clock_ghz);
     }
     r
 }

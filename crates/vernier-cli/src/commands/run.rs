@@ -523,7 +523,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .as_deref()
             .and_then(|id| known.earlier_runs(id, name));
         if let Some(e) = r.earlier_runs {
-            vernier::result::earlier::join_result(&mut r, &e);
+            vernier::result::earlier::join_result(&mut r, &e, file.harness.clock_ghz);
         }
         if r.status == vernier::result::Status::Failed {
             failed += 1;

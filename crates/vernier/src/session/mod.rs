@@ -223,7 +223,7 @@ impl Suite {
             }
             if let Some(e) = self.options.earlier.get(&r.name).copied() {
                 r.earlier_runs = Some(e);
-                crate::result::earlier::join_result(&mut r, &e);
+                crate::result::earlier::join_result(&mut r, &e, self.options.clock_ghz);
             }
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
