@@ -217,7 +217,24 @@ fn a_5_percent_step_is_found_with_the_machine_s_speed_file_in_use() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
-    seven_commits(&db, dir.path(), 105, Some(dir.path()));
+    // The speed file as a user's is after some use: the three kernels run seven times record
+    // 21 speeds (`MIN_CLOCK_RUNS` is 20), so the saved runs' intervals cover the clock range.
+    for _ in 0..7 {
+        let o = vernier_with_speed_file(dir.path())
+            .args(["run", "--quick", "--counters", "none", "--"])
+            .arg(kernels(100))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let files = seven_commits(&db, dir.path(), 105, Some(dir.path()));
+    let last: Value =
+        serde_json::from_slice(&std::fs::read(files.last().unwrap()).unwrap()).unwrap();
+    assert!(
+        last["harness"]["clock_ghz"].is_array(),
+        "the clock range is in use: {}",
+        last["harness"]
+    );
     let cps = change_points(&db);
     assert_eq!(cps.len(), 1, "{cps:?}\n{}", text(&history(&db, &[])));
     let (commit, ratio, ci) = &cps[0];

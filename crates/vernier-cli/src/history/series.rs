@@ -230,6 +230,38 @@ mod tests {
         }
     }
 
+    /// Seven runs with a 5 % step as the speed file makes them: medians within 1 % on each
+    /// side, each run's own interval ±0.2 %, the headline one joined to a clock range of
+    /// +9 % (a 25.65 ns median read [25.58, 27.92]). Detected on the runs' own intervals: one
+    /// change point, at c5; on the headline ones the step drowns.
+    #[test]
+    fn a_step_is_detected_on_the_runs_own_intervals_not_the_clock_widened_ones() {
+        let m = [100.0, 100.6, 99.7, 100.3, 105.2, 104.8, 105.4];
+        let rows: Vec<StoredPoint> = (0..7)
+            .map(|i| {
+                let mut r = row(i as i64 + 1, &format!("c{}", i + 1), "m", m[i], "");
+                r.bench.ci95_lo_ns = Some(m[i] * 0.997);
+                r.bench.ci95_hi_ns = Some(m[i] * 1.09);
+                r
+            })
+            .collect();
+        let s = build(rows.clone(), None, None);
+        assert_eq!(s[0].change_points.len(), 1, "{:?}", s[0].change_points);
+        assert_eq!(
+            s[0].points[s[0].change_points[0].index].commit.as_deref(),
+            Some("c5")
+        );
+        // Rows saved before the store kept the run's own interval: the headline one stands.
+        let old: Vec<StoredPoint> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.bench.run_ci95_ns = [None, None];
+                r
+            })
+            .collect();
+        assert!(build(old, None, None)[0].change_points.is_empty());
+    }
+
     fn step() -> Vec<StoredPoint> {
         let m = [100.0, 100.5, 99.6, 100.2, 110.3, 109.8, 110.1];
         (0..7)
