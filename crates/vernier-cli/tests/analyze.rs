@@ -409,7 +409,7 @@ fn kept(file: &ResultFile) -> bool {
 /// `200`), run with the two sizes alternately and then rebuilt, as a user sizes inputs: each
 /// size is its own benchmark for the earlier runs (the environment is part of a program's
 /// identity), so every interval stays near its own runs' (within ±10 %; its runs agree within
-/// a few percent), where one identity for both sizes read [11.94, 49.04] ns for a 24.20 ns
+/// a few percent), where one identity for both sizes read [27.07, 54.14] ns for a 27.07 ns
 /// median. The speed file is in use, a fresh one of the test's own.
 #[test]
 fn a_program_sized_by_the_environment_keeps_each_size_s_interval() {

@@ -232,7 +232,7 @@ mod tests {
 
     /// Seven runs with a 5 % step as the speed file makes them: medians within 1 % on each
     /// side, each run's own interval ±0.2 %, the headline one joined to a clock range of
-    /// +9 % (a 25.65 ns median read [25.58, 27.92]). Detected on the runs' own intervals: one
+    /// +9 % (a clock that moves between runs). Detected on the runs' own intervals: one
     /// change point, at c5; on the headline ones the step drowns.
     #[test]
     fn a_step_is_detected_on_the_runs_own_intervals_not_the_clock_widened_ones() {

@@ -51,7 +51,7 @@ pub struct EarlierRuns {
 /// of other inputs or code. The widest spread seen between invocations of one executable with
 /// the same inputs was a 64 MiB pointer chase's, 158–188 ns (×1.19: where the kernel placed
 /// its memory); a benchmark sized by an environment variable (`CHAIN_N=100` and `200`) read
-/// 23.30–47.22 ns (×2.03).
+/// 27.07–54.14 ns (×2.00).
 pub const FAR_BEYOND_CLOCK: f64 = 1.25;
 
 /// Fewest earlier runs before their range widens an interval: one earlier run may itself be
