@@ -329,7 +329,12 @@ fn a_version_1_postgresql_store_is_migrated(pg: &Postgres) {
         .query_one("SELECT version FROM vernier_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(version, 2);
+    // Version 3: the run's own interval, NULL for the run saved before it.
+    assert_eq!(version, 3);
+    assert!(
+        h["series"][0]["points"][0].get("run_ci95_ns").is_none(),
+        "{h}"
+    );
     let indexes: i64 = c
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE indexname IN \
