@@ -39,6 +39,9 @@ pub struct LoopFunction {
     pub symbol: String,
 }
 
+/// A benchmark's name and its loop function, or why it was not found.
+pub type LocatedLoop = (String, Result<LoopFunction, String>);
+
 /// Instructions shown before and after the loop of the iterations in `run -v`.
 const COMPACT_CONTEXT: usize = 6;
 
@@ -110,11 +113,17 @@ pub fn locate(
         ..Control::default()
     };
     let mut w = WorkerProcess::spawn(program, args, &ctl).map_err(anyhow::Error::msg)?;
+    let located = locate_in(&mut w);
+    w.quit();
+    located
+}
+
+/// [`locate`] in a worker already started (left running).
+pub fn locate_in(w: &mut WorkerProcess) -> Result<Vec<(String, Result<LoopFunction, String>)>> {
     let addrs = w.loops().map_err(anyhow::Error::msg);
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", w.pid()))
         .with_context(|| format!("cannot read /proc/{}/maps of the worker", w.pid()));
     let names = w.names.clone();
-    w.quit();
     let (addrs, maps) = (addrs?, maps?);
     let mut symbols: std::collections::HashMap<PathBuf, Result<Vec<Symbol>, String>> =
         Default::default();
@@ -503,15 +512,18 @@ pub fn is_register_move(text: &str) -> bool {
 /// (one start of the worker for the loop's address, then objdump). An error when the loop
 /// cannot be found or singled out (no objdump, no symbols, the monotonic clock).
 pub fn loop_moves(program: &Path, args: &[OsString], index: usize) -> Result<LoopMoves> {
-    let objdump = PathBuf::from("objdump");
-    check_objdump(&objdump)?;
-    let located = locate(program, args)?;
+    check_objdump(Path::new("objdump"))?;
+    moves_in(&locate(program, args)?, index)
+}
+
+/// The register moves of benchmark `index`'s loop, among loop functions already located.
+pub fn moves_in(located: &[LocatedLoop], index: usize) -> Result<LoopMoves> {
     let f = match located.get(index) {
         Some((_, Ok(f))) => f,
         Some((name, Err(e))) => bail!("{name}: {e}"),
         None => bail!("no benchmark {index}"),
     };
-    let d = disassemble(f, &objdump)?;
+    let d = disassemble(f, Path::new("objdump"))?;
     let body = d.timed_body();
     if body.is_empty() {
         bail!("the loop of the iterations is not singled out in its disassembly");

@@ -242,11 +242,11 @@ fn count(
     callgrind.per_iteration(DEFAULT_N1, DEFAULT_N2, &mut launch)
 }
 
-/// The result entry of a counted benchmark (`index` in `program`, whose loop's moves are
-/// read from its disassembly).
+/// The result entry of a counted benchmark (`index` among the `located` loop functions, where
+/// its loop's moves are read from its disassembly).
 pub fn result_of(
     name: &str,
-    (program, args, index): (&Path, &[OsString], usize),
+    (located, index): (&[crate::asm::LocatedLoop], usize),
     p: &PerIteration,
     ns: &[u64],
     empty_ir: Option<f64>,
@@ -276,7 +276,7 @@ pub fn result_of(
         ..SamplesJson::default()
     };
     if let (Some(ir), Some(empty)) = (p.instructions(), empty_ir) {
-        let check = weighed(program, args, index, ir, empty);
+        let check = weighed(ir, empty, || crate::asm::moves_in(located, index).ok());
         if check.removed() {
             let found = Finding::OptimizedAway(check.evidence(None));
             r.diagnostics.push(Diagnostic::from(&found));
@@ -321,20 +321,21 @@ pub fn check_instructions(
         s.finish(ctl.timeout);
     }
     match (body.instructions(), empty.instructions()) {
-        (Some(ir), Some(e)) => Ok(weighed(program, args, index, ir, e)),
+        (Some(ir), Some(e)) => Ok(weighed(ir, e, || {
+            crate::asm::loop_moves(program, args, index).ok()
+        })),
         _ => bail!("callgrind reported no instruction count"),
     }
 }
 
-/// The instruction check of benchmark `index`: its count and the empty loop's, and the moves
-/// of a value the loop already holds read from its disassembly (not read when the count alone
-/// shows no more instructions than the empty loop's, or when the loop cannot be disassembled).
+/// The instruction check of a benchmark: its count and the empty loop's, and the moves of a
+/// value the loop already holds read from its disassembly by `moves` (not read when the count
+/// alone shows no more instructions than the empty loop's; `None` when the loop cannot be
+/// disassembled).
 fn weighed(
-    program: &Path,
-    args: &[OsString],
-    index: usize,
     ir: f64,
     empty: f64,
+    moves: impl FnOnce() -> Option<crate::asm::LoopMoves>,
 ) -> vernier::analyze::InstructionsCheck {
     let mut check = vernier::analyze::InstructionsCheck {
         instructions_per_iter: ir,
@@ -342,9 +343,7 @@ fn weighed(
         moves_per_iter: None,
     };
     if !check.removed() {
-        check.moves_per_iter = crate::asm::loop_moves(program, args, index)
-            .ok()
-            .map(|m| m.per_iter(ir));
+        check.moves_per_iter = moves().map(|m| m.per_iter(ir));
     }
     check
 }
@@ -375,9 +374,11 @@ pub fn run_instructions(
     term::install_ctrlc();
     let started = Instant::now();
     // The names and the worker's timer, from one ordinary start.
-    let first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
+    let mut first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
     let hello = first.hello.clone();
+    // Where each benchmark's loop is, for its moves (none without objdump or symbols).
+    let located = crate::asm::locate_in(&mut first).unwrap_or_default();
     first.quit();
     let selected = crate::run::select(program, &names, filter.as_ref())?;
     let mut machine = vernier::machine::Machine::detect();
@@ -439,7 +440,7 @@ pub fn run_instructions(
             &mut shared,
             &mut ns,
         ) {
-            Ok(p) => result_of(&names[i], (program, args, i), &p, &ns, empty_ir),
+            Ok(p) => result_of(&names[i], (&located, i), &p, &ns, empty_ir),
             Err(e) => {
                 failed += 1;
                 BenchmarkResult::failed(&names[i], format!("{e:#}"))
