@@ -323,13 +323,7 @@ fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
         other.benchmarks[0].per_iter.median_ns,
         second_copy.benchmarks[0].per_iter.median_ns,
     ];
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(&copy)
-        .unwrap()
-        .set_modified(later)
-        .unwrap();
+    rebuild_in_place(&copy);
     let (rebuilt_path, rebuilt, _) = run(&copy, "rebuilt");
     let b = &rebuilt.benchmarks[0];
     let e = b.earlier_runs.expect("the old build's runs");
@@ -409,4 +403,83 @@ const KEEP_ATTEMPTS: usize = 6;
 fn kept(file: &ResultFile) -> bool {
     let b = &file.benchmarks[0];
     vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+}
+
+/// One executable sized by an environment variable (the chain example, `CHAIN_N=100` or
+/// `200`), run with the two sizes alternately and then rebuilt, as a user sizes inputs: each
+/// size is its own benchmark for the earlier runs (the environment is part of a program's
+/// identity), so every interval stays near its own runs' (within ±10 %; its runs agree within
+/// a few percent), where one identity for both sizes read [27.07, 54.14] ns for a 27.07 ns
+/// median. The speed file is in use, a fresh one of the test's own.
+#[test]
+fn a_program_sized_by_the_environment_keeps_each_size_s_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("chain");
+    std::fs::copy(cpp::example("chain"), &exe).unwrap();
+    let run = |n: u32, tag: &str| {
+        let json = dir.path().join(format!("chain-{n}-{tag}.json"));
+        let o = cli::vernier_with_speed_file(dir.path())
+            .env("CHAIN_N", n.to_string())
+            .args(["run", "--quick", "--json"])
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let file = ResultFile::load(&json).unwrap();
+        (file.benchmarks[0].clone(), o)
+    };
+    let within = |b: &vernier::result::BenchmarkResult, o: &std::process::Output| {
+        let m = b.per_iter.median_ns;
+        let [lo, hi] = b.per_iter.ci95_ns;
+        assert!(
+            lo >= m * 0.9 && hi <= m * 1.1,
+            "{}: {m} ns [{lo}, {hi}], earlier {:?}\n{}",
+            b.name,
+            b.earlier_runs,
+            text(o)
+        );
+    };
+    let mut medians = [Vec::new(), Vec::new()];
+    for round in 0..3 {
+        for (k, n) in [100, 200].into_iter().enumerate() {
+            let (b, o) = run(n, &round.to_string());
+            within(&b, &o);
+            if let Some(e) = b.earlier_runs {
+                // Only this size's runs are its earlier runs.
+                let [lo, hi] = e.median_ns;
+                assert!(
+                    medians[k].contains(&lo) && medians[k].contains(&hi),
+                    "{e:?} not among {:?}",
+                    medians[k]
+                );
+            }
+            medians[k].push(b.per_iter.median_ns);
+        }
+    }
+    // The 200-add chain is about twice the 100-add one: two sizes indeed.
+    assert!(medians[1][0] > 1.5 * medians[0][0], "{medians:?}");
+    // Rebuilt in place (another modification time): each size borrows the spread of its own
+    // size's runs of the old build, not of both.
+    rebuild_in_place(&exe);
+    for n in [100, 200] {
+        let (b, o) = run(n, "rebuilt");
+        within(&b, &o);
+        if let Some(e) = b.earlier_runs {
+            assert!(e.earlier_build && !e.beyond_clock, "{e:?}");
+        }
+    }
+}
+
+/// What a rebuild changes for the earlier runs: the executable's modification time (a minute
+/// ahead, so it differs whatever the file system's resolution).
+fn rebuild_in_place(exe: &Path) {
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(exe)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
 }

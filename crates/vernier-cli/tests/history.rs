@@ -1,6 +1,7 @@
 //! `--save`, `vernier history [check]` and `compare --baseline`, driven through the real
 //! binary: a 10 % regression found at the commit that made it, in SQLite and in a real
-//! PostgreSQL server started for the test; and every way a store can fail (locked, corrupt,
+//! PostgreSQL server started for the test; a 5 % one found with the machine's speed file in
+//! use, as a user saves runs; and every way a store can fail (locked, corrupt,
 //! newer schema, unreachable) with the run's --json result kept.
 
 #[path = "common/cli.rs"]
@@ -8,7 +9,7 @@ mod cli;
 #[path = "common/cpp.rs"]
 mod cpp;
 
-use cli::{serial, text, vernier};
+use cli::{serial, text, vernier, vernier_with_speed_file};
 use cpp::{compile, repo_root};
 use serde_json::Value;
 use std::net::TcpListener;
@@ -24,9 +25,12 @@ fn kernels(chain_n: u32) -> PathBuf {
     )
 }
 
-/// `vernier run` of the `chain` kernel, saved at `commit`; the result file.
-fn run_saved(exe: &Path, db: &str, commit: &str, json: &Path) -> Value {
-    let o = vernier()
+/// `vernier run` of the `chain` kernel, saved at `commit`; the result file. `speed`: the
+/// directory of the machine's speed file, as a user has one (`None`: no speed file).
+fn run_saved(exe: &Path, db: &str, commit: &str, json: &Path, speed: Option<&Path>) -> Value {
+    let o = speed
+        .map(vernier_with_speed_file)
+        .unwrap_or_else(vernier)
         .args([
             "run",
             "--quick",
@@ -99,18 +103,18 @@ fn change_points(db: &str) -> Vec<(String, f64, [f64; 2])> {
         .collect()
 }
 
-/// Seven runs at c1–c4 (100 adds) and c5–c7 (110 adds) into `db`; a run on a slowed core is
-/// run again at its commit, up to five times (it is kept, shown, and not used as evidence;
-/// the other tests of this binary run beside it and share the machine's cores, and the
-/// probe's throughput half flags such runs). Returns the result files, in order.
-fn seven_commits(db: &str, dir: &Path) -> Vec<PathBuf> {
-    let (k100, k110) = (kernels(100), kernels(110));
+/// Seven runs at c1–c4 (100 adds) and c5–c7 (`after` adds) into `db`; a run on a slowed
+/// core is run again at its commit, up to five times (it is kept, shown, and not used as
+/// evidence; the other tests of this binary run beside it and share the machine's cores, and
+/// the probe's throughput half flags such runs). Returns the result files, in order.
+fn seven_commits(db: &str, dir: &Path, after: u32, speed: Option<&Path>) -> Vec<PathBuf> {
+    let (k100, slower) = (kernels(100), kernels(after));
     let mut files = Vec::new();
     for i in 1..=7 {
-        let exe = if i <= 4 { &k100 } else { &k110 };
+        let exe = if i <= 4 { &k100 } else { &slower };
         for attempt in 0..5 {
             let json = dir.join(format!("c{i}-{attempt}.json"));
-            let r = run_saved(exe, db, &format!("c{i}"), &json);
+            let r = run_saved(exe, db, &format!("c{i}"), &json, speed);
             files.push(json);
             if !core_slowed(&r) {
                 break;
@@ -143,7 +147,7 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
-    let files = seven_commits(&db, dir.path());
+    let files = seven_commits(&db, dir.path(), 110, None);
     assert_step_at_c5(&db);
 
     // The same results, saved into PostgreSQL (`compare A B --save` keeps B as measured),
@@ -204,12 +208,55 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
     save_fails_but_json_is_kept(&url, "cannot reach the PostgreSQL history store");
 }
 
+/// Runs saved with the machine's speed file in use carry a headline interval joined to the
+/// clock range of the machine's recent runs (several percent wide); the change points are
+/// detected on the runs' own intervals and the spread between runs, so a 5 % step (100 then
+/// 105 dependent adds) is found at its commit.
+#[test]
+fn a_5_percent_step_is_found_with_the_machine_s_speed_file_in_use() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
+    // The speed file as a user's is after some use: the three kernels run seven times record
+    // 21 speeds (`MIN_CLOCK_RUNS` is 20), so the saved runs' intervals cover the clock range.
+    for _ in 0..7 {
+        let o = vernier_with_speed_file(dir.path())
+            .args(["run", "--quick", "--counters", "none", "--"])
+            .arg(kernels(100))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let files = seven_commits(&db, dir.path(), 105, Some(dir.path()));
+    let last: Value =
+        serde_json::from_slice(&std::fs::read(files.last().unwrap()).unwrap()).unwrap();
+    assert!(
+        last["harness"]["clock_ghz"].is_array(),
+        "the clock range is in use: {}",
+        last["harness"]
+    );
+    let cps = change_points(&db);
+    assert_eq!(cps.len(), 1, "{cps:?}\n{}", text(&history(&db, &[])));
+    let (commit, ratio, ci) = &cps[0];
+    assert_eq!(commit, "c5", "{cps:?}");
+    // 105 adds against 100, plus the loop around them: a little under 1.05.
+    assert!((1.03..1.08).contains(ratio), "{cps:?}");
+    assert!(ci[0] < *ratio && *ratio < ci[1] && ci[0] > 1.0, "{cps:?}");
+    assert_eq!(check(&db), 2, "{}", text(&history(&db, &[])));
+}
+
 #[test]
 fn compare_baseline_measures_new_against_the_stored_commit() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
-    run_saved(&kernels(100), &db, "base", &dir.path().join("base.json"));
+    run_saved(
+        &kernels(100),
+        &db,
+        "base",
+        &dir.path().join("base.json"),
+        None,
+    );
     let out = dir.path().join("cmp.json");
     let o = vernier()
         .args([
@@ -282,7 +329,12 @@ fn a_version_1_postgresql_store_is_migrated(pg: &Postgres) {
         .query_one("SELECT version FROM vernier_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(version, 2);
+    // Version 3: the run's own interval, NULL for the run saved before it.
+    assert_eq!(version, 3);
+    assert!(
+        h["series"][0]["points"][0].get("run_ci95_ns").is_none(),
+        "{h}"
+    );
     let indexes: i64 = c
         .query_one(
             "SELECT count(*) FROM pg_indexes WHERE indexname IN \

@@ -169,13 +169,16 @@ pub enum Removed {
     LikeEmptyLoop { median_ns: f64, empty_ns: f64 },
     /// The sample time does not grow with the iteration count.
     NoSlope { slope_ns: f64 },
-    /// Callgrind counts no more instructions per iteration than the empty loop's; `median_ns`
-    /// when a time was measured too (`None` in `--instructions` mode).
+    /// Callgrind counts no more instructions per iteration than the empty loop's, the loop's
+    /// moves of a value it already holds (`moves_per_iter`, from its disassembly) aside;
+    /// `median_ns` when a time was measured too (`None` in `--instructions` mode).
     Instructions {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         median_ns: Option<f64>,
         instructions_per_iter: f64,
         empty_instructions_per_iter: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        moves_per_iter: Option<f64>,
     },
 }
 

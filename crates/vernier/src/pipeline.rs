@@ -64,7 +64,13 @@ pub fn finish(
     }
     if let Some(e) = ctx.earlier {
         r.earlier_runs = Some(e);
-        earlier::join_result(&mut r, &e);
+        // The clock's range the run was given (`harness.clock_ghz`), from the context's cycle
+        // times (fast, slow): medians further apart than it are other inputs or code.
+        let clock_ghz = ctx
+            .analysis
+            .clock_cycle_ns
+            .map(|(fast, slow)| [1.0 / slow, 1.0 / fast]);
+        earlier::join_result(&mut r, &e, clock_ghz);
     }
     r
 }

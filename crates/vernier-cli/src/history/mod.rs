@@ -125,6 +125,7 @@ pub fn run_row(
                 median_ns: f(b.per_iter.median_ns),
                 ci95_lo_ns: f(b.per_iter.ci95_ns[0]),
                 ci95_hi_ns: f(b.per_iter.ci95_ns[1]),
+                run_ci95_ns: b.per_iter.run_ci95_ns.map(f),
                 flags: b
                     .diagnostics
                     .iter()
@@ -163,7 +164,7 @@ pub fn machine_row(file: &ResultFile) -> MachineRow {
         m.cpu_model, m.logical_cpus, m.kernel, m.arch, audit
     );
     MachineRow {
-        id: format!("{:016x}", fnv1a(key.as_bytes())),
+        id: format!("{:016x}", vernier::result::known::fnv1a(key.as_bytes())),
         cpu_model: m.cpu_model.clone(),
         logical_cpus: m.logical_cpus as i64,
         kernel: m.kernel.clone(),
@@ -171,16 +172,6 @@ pub fn machine_row(file: &ResultFile) -> MachineRow {
         hostname: m.hostname.clone(),
         audit,
     }
-}
-
-/// FNV-1a, 64 bits: a stable hash (the same id on every build and platform).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// A time as RFC 3339 in UTC, to the second (`2026-11-23T00:19:38Z`).

@@ -129,6 +129,8 @@ impl store::Store for PgStore {
                     &b.ci95_lo_ns,
                     &b.ci95_hi_ns,
                     &b.flags,
+                    &b.run_ci95_ns[0],
+                    &b.run_ci95_ns[1],
                 ],
             )
             .map_err(err)?;
@@ -157,6 +159,7 @@ impl store::Store for PgStore {
                     ci95_lo_ns: r.get(8),
                     ci95_hi_ns: r.get(9),
                     flags: r.get(10),
+                    run_ci95_ns: [r.get(11), r.get(12)],
                 },
             })
             .collect())

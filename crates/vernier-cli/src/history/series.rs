@@ -89,10 +89,7 @@ pub fn build(
                     .iter()
                     .map(|p| changepoint::Point {
                         median_ns: p.bench.median_ns.unwrap_or(f64::NAN),
-                        ci95_ns: [
-                            p.bench.ci95_lo_ns.unwrap_or(f64::NAN),
-                            p.bench.ci95_hi_ns.unwrap_or(f64::NAN),
-                        ],
+                        ci95_ns: p.bench.own_ci95_ns(),
                         usable: Series::usable(p),
                     })
                     .collect::<Vec<_>>(),
@@ -146,6 +143,9 @@ struct PointJson<'a> {
     time: &'a str,
     median_ns: Option<f64>,
     ci95_ns: [Option<f64>; 2],
+    /// The run's own interval (what separates runs: change points are detected on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_ci95_ns: Option<[f64; 2]>,
     run: i64,
     status: &'a str,
     flags: Vec<&'a str>,
@@ -180,6 +180,10 @@ pub fn to_json(series: &[Series], machines: Value) -> HistoryJson<'_> {
                     time: &p.time,
                     median_ns: num(p.bench.median_ns),
                     ci95_ns: [num(p.bench.ci95_lo_ns), num(p.bench.ci95_hi_ns)],
+                    run_ci95_ns: match p.bench.run_ci95_ns.map(num) {
+                        [Some(lo), Some(hi)] => Some([lo, hi]),
+                        _ => None,
+                    },
                     run: p.run_id,
                     status: &p.bench.status,
                     flags: p.bench.flags.split(',').filter(|f| !f.is_empty()).collect(),
@@ -220,9 +224,42 @@ mod tests {
                 median_ns: Some(median),
                 ci95_lo_ns: Some(median * 0.998),
                 ci95_hi_ns: Some(median * 1.002),
+                run_ci95_ns: [Some(median * 0.998), Some(median * 1.002)],
                 flags: flags.into(),
             },
         }
+    }
+
+    /// Seven runs with a 5 % step as the speed file makes them: medians within 1 % on each
+    /// side, each run's own interval ±0.2 %, the headline one joined to a clock range of
+    /// +9 % (a clock that moves between runs). Detected on the runs' own intervals: one
+    /// change point, at c5; on the headline ones the step drowns.
+    #[test]
+    fn a_step_is_detected_on_the_runs_own_intervals_not_the_clock_widened_ones() {
+        let m = [100.0, 100.6, 99.7, 100.3, 105.2, 104.8, 105.4];
+        let rows: Vec<StoredPoint> = (0..7)
+            .map(|i| {
+                let mut r = row(i as i64 + 1, &format!("c{}", i + 1), "m", m[i], "");
+                r.bench.ci95_lo_ns = Some(m[i] * 0.997);
+                r.bench.ci95_hi_ns = Some(m[i] * 1.09);
+                r
+            })
+            .collect();
+        let s = build(rows.clone(), None, None);
+        assert_eq!(s[0].change_points.len(), 1, "{:?}", s[0].change_points);
+        assert_eq!(
+            s[0].points[s[0].change_points[0].index].commit.as_deref(),
+            Some("c5")
+        );
+        // Rows saved before the store kept the run's own interval: the headline one stands.
+        let old: Vec<StoredPoint> = rows
+            .into_iter()
+            .map(|mut r| {
+                r.bench.run_ci95_ns = [None, None];
+                r
+            })
+            .collect();
+        assert!(build(old, None, None)[0].change_points.is_empty());
     }
 
     fn step() -> Vec<StoredPoint> {

@@ -203,7 +203,9 @@ impl store::Store for SqliteStore {
                     b.median_ns,
                     b.ci95_lo_ns,
                     b.ci95_hi_ns,
-                    b.flags
+                    b.flags,
+                    b.run_ci95_ns[0],
+                    b.run_ci95_ns[1]
                 ])
                 .map_err(err)?;
             }
@@ -232,6 +234,7 @@ impl store::Store for SqliteStore {
                         ci95_lo_ns: r.get(8)?,
                         ci95_hi_ns: r.get(9)?,
                         flags: r.get(10)?,
+                        run_ci95_ns: [r.get(11)?, r.get(12)?],
                     },
                 })
             })
@@ -326,6 +329,9 @@ mod tests {
         let points = s.points().unwrap();
         assert_eq!(points.len(), 1);
         assert_eq!(points[0].bench.median_ns, Some(1.5));
+        // Saved before the run's own interval was kept: the headline one stands for it.
+        assert_eq!(points[0].bench.run_ci95_ns, [None, None]);
+        assert_eq!(points[0].bench.own_ci95_ns(), [1.4, 1.6]);
         assert_eq!(points[0].commit.as_deref(), Some("abc"));
         assert_eq!(s.runs_at("ab").unwrap().len(), 1);
         assert_eq!(s.runs_at("main").unwrap().len(), 1);

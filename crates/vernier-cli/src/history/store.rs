@@ -7,11 +7,15 @@
 //!   fingerprint; `id` is a hash of the fingerprint (see `super::machine_id`);
 //! - `runs(id, time, commit_id, branch, machine_id, command, result)`: one row per saved run,
 //!   `result` the whole result file (JSON, every raw sample);
-//! - `benchmarks(run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags)`: one row per
-//!   benchmark of a run, what `history` reads (it never parses a result file back).
+//! - `benchmarks(run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags,
+//!   run_ci95_lo_ns, run_ci95_hi_ns)`: one row per benchmark of a run, what `history` reads (it
+//!   never parses a result file back). `ci95_*` is the result's headline interval (joined to
+//!   the clock range of the machine's recent runs), `run_ci95_*` the run's own
+//!   (`per_iter.run_ci95_ns`), which change points are detected on.
 //!
 //! Version 1 made the tables; version 2 adds the indexes that lookups by commit and branch
-//! (`compare --baseline`) and the join of benchmarks to their runs use. A store is migrated
+//! (`compare --baseline`) and the join of benchmarks to their runs use; version 3 adds the
+//! run's own interval (NULL in rows saved before it). A store is migrated
 //! step by step when it is opened; a store of a newer version than this build knows is
 //! refused, never written.
 
@@ -19,7 +23,7 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Which SQL dialect a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +60,10 @@ pub fn migration(step: usize, d: Dialect) -> Vec<String> {
             "CREATE INDEX runs_commit ON runs (commit_id)".into(),
             "CREATE INDEX runs_branch ON runs (branch)".into(),
             "CREATE INDEX benchmarks_run ON benchmarks (run_id)".into(),
+        ],
+        3 => vec![
+            "ALTER TABLE benchmarks ADD COLUMN run_ci95_lo_ns DOUBLE PRECISION".into(),
+            "ALTER TABLE benchmarks ADD COLUMN run_ci95_hi_ns DOUBLE PRECISION".into(),
         ],
         _ => Vec::new(),
     }
@@ -175,8 +183,27 @@ pub struct BenchRow {
     pub median_ns: Option<f64>,
     pub ci95_lo_ns: Option<f64>,
     pub ci95_hi_ns: Option<f64>,
+    /// The run's own interval (`per_iter.run_ci95_ns`; `None` in rows saved before the store
+    /// kept it).
+    pub run_ci95_ns: [Option<f64>; 2],
     /// Diagnostic codes, comma-separated (`core-slowed,outliers`).
     pub flags: String,
+}
+
+impl BenchRow {
+    /// The interval that says how precisely this run measured: the run's own, else (rows
+    /// saved before the store kept it) the headline one. The headline interval is joined to
+    /// the clock range of the machine's recent runs, wide enough to hold the next run whatever
+    /// the clock does, and so too wide to tell runs apart by: a 5–9 % step drowns in it.
+    pub fn own_ci95_ns(&self) -> [f64; 2] {
+        match self.run_ci95_ns {
+            [Some(lo), Some(hi)] => [lo, hi],
+            _ => [
+                self.ci95_lo_ns.unwrap_or(f64::NAN),
+                self.ci95_hi_ns.unwrap_or(f64::NAN),
+            ],
+        }
+    }
 }
 
 /// A run to save.
@@ -245,7 +272,8 @@ pub fn newer_schema(what: &str, found: i64) -> anyhow::Error {
 }
 
 pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.machine_id, \
-     b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags \
+     b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags, \
+     b.run_ci95_lo_ns, b.run_ci95_hi_ns \
      FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
 
 pub const SELECT_MACHINES: &str =
@@ -265,8 +293,8 @@ pub const INSERT_RUN: &str = "INSERT INTO runs \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id";
 
 pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
-     (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+     (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags, run_ci95_lo_ns, \
+     run_ci95_hi_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
 /// A statement in PostgreSQL's placeholder style (`$1`).
 pub fn pg(sql: &str) -> String {

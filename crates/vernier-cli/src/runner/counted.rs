@@ -243,9 +243,11 @@ fn count(
     callgrind.per_iteration(DEFAULT_N1, DEFAULT_N2, &mut launch)
 }
 
-/// The result entry of a counted benchmark.
+/// The result entry of a counted benchmark (`index` among the `located` loop functions, where
+/// its loop's moves are read from its disassembly).
 pub fn result_of(
     name: &str,
+    (located, index): (&[crate::runner::disasm::LocatedLoop], usize),
     p: &PerIteration,
     ns: &[u64],
     empty_ir: Option<f64>,
@@ -275,10 +277,9 @@ pub fn result_of(
         ..SamplesJson::default()
     };
     if let (Some(ir), Some(empty)) = (p.instructions(), empty_ir) {
-        let check = vernier::analyze::InstructionsCheck {
-            instructions_per_iter: ir,
-            empty_instructions_per_iter: empty,
-        };
+        let check = weighed(ir, empty, || {
+            crate::runner::disasm::moves_in(located, index).ok()
+        });
         if check.removed() {
             let found = Finding::OptimizedAway(check.evidence(None));
             r.diagnostics.push(Diagnostic::from(&found));
@@ -323,12 +324,31 @@ pub fn check_instructions(
         s.finish(ctl.timeout);
     }
     match (body.instructions(), empty.instructions()) {
-        (Some(ir), Some(e)) => Ok(vernier::analyze::InstructionsCheck {
-            instructions_per_iter: ir,
-            empty_instructions_per_iter: e,
-        }),
+        (Some(ir), Some(e)) => Ok(weighed(ir, e, || {
+            crate::runner::disasm::loop_moves(program, args, index).ok()
+        })),
         _ => bail!("callgrind reported no instruction count"),
     }
+}
+
+/// The instruction check of a benchmark: its count and the empty loop's, and the moves of a
+/// value the loop already holds read from its disassembly by `moves` (not read when the count
+/// alone shows no more instructions than the empty loop's; `None` when the loop cannot be
+/// disassembled).
+fn weighed(
+    ir: f64,
+    empty: f64,
+    moves: impl FnOnce() -> Option<crate::runner::disasm::LoopMoves>,
+) -> vernier::analyze::InstructionsCheck {
+    let mut check = vernier::analyze::InstructionsCheck {
+        instructions_per_iter: ir,
+        empty_instructions_per_iter: empty,
+        moves_per_iter: None,
+    };
+    if !check.removed() {
+        check.moves_per_iter = moves().map(|m| m.per_iter(ir));
+    }
+    check
 }
 
 /// `--instructions`: count every selected benchmark of `program` under callgrind.
@@ -357,9 +377,11 @@ pub fn run_instructions(
     term::install_ctrlc();
     let started = Instant::now();
     // The names and the worker's timer, from one ordinary start.
-    let first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
+    let mut first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
     let hello = first.hello.clone();
+    // Where each benchmark's loop is, for its moves (none without objdump or symbols).
+    let located = crate::runner::disasm::locate_in(&mut first).unwrap_or_default();
     first.quit();
     let selected = crate::args::select(program, &names, filter.as_ref())?;
     let mut machine = vernier::machine::Machine::detect();
@@ -421,7 +443,7 @@ pub fn run_instructions(
             &mut shared,
             &mut ns,
         ) {
-            Ok(p) => result_of(&names[i], &p, &ns, empty_ir),
+            Ok(p) => result_of(&names[i], (&located, i), &p, &ns, empty_ir),
             Err(e) => {
                 failed += 1;
                 BenchmarkResult::failed(&names[i], format!("{e:#}"))

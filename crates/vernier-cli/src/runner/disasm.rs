@@ -26,6 +26,9 @@ pub struct LoopFunction {
     pub symbol: String,
 }
 
+/// A benchmark's name and its loop function, or why it was not found.
+pub type LocatedLoop = (String, Result<LoopFunction, String>);
+
 /// Instructions shown before and after the loop of the iterations in `run -v`.
 const COMPACT_CONTEXT: usize = 6;
 
@@ -81,11 +84,17 @@ pub fn locate(
         ..Control::default()
     };
     let mut w = WorkerProcess::spawn(program, args, &ctl).map_err(anyhow::Error::msg)?;
+    let located = locate_in(&mut w);
+    w.quit();
+    located
+}
+
+/// [`locate`] in a worker already started (left running).
+pub fn locate_in(w: &mut WorkerProcess) -> Result<Vec<(String, Result<LoopFunction, String>)>> {
     let addrs = w.loops().map_err(anyhow::Error::msg);
     let maps = std::fs::read_to_string(format!("/proc/{}/maps", w.pid()))
         .with_context(|| format!("cannot read /proc/{}/maps of the worker", w.pid()));
     let names = w.names.clone();
-    w.quit();
     let (addrs, maps) = (addrs?, maps?);
     let mut symbols: std::collections::HashMap<PathBuf, Result<Vec<Symbol>, String>> =
         Default::default();
@@ -434,6 +443,112 @@ pub fn timed_loops(
     Ok(out)
 }
 
+/// The moves in a benchmark's loop of the iterations (`moves` of its `len` instructions), as
+/// the instruction check weighs them: copies of a value the loop already holds are not work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopMoves {
+    pub moves: usize,
+    pub len: usize,
+}
+
+impl LoopMoves {
+    /// The moves per iteration, given the instructions callgrind counts per iteration (`ir`):
+    /// a trip of the loop executes its `len` instructions once and serves one iteration, or
+    /// fewer when the compiler unrolled it (`ir / len` trips per iteration, exact for a loop
+    /// without calls); a call inside makes `ir / len` overstate the trips, so they are capped
+    /// at one per iteration, which never counts more moves than ran.
+    pub fn per_iter(&self, ir: f64) -> f64 {
+        if self.len == 0 {
+            return 0.0;
+        }
+        self.moves as f64 * (ir / self.len as f64).min(1.0)
+    }
+}
+
+/// Whether an instruction (objdump's AT&T text) only puts into a register a value the loop
+/// already holds: a copy from another register or of an immediate (`mov %r15d,%edx`,
+/// `movapd %xmm1,%xmm0`, `mov $0x2a,%eax`), a zeroing idiom (`xor %eax,%eax`,
+/// `pxor %xmm0,%xmm0`), or a nop. A load, a store, arithmetic, a call are work.
+pub fn is_register_move(text: &str) -> bool {
+    // objdump's comment (`# 18250 <x>`) is not an operand.
+    let text = text.split('#').next().unwrap_or("");
+    let mut words = text.split_whitespace();
+    let Some(op) = words.next() else {
+        return false;
+    };
+    if text.split_whitespace().any(|w| w.starts_with("nop")) {
+        return true;
+    }
+    let operands: String = words.collect();
+    let operands: Vec<&str> = operands.split(',').collect();
+    let register = |o: &&str| o.starts_with('%') && !o.contains('(');
+    let immediate = |o: &&str| o.starts_with('$');
+    const MOVES: [&str; 24] = [
+        "mov",
+        "movl",
+        "movq",
+        "movw",
+        "movb",
+        "movabs",
+        "movd",
+        "movaps",
+        "movapd",
+        "movups",
+        "movupd",
+        "movdqa",
+        "movdqu",
+        "movss",
+        "movsd",
+        "vmovaps",
+        "vmovapd",
+        "vmovups",
+        "vmovupd",
+        "vmovdqa",
+        "vmovdqu",
+        "vmovd",
+        "vmovq",
+        "vmovdqa64",
+    ];
+    const ZEROING: [&str; 14] = [
+        "xor", "xorl", "xorq", "sub", "subl", "subq", "pxor", "xorps", "xorpd", "vpxor", "vpxord",
+        "vpxorq", "vxorps", "vxorpd",
+    ];
+    if MOVES.contains(&op) {
+        let (dst, srcs) = operands.split_last().unwrap_or((&"", &[]));
+        return register(dst) && srcs.iter().all(|o| register(o) || immediate(o));
+    }
+    ZEROING.contains(&op)
+        && operands.len() >= 2
+        && operands.iter().all(register)
+        && operands.iter().all(|o| *o == operands[0])
+}
+
+/// The register moves of benchmark `index`'s loop of the iterations, from its disassembly
+/// (one start of the worker for the loop's address, then objdump). An error when the loop
+/// cannot be found or singled out (no objdump, no symbols, the monotonic clock).
+pub fn loop_moves(program: &Path, args: &[OsString], index: usize) -> Result<LoopMoves> {
+    check_objdump(Path::new("objdump"))?;
+    moves_in(&locate(program, args)?, index)
+}
+
+/// The register moves of benchmark `index`'s loop, among loop functions already located.
+pub fn moves_in(located: &[LocatedLoop], index: usize) -> Result<LoopMoves> {
+    let f = match located.get(index) {
+        Some((_, Ok(f))) => f,
+        Some((name, Err(e))) => bail!("{name}: {e}"),
+        None => bail!("no benchmark {index}"),
+    };
+    let d = disassemble(f, Path::new("objdump"))?;
+    let body = d.timed_body();
+    if body.is_empty() {
+        bail!("the loop of the iterations is not singled out in its disassembly");
+    }
+    Ok(LoopMoves {
+        moves: body.iter().filter(|i| is_register_move(&i.text)).count(),
+        len: body.len(),
+    })
+}
+
 /// A function disassembled: its instructions, its loops, and the loop between the clock
 /// reads (the iterations') when there is one.
 struct Disassembly {
@@ -631,6 +746,43 @@ mod tests {
                 end: 0x1a50
             })
         );
+    }
+
+    #[test]
+    fn register_moves_are_told_from_work() {
+        for moves in [
+            "mov    %r15d,%edx",
+            "movapd %xmm1,%xmm0",
+            "mov    $0x2a,%eax",
+            "movabs $0x4010cccccccccccd,%rax",
+            "xor    %eax,%eax",
+            "pxor   %xmm0,%xmm0",
+            "vxorps %xmm0,%xmm0,%xmm0",
+            "nopw   0x0(%rax,%rax,1)",
+            "data16 cs nopw 0x0(%rax,%rax,1)",
+        ] {
+            assert!(is_register_move(moves), "{moves}");
+        }
+        for work in [
+            "mov    0x1359a(%rip),%ecx        # 18250 <x>",
+            "mov    %eax,(%rsp)",
+            "lea    0x0(,%rcx,8),%eax",
+            "sub    %ecx,%eax",
+            "sub    $0x1,%rax",
+            "xor    %ecx,%eax",
+            "sqrtsd %xmm0,%xmm1",
+            "call   1000 <f>",
+            "jne    4cb0 <+0x70>",
+            "movmskpd %xmm0,%eax",
+        ] {
+            assert!(!is_register_move(work), "{work}");
+        }
+        let m = LoopMoves { moves: 1, len: 3 };
+        assert_eq!(m.per_iter(3.0), 1.0);
+        // Unrolled four times: a trip serves four iterations.
+        assert_eq!(LoopMoves { moves: 4, len: 6 }.per_iter(1.5), 1.0);
+        // A call inside: at most one trip per iteration.
+        assert_eq!(LoopMoves { moves: 1, len: 4 }.per_iter(54.0), 1.0);
     }
 
     #[test]

@@ -33,6 +33,15 @@ pub fn isolate(cmd: &mut Command) -> &mut Command {
         .env_remove("VERNIER_DB")
 }
 
+/// The `vernier` binary with the defaults a user has: the machine's record of its core speed
+/// in use, a fresh one kept in `dir` (never the user's own), read and added to by every run
+/// given the same `dir`.
+pub fn vernier_with_speed_file(dir: &Path) -> Command {
+    let mut c = vernier();
+    c.env("VERNIER_SPEED_FILE", dir.join("core-speed.json"));
+    c
+}
+
 /// One measuring test at a time within a test binary: run together, the tests share the
 /// machine's two cores, and each slows the core the others measure on (flagged `core-slowed`
 /// by the probe's throughput half, or read several percent off in an unpaired comparison or

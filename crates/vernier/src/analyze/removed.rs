@@ -61,19 +61,34 @@ pub(super) fn optimized_away(
 pub struct InstructionsCheck {
     pub instructions_per_iter: f64,
     pub empty_instructions_per_iter: f64,
+    /// Of `instructions_per_iter`, the moves into a register of a value the loop already holds
+    /// (another register, an immediate, a zeroing idiom), read from the disassembly of the
+    /// benchmark's loop of the iterations (`vernier asm`): a constant folded before the loop
+    /// and handed to the barrier on every iteration costs one such move, and it is not work.
+    /// Absent when the loop could not be disassembled (no objdump, no TSC clock reads to find
+    /// the loop by).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves_per_iter: Option<f64>,
 }
 
 /// What to do about `optimized-away` (worded in `diagnostic::words`).
 pub use crate::diagnostic::words::OPTIMIZED_AWAY_FIX;
 
 /// A body executing fewer than this many instructions per iteration more than the harness's
-/// empty loop does no work.
+/// empty loop, its register moves aside, does no work.
 pub const OPTIMIZED_AWAY_INSTRUCTIONS: f64 = 0.5;
 
 impl InstructionsCheck {
-    /// The body executes no more instructions than the empty loop: removed.
+    /// The instructions per iteration that do something: all of them but the moves of a value
+    /// the loop already holds.
+    pub fn working_per_iter(&self) -> f64 {
+        self.instructions_per_iter - self.moves_per_iter.unwrap_or(0.0)
+    }
+
+    /// The body executes no more instructions than the empty loop, moves of a value it already
+    /// holds aside: removed (a constant folded by the compiler is such a move).
     pub fn removed(&self) -> bool {
-        self.instructions_per_iter - self.empty_instructions_per_iter < OPTIMIZED_AWAY_INSTRUCTIONS
+        self.working_per_iter() - self.empty_instructions_per_iter < OPTIMIZED_AWAY_INSTRUCTIONS
     }
 
     /// The count as the evidence of `optimized-away`, beside the median time when one was
@@ -83,6 +98,7 @@ impl InstructionsCheck {
             median_ns,
             instructions_per_iter: self.instructions_per_iter,
             empty_instructions_per_iter: self.empty_instructions_per_iter,
+            moves_per_iter: self.moves_per_iter,
         }
     }
 }

@@ -388,6 +388,7 @@ fn an_instruction_count_clears_or_confirms_what_time_could_not_tell() {
     let work = InstructionsCheck {
         instructions_per_iter: 5.0,
         empty_instructions_per_iter: 2.0,
+        moves_per_iter: Some(0.0),
     };
     weigh_instructions(&mut a, &work);
     assert!(!work.removed() && !codes(&a).contains(&Code::OptimizedAway));
@@ -397,11 +398,30 @@ fn an_instruction_count_clears_or_confirms_what_time_could_not_tell() {
     let none = InstructionsCheck {
         instructions_per_iter: 2.2,
         empty_instructions_per_iter: 2.0,
+        moves_per_iter: None,
     };
     weigh_instructions(&mut a, &none);
     assert!(none.removed());
     let msg = message(&a, Code::OptimizedAway);
     assert!(msg.contains("2.20 instructions"), "{msg}");
+    // One more than the empty loop, and that one a move of a folded constant into the
+    // register the barrier holds: removed, and the message says so.
+    let mut a = flagged.clone();
+    let folded = InstructionsCheck {
+        instructions_per_iter: 3.0,
+        empty_instructions_per_iter: 2.0,
+        moves_per_iter: Some(1.0),
+    };
+    weigh_instructions(&mut a, &folded);
+    assert!(folded.removed());
+    let msg = message(&a, Code::OptimizedAway);
+    assert!(msg.contains("1.00 of them moves"), "{msg}");
+    // Without the disassembly the same count is work.
+    let unread = InstructionsCheck {
+        moves_per_iter: None,
+        ..folded
+    };
+    assert!(!unread.removed());
     // Nothing flagged: nothing to weigh.
     let clean = steady(8192, 4.0);
     let mut b = clean.clone();

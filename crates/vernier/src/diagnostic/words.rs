@@ -164,22 +164,30 @@ fn removed(r: &Removed) -> String {
              iteration): the loop body was removed or hoisted out. {fix}"
         ),
         Removed::Instructions {
-            median_ns: Some(median_ns),
+            median_ns,
             instructions_per_iter: ir,
             empty_instructions_per_iter: empty,
-        } => format!(
-            "{median_ns:.3} ns per iteration is the harness's empty loop's time, and callgrind \
-             counts {ir:.2} instructions per iteration, no more than the empty loop's \
-             {empty:.2}: the work was removed. {fix}"
-        ),
-        Removed::Instructions {
-            median_ns: None,
-            instructions_per_iter: ir,
-            empty_instructions_per_iter: empty,
-        } => format!(
-            "{ir:.2} instructions per iteration, no more than the harness's loop around an \
-             empty body ({empty:.2}): the work was removed. {fix}"
-        ),
+            moves_per_iter,
+        } => {
+            let moves = match moves_per_iter {
+                Some(m) if *m >= 0.5 => format!(
+                    " ({m:.2} of them moves into a register of a value computed before the loop: \
+                     a constant the compiler folded, handed to the barrier)"
+                ),
+                _ => String::new(),
+            };
+            match median_ns {
+                Some(median_ns) => format!(
+                    "{median_ns:.3} ns per iteration is the harness's empty loop's time, and \
+                     callgrind counts {ir:.2} instructions per iteration{moves}, no more than the \
+                     empty loop's {empty:.2}: the work was removed. {fix}"
+                ),
+                None => format!(
+                    "{ir:.2} instructions per iteration{moves}, no more than the harness's loop \
+                     around an empty body ({empty:.2}): the work was removed. {fix}"
+                ),
+            }
+        }
     }
 }
 

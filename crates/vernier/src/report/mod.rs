@@ -336,12 +336,13 @@ pub fn instructions_legend(style: Style) -> String {
 /// the range of those runs' medians; `None` when there is none.
 pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
     // (how far the earlier medians reach beyond the run's own interval, relative; the words)
+    let apart = earlier_apart_note(file);
     let mut joined: Vec<(f64, String)> = file
         .benchmarks
         .iter()
         .filter(|b| b.status == crate::result::Status::Ok)
         .filter_map(|b| {
-            let e = b.earlier_runs?;
+            let e = b.earlier_runs.filter(|e| !e.beyond_clock)?;
             let own = b.per_iter.run_ci95_ns;
             let reach = e.reach(b.per_iter.median_ns);
             let beyond = (own[0] - reach[0]).max(reach[1] - own[1]);
@@ -368,7 +369,7 @@ pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
         })
         .collect();
     if joined.is_empty() {
-        return None;
+        return apart;
     }
     // The furthest first; a long list is cut (the file has every one: `earlier_runs`).
     joined.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -381,10 +382,55 @@ pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
     if n > EARLIER_LISTED {
         listed.push(format!("and {} more", n - EARLIER_LISTED));
     }
-    Some(format!(
+    let line = format!(
         "±next run also covers the medians of this program's recent runs on this machine (same \
-         executable, arguments and cache mode; after a rebuild, the spread of the last \
-         build's runs around this median), which this run's samples cannot see: {}",
+         executable, arguments, environment and cache mode; after a rebuild, the spread of the \
+         last build's runs around this median), which this run's samples cannot see: {}",
+        listed.join(", ")
+    );
+    Some(match apart {
+        Some(a) => format!("{line}. {a}"),
+        None => line,
+    })
+}
+
+/// The benchmarks whose earlier runs' medians spread far beyond the clock's range
+/// (`EarlierRuns::beyond_clock`): named with the medians, and why their interval was not
+/// widened to them.
+fn earlier_apart_note(file: &crate::result::ResultFile) -> Option<String> {
+    let apart: Vec<String> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| {
+            let e = b.earlier_runs.filter(|e| e.beyond_clock)?;
+            let [lo, hi] = e.median_ns;
+            let whose = if e.earlier_build {
+                "an earlier build's"
+            } else {
+                "its"
+            };
+            Some(format!(
+                "{} ({whose} {} runs read {}–{}, this one {})",
+                b.name,
+                e.runs,
+                format_ns(lo),
+                format_ns(hi),
+                format_ns(b.per_iter.median_ns)
+            ))
+        })
+        .collect();
+    if apart.is_empty() {
+        return None;
+    }
+    let n = apart.len();
+    let mut listed: Vec<String> = apart.into_iter().take(EARLIER_LISTED).collect();
+    if n > EARLIER_LISTED {
+        listed.push(format!("and {} more", n - EARLIER_LISTED));
+    }
+    Some(format!(
+        "Earlier runs here read medians further apart than {}× the clock's range: other inputs \
+         (a file the program reads?) or other code, so ±next run is not widened to cover them: {}",
+        crate::result::earlier::FAR_BEYOND_CLOCK,
         listed.join(", ")
     ))
 }
@@ -395,6 +441,25 @@ const EARLIER_LISTED: usize = 4;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn earlier_runs_far_apart_are_named_and_not_said_to_be_covered() {
+        let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
+        let mut file = crate::result::parse(bytes, "fixture").unwrap();
+        file.benchmarks.truncate(1);
+        let b = &mut file.benchmarks[0];
+        let m = b.per_iter.median_ns;
+        let e = crate::result::earlier::EarlierRuns::from_medians(&[m, 2.0 * m]).unwrap();
+        assert!(!crate::result::earlier::join_result(b, &e, None));
+        let name = b.name.clone();
+        let line = earlier_note(&file).unwrap();
+        assert!(line.contains("further apart"), "{line}");
+        assert!(
+            line.contains(&name) && line.contains("not widened"),
+            "{line}"
+        );
+        assert!(!line.contains("also covers"), "{line}");
+    }
 
     #[test]
     fn counts_keep_four_digits() {

@@ -7,7 +7,7 @@
 //! chase each agreed within their own processes and still read 158–188 ns between
 //! invocations. Nothing inside one run can see that spread; the runs before it can. The
 //! `vernier` command keeps the medians of the recent runs of each benchmark of each executable
-//! (same file, same arguments, same cache mode) and the analysis joins the interval to their
+//! (same file, arguments, environment and cache mode) and the analysis joins the interval to their
 //! range, so that it covers what this machine has been reading for this very code.
 //!
 //! A rebuilt executable's figures may legitimately differ from the old build's, so its own
@@ -16,6 +16,14 @@
 //! level: how far apart invocations of this benchmark land on this machine. After one
 //! rebuild of a 64 MiB pointer chase, its first run read 146.3 ns with an interval of
 //! [141.7, 151.3] while the next nine read 153.8–163.3.
+//!
+//! Runs are only the same benchmark when their inputs are: the identity
+//! ([`crate::result::known::program_identity`]) holds the environment too, less the variables
+//! that do not reach what is measured ([`crate::result::known::ENV_NOT_COUNTED`]). Inputs the
+//! identity cannot see (a file the program reads, a rebuild that changed the code) show as
+//! medians far apart: when the earlier runs' medians (with this run's, for this build's runs)
+//! spread more than [`FAR_BEYOND_CLOCK`] times the clock's range, the interval is not joined
+//! to them, and the report says why ([`EarlierRuns::beyond_clock`]).
 
 use super::{BenchmarkResult, Status};
 use crate::diagnostic::{Code, Diagnostic};
@@ -32,7 +40,19 @@ pub struct EarlierRuns {
     /// [`MIN_EARLIER_RUNS`] of its own): only their spread applies, around this run's median.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub earlier_build: bool,
+    /// The medians spread far beyond the clock's range ([`FAR_BEYOND_CLOCK`]): a sign of other
+    /// inputs or other code, so the interval was not joined to them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_clock: bool,
 }
+
+/// How far beyond the clock's range (the ratio of its fastest to its slowest state, 1 when
+/// unknown) the medians of runs of the same code may spread before they are taken for runs
+/// of other inputs or code. The widest spread seen between invocations of one executable with
+/// the same inputs was a 64 MiB pointer chase's, 158–188 ns (×1.19: where the kernel placed
+/// its memory); a benchmark sized by an environment variable (`CHAIN_N=100` and `200`) read
+/// 27.07–54.14 ns (×2.00).
+pub const FAR_BEYOND_CLOCK: f64 = 1.25;
 
 /// Fewest earlier runs before their range widens an interval: one earlier run may itself be
 /// the odd one out.
@@ -55,6 +75,7 @@ impl EarlierRuns {
             runs: ok.len(),
             median_ns: [lo, hi],
             earlier_build: false,
+            beyond_clock: false,
         })
     }
 
@@ -64,6 +85,23 @@ impl EarlierRuns {
             earlier_build: true,
             ..e
         })
+    }
+
+    /// Whether the medians spread far beyond the clock's range `clock_ghz` (slowest and
+    /// fastest state, GHz-equivalent; `None`: unknown, taken as no range): this build's earlier
+    /// medians together with this run's `median_ns`, or an earlier build's among themselves
+    /// (their level may differ from this build's).
+    pub fn far_beyond_clock(&self, median_ns: f64, clock_ghz: Option<[f64; 2]>) -> bool {
+        let [mut lo, mut hi] = self.median_ns;
+        if !self.earlier_build && median_ns.is_finite() && median_ns > 0.0 {
+            lo = lo.min(median_ns);
+            hi = hi.max(median_ns);
+        }
+        let clock = match clock_ghz {
+            Some([slow, fast]) if slow > 0.0 && fast >= slow => fast / slow,
+            _ => 1.0,
+        };
+        hi / lo > clock * FAR_BEYOND_CLOCK
     }
 
     /// The medians another run may read, given this run's `median_ns`: the earlier medians
@@ -92,16 +130,22 @@ pub fn figure_worth_keeping(median_ns: f64, diagnostics: &[Diagnostic]) -> bool 
 }
 
 /// The interval `ci95` joined to the range of the earlier runs' medians, or `None` when it
-/// does not grow or the figure is not [`figure_worth_keeping`].
+/// does not grow, the figure is not [`figure_worth_keeping`], or the medians spread far beyond
+/// the clock's range ([`EarlierRuns::far_beyond_clock`]).
 pub fn joined(
     median_ns: f64,
     ci95: [f64; 2],
     diagnostics: &[Diagnostic],
     earlier: &EarlierRuns,
+    clock_ghz: Option<[f64; 2]>,
 ) -> Option<[f64; 2]> {
     let [lo, hi] = earlier.median_ns;
     let valid = lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi;
-    if earlier.runs < MIN_EARLIER_RUNS || !valid || !figure_worth_keeping(median_ns, diagnostics) {
+    if earlier.runs < MIN_EARLIER_RUNS
+        || !valid
+        || !figure_worth_keeping(median_ns, diagnostics)
+        || earlier.far_beyond_clock(median_ns, clock_ghz)
+    {
         return None;
     }
     let [lo, hi] = earlier.reach(median_ns);
@@ -110,16 +154,27 @@ pub fn joined(
 }
 
 /// Join a measured benchmark's interval (`per_iter.ci95_ns`; `run_ci95_ns` stays the run's
-/// own) to the earlier runs' medians. Returns whether it grew.
-pub fn join_result(r: &mut BenchmarkResult, earlier: &EarlierRuns) -> bool {
+/// own) to the earlier runs' medians, and keep them in `earlier_runs`, marked when they spread
+/// far beyond the clock's range `clock_ghz` (`harness.clock_ghz`). Returns whether it grew.
+pub fn join_result(
+    r: &mut BenchmarkResult,
+    earlier: &EarlierRuns,
+    clock_ghz: Option<[f64; 2]>,
+) -> bool {
     if r.status != Status::Ok {
+        r.earlier_runs = Some(*earlier);
         return false;
     }
+    r.earlier_runs = Some(EarlierRuns {
+        beyond_clock: earlier.far_beyond_clock(r.per_iter.median_ns, clock_ghz),
+        ..*earlier
+    });
     match joined(
         r.per_iter.median_ns,
         r.per_iter.ci95_ns,
         &r.diagnostics,
         earlier,
+        clock_ghz,
     ) {
         Some(j) => {
             r.per_iter.ci95_ns = j;
@@ -137,9 +192,12 @@ mod tests {
     fn the_interval_grows_to_cover_the_earlier_medians() {
         let e = EarlierRuns::from_medians(&[158.0, 188.0, 171.0]).unwrap();
         assert_eq!((e.runs, e.median_ns), (3, [158.0, 188.0]));
-        assert_eq!(joined(180.0, [179.0, 181.0], &[], &e), Some([158.0, 188.0]));
+        assert_eq!(
+            joined(180.0, [179.0, 181.0], &[], &e, None),
+            Some([158.0, 188.0])
+        );
         // Already covered: nothing changes.
-        assert_eq!(joined(170.0, [150.0, 190.0], &[], &e), None);
+        assert_eq!(joined(170.0, [150.0, 190.0], &[], &e, None), None);
     }
 
     #[test]
@@ -147,17 +205,49 @@ mod tests {
         // The old build read 146–163 (x1.116); this one reads 100 on its first run.
         let e = EarlierRuns::of_earlier_build(&[146.0, 163.0, 155.0]).unwrap();
         assert!(e.earlier_build);
-        let j = joined(100.0, [99.0, 101.0], &[], &e).unwrap();
+        let j = joined(100.0, [99.0, 101.0], &[], &e, None).unwrap();
         let spread = 163.0 / 146.0;
         assert!((j[0] - 100.0 / spread).abs() < 1e-9 && (j[1] - 100.0 * spread).abs() < 1e-9);
         // A run at the low end of that spread covers one at its high end.
-        let j = joined(146.0, [145.0, 147.0], &[], &e).unwrap();
+        let j = joined(146.0, [145.0, 147.0], &[], &e, None).unwrap();
         assert!(j[1] >= 163.0 - 1e-9, "{j:?}");
         // Kept in the file only when set.
         let plain = serde_json::to_string(&EarlierRuns::from_medians(&[1.0, 2.0]).unwrap());
         assert!(!plain.unwrap().contains("earlier_build"));
         let back: EarlierRuns = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back, e);
+    }
+
+    #[test]
+    fn medians_far_beyond_the_clock_s_range_are_other_inputs_and_widen_nothing() {
+        // CHAIN_N=100 and 200 runs kept as one benchmark: ×2.03, not the clock.
+        let e = EarlierRuns::from_medians(&[23.30, 47.22, 23.5]).unwrap();
+        assert!(e.far_beyond_clock(24.2, Some([3.4, 4.1])));
+        assert_eq!(
+            joined(24.2, [23.94, 24.46], &[], &e, Some([3.4, 4.1])),
+            None
+        );
+        // This run's median far from this build's earlier ones: the same.
+        let e = EarlierRuns::from_medians(&[23.3, 23.7]).unwrap();
+        assert_eq!(joined(47.2, [47.0, 47.4], &[], &e, None), None);
+        // Within the clock's range and then some (the pointer chase's ×1.19): joined.
+        let e = EarlierRuns::from_medians(&[158.0, 188.0]).unwrap();
+        assert!(!e.far_beyond_clock(170.0, None));
+        assert!(joined(170.0, [169.0, 171.0], &[], &e, None).is_some());
+        // An earlier build's spread is judged among its own runs, not against this level.
+        let e = EarlierRuns::of_earlier_build(&[23.3, 47.2]).unwrap();
+        assert_eq!(joined(24.2, [23.94, 24.46], &[], &e, None), None);
+        let e = EarlierRuns::of_earlier_build(&[23.3, 23.7]).unwrap();
+        assert!(joined(47.2, [47.0, 47.4], &[], &e, None).is_some());
+        // The result keeps the earlier runs, marked.
+        let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
+        let mut r = crate::result::parse(bytes, "fixture").unwrap().benchmarks[0].clone();
+        let m = r.per_iter.median_ns;
+        let ci = r.per_iter.ci95_ns;
+        let e = EarlierRuns::from_medians(&[m, 2.0 * m]).unwrap();
+        assert!(!join_result(&mut r, &e, None));
+        assert_eq!(r.per_iter.ci95_ns, ci);
+        assert!(r.earlier_runs.is_some_and(|e| e.beyond_clock));
     }
 
     #[test]
@@ -168,9 +258,9 @@ mod tests {
         for code in [Code::CoreSlowed, Code::OptimizedAway] {
             let d = [Diagnostic::new(code, "x")];
             assert!(!figure_worth_keeping(60.0, &d));
-            assert_eq!(joined(60.0, [59.0, 61.0], &d, &e), None);
+            assert_eq!(joined(60.0, [59.0, 61.0], &d, &e, None), None);
         }
-        assert_eq!(joined(f64::NAN, [59.0, 61.0], &[], &e), None);
+        assert_eq!(joined(f64::NAN, [59.0, 61.0], &[], &e, None), None);
     }
 
     #[test]
@@ -181,14 +271,15 @@ mod tests {
         assert_eq!(r.status, Status::Ok);
         let own = r.per_iter.run_ci95_ns;
         let m = r.per_iter.median_ns;
-        let e = EarlierRuns::from_medians(&[m * 0.8, m * 1.2]).unwrap();
-        assert!(join_result(&mut r, &e));
-        assert_eq!(r.per_iter.ci95_ns, [m * 0.8, m * 1.2]);
+        let e = EarlierRuns::from_medians(&[m * 0.9, m * 1.1]).unwrap();
+        assert!(join_result(&mut r, &e, None));
+        assert_eq!(r.per_iter.ci95_ns, [m * 0.9, m * 1.1]);
         assert_eq!(r.per_iter.run_ci95_ns, own);
         r.status = Status::Failed;
         assert!(!join_result(
             &mut r,
-            &EarlierRuns::from_medians(&[m * 0.5, m]).unwrap()
+            &EarlierRuns::from_medians(&[m * 0.5, m]).unwrap(),
+            None
         ));
     }
 }
