@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
+use vernier::diagnostic::Code;
 use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason, WallClock};
 use vernier::pipeline;
 use vernier::plan::Plan;
@@ -358,6 +359,55 @@ pub fn worker_counters(
     }))
 }
 
+/// The worker harness's empty-loop cost per iteration, measured once in the first worker.
+fn empty_loop_ns(first: &mut WorkerProcess, plan: &Plan) -> Option<f64> {
+    let empty_plan = plan.rebudget(80_000_000);
+    let timer = first.hello.timer;
+    let mut t = WorkerTarget {
+        worker: first,
+        bench: BenchRef::Empty,
+    };
+    let m = measure::measure(&mut t, &MonotonicClock, &empty_plan, &timer, &mut |_| {});
+    vernier::session::calibrate::self_measurement(&m, &empty_plan, &timer)
+}
+
+/// The counters' cost and baseline in the worker; a worker that cannot serve counters still
+/// gets its benchmarks measured, without them (and a worker that cannot serve anything fails
+/// each benchmark with the reason).
+fn counters_or_none(
+    first: &mut WorkerProcess,
+    selection: &CounterSelection,
+    ctl: &mut Control,
+    plan: &mut Plan,
+) -> Option<CountersHarness> {
+    match worker_counters(first, selection, ctl, plan) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("vernier: counters are off for this run: measuring their cost in the worker failed: {e}");
+            ctl.run_options.retain(|(k, _)| k != "counters");
+            None
+        }
+    }
+}
+
+/// What `vernier run` prints under its table: the notes and legend, the worker and the
+/// runner's cost, the benchmarks whose interval covers earlier runs.
+fn print_after_table(file: &ResultFile, table: &report::Table, worker: &str, processes: usize) {
+    print!("{}", report::after_table(file, table));
+    if let Some(c) = file.harness.runner_batch_cost_ns {
+        print!(
+            "{}",
+            table.dim_wrapped(&format!(
+                "worker {} · {} process(es) per benchmark · runner's cost between batches {} (outside every timed region)",
+                worker, processes, report::format_ns(c)
+            ))
+        );
+    }
+    if let Some(line) = report::earlier_note(file) {
+        print!("{}", table.dim_wrapped(&line));
+    }
+}
+
 pub fn run_command(a: &RunArgs) -> Result<i32> {
     if a.common.instructions {
         let (program, args) = split_program(&a.program);
@@ -379,31 +429,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
-    let empty_plan = plan.rebudget(80_000_000);
-    let empty = {
-        let mut t = WorkerTarget {
-            worker: &mut first,
-            bench: BenchRef::Empty,
-        };
-        let m = measure::measure(
-            &mut t,
-            &MonotonicClock,
-            &empty_plan,
-            &hello.timer,
-            &mut |_| {},
-        );
-        vernier::session::calibrate::self_measurement(&m, &empty_plan, &hello.timer)
-    };
-    // A worker that cannot serve counters still gets its benchmarks measured (and a worker
-    // that cannot serve anything fails each benchmark with the reason, below).
-    let counters = match worker_counters(&mut first, &selection, &mut ctl, &mut plan) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("vernier: counters are off for this run: measuring their cost in the worker failed: {e}");
-            ctl.run_options.retain(|(k, _)| k != "counters");
-            None
-        }
-    };
+    let empty = empty_loop_ns(&mut first, &plan);
+    let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
     first.quit();
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
@@ -510,11 +537,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             failed += 1;
         }
         println!("{}", table.row(&r));
-        if a.common.verbose
-            && r.diagnostics
-                .iter()
-                .any(|d| d.code == vernier::diagnostic::Code::OptimizedAway)
-        {
+        let removed = |d: &vernier::diagnostic::Diagnostic| d.code == Code::OptimizedAway;
+        if a.common.verbose && r.diagnostics.iter().any(removed) {
             print!(
                 "{}",
                 crate::runner::disasm::for_benchmark(&program, &args, i)
@@ -535,19 +559,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let written = crate::html::write_result(p, &file, None);
         !crate::html::write_or_warn(p, written, a.common.json.as_deref())
     });
-    print!("{}", report::after_table(&file, &table));
-    if let Some(c) = file.harness.runner_batch_cost_ns {
-        print!(
-            "{}",
-            table.dim_wrapped(&format!(
-                "worker {} · {} process(es) per benchmark · runner's cost between batches {} (outside every timed region)",
-                hello.implementation, processes, report::format_ns(c)
-            ))
-        );
-    }
-    if let Some(line) = report::earlier_note(&file) {
-        print!("{}", table.dim_wrapped(&line));
-    }
+    print_after_table(&file, &table, &hello.implementation, processes);
     crate::runner::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {

@@ -274,6 +274,49 @@ fn sparkline(series: &[f64]) -> String {
         .collect()
 }
 
+/// The sweep's plan and its estimated duration, before it starts.
+fn say_plan(a: &SweepArgs, range: &Range, benchmarks: usize, processes: u64, spawn_s: f64) {
+    let estimate = processes as f64 * (spawn_s + benchmarks as f64 * a.time);
+    println!(
+        "sweep: {} paddings ({}–{} bytes, step {}) × {} process(es) × {} benchmark(s) × {} s ≈ {:.0} s; \
+         ASLR {}",
+        range.count(),
+        range.start,
+        range.end,
+        range.step,
+        a.runs,
+        benchmarks,
+        a.time,
+        estimate,
+        if a.aslr {
+            "on (--aslr): each process also gets a random layout"
+        } else {
+            "off, so the environment's size is the only layout change (--aslr keeps it on)"
+        }
+    );
+}
+
+/// After the last padding: how many, in how long, the summary, and the HTML report.
+fn finish_sweep(a: &SweepArgs, file: &SweepFile, started: Instant) {
+    println!(
+        "\n{} padding(s) in {:.1} s{}",
+        file.points.len(),
+        started.elapsed().as_secs_f64(),
+        if term::interrupted() {
+            " (interrupted: the padding in progress is left out)"
+        } else {
+            ""
+        }
+    );
+    print!("{}", summary_text(file));
+    if let Some(path) = &a.html {
+        let what = serde_json::to_value(file)
+            .map_err(anyhow::Error::from)
+            .and_then(|v| crate::html::write_sweep(path, &v));
+        crate::html::write_or_warn(path, what, a.json.as_deref());
+    }
+}
+
 pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     let range = Range::parse(&a.env_pad)?;
     if a.runs == 0 {
@@ -282,12 +325,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     if !(a.time > 0.0 && a.time.is_finite()) {
         bail!("--time {}: expected a positive number of seconds", a.time);
     }
-    if let Some(path) = &a.html {
-        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
-    }
-    if let Some(path) = &a.json {
-        vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--json {e}"))?;
-    }
+    crate::args::check_outputs(a.json.as_ref(), a.html.as_ref())?;
     let filter = crate::args::parse_filter(a.filter.as_deref())?;
     let (program, args) = crate::commands::run::split_program(&a.program);
     let ctl = Control {
@@ -312,24 +350,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     let selected = crate::args::select(&program, &names, filter.as_ref())?;
     let sel_names: Vec<String> = selected.iter().map(|&i| names[i].clone()).collect();
     let processes = range.count() * a.runs as u64;
-    let estimate = processes as f64 * (spawn_s + selected.len() as f64 * a.time);
-    println!(
-        "sweep: {} paddings ({}–{} bytes, step {}) × {} process(es) × {} benchmark(s) × {} s ≈ {:.0} s; \
-         ASLR {}",
-        range.count(),
-        range.start,
-        range.end,
-        range.step,
-        a.runs,
-        selected.len(),
-        a.time,
-        estimate,
-        if a.aslr {
-            "on (--aslr): each process also gets a random layout"
-        } else {
-            "off, so the environment's size is the only layout change (--aslr keeps it on)"
-        }
-    );
+    say_plan(a, &range, selected.len(), processes, spawn_s);
 
     let mut plan = Plan::with_budget((a.time * 1e9) as u64);
     let mut fixed: Vec<Option<u64>> = vec![None; selected.len()];
@@ -445,23 +466,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     if let Some(path) = &a.json {
         write_json(path, &file)?;
     }
-    println!(
-        "\n{} padding(s) in {:.1} s{}",
-        file.points.len(),
-        started.elapsed().as_secs_f64(),
-        if term::interrupted() {
-            " (interrupted: the padding in progress is left out)"
-        } else {
-            ""
-        }
-    );
-    print!("{}", summary_text(&file));
-    if let Some(path) = &a.html {
-        let what = serde_json::to_value(&file)
-            .map_err(anyhow::Error::from)
-            .and_then(|v| crate::html::write_sweep(path, &v));
-        crate::html::write_or_warn(path, what, a.json.as_deref());
-    }
+    finish_sweep(a, &file, started);
     Ok(term::interrupted_exit().unwrap_or(0))
 }
 

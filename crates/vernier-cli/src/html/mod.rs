@@ -817,6 +817,12 @@ fn sample_plots(h: &mut String, b: &BenchmarkResult) {
             },
         );
     }
+    processes_plot(h, b, unit);
+}
+
+/// The median of each worker process with its interval, against the run's (when there are
+/// several processes).
+fn processes_plot(h: &mut String, b: &BenchmarkResult, unit: Unit) {
     if b.processes.len() > 1 {
         let items: Vec<Estimate> = b
             .processes
