@@ -216,7 +216,7 @@ pub fn far_outlier_share(m: &Measurement) -> Option<f64> {
     Some((o.low_far + o.high_far) as f64 / per.len() as f64)
 }
 
-/// Analyse one benchmark's measurement: the figures ([`figures_of`]), then each diagnostic's
+/// Analyse one benchmark's measurement: the figures (`figures_of`), then each diagnostic's
 /// rule over them, in the order of `rules::RULES`.
 pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
     let f = figures_of(m, ctx);

@@ -223,7 +223,7 @@ pub fn warmup_words(b: &BenchmarkResult) -> String {
 pub const ASYMMETRIC_RATIO: f64 = 1.5;
 
 /// An interval `[lo, hi]` around `median` as % of it: "±0.13%" (the half-width) when its sides
-/// are alike, "−0.05/+16.0%" when one is [`ASYMMETRIC_RATIO`] times the other, "<±0.01%"
+/// are alike, "−0.05/+16.0%" when one is `ASYMMETRIC_RATIO` times the other, "<±0.01%"
 /// below the printed resolution, "—" when undefined.
 pub fn interval_pct(median: f64, [lo, hi]: [f64; 2]) -> String {
     let below = (median - lo) / median * 100.0;
