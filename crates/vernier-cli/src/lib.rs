@@ -4,6 +4,7 @@
 
 mod args;
 mod commands;
+mod files;
 mod history;
 mod html;
 mod runner;

@@ -5,19 +5,12 @@
 
 #[path = "common/cli.rs"]
 mod cli;
+use cli::vernier;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 use vernier::diagnostic::Code;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
-
-/// The `vernier` binary under test, its speed file and history in a home of its own.
-fn vernier() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
-    c.env("NO_COLOR", "1");
-    cli::isolate(&mut c);
-    c
-}
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vernier-counters-cli-{}", std::process::id()));

@@ -10,6 +10,7 @@ mod cpp;
 
 #[path = "common/cli.rs"]
 mod cli;
+use cli::vernier;
 use conformance::Session;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -18,14 +19,6 @@ use vernier::diagnostic::Code;
 use vernier::protocol::parse_samples;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 use vernier::samples::CounterColumn;
-
-/// The `vernier` binary under test, its speed file and history in a home of its own.
-fn vernier() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
-    c.env("NO_COLOR", "1");
-    cli::isolate(&mut c);
-    c
-}
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vernier-cpp-counters-{}", std::process::id()));

@@ -179,7 +179,9 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
                 }
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 let v: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-                if v.as_ref().is_some_and(|v| v.get("comparisons").is_some()) {
+                if v.as_ref()
+                    .is_some_and(|v| crate::files::kind(v) == crate::files::Kind::Comparison)
+                {
                     bail!(
                         "{which} '{}' is a comparison file (from `vernier compare --json`), not a \
                          result file; give a file from `vernier run --json` or `vernier demo --json`",

@@ -67,7 +67,7 @@ pub fn export_command(a: &ExportArgs) -> Result<i32> {
 fn load(path: &std::path::Path) -> Result<ResultFile> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
-        if v.get("comparisons").is_some() && v.get("benchmarks").is_none() {
+        if crate::files::kind(&v) == crate::files::Kind::Comparison {
             bail!(
                 "{} is a comparison file (`vernier compare --json`): export takes a result file; \
                  export the two result files compared instead (vernier run --json FILE writes one)",

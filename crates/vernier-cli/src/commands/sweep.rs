@@ -39,7 +39,7 @@ pub struct SweepArgs {
     /// Measurement budget per benchmark and process, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIME_S)]
     pub time: f64,
-    /// Write the sweep (DESIGN.md's sweep schema) to FILE, after every padding.
+    /// Write the sweep (the schema in docs/experiments.md) to FILE, after every padding.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the sweep as an HTML report (each benchmark's median against the padding).

@@ -1,4 +1,4 @@
-//! The history file (`vernier history --json`, DESIGN.md's shape) as the report reads it: one
+//! The history file (`vernier history --json`, as docs/history.md gives it) as the report reads it: one
 //! series per benchmark and machine, its points over commits and the change points found.
 //! Fields the report does not need are ignored; text fields may be missing.
 

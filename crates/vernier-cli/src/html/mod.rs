@@ -138,7 +138,7 @@ enum Doc {
     Sweep(Sweep),
 }
 
-/// A sweep file (`vernier sweep --json`, DESIGN.md's shape) as the report reads it.
+/// A sweep file (`vernier sweep --json`, as docs/experiments.md gives it) as the report reads it.
 #[derive(Clone, Debug, serde::Deserialize)]
 struct Sweep {
     env_pad: SweepRange,
@@ -203,24 +203,25 @@ fn load(path: &Path) -> Result<Doc> {
     let Some(obj) = v.as_object() else {
         bail!("{shown}: its top level is not a JSON object; {KINDS}");
     };
-    if obj.contains_key("comparisons") {
+    let kind = crate::files::kind(&v);
+    if kind == crate::files::Kind::Comparison {
         let c: ComparisonFile = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged comparison file: {e}"))?;
         return Ok(Doc::Comparison(Box::new(c)));
     }
-    if obj.contains_key("series") {
+    if kind == crate::files::Kind::History {
         let h: History = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged history file: {e}"))?;
         h.check()
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged history file: {e}"))?;
         return Ok(Doc::History(h));
     }
-    if obj.contains_key("env_pad") && obj.contains_key("points") {
+    if kind == crate::files::Kind::Sweep {
         let s: Sweep = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged sweep file: {e}"))?;
         return Ok(Doc::Sweep(s));
     }
-    if obj.contains_key("benchmarks") {
+    if kind == crate::files::Kind::Result {
         let comparison = match obj.get("comparison") {
             Some(c) => Some(Box::new(
                 serde_json::from_value::<ComparisonFile>(c.clone()).map_err(|e| {
@@ -234,6 +235,13 @@ fn load(path: &Path) -> Result<Doc> {
             file: Box::new(file),
             comparison,
         });
+    }
+    if kind == crate::files::Kind::GoogleBenchmark {
+        bail!(
+            "{shown} is Google Benchmark's JSON: a report is made from vernier's files (compare \
+             it with a vernier result file: vernier compare {shown} NEW.json --json cmp.json, \
+             then report cmp.json); {KINDS}"
+        );
     }
     bail!("{shown} is none of the files a report is made from (no `benchmarks`, `comparisons`, `points` or `series` field); {KINDS}")
 }

@@ -30,17 +30,9 @@ pub struct GbFile {
     pub benchmarks: Vec<GbBench>,
 }
 
-/// Whether parsed JSON looks like Google Benchmark's output (a `context` and `benchmarks`
-/// whose entries carry `real_time` or `run_type`, and no vernier `schema`).
+/// Whether parsed JSON looks like Google Benchmark's output.
 pub fn looks_like(v: &Value) -> bool {
-    v.get("schema").is_none()
-        && v.get("context").is_some_and(Value::is_object)
-        && v.get("benchmarks")
-            .and_then(Value::as_array)
-            .is_some_and(|b| {
-                b.iter()
-                    .all(|e| e.get("real_time").is_some() || e.get("run_type").is_some())
-            })
+    crate::files::kind(v) == crate::files::Kind::GoogleBenchmark
 }
 
 fn unit_ns(unit: &str) -> Option<f64> {

@@ -1,0 +1,71 @@
+//! The kinds of JSON file the command reads, told apart by their top-level fields, in one
+//! place for every command that takes a file (`report`, `export`, `compare`).
+
+use serde_json::Value;
+
+/// What a JSON document is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A comparison file (`vernier compare --json`): `comparisons`, no `benchmarks`.
+    Comparison,
+    /// A history (`vernier history --json`): `series`.
+    History,
+    /// A sweep (`vernier sweep --json`): `env_pad` and `points`.
+    Sweep,
+    /// Google Benchmark's JSON: a `context`, `benchmarks` whose entries carry `real_time` or
+    /// `run_type`, and no vernier `schema`.
+    GoogleBenchmark,
+    /// A result file (`vernier run --json`, `vernier demo --json`): `benchmarks`.
+    Result,
+    /// None of these.
+    Unknown,
+}
+
+/// The kind of `v`.
+pub fn kind(v: &Value) -> Kind {
+    let has = |k: &str| v.get(k).is_some();
+    if has("comparisons") && !has("benchmarks") {
+        Kind::Comparison
+    } else if has("series") {
+        Kind::History
+    } else if has("env_pad") && has("points") {
+        Kind::Sweep
+    } else if google_benchmark(v) {
+        Kind::GoogleBenchmark
+    } else if has("benchmarks") {
+        Kind::Result
+    } else {
+        Kind::Unknown
+    }
+}
+
+fn google_benchmark(v: &Value) -> bool {
+    v.get("schema").is_none()
+        && v.get("context").is_some_and(Value::is_object)
+        && v.get("benchmarks")
+            .and_then(Value::as_array)
+            .is_some_and(|b| {
+                b.iter()
+                    .all(|e| e.get("real_time").is_some() || e.get("run_type").is_some())
+            })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_kind_by_its_fields() {
+        assert_eq!(kind(&json!({"comparisons": []})), Kind::Comparison);
+        assert_eq!(kind(&json!({"series": []})), Kind::History);
+        assert_eq!(kind(&json!({"env_pad": {}, "points": []})), Kind::Sweep);
+        let gb = json!({"context": {}, "benchmarks": [{"real_time": 1.0}]});
+        assert_eq!(kind(&gb), Kind::GoogleBenchmark);
+        assert_eq!(kind(&json!({"schema": 1, "benchmarks": []})), Kind::Result);
+        // A result file that carries its comparison is a result file.
+        let both = json!({"schema": 1, "benchmarks": [], "comparisons": []});
+        assert_eq!(kind(&both), Kind::Result);
+        assert_eq!(kind(&json!({"x": 1})), Kind::Unknown);
+    }
+}
