@@ -17,7 +17,7 @@ cargo test -q -p vernier-cli --lib --test compare_gbench --test instructions_par
 # Then everything, the measuring tier included: real benchmarks on this machine, asserting only
 # what an honest tool guarantees in any state of it (a verdict never in the wrong direction, an
 # interval that covers or a flag that says why, a constant flagged).
-cargo test --workspace
+cargo test --workspace --no-fail-fast
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual
 # environment (maturin builds the native module; `--profile dev` reuses the crates the tests
