@@ -408,9 +408,8 @@ fn kept(file: &ResultFile) -> bool {
 /// One executable sized by an environment variable (the chain example, `CHAIN_N=100` or
 /// `200`), run with the two sizes alternately and then rebuilt, as a user sizes inputs: each
 /// size is its own benchmark for the earlier runs (the environment is part of a program's
-/// identity), so every interval stays near its own runs' (within ±10 %; its runs agree within
-/// a few percent), where one identity for both sizes read [27.07, 54.14] ns for a 27.07 ns
-/// median. The speed file is in use, a fresh one of the test's own.
+/// identity), so no interval reaches halfway to the other size's figure, where one identity
+/// for both sizes read [27.07, 54.14] ns for a 27.07 ns median. The speed file is in use, a fresh one of the test's own.
 #[test]
 fn a_program_sized_by_the_environment_keeps_each_size_s_interval() {
     let dir = tempfile::tempdir().unwrap();
@@ -430,11 +429,15 @@ fn a_program_sized_by_the_environment_keeps_each_size_s_interval() {
         let file = ResultFile::load(&json).unwrap();
         (file.benchmarks[0].clone(), o)
     };
+    // The other size reads twice as long: an interval that reached halfway to it would be
+    // the two sizes' runs mixed. Within that, how wide the interval is depends on the machine
+    // (within ±10 % here when quiet; under load a size's own runs may spread further, and
+    // its interval covers them, as it should).
     let within = |b: &vernier::result::BenchmarkResult, o: &std::process::Output| {
         let m = b.per_iter.median_ns;
         let [lo, hi] = b.per_iter.ci95_ns;
         assert!(
-            lo >= m * 0.9 && hi <= m * 1.1,
+            lo >= m / 1.5 && hi <= m * 1.5,
             "{}: {m} ns [{lo}, {hi}], earlier {:?}\n{}",
             b.name,
             b.earlier_runs,
