@@ -92,7 +92,7 @@ fn cpp_seed000_through_the_runner() {
         assert!((0..s.ns.len()).all(|i| s.probe_ns[i].is_some() == s.wide_ns[i].is_some()));
         let sp = b.speed.as_ref().expect("a speed summary");
         assert!(sp.probe_share > 0.0 && sp.probe_share < 0.02, "{sp:?}");
-        assert!(sp.fastest_ghz > 0.0 && sp.fast.ghz > 0.0);
+        assert!(sp.fastest_ghz > 0.0 && sp.fast.ghz > 0.0, "{sp:?}");
         assert!(sp.fastest_throughput.is_some_and(|t| t > 0.0), "{sp:?}");
     }
 }

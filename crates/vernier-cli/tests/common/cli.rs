@@ -5,9 +5,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use vernier::result::ResultFile;
 
-/// The `vernier` binary under test, with colour off and the defaults a user has: the
-/// machine's speed file in use, at its default place — under a home of this test binary's
-/// own ([`isolated_home`]), so that no test reads or adds to the user's files.
+/// The `vernier` binary under test, with colour off, in a home of this test binary's own
+/// ([`isolated_home`]), so that no test reads or adds to the user's files.
 pub fn vernier() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
     c.env("NO_COLOR", "1");
@@ -24,12 +23,14 @@ pub fn isolated_home() -> std::path::PathBuf {
     dir
 }
 
-/// `cmd` with [`isolated_home`]'s cache and data homes, and no speed file named.
+/// `cmd` with [`isolated_home`]'s cache and data homes, so no user file is read or written;
+/// the tests that need the speed file in use name one of their own
+/// ([`vernier_with_speed_file`]), the others run without (`VERNIER_SPEED_FILE=none`).
 pub fn isolate(cmd: &mut Command) -> &mut Command {
     let home = isolated_home();
     cmd.env("XDG_CACHE_HOME", home.join("cache"))
         .env("XDG_DATA_HOME", home.join("data"))
-        .env_remove("VERNIER_SPEED_FILE")
+        .env("VERNIER_SPEED_FILE", "none")
         .env_remove("VERNIER_DB")
 }
 
