@@ -167,21 +167,9 @@ fn against_empty_loop(file: &mut vernier::result::ResultFile, empty: f64) {
     file.harness.empty_iter_ns = empty;
     let ctx = file.analysis_context();
     for b in &mut file.benchmarks {
-        if b.samples.ns.is_empty() {
-            continue;
+        if let Some(r) = vernier::pipeline::again(b, &ctx, b.earlier_runs) {
+            *b = r;
         }
-        let finish = vernier::pipeline::Context {
-            analysis: &ctx,
-            cold: b.cache_cold,
-            earlier: b.earlier_runs,
-            env_pad: &|_| 0,
-        };
-        *b = vernier::pipeline::finish(
-            &b.name,
-            &b.measurement(),
-            &finish,
-            vernier::pipeline::Instructions::None,
-        );
     }
 }
 

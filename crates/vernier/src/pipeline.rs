@@ -74,3 +74,34 @@ pub fn finish(
     }
     r
 }
+
+/// A stored benchmark's result derived again from its raw samples through [`finish`], with
+/// the run's analysis context and what the file kept: the cache mode, the counted
+/// instructions, each process's padding; `earlier`, the earlier runs to join (none for one
+/// side of an offline comparison). `None` when the benchmark holds no sample.
+pub fn again(
+    b: &BenchmarkResult,
+    analysis: &analyze::Context,
+    earlier: Option<EarlierRuns>,
+) -> Option<BenchmarkResult> {
+    if b.samples.ns.is_empty() {
+        return None;
+    }
+    let pad = |p: u32| {
+        b.processes
+            .iter()
+            .find(|q| q.index == p)
+            .map_or(0, |q| q.env_pad_bytes)
+    };
+    let ctx = Context {
+        analysis,
+        cold: b.cache_cold,
+        earlier,
+        env_pad: &pad,
+    };
+    let instructions = match b.instructions_check {
+        Some(c) => Instructions::Stored(c),
+        None => Instructions::None,
+    };
+    Some(finish(&b.name, &b.measurement(), &ctx, instructions))
+}

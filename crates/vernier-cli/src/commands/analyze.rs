@@ -131,30 +131,7 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
 /// A time-mode benchmark re-derived: its measurement rebuilt from the samples, analysed with
 /// the run's context. A benchmark with no sample (it failed before its first) stays as stored.
 pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult {
-    if b.samples.ns.is_empty() {
-        return b.clone();
-    }
-    let pads: Vec<(u32, u64)> = b
-        .processes
-        .iter()
-        .map(|p| (p.index, p.env_pad_bytes))
-        .collect();
-    let finish = pipeline::Context {
-        analysis: ctx,
-        cold: b.cache_cold,
-        earlier: b.earlier_runs,
-        env_pad: &|p| {
-            pads.iter()
-                .find(|(i, _)| *i == p)
-                .map(|&(_, pad)| pad)
-                .unwrap_or(0)
-        },
-    };
-    let instructions = match b.instructions_check {
-        Some(c) => pipeline::Instructions::Stored(c),
-        None => pipeline::Instructions::None,
-    };
-    pipeline::finish(&b.name, &b.measurement(), &finish, instructions)
+    pipeline::again(b, ctx, b.earlier_runs).unwrap_or_else(|| b.clone())
 }
 
 /// An instructions-mode benchmark re-derived: its per-iteration counts are the difference of

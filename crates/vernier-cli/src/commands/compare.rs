@@ -396,23 +396,9 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 /// run's processes and rounds: that, not the pooled samples (which are not independent), is
 /// what an offline comparison combines.
 pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
-    if b.samples.ns.is_empty() {
-        return None;
-    }
     // The run's own figure: the same step as every path, without the earlier runs (each side
     // is one run).
-    let ctx = file.analysis_context();
-    let finish = vernier::pipeline::Context {
-        analysis: &ctx,
-        cold: b.cache_cold,
-        earlier: None,
-        env_pad: &|_| 0,
-    };
-    let instructions = match b.instructions_check {
-        Some(c) => vernier::pipeline::Instructions::Stored(c),
-        None => vernier::pipeline::Instructions::None,
-    };
-    let r = vernier::pipeline::finish(&b.name, &b.measurement(), &finish, instructions);
+    let r = vernier::pipeline::again(b, &file.analysis_context(), None)?;
     let [lo, hi] = r.per_iter.ci95_ns;
     Some((r.per_iter.median_ns, (lo, hi)))
 }
