@@ -1,16 +1,18 @@
 //! Drives the real `vernier demo` binary. No absolute times: orderings measured in the same
 //! run, structure, and the flags the seeds predict.
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::process::Command;
 use vernier::diagnostic::Code;
 use vernier::report;
 use vernier::result::{ResultFile, Status};
 
+/// `vernier` as a user runs it: the speed file in use (this test binary's own, filled by its
+/// runs as a user's is by theirs).
 fn vernier() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
-    // Hermetic: not this machine's speed file (its known speed and clock range).
-    c.env("VERNIER_SPEED_FILE", "none");
-    c
+    cli::vernier()
 }
 
 fn has(file: &ResultFile, name: &str, code: Code) -> bool {

@@ -209,7 +209,7 @@ fn checkpoints_print_a_table_and_write_the_same_json_in_both_harnesses() {
             "checkpoints-{}.json",
             exe.file_name().unwrap().to_string_lossy()
         ));
-        let o = Command::new(&exe)
+        let o = cli::isolate(&mut Command::new(&exe))
             .env(vernier::session::checkpoint::JSON_ENV, &json)
             .output()
             .unwrap();

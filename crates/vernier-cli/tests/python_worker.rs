@@ -86,7 +86,6 @@ fn check_result(f: &ResultFile, what: &str) {
 
 #[test]
 fn vernier_run_measures_a_python_script() {
-    let _serial = cli::serial();
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-run");
     std::fs::create_dir_all(&tmp).unwrap();
     let json = tmp.join("run.json");
@@ -107,7 +106,6 @@ fn vernier_run_measures_a_python_script() {
 
 #[test]
 fn a_python_script_run_alone_starts_the_runner_on_itself() {
-    let _serial = cli::serial();
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-alone");
     std::fs::create_dir_all(&tmp).unwrap();
     let json = tmp.join("alone.json");

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use vernier::counters::CounterSelection;
 use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
 use vernier::diagnostic::Code;
-use vernier::measure::{self, Batch, Measurement, MonotonicClock, StopReason, WallClock};
+use vernier::measure::series::Series;
+use vernier::measure::{self, Batch, Measurement, MonotonicClock, WallClock};
 use vernier::pipeline;
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
@@ -163,19 +164,16 @@ pub fn measure_in_processes(
     batch_costs: &mut Vec<f64>,
     on_progress: &mut dyn FnMut(&measure::Progress),
 ) -> Measurement {
-    let mut merged = Measurement::empty();
-    let processes = pads.len().max(1);
-    let mut per_plan = plan.share(processes);
+    let mut series = Series::new(plan.share(pads.len().max(1)));
     for (p, &pad) in pads.iter().enumerate() {
         if term::interrupted() {
-            merged.stop = StopReason::Interrupted;
+            series.interrupt();
             break;
         }
         let mut worker = match launch(pad) {
             Ok(w) => w,
             Err(e) => {
-                merged.error = Some(e);
-                merged.stop = StopReason::Failed;
+                series.fail(e);
                 break;
             }
         };
@@ -186,19 +184,14 @@ pub fn measure_in_processes(
             clock,
             batch_costs_ns: Vec::new(),
         };
-        let m = measure::measure(&mut target, clock, &per_plan, &timer, on_progress);
+        let m = measure::measure(&mut target, clock, &series.next_plan(), &timer, on_progress);
         batch_costs.extend(target.batch_costs_ns.iter().copied());
-        if p == 0 {
-            per_plan.fixed_iters = Some(m.iters_per_sample);
-        }
-        let stop = m.stop;
-        merged.append(m, p as u32, 0);
-        if merged.error.is_some() || stop == StopReason::Interrupted {
+        if !series.add(m, p as u32, 0) {
             break;
         }
         worker.quit();
     }
-    merged
+    series.into_measurement()
 }
 
 /// One benchmark of a worker, as the engine's target, with the runner's own cost between
@@ -675,7 +668,7 @@ mod tests {
             &mut |_| {},
         );
         assert_eq!(n, 2, "nothing is launched after a failure");
-        assert_eq!(m.stop, StopReason::Failed);
+        assert_eq!(m.stop, measure::StopReason::Failed);
         assert_eq!(m.error.as_deref(), Some("cannot start the worker"));
         assert!(!m.samples.samples.is_empty());
         assert!(m.samples.samples.iter().all(|x| x.process == 0));

@@ -23,14 +23,15 @@ pub fn isolated_home() -> std::path::PathBuf {
     dir
 }
 
-/// `cmd` with [`isolated_home`]'s cache and data homes, so no user file is read or written;
-/// the tests that need the speed file in use name one of their own
-/// ([`vernier_with_speed_file`]), the others run without (`VERNIER_SPEED_FILE=none`).
+/// `cmd` with [`isolated_home`]'s cache and data homes, so no user file is read or written.
+/// The speed file is in use, as a user's is: the one in that cache home, which the test
+/// binary's runs fill as a user's runs do; a test that needs one of its own names it
+/// ([`vernier_with_speed_file`]).
 pub fn isolate(cmd: &mut Command) -> &mut Command {
     let home = isolated_home();
     cmd.env("XDG_CACHE_HOME", home.join("cache"))
         .env("XDG_DATA_HOME", home.join("data"))
-        .env("VERNIER_SPEED_FILE", "none")
+        .env_remove("VERNIER_SPEED_FILE")
         .env_remove("VERNIER_DB")
 }
 
@@ -41,15 +42,6 @@ pub fn vernier_with_speed_file(dir: &Path) -> Command {
     let mut c = vernier();
     c.env("VERNIER_SPEED_FILE", dir.join("core-speed.json"));
     c
-}
-
-/// One measuring test at a time within a test binary: run together, the tests share the
-/// machine's two cores, and each slows the core the others measure on (flagged `core-slowed`
-/// by the probe's throughput half, or read several percent off in an unpaired comparison or
-/// against the empty loop). Hold the guard for the whole test.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Status, stdout and stderr of a run, for assertion messages.

@@ -22,6 +22,7 @@
 pub mod in_process;
 pub mod pairs;
 pub mod sampler;
+pub mod series;
 
 use crate::plan::Plan;
 use crate::samples::{CounterColumn, Phase, Sample, Samples};

@@ -11,7 +11,8 @@ pub mod suite;
 
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
-use crate::measure::{self, Measurement, MonotonicClock, Progress};
+use crate::measure::series::Series;
+use crate::measure::{self, MonotonicClock, Progress};
 use crate::pipeline;
 use crate::protocol;
 use crate::report;
@@ -170,7 +171,7 @@ impl Suite {
             );
         }
         let mut json_failed = false;
-        let mut acc: Vec<Measurement> = selected.iter().map(|_| Measurement::empty()).collect();
+        let mut acc: Vec<Series> = selected.iter().map(|_| Series::new(plan.clone())).collect();
         let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let mut done = vec![false; selected.len()];
         for round in 0..rounds {
@@ -180,10 +181,7 @@ impl Suite {
                 }
                 let name = self.entries[i].name.clone();
                 on_event(Event::Start { name: &name });
-                let mut plan_r = plan.clone();
-                if round > 0 {
-                    plan_r.fixed_iters = Some(acc[k].iters_per_sample);
-                }
+                let mut plan_r = acc[k].next_plan();
                 if let Some(n) = self.entries[i].routine.fixed_iters() {
                     plan_r.fixed_iters = Some(n);
                 }
@@ -204,18 +202,19 @@ impl Suite {
                         })
                     },
                 );
-                acc[k].append(m, 0, round as u32);
-                done[k] = acc[k].error.is_some() || round + 1 == rounds;
+                let go_on = acc[k].add(m, 0, round as u32);
+                done[k] = !go_on || round + 1 == rounds;
             }
         }
         // Report in suite order; after Ctrl-C, whatever was measured is reported too, and a
         // benchmark whose rounds were not all run is marked as cut short.
         for (k, &i) in selected.iter().enumerate() {
-            if acc[k].samples.is_empty() && acc[k].error.is_none() {
+            let m = acc[k].measurement();
+            if m.samples.is_empty() && m.error.is_none() {
                 continue;
             }
             if !done[k] && interrupted() {
-                acc[k].stop = measure::StopReason::Interrupted;
+                acc[k].interrupt();
             }
             let name = &self.entries[i].name;
             let finish = pipeline::Context {
@@ -224,7 +223,12 @@ impl Suite {
                 earlier: self.options.earlier.get(name).copied(),
                 env_pad: &|_| 0,
             };
-            let r = pipeline::finish(name, &acc[k], &finish, pipeline::Instructions::None);
+            let r = pipeline::finish(
+                name,
+                acc[k].measurement(),
+                &finish,
+                pipeline::Instructions::None,
+            );
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();

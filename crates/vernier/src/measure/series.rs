@@ -1,0 +1,149 @@
+//! One benchmark measured in parts (worker processes, in-process rounds) whose samples make one
+//! measurement: the first part calibrates, the later ones keep its iteration count, each part's
+//! samples are tagged with their process and round, and a part that fails or is interrupted
+//! ends the series with what was measured before it kept. The one multi-part driver policy:
+//! `vernier run`'s processes and a standalone suite's rounds both go through it.
+
+use super::{Measurement, StopReason};
+use crate::plan::Plan;
+
+/// The parts measured so far of one benchmark, and the plan of the next.
+#[derive(Clone, Debug)]
+pub struct Series {
+    plan: Plan,
+    merged: Measurement,
+    ended: bool,
+}
+
+impl Series {
+    /// A series whose parts each measure with `plan` (already the share of the whole budget
+    /// a part gets).
+    pub fn new(plan: Plan) -> Series {
+        Series {
+            plan,
+            merged: Measurement::empty(),
+            ended: false,
+        }
+    }
+
+    /// The plan of the next part: after the first part, at its iteration count.
+    pub fn next_plan(&self) -> Plan {
+        self.plan.clone()
+    }
+
+    /// Add a part's measurement as `process` and `round`; whether the series may go on (the
+    /// part neither failed nor was interrupted).
+    pub fn add(&mut self, m: Measurement, process: u32, round: u32) -> bool {
+        if self.merged.samples.is_empty() && m.error.is_none() && self.plan.fixed_iters.is_none() {
+            self.plan.fixed_iters = Some(m.iters_per_sample);
+        }
+        let stop = m.stop;
+        self.merged.append(m, process, round);
+        self.ended |= self.merged.error.is_some() || stop == StopReason::Interrupted;
+        !self.ended
+    }
+
+    /// A part could not be started: the series ends with `error`.
+    pub fn fail(&mut self, error: String) {
+        self.merged.error = Some(error);
+        self.merged.stop = StopReason::Failed;
+        self.ended = true;
+    }
+
+    /// Ctrl-C before the next part: the series ends, marked as cut short.
+    pub fn interrupt(&mut self) {
+        self.merged.stop = StopReason::Interrupted;
+        self.ended = true;
+    }
+
+    /// Whether a part failed or the series was interrupted.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The merged measurement so far.
+    pub fn measurement(&self) -> &Measurement {
+        &self.merged
+    }
+
+    /// The merged measurement.
+    pub fn into_measurement(self) -> Measurement {
+        self.merged
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::{Phase, Sample};
+
+    fn part(iters: u64, ns: &[u64], stop: StopReason, error: Option<&str>) -> Measurement {
+        let mut m = Measurement::empty();
+        let batch: Vec<Sample> = ns
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| Sample {
+                iters,
+                ns: t,
+                t_ns: k as u64 * 10,
+                process: 0,
+                round: 0,
+                phase: Phase::Measure,
+            })
+            .collect();
+        m.samples.push_batch(&batch, &[]);
+        m.iters_per_sample = iters;
+        m.wall_ns = 100;
+        m.stop = stop;
+        m.error = error.map(str::to_string);
+        m
+    }
+
+    #[test]
+    fn the_first_part_sets_the_count_and_later_parts_are_tagged_and_follow_in_time() {
+        let mut s = Series::new(Plan::quick());
+        assert_eq!(s.next_plan().fixed_iters, None);
+        assert!(s.add(part(64, &[10, 11], StopReason::Budget, None), 0, 0));
+        assert_eq!(s.next_plan().fixed_iters, Some(64));
+        assert!(s.add(part(64, &[12], StopReason::Precise, None), 1, 2));
+        let m = s.into_measurement();
+        assert_eq!(m.iters_per_sample, 64);
+        let tags: Vec<(u32, u32, u64)> = m
+            .samples
+            .samples
+            .iter()
+            .map(|x| (x.process, x.round, x.t_ns))
+            .collect();
+        assert_eq!(tags, [(0, 0, 0), (0, 0, 10), (1, 2, 100)]);
+        assert_eq!(m.wall_ns, 200);
+    }
+
+    #[test]
+    fn a_failed_or_interrupted_part_ends_the_series_keeping_what_came_before() {
+        let mut s = Series::new(Plan::quick());
+        assert!(s.add(part(8, &[5], StopReason::Budget, None), 0, 0));
+        assert!(!s.add(part(8, &[6], StopReason::Failed, Some("boom")), 1, 0));
+        assert!(s.ended());
+        assert_eq!(s.measurement().error.as_deref(), Some("boom"));
+        assert_eq!(s.measurement().samples.len(), 2);
+
+        let mut s = Series::new(Plan::quick());
+        s.fail("cannot start the worker".into());
+        assert!(s.ended() && s.measurement().stop == StopReason::Failed);
+
+        let mut s = Series::new(Plan::quick());
+        assert!(!s.add(part(8, &[5], StopReason::Interrupted, None), 0, 0));
+        let mut t = Series::new(Plan::quick());
+        t.interrupt();
+        assert_eq!(t.measurement().stop, StopReason::Interrupted);
+    }
+
+    #[test]
+    fn a_fixed_count_asked_for_is_kept() {
+        let mut plan = Plan::quick();
+        plan.fixed_iters = Some(1);
+        let mut s = Series::new(plan);
+        s.add(part(1, &[5], StopReason::Budget, None), 0, 0);
+        assert_eq!(s.next_plan().fixed_iters, Some(1));
+    }
+}
