@@ -29,8 +29,8 @@ pub fn register(s: &mut Suite) {
     pairs(s);
 }
 
-/// Register only the benchmarks whose name matches `re`.
-pub fn register_filtered(s: &mut Suite, re: &regex::Regex) {
+/// Register only the benchmarks `re` selects (`--filter`, `--shard`).
+pub fn register_filtered(s: &mut Suite, re: &crate::args::Selection) {
     let mut all = Suite::default();
     register(&mut all);
     for (name, routine) in all.into_entries() {
@@ -587,7 +587,8 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         let names = suite.names();
         if !names.iter().any(|n| re.is_match(n)) {
             bail!(
-                "--filter matches no benchmark; the demo has: {}",
+                "{} selects no benchmark; the demo has: {}",
+                re.describe(),
                 names.join(", ")
             );
         }

@@ -98,6 +98,9 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
     if let Some(f) = &a.filter {
         cmd.arg("--filter").arg(f);
     }
+    if let Some(s) = &a.shard {
+        cmd.arg("--shard").arg(s.to_string());
+    }
     if let Some(t) = a.time {
         cmd.arg(format!("--time={t}"));
     }
