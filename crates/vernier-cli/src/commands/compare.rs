@@ -220,7 +220,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     match (old, new) {
         (Input::Results(o), Input::Results(n)) => {
             let code = compare_files(a, &o, &n, threshold)?;
-            crate::history::save_if_asked(&a.save, &n, "compare")?;
+            crate::history::save_if_asked(&a.save, &n, "compare", a.shard)?;
             Ok(code)
         }
         (Input::Program(_), Input::Program(_)) if a.save.save => bail!(

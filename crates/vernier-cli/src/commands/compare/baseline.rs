@@ -76,7 +76,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
     let code = crate::commands::compare::compare_files(&args, &old, &new, threshold)?;
-    crate::history::save_if_asked(&a.save, &new, "compare")?;
+    crate::history::save_if_asked(&a.save, &new, "compare", a.shard)?;
     Ok(code)
 }
 
