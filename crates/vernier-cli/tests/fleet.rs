@@ -232,3 +232,77 @@ fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
     let o = history(&pg.url, &["--fleet", "--commit", COMMIT]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// `sslmode=require`: a save goes through to a server that offers TLS, and the server sees the
+/// connection encrypted; a server without TLS is refused with what to change, the `--json`
+/// result still written.
+#[test]
+fn sslmode_require_encrypts_or_refuses() {
+    let _serial = serial();
+    let exe = compile(
+        "fleet",
+        &[repo_root().join("crates/vernier-cli/tests/fixtures/fleet.cpp")],
+        &["-O2"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let save = |db: &str, json: &Path| {
+        vernier()
+            .args(["run", "--quick", "--processes", "1", "--counters", "none"])
+            .args([
+                "--filter", "^add$", "--save", "--db", db, "--commit", COMMIT,
+            ])
+            .arg("--json")
+            .arg(json)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap()
+    };
+    let tls = Postgres::start_with(true);
+    let url = format!("{}?sslmode=require", tls.url);
+    let o = save(&url, &dir.path().join("a.json"));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = tls
+        .cmd("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            tls.url
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap(),
+        ])
+        .args([
+            "-U",
+            "vernier",
+            "-At",
+            "-c",
+            "SELECT count(*) FROM runs",
+            "postgres",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "1",
+        "{}",
+        text(&o)
+    );
+    drop(tls);
+
+    let plain = Postgres::start();
+    let url = format!("{}?sslmode=require", plain.url);
+    let json = dir.path().join("b.json");
+    let o = save(&url, &json);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("did not complete a TLS handshake"), "{err}");
+    assert!(
+        json.exists(),
+        "the --json result is written before the save"
+    );
+}

@@ -30,6 +30,13 @@ pub struct PgStore {
 
 fn explain(url: &str, e: postgres::Error) -> anyhow::Error {
     let u = store::redact(url);
+    if e.as_db_error().is_none() && e.to_string().contains("TLS") {
+        return anyhow::anyhow!(
+            "the PostgreSQL history store {u} did not complete a TLS handshake ({e}): with \
+             sslmode=require the server must offer TLS (ssl = on in postgresql.conf); or give \
+             the URL without sslmode=require"
+        );
+    }
     if e.as_db_error().is_none() {
         // No answer from a server: connection refused, name not resolved, timeout, closed.
         return anyhow::anyhow!(

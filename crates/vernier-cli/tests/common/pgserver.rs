@@ -27,6 +27,12 @@ pub struct Postgres {
 
 impl Postgres {
     pub fn start() -> Postgres {
+        Postgres::start_with(false)
+    }
+
+    /// A server that offers TLS (`ssl = on`, a self-signed certificate made with `openssl`)
+    /// when `tls`.
+    pub fn start_with(tls: bool) -> Postgres {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .into_iter()
             .flatten()
@@ -74,13 +80,44 @@ impl Postgres {
             .output()
             .unwrap();
         assert!(o.status.success(), "initdb: {}", text(&o));
+        let mut ssl = String::new();
+        if tls {
+            let o = Command::new("openssl")
+                .args([
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                ])
+                .args(["-subj", "/CN=localhost", "-keyout"])
+                .arg(data.join("server.key"))
+                .arg("-out")
+                .arg(data.join("server.crt"))
+                .output()
+                .expect("openssl is not installed: apt-get install openssl");
+            assert!(o.status.success(), "openssl: {}", text(&o));
+            for f in ["server.key", "server.crt"] {
+                let o = Command::new("chmod")
+                    .arg("600")
+                    .arg(data.join(f))
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}", text(&o));
+                if pg.as_postgres {
+                    let o = Command::new("chown")
+                        .arg("postgres")
+                        .arg(data.join(f))
+                        .output()
+                        .unwrap();
+                    assert!(o.status.success(), "{}", text(&o));
+                }
+            }
+            ssl = " -c ssl=on".into();
+        }
         let o = pg
             .cmd("pg_ctl")
             .arg("-D")
             .arg(&data)
             .arg("-o")
             .arg(format!(
-                "-p {port} -c listen_addresses=127.0.0.1 -k {}",
+                "-p {port} -c listen_addresses=127.0.0.1 -k {}{ssl}",
                 pg.data.display()
             ))
             .arg("-l")
