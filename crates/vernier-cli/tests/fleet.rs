@@ -231,6 +231,24 @@ fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
     }
     let o = history(&pg.url, &["--fleet", "--commit", COMMIT]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // `history check`: one line per machine, one exit status (one commit: no regression).
+    let o = history(&pg.url, &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for m in MACHINES {
+        assert!(
+            out.contains(&format!("machine {m}: no regression (6 series)")),
+            "{out}"
+        );
+    }
+
+    // A fifth machine that saved one shard of two: its missing shard is named.
+    wait_ok(job(&exe, &pg.url, "m5", 1, &json("m5", 1)));
+    let o = history(&pg.url, &["--fleet", "--commit", COMMIT]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("m5: MISSING shard 2/2"), "{out}");
 }
 
 /// `sslmode=require`: a save goes through to a server that offers TLS, and the server sees the
