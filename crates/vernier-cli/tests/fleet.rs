@@ -69,21 +69,10 @@ fn history(db: &str, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
-    let _serial = serial();
-    let exe = compile(
-        "fleet",
-        &[repo_root().join("crates/vernier-cli/tests/fixtures/fleet.cpp")],
-        &["-O2"],
-    );
-    let all: BTreeSet<String> = ["add", "mul", "shift", "xor", "neg", "mask"]
-        .map(String::from)
-        .into();
-
-    // The C++ harness's own `--list --shard` follows the rule, and its shards split the suite.
+/// `./exe --list --shard K/2` lists the benchmarks of `all` the rule puts in shard K.
+fn cpp_shards_follow_the_rule(exe: &Path, all: &BTreeSet<String>) {
     for k in 1..=2u64 {
-        let o = Command::new(&exe)
+        let o = Command::new(exe)
             .args(["--list", "--shard", &format!("{k}/2")])
             .env_remove("VERNIER_BIN")
             .output()
@@ -101,6 +90,22 @@ fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
         assert_eq!(listed, rule, "shard {k}/2");
         assert!(!listed.is_empty(), "shard {k}/2 of {all:?} is empty");
     }
+}
+
+#[test]
+fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
+    let _serial = serial();
+    let exe = compile(
+        "fleet",
+        &[repo_root().join("crates/vernier-cli/tests/fixtures/fleet.cpp")],
+        &["-O2"],
+    );
+    let all: BTreeSet<String> = ["add", "mul", "shift", "xor", "neg", "mask"]
+        .map(String::from)
+        .into();
+
+    // The C++ harness's own `--list --shard` follows the rule, and its shards split the suite.
+    cpp_shards_follow_the_rule(&exe, &all);
 
     let pg = Postgres::start();
     let dir = tempfile::tempdir().unwrap();
