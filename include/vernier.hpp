@@ -1937,8 +1937,8 @@ inline void run_through(const std::string& runner, const char* prog,
 /// every harness and the runner use (`--shard K/N`).
 inline std::uint64_t shard_of(const std::string& name, std::uint64_t count) {
     std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : name) {
-        h ^= c;
+    for (char c : name) {
+        h ^= static_cast<unsigned char>(c);
         h *= 0x100000001b3ull;
     }
     return 1 + h % count;
