@@ -1855,13 +1855,14 @@ inline const char* time_unit(double median_ns, double& scale) {
 
 inline const char* usage() {
     return "usage: %s [FILTER...] [--time SECONDS | --quick] [--json FILE] [--list] "
-           "[--standalone]\n"
+           "[--standalone] [--shard K/N]\n"
            "  FILTER         run the benchmarks whose name contains one of these strings\n"
            "  --time S       measurement budget per benchmark in seconds\n"
            "  --quick        a short run\n"
            "  --json FILE    write the result file (needs the vernier runner)\n"
            "  --list         print the benchmark names and exit\n"
            "  --standalone   measure in this process only: quick estimates, no interval\n"
+           "  --shard K/N    only shard K of N (a stable part of the suite, by a hash of the name)\n"
            "With the vernier runner on the PATH (or named by VERNIER_BIN) the program runs\n"
            "itself through it (`vernier run -- %s`): several processes, the core-speed probe,\n"
            "diagnostics and a 95%% interval that holds. Without it, or with --standalone, it\n"
@@ -1932,12 +1933,35 @@ inline void run_through(const std::string& runner, const char* prog,
     unsetenv("VERNIER_SELF_RUN");
 }
 
+/// The shard (1..count) a benchmark belongs to: 1 + FNV-1a-64(name) mod count, the rule
+/// every harness and the runner use (`--shard K/N`).
+inline std::uint64_t shard_of(const std::string& name, std::uint64_t count) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : name) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x100000001b3ull;
+    }
+    return 1 + h % count;
+}
+
+/// Parses `K/N` (1 <= K <= N) into `index` and `count`.
+inline bool parse_shard(const std::string& v, std::uint64_t& index, std::uint64_t& count) {
+    unsigned long long k = 0, n = 0;
+    char tail = 0;
+    if (std::sscanf(v.c_str(), "%llu/%llu%c", &k, &n, &tail) != 2) return false;
+    if (v.empty() || v[0] < '0' || v[0] > '9' || k == 0 || n == 0 || k > n) return false;
+    index = k;
+    count = n;
+    return true;
+}
+
 inline int standalone(int argc, char** argv) {
     const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
     double budget_s = kDefaultBudgetS;
     bool list = false, in_process = false, quick = false, timed = false;
     std::string json;
     std::vector<std::string> filters, runner_args;
+    std::uint64_t shard_index = 0, shard_count = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         // An option's value, attached (`--time=0.2`) or as the next argument.
@@ -1977,6 +2001,15 @@ inline int standalone(int argc, char** argv) {
         } else if (a == "--json" || a.rfind("--json=", 0) == 0) {
             if (!value("--json", json)) return 1;
             runner_args.insert(runner_args.end(), {"--json", json});
+        } else if (a == "--shard" || a.rfind("--shard=", 0) == 0) {
+            std::string v;
+            if (!value("--shard", v)) return 1;
+            if (!parse_shard(v, shard_index, shard_count)) {
+                std::fprintf(stderr, "%s: --shard '%s': expected K/N with 1 <= K <= N\n", prog,
+                             v.c_str());
+                return 1;
+            }
+            runner_args.insert(runner_args.end(), {"--shard", v});
         } else if (a == "-h" || a == "--help") {
             std::printf(usage(), prog, prog);
             return 0;
@@ -1997,6 +2030,7 @@ inline int standalone(int argc, char** argv) {
     for (std::size_t i = 0; i < entries.size(); ++i) {
         bool match = filters.empty();
         for (const auto& f : filters) match = match || entries[i].name.find(f) != std::string::npos;
+        if (shard_count > 0) match = match && shard_of(entries[i].name, shard_count) == shard_index;
         if (match) chosen.push_back(i);
     }
     if (list) {

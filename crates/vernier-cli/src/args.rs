@@ -19,6 +19,10 @@ pub struct Common {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
+    /// Only shard K of N: a stable part of the suite, by a hash of each benchmark's name (the
+    /// N shards are disjoint and together the whole suite; adding a benchmark moves no other).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
     /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time: Option<f64>,
@@ -64,10 +68,48 @@ impl Common {
         CounterSelection::parse(&self.counters).map_err(anyhow::Error::msg)
     }
 
-    pub fn filter(&self) -> Result<Option<regex::Regex>> {
-        parse_filter(self.filter.as_deref())
+    /// The benchmarks `--filter` and `--shard` select (`None`: all).
+    pub fn filter(&self) -> Result<Option<Selection>> {
+        Ok(Selection::new(
+            parse_filter(self.filter.as_deref())?,
+            self.shard,
+        ))
     }
 }
+
+/// Which benchmarks a run measures: those `--filter REGEX` matches, of shard `--shard K/N`.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    pub re: Option<regex::Regex>,
+    pub shard: Option<Shard>,
+}
+
+impl Selection {
+    /// A selection, when there is anything to select by.
+    pub fn new(re: Option<regex::Regex>, shard: Option<Shard>) -> Option<Selection> {
+        (re.is_some() || shard.is_some()).then_some(Selection { re, shard })
+    }
+
+    /// Whether the benchmark `name` is selected.
+    pub fn is_match(&self, name: &str) -> bool {
+        self.shard.is_none_or(|s| s.contains(name))
+            && self.re.as_ref().is_none_or(|re| re.is_match(name))
+    }
+
+    /// The options that made this selection, for messages (`--filter 'x' --shard 1/2`).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(re) = &self.re {
+            parts.push(format!("--filter '{}'", re.as_str()));
+        }
+        if let Some(s) = &self.shard {
+            parts.push(format!("--shard {s}"));
+        }
+        parts.join(" ")
+    }
+}
+
+pub use vernier::shard::Shard;
 
 /// A `--filter REGEX`, compiled; an invalid one is named.
 pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
@@ -96,6 +138,16 @@ pub struct SaveArgs {
     /// The branch to save the run under (default: the current git branch here).
     #[arg(long, value_name = "BRANCH", requires = "save")]
     pub branch: Option<String>,
+    /// The machine's name in the fleet (a runner's name or label), stored beside its
+    /// fingerprint: runs of one name form one series (default: $VERNIER_MACHINE, else the
+    /// fingerprint alone).
+    #[arg(long, value_name = "NAME", requires = "save")]
+    pub machine: Option<String>,
+    /// The run's identity: a save with the same run id and machine replaces the benchmarks
+    /// that run saved before (a retried job never doubles a point). Default: the CI's own
+    /// (GitHub Actions' run id and attempt, Buildkite's build and retry, GitLab's pipeline).
+    #[arg(long, value_name = "ID", requires = "save")]
+    pub run_id: Option<String>,
 }
 
 /// The indices of the benchmarks `filter` selects among `names` (all without a filter); an
@@ -103,7 +155,7 @@ pub struct SaveArgs {
 pub fn select(
     program: &std::path::Path,
     names: &[String],
-    filter: Option<&regex::Regex>,
+    filter: Option<&Selection>,
 ) -> Result<Vec<usize>> {
     if names.is_empty() {
         bail!("{} registers no benchmark", program.display());
@@ -113,7 +165,8 @@ pub fn select(
         .collect();
     if selected.is_empty() {
         bail!(
-            "--filter matches no benchmark; {} has: {}",
+            "{} selects no benchmark; {} has: {}",
+            filter.map(Selection::describe).unwrap_or_default(),
             program.display(),
             names.join(", ")
         );

@@ -48,6 +48,7 @@ pub mod report;
 pub mod result;
 pub mod samples;
 pub mod session;
+pub mod shard;
 pub mod stats;
 pub mod timer;
 pub mod units;

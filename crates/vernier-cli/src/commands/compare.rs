@@ -59,6 +59,9 @@ pub struct CompareArgs {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
+    /// Only shard K of N of the benchmarks (a stable part, by a hash of the name).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::args::Shard>,
     /// Measurement budget per benchmark, in seconds, both sides and all process pairs together
     /// (default 2 for executables; 0.2 with --quick). A benchmark stops earlier once its
     /// interval over the pairs is settled against the threshold.
@@ -217,7 +220,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     match (old, new) {
         (Input::Results(o), Input::Results(n)) => {
             let code = compare_files(a, &o, &n, threshold)?;
-            crate::history::save_if_asked(&a.save, &n, "compare")?;
+            crate::history::save_if_asked(&a.save, &n, "compare", a.shard)?;
             Ok(code)
         }
         (Input::Program(_), Input::Program(_)) if a.save.save => bail!(
@@ -256,6 +259,7 @@ pub(crate) fn common(a: &CompareArgs) -> Common {
         json: None,
         html: None,
         filter: a.filter.clone(),
+        shard: a.shard,
         time: a.time,
         quick: a.quick,
         // Comparisons time the pairs; counters are not read there.
@@ -271,7 +275,7 @@ pub(crate) fn common(a: &CompareArgs) -> Common {
 pub(crate) fn match_names(
     old: &[String],
     new: &[String],
-    filter: Option<&regex::Regex>,
+    filter: Option<&crate::args::Selection>,
 ) -> (Vec<String>, Vec<String>, Vec<String>) {
     let both: Vec<String> = old.iter().filter(|n| new.contains(n)).cloned().collect();
     let only_old = old.iter().filter(|n| !new.contains(n)).cloned().collect();
@@ -292,7 +296,7 @@ pub(crate) fn check_names(
     if selected.is_empty() {
         let in_both = old_names.iter().any(|n| new_names.contains(n));
         if filter && in_both {
-            bail!("--filter matches no benchmark that OLD and NEW both have");
+            bail!("--filter / --shard select no benchmark that OLD and NEW both have");
         }
         bail!(
             "OLD and NEW have no benchmark in common (benchmarks are paired by name).\n  OLD \
@@ -811,8 +815,8 @@ mod tests {
         assert_eq!(sel, s(&["a", "c"]));
         assert_eq!(oo, s(&["b"]));
         assert_eq!(on, s(&["d"]));
-        let re = regex::Regex::new("^c").unwrap();
-        let (sel, _, _) = match_names(&s(&["a", "c"]), &s(&["c", "a"]), Some(&re));
+        let re = crate::args::Selection::new(Some(regex::Regex::new("^c").unwrap()), None);
+        let (sel, _, _) = match_names(&s(&["a", "c"]), &s(&["c", "a"]), re.as_ref());
         assert_eq!(sel, s(&["c"]));
         let e = check_names(&[], &s(&["a"]), &s(&["b"]), false).unwrap_err();
         assert!(e.to_string().contains("no benchmark in common"), "{e}");

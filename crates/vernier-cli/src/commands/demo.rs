@@ -29,8 +29,8 @@ pub fn register(s: &mut Suite) {
     pairs(s);
 }
 
-/// Register only the benchmarks whose name matches `re`.
-pub fn register_filtered(s: &mut Suite, re: &regex::Regex) {
+/// Register only the benchmarks `re` selects (`--filter`, `--shard`).
+pub fn register_filtered(s: &mut Suite, re: &crate::args::Selection) {
     let mut all = Suite::default();
     register(&mut all);
     for (name, routine) in all.into_entries() {
@@ -587,7 +587,8 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         let names = suite.names();
         if !names.iter().any(|n| re.is_match(n)) {
             bail!(
-                "--filter matches no benchmark; the demo has: {}",
+                "{} selects no benchmark; the demo has: {}",
+                re.describe(),
                 names.join(", ")
             );
         }
@@ -659,7 +660,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         started.elapsed().as_secs_f64(),
         term::written_to(c.json.as_deref())
     );
-    crate::history::save_if_asked(&c.save, &file, "demo")?;
+    crate::history::save_if_asked(&c.save, &file, "demo", c.shard)?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

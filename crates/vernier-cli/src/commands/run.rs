@@ -554,7 +554,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     });
     print_after_table(&file, &table, &hello.implementation, processes);
     crate::runner::cold::note(a.cache, &file);
-    crate::history::save_if_asked(&a.common.save, &file, "run")?;
+    crate::history::save_if_asked(&a.common.save, &file, "run", a.common.shard)?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

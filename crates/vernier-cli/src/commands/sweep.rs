@@ -326,7 +326,7 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
         bail!("--time {}: expected a positive number of seconds", a.time);
     }
     crate::args::check_outputs(a.json.as_ref(), a.html.as_ref())?;
-    let filter = crate::args::parse_filter(a.filter.as_deref())?;
+    let filter = crate::args::Selection::new(crate::args::parse_filter(a.filter.as_deref())?, None);
     let (program, args) = crate::commands::run::split_program(&a.program);
     let ctl = Control {
         cpus: a

@@ -5,6 +5,7 @@ use super::series::{self, Series};
 use super::store::{self, Location};
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use std::collections::BTreeSet;
 use std::io::Write as _;
 
 #[derive(Args, Clone, Debug)]
@@ -32,9 +33,25 @@ pub struct QueryArgs {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
-    /// Only runs of the machine whose id starts with ID (ids are listed by `history`).
-    #[arg(long, value_name = "ID")]
+    /// Only runs of the machine named NAME (`--machine` when saved), or whose fingerprint
+    /// starts with NAME (listed by `history`).
+    #[arg(long, value_name = "NAME")]
     pub machine: Option<String>,
+    /// Each benchmark's newest figure on every machine side by side, as ratios to the
+    /// reference machine (with a list: those machines, the first the reference); with
+    /// --fleet, the machines expected (default: every machine that ever saved).
+    #[arg(long, value_name = "M1,M2,…", num_args = 0..=1, value_delimiter = ',')]
+    pub machines: Option<Vec<String>>,
+    /// The machine the others are compared to with --machines (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub reference: Option<String>,
+    /// Which machines and shards saved for --commit C, and which are missing: exit 2 when one
+    /// is missing, 0 when the fleet is complete.
+    #[arg(long, requires = "commit")]
+    pub fleet: bool,
+    /// The commit (or its prefix) --fleet looks at.
+    #[arg(long, value_name = "C")]
+    pub commit: Option<String>,
     /// Print the history as JSON (the contract's `history --json`).
     #[arg(long)]
     pub json: bool,
@@ -50,6 +67,10 @@ impl QueryArgs {
             db: self.db.clone().or(outer.db.clone()),
             filter: self.filter.clone().or(outer.filter.clone()),
             machine: self.machine.clone().or(outer.machine.clone()),
+            machines: self.machines.clone().or(outer.machines.clone()),
+            reference: self.reference.clone().or(outer.reference.clone()),
+            fleet: self.fleet || outer.fleet,
+            commit: self.commit.clone().or(outer.commit.clone()),
             json: self.json || outer.json,
             html: self.html.clone().or(outer.html.clone()),
         }
@@ -77,8 +98,26 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         }
     }
     let mut st = store::open(&loc)?;
+    if q.fleet {
+        let commit = q.commit.as_deref().unwrap_or_default();
+        return Ok(super::fleet::fleet_report(
+            &st.run_summaries()?,
+            commit,
+            q.machines.as_deref(),
+        ));
+    }
     let rows = st.points()?;
     let machines = st.machines()?;
+    // Each fingerprint saved, with the fleet names it was saved under.
+    let rows_machines: BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|p| {
+            q.machine
+                .as_deref()
+                .is_none_or(|m| series::of_machine(p, m))
+        })
+        .map(|p| (p.machine_id.clone(), p.machine.clone()))
+        .collect();
     let all = series::build(rows, filter.as_ref(), q.machine.as_deref());
     if all.is_empty() {
         let why = match (&q.filter, &q.machine) {
@@ -91,9 +130,23 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         }
         anyhow::bail!("{why} (store {})", loc.describe());
     }
+    if let (Some(list), false) = (&q.machines, check) {
+        let doc = super::fleet::machines_table(&all, Some(list), q.reference.as_deref(), !q.json)?;
+        if q.json {
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        return Ok(0);
+    }
+    let all: Vec<Series> = match q.machines.as_deref() {
+        Some(list) if !list.is_empty() => all
+            .into_iter()
+            .filter(|s| list.contains(&s.machine))
+            .collect(),
+        _ => all,
+    };
     let used: Vec<&store::MachineRow> = machines
         .iter()
-        .filter(|m| all.iter().any(|s| s.machine == m.id))
+        .filter(|m| rows_machines.iter().any(|(id, _)| id == &m.id))
         .collect();
     if let Some(path) = &q.html {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
@@ -123,17 +176,33 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
             return Ok(0);
         }
     }
-    if used.len() > 1 {
+    let names: BTreeSet<&str> = all.iter().map(|s| s.machine.as_str()).collect();
+    if names.len() > 1 {
         println!(
             "Runs from {} machines: each machine's runs form series of their own, never mixed \
-             (pick one with --machine ID).",
-            used.len()
+             (pick one with --machine NAME; compare them with --machines).",
+            names.len()
         );
     }
     for m in &used {
+        let named: Vec<&str> = rows_machines
+            .iter()
+            .filter(|(id, name)| id == &m.id && name != &m.id)
+            .map(|(_, name)| name.as_str())
+            .collect();
         println!(
-            "machine {}: {}, {} CPUs, {} {}, host {}",
-            m.id, m.cpu_model, m.logical_cpus, m.arch, m.kernel, m.hostname
+            "machine {}{}: {}, {} CPUs, {} {}, host {}",
+            m.id,
+            if named.is_empty() {
+                String::new()
+            } else {
+                format!(" (named {})", named.join(", "))
+            },
+            m.cpu_model,
+            m.logical_cpus,
+            m.arch,
+            m.kernel,
+            m.hostname
         );
     }
     if check {
@@ -141,7 +210,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     }
     println!();
     for s in &all {
-        print_series(s, used.len() > 1);
+        print_series(s, names.len() > 1);
     }
     Ok(0)
 }
@@ -251,6 +320,23 @@ fn print_check(all: &[Series]) -> i32 {
                 c.ci95[1],
                 commit_name(s.points[c.index].commit.as_deref()),
                 c.confidence * 100.0
+            );
+        }
+    }
+    // One line per machine, one exit status for the fleet.
+    let machines: BTreeSet<&str> = all.iter().map(|s| s.machine.as_str()).collect();
+    if machines.len() > 1 {
+        for m in &machines {
+            let of = all.iter().filter(|s| s.machine == *m);
+            let n = of.clone().count();
+            let bad = of.filter(|s| series::regression(s).is_some()).count();
+            println!(
+                "machine {m}: {} ({n} series)",
+                if bad == 0 {
+                    "no regression".to_string()
+                } else {
+                    format!("{bad} regression(s)")
+                }
             );
         }
     }

@@ -10,6 +10,7 @@
 
 pub mod changepoint;
 pub mod command;
+pub mod fleet;
 pub mod postgres;
 pub mod series;
 pub mod sqlite;
@@ -19,7 +20,7 @@ use crate::args::SaveArgs;
 use anyhow::{Context as _, Result};
 use std::process::Command;
 use std::time::Instant;
-use store::{BenchRow, Location, MachineRow, RunRow};
+use store::{BenchRow, FleetIdentity, Location, MachineRow, RunRow};
 use vernier::result::{ResultFile, Status};
 
 /// Audit checks left out of the machine fingerprint: they describe the moment, not the
@@ -29,7 +30,12 @@ pub const TRANSIENT_CHECKS: [&str; 2] = ["load", "perf-sampling"];
 
 /// Save `file` when `--save` was given; prints one line saying where, and how long it took.
 /// Called after the run's `--json` file is written, so a store that fails loses nothing.
-pub fn save_if_asked(args: &SaveArgs, file: &ResultFile, command: &str) -> Result<()> {
+pub fn save_if_asked(
+    args: &SaveArgs,
+    file: &ResultFile,
+    command: &str,
+    shard: Option<crate::args::Shard>,
+) -> Result<()> {
     if !args.save {
         return Ok(());
     }
@@ -40,22 +46,93 @@ pub fn save_if_asked(args: &SaveArgs, file: &ResultFile, command: &str) -> Resul
     let started = Instant::now();
     let loc = Location::resolve(args.db.as_deref())?;
     let (commit, branch) = git_ref(args);
-    let run = run_row(file, command, commit, branch)?;
+    let mut run = run_row(file, command, commit, branch)?;
+    run.fleet = fleet_identity(args, shard, |k| std::env::var(k).ok());
     let saved = store::open(&loc).and_then(|mut s| s.save(&run));
     let id = saved.with_context(|| {
         "the run was not saved (its result is intact: written to --json when given; save it \
          later by running again with --save)"
             .to_string()
     })?;
+    let f = &run.fleet;
     eprintln!(
-        "vernier: saved run {id} (commit {}, branch {}, machine {}) to {} in {:.1} ms",
+        "vernier: saved run {id} (commit {}, branch {}, machine {}{}{}) to {} in {:.1} ms",
         run.commit.as_deref().map(short).unwrap_or("none"),
         run.branch.as_deref().unwrap_or("none"),
-        run.machine.id,
+        match &f.machine_name {
+            Some(n) => format!("{n}, fingerprint {}", run.machine.id),
+            None => run.machine.id.clone(),
+        },
+        f.run_key
+            .as_deref()
+            .map(|k| format!(", run id {k} attempt {}", f.attempt))
+            .unwrap_or_default(),
+        f.shard
+            .as_deref()
+            .map(|s| format!(", shard {s}"))
+            .unwrap_or_default(),
         loc.describe(),
         started.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// The environment variable naming the machine in the fleet (overridden by `--machine`).
+pub const MACHINE_ENV: &str = "VERNIER_MACHINE";
+
+/// The run's place in the fleet: the machine's name (`--machine`, else `VERNIER_MACHINE`),
+/// the run's identity (`--run-id`, else the CI's own variables, read through `env`) and its
+/// attempt, and the shard.
+///
+/// - GitHub Actions: `github:<GITHUB_REPOSITORY>/<GITHUB_RUN_ID>`, attempt `GITHUB_RUN_ATTEMPT`
+///   (every job of a workflow run shares the run id; a re-run is the next attempt);
+/// - Buildkite: `buildkite:<BUILDKITE_BUILD_ID>`, attempt `BUILDKITE_RETRY_COUNT` + 1;
+/// - GitLab: `gitlab:<CI_PIPELINE_ID>`, attempt 1 (a retried GitLab job has a new job id
+///   and no attempt number: it replaces what the pipeline saved from that machine).
+///
+/// With `--run-id` the attempt is still the CI's when there is one.
+pub fn fleet_identity(
+    args: &SaveArgs,
+    shard: Option<crate::args::Shard>,
+    env: impl Fn(&str) -> Option<String>,
+) -> FleetIdentity {
+    let var = |k: &str| {
+        env(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let num = |k: &str| var(k).and_then(|v| v.parse::<i64>().ok());
+    let (ci_key, attempt) = if let Some(id) = var("GITHUB_RUN_ID") {
+        let repo = var("GITHUB_REPOSITORY").unwrap_or_default();
+        (
+            Some(format!("github:{repo}/{id}")),
+            num("GITHUB_RUN_ATTEMPT").unwrap_or(1),
+        )
+    } else if let Some(id) = var("BUILDKITE_BUILD_ID") {
+        (
+            Some(format!("buildkite:{id}")),
+            num("BUILDKITE_RETRY_COUNT").unwrap_or(0) + 1,
+        )
+    } else if let Some(id) = var("CI_PIPELINE_ID") {
+        (Some(format!("gitlab:{id}")), 1)
+    } else {
+        (None, 1)
+    };
+    FleetIdentity {
+        machine_name: args
+            .machine
+            .clone()
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .or_else(|| var(MACHINE_ENV)),
+        run_key: args
+            .run_id
+            .clone()
+            .filter(|r| !r.trim().is_empty())
+            .or(ci_key),
+        attempt,
+        shard: shard.map(|s| s.to_string()),
+    }
 }
 
 /// The first 12 characters of a commit id.
@@ -132,6 +209,13 @@ pub fn run_row(
                     .map(|d| d.code.as_str())
                     .collect::<Vec<_>>()
                     .join(","),
+                // The probe's cycles of the core at that moment, else the cycles counter's.
+                cycles_per_iter: b
+                    .speed
+                    .as_ref()
+                    .and_then(|s| s.cycles_per_iter)
+                    .or_else(|| b.counters.as_ref()?.get("cycles_per_iter").copied())
+                    .and_then(f),
             }
         })
         .collect();
@@ -143,6 +227,7 @@ pub fn run_row(
         command: command.into(),
         result,
         benchmarks,
+        fleet: FleetIdentity::default(),
     })
 }
 
@@ -220,6 +305,56 @@ mod tests {
             "benchmarks": []
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn the_run_identity_comes_from_the_ci() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let args = SaveArgs::default();
+        let gh = fleet_identity(
+            &args,
+            None,
+            env(&[
+                ("GITHUB_RUN_ID", "42"),
+                ("GITHUB_RUN_ATTEMPT", "3"),
+                ("GITHUB_REPOSITORY", "o/r"),
+                ("VERNIER_MACHINE", "zen5"),
+            ]),
+        );
+        assert_eq!(gh.run_key.as_deref(), Some("github:o/r/42"));
+        assert_eq!((gh.attempt, gh.machine_name.as_deref()), (3, Some("zen5")));
+        let bk = fleet_identity(
+            &args,
+            None,
+            env(&[
+                ("BUILDKITE_BUILD_ID", "b-1"),
+                ("BUILDKITE_RETRY_COUNT", "1"),
+            ]),
+        );
+        assert_eq!(
+            (bk.run_key.as_deref(), bk.attempt),
+            (Some("buildkite:b-1"), 2)
+        );
+        let gl = fleet_identity(&args, None, env(&[("CI_PIPELINE_ID", "7")]));
+        assert_eq!((gl.run_key.as_deref(), gl.attempt), (Some("gitlab:7"), 1));
+        let none = fleet_identity(&args, None, env(&[]));
+        assert_eq!((none.run_key, none.machine_name), (None, None));
+        let given = SaveArgs {
+            machine: Some("m1".into()),
+            run_id: Some("r9".into()),
+            ..Default::default()
+        };
+        let shard = crate::args::Shard::parse("2/4").ok();
+        let g = fleet_identity(&given, shard, env(&[("GITHUB_RUN_ID", "42")]));
+        assert_eq!(g.run_key.as_deref(), Some("r9"));
+        assert_eq!(g.machine_name.as_deref(), Some("m1"));
+        assert_eq!(g.shard.as_deref(), Some("2/4"));
     }
 
     #[test]

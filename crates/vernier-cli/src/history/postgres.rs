@@ -1,16 +1,27 @@
 //! The history store in PostgreSQL (the `postgres` crate, synchronous): one store for a fleet
 //! of CI machines. Same schema and migrations as the SQLite store; migrations run under an
 //! advisory lock so two machines opening a new store at once do not both create it.
+//!
+//! TLS (native-tls: OpenSSL on Linux) as libpq does it: `sslmode=prefer` (the default) uses
+//! TLS when the server offers it, `sslmode=require` refuses a server without it, `disable`
+//! never uses it. As with libpq's `require`, the server's certificate is not verified: the
+//! link is encrypted, the server not authenticated. A connection that fails or drops is tried
+//! again, [`ATTEMPTS`] times in all, [`RETRY_PAUSE`] apart.
 
-use super::store::{self, pg, Dialect, MachineRow, RunRow, StoredPoint, StoredRun};
+use super::store::{self, pg, Dialect, MachineRow, RunRow, RunSummary, StoredPoint, StoredRun};
 use anyhow::Result;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
 use std::time::Duration;
 
 /// How long to wait for the server to answer before calling it unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The advisory lock key taken while migrating ("vernier" in ASCII, as a number).
 const MIGRATION_LOCK: i64 = 0x0076_6572_6e69_6572;
+
+/// Connections tried before a store is called unreachable, a save before it is given up.
+pub const ATTEMPTS: u32 = 3;
+/// The pause before trying again (doubled each time).
+pub const RETRY_PAUSE: Duration = Duration::from_millis(250);
 
 pub struct PgStore {
     client: Client,
@@ -19,6 +30,13 @@ pub struct PgStore {
 
 fn explain(url: &str, e: postgres::Error) -> anyhow::Error {
     let u = store::redact(url);
+    if e.as_db_error().is_none() && e.to_string().contains("TLS") {
+        return anyhow::anyhow!(
+            "the PostgreSQL history store {u} did not complete a TLS handshake ({e}): with \
+             sslmode=require the server must offer TLS (ssl = on in postgresql.conf); or give \
+             the URL without sslmode=require"
+        );
+    }
     if e.as_db_error().is_none() {
         // No answer from a server: connection refused, name not resolved, timeout, closed.
         return anyhow::anyhow!(
@@ -44,7 +62,13 @@ impl PgStore {
             )
         })?;
         config.connect_timeout(CONNECT_TIMEOUT);
-        let client = config.connect(NoTls).map_err(|e| explain(url, e))?;
+        let tls = native_tls::TlsConnector::builder()
+            .danger_accept_invalid_certs(true)
+            .danger_accept_invalid_hostnames(true)
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot set up TLS for the PostgreSQL store: {e}"))?;
+        let tls = postgres_native_tls::MakeTlsConnector::new(tls);
+        let client = retry(|| config.connect(tls.clone())).map_err(|e| explain(url, e))?;
         let mut s = PgStore {
             client,
             url: url.to_string(),
@@ -84,11 +108,27 @@ impl PgStore {
     }
 }
 
-impl store::Store for PgStore {
-    fn save(&mut self, run: &RunRow) -> Result<i64> {
-        let url = self.url.clone();
-        let err = |e| explain(&url, e);
-        let mut tx = self.client.transaction().map_err(err)?;
+/// `f` again while it fails without an answer from a server (refused, dropped, timed out),
+/// [`ATTEMPTS`] times in all.
+fn retry<T>(mut f: impl FnMut() -> Result<T, postgres::Error>) -> Result<T, postgres::Error> {
+    let mut pause = RETRY_PAUSE;
+    let mut left = ATTEMPTS;
+    loop {
+        match f() {
+            Err(e) if e.as_db_error().is_none() && left > 1 => {
+                left -= 1;
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+impl PgStore {
+    /// Save once, on this connection.
+    fn save_once(&mut self, run: &RunRow) -> Result<i64, postgres::Error> {
+        let mut tx = self.client.transaction()?;
         let m = &run.machine;
         tx.execute(
             pg(store::INSERT_MACHINE).as_str(),
@@ -101,8 +141,18 @@ impl store::Store for PgStore {
                 &m.hostname,
                 &m.audit,
             ],
-        )
-        .map_err(err)?;
+        )?;
+        let f = &run.fleet;
+        let key = m.key(f);
+        if let Some(rk) = &f.run_key {
+            // Saves of one identity (a retried job beside the first) one after the other.
+            let lock = vernier::result::known::fnv1a(format!("{rk}\u{1f}{key}").as_bytes()) as i64;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock])?;
+            let st = tx.prepare(pg(&store::delete_replaced()).as_str())?;
+            for b in &run.benchmarks {
+                tx.execute(&st, &[&b.name, rk, &f.attempt, &key])?;
+            }
+        }
         let id: i64 = tx
             .query_one(
                 pg(store::INSERT_RUN).as_str(),
@@ -114,10 +164,14 @@ impl store::Store for PgStore {
                     &run.command,
                     &run.result,
                 ],
-            )
-            .map_err(err)?
+            )?
             .get(0);
-        let st = tx.prepare(pg(store::INSERT_BENCH).as_str()).map_err(err)?;
+        tx.execute(
+            pg(store::SET_RUN_FLEET).as_str(),
+            &[&f.machine_name, &f.run_key, &f.attempt, &f.shard, &id],
+        )?;
+        let cycles = tx.prepare(pg(store::SET_BENCH_CYCLES).as_str())?;
+        let st = tx.prepare(pg(store::INSERT_BENCH).as_str())?;
         for b in &run.benchmarks {
             tx.execute(
                 &st,
@@ -132,11 +186,40 @@ impl store::Store for PgStore {
                     &b.run_ci95_ns[0],
                     &b.run_ci95_ns[1],
                 ],
-            )
-            .map_err(err)?;
+            )?;
+            tx.execute(&cycles, &[&b.cycles_per_iter, &id, &b.name])?;
         }
-        tx.commit().map_err(err)?;
+        if let Some(rk) = &f.run_key {
+            tx.execute(
+                pg(&store::delete_emptied()).as_str(),
+                &[rk, &f.attempt, &key, &id],
+            )?;
+        }
+        tx.commit()?;
         Ok(id)
+    }
+}
+
+impl store::Store for PgStore {
+    /// Save in one transaction; on a dropped connection, connect again and save again (a save
+    /// whose commit was lost with the connection is replaced when it has a run id).
+    fn save(&mut self, run: &RunRow) -> Result<i64> {
+        let mut left = ATTEMPTS;
+        loop {
+            match self.save_once(run) {
+                Err(e) if e.as_db_error().is_none() && left > 1 => {
+                    left -= 1;
+                    eprintln!(
+                        "vernier: the PostgreSQL store {} dropped the connection ({e}): \
+                         connecting again",
+                        store::redact(&self.url)
+                    );
+                    std::thread::sleep(RETRY_PAUSE);
+                    *self = PgStore::open(&self.url)?;
+                }
+                other => return other.map_err(|e| explain(&self.url, e)),
+            }
+        }
     }
 
     fn points(&mut self) -> Result<Vec<StoredPoint>> {
@@ -160,7 +243,12 @@ impl store::Store for PgStore {
                     ci95_hi_ns: r.get(9),
                     flags: r.get(10),
                     run_ci95_ns: [r.get(11), r.get(12)],
+                    cycles_per_iter: r.get(16),
                 },
+                machine: r.get(13),
+                run_key: r.get(14),
+                attempt: r.get(15),
+                superseded: false,
             })
             .collect())
     }
@@ -199,6 +287,25 @@ impl store::Store for PgStore {
                 branch: r.get(3),
                 machine_id: r.get(4),
                 result: r.get(5),
+            })
+            .collect())
+    }
+
+    fn run_summaries(&mut self) -> Result<Vec<RunSummary>> {
+        let rows = self
+            .client
+            .query(store::SELECT_RUN_SUMMARIES, &[])
+            .map_err(|e| explain(&self.url, e))?;
+        Ok(rows
+            .iter()
+            .map(|r| RunSummary {
+                run_id: r.get(0),
+                commit: r.get(1),
+                machine: r.get(2),
+                shard: r.get(3),
+                attempt: r.get(4),
+                run_key: r.get(5),
+                benchmarks: r.get(6),
             })
             .collect())
     }

@@ -26,6 +26,7 @@ impl Series {
     /// Whether the point may be evidence: measured, and not on a slowed core.
     pub fn usable(p: &StoredPoint) -> bool {
         p.bench.status == "ok"
+            && !p.superseded
             && p.bench.median_ns.is_some_and(|m| m.is_finite() && m > 0.0)
             && !p.bench.flags.split(',').any(|f| f == CORE_SLOWED)
     }
@@ -44,13 +45,38 @@ impl Series {
     }
 }
 
-/// Every series of the stored rows whose benchmark matches `filter` and whose machine id
-/// starts with `machine`, sorted by name then machine, with their change points.
+/// Whether `p` is of the machine `m`: its fleet name, or a prefix of its fingerprint.
+pub fn of_machine(p: &StoredPoint, m: &str) -> bool {
+    p.machine == m || p.machine_id.starts_with(m)
+}
+
+/// Every series of the stored rows whose benchmark matches `filter` and whose machine (its
+/// fleet name, or a prefix of its fingerprint) is `machine`, sorted by name then machine, with
+/// their change points. A machine is its `--machine` name when it was given one, else its
+/// fingerprint. A point saved again by a later attempt of the same run id is marked
+/// superseded.
 pub fn build(
-    rows: Vec<StoredPoint>,
+    mut rows: Vec<StoredPoint>,
     filter: Option<&regex::Regex>,
     machine: Option<&str>,
 ) -> Vec<Series> {
+    let mut newest: BTreeMap<(&str, &str, &str), i64> = BTreeMap::new();
+    for p in &rows {
+        if let (Some(k), Some(a)) = (p.run_key.as_deref(), p.attempt) {
+            let e = newest.entry((k, &p.machine, &p.bench.name)).or_insert(a);
+            *e = (*e).max(a);
+        }
+    }
+    let superseded: Vec<bool> = rows
+        .iter()
+        .map(|p| match (p.run_key.as_deref(), p.attempt) {
+            (Some(k), Some(a)) => newest[&(k, p.machine.as_str(), p.bench.name.as_str())] > a,
+            _ => false,
+        })
+        .collect();
+    for (p, s) in rows.iter_mut().zip(superseded) {
+        p.superseded = s;
+    }
     // Where each commit sits: its first run.
     let mut first: BTreeMap<&str, i64> = BTreeMap::new();
     for p in &rows {
@@ -72,11 +98,11 @@ pub fn build(
         if filter.is_some_and(|re| !re.is_match(&p.bench.name)) {
             continue;
         }
-        if machine.is_some_and(|m| !p.machine_id.starts_with(m)) {
+        if machine.is_some_and(|m| !of_machine(p, m)) {
             continue;
         }
         groups
-            .entry((p.bench.name.clone(), p.machine_id.clone()))
+            .entry((p.bench.name.clone(), p.machine.clone()))
             .or_default()
             .push(p.clone());
     }
@@ -149,6 +175,14 @@ struct PointJson<'a> {
     run: i64,
     status: &'a str,
     flags: Vec<&'a str>,
+    /// The run's identity (`--run-id`, or the CI's) and its attempt, when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attempt: Option<i64>,
+    /// A later attempt of the same run id saved this benchmark again on this machine.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    superseded: bool,
 }
 
 #[derive(Serialize)]
@@ -187,6 +221,9 @@ pub fn to_json(series: &[Series], machines: Value) -> HistoryJson<'_> {
                     run: p.run_id,
                     status: &p.bench.status,
                     flags: p.bench.flags.split(',').filter(|f| !f.is_empty()).collect(),
+                    run_id: p.run_key.as_deref(),
+                    attempt: p.run_key.as_ref().and(p.attempt),
+                    superseded: p.superseded,
                 })
                 .collect(),
             change_points: s
@@ -226,7 +263,12 @@ mod tests {
                 ci95_hi_ns: Some(median * 1.002),
                 run_ci95_ns: [Some(median * 0.998), Some(median * 1.002)],
                 flags: flags.into(),
+                cycles_per_iter: None,
             },
+            machine: machine.into(),
+            run_key: None,
+            attempt: None,
+            superseded: false,
         }
     }
 

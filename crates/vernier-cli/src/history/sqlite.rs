@@ -4,7 +4,7 @@
 //! the reason; a file that is not an SQLite database, or not a vernier store, or of a newer
 //! schema is refused and left untouched.
 
-use super::store::{self, Dialect, MachineRow, RunRow, StoredPoint, StoredRun};
+use super::store::{self, Dialect, MachineRow, RunRow, RunSummary, StoredPoint, StoredRun};
 use anyhow::{Context as _, Result};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -179,6 +179,15 @@ impl store::Store for SqliteStore {
             ],
         )
         .map_err(err)?;
+        let f = &run.fleet;
+        let key = m.key(f);
+        if let Some(rk) = &f.run_key {
+            let mut st = tx.prepare(&store::delete_replaced()).map_err(err)?;
+            for b in &run.benchmarks {
+                st.execute(params![b.name, rk, f.attempt, key])
+                    .map_err(err)?;
+            }
+        }
         let id: i64 = tx
             .query_row(
                 store::INSERT_RUN,
@@ -193,7 +202,13 @@ impl store::Store for SqliteStore {
                 |r| r.get(0),
             )
             .map_err(err)?;
+        tx.execute(
+            store::SET_RUN_FLEET,
+            params![f.machine_name, f.run_key, f.attempt, f.shard, id],
+        )
+        .map_err(err)?;
         {
+            let mut cycles = tx.prepare(store::SET_BENCH_CYCLES).map_err(err)?;
             let mut st = tx.prepare(store::INSERT_BENCH).map_err(err)?;
             for b in &run.benchmarks {
                 st.execute(params![
@@ -208,7 +223,14 @@ impl store::Store for SqliteStore {
                     b.run_ci95_ns[1]
                 ])
                 .map_err(err)?;
+                cycles
+                    .execute(params![b.cycles_per_iter, id, b.name])
+                    .map_err(err)?;
             }
+        }
+        if let Some(rk) = &f.run_key {
+            tx.execute(&store::delete_emptied(), params![rk, f.attempt, key, id])
+                .map_err(err)?;
         }
         tx.commit().map_err(err)?;
         Ok(id)
@@ -235,7 +257,12 @@ impl store::Store for SqliteStore {
                         ci95_hi_ns: r.get(9)?,
                         flags: r.get(10)?,
                         run_ci95_ns: [r.get(11)?, r.get(12)?],
+                        cycles_per_iter: r.get(16)?,
                     },
+                    machine: r.get(13)?,
+                    run_key: r.get(14)?,
+                    attempt: r.get(15)?,
+                    superseded: false,
                 })
             })
             .map_err(|e| explain(&self.path, e))?;
@@ -285,6 +312,28 @@ impl store::Store for SqliteStore {
         rows.collect::<Result<_, _>>()
             .map_err(|e| explain(&self.path, e))
     }
+
+    fn run_summaries(&mut self) -> Result<Vec<RunSummary>> {
+        let mut st = self
+            .conn
+            .prepare(store::SELECT_RUN_SUMMARIES)
+            .map_err(|e| explain(&self.path, e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(RunSummary {
+                    run_id: r.get(0)?,
+                    commit: r.get(1)?,
+                    machine: r.get(2)?,
+                    shard: r.get(3)?,
+                    attempt: r.get(4)?,
+                    run_key: r.get(5)?,
+                    benchmarks: r.get(6)?,
+                })
+            })
+            .map_err(|e| explain(&self.path, e))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(|e| explain(&self.path, e))
+    }
 }
 
 #[cfg(test)]
@@ -324,7 +373,12 @@ mod tests {
         assert_eq!(version_of(&s.conn, &path).unwrap(), store::SCHEMA_VERSION);
         assert_eq!(
             indexes(&s.conn),
-            ["benchmarks_run", "runs_branch", "runs_commit"]
+            [
+                "benchmarks_run",
+                "runs_branch",
+                "runs_commit",
+                "runs_identity"
+            ]
         );
         let points = s.points().unwrap();
         assert_eq!(points.len(), 1);

@@ -15,7 +15,9 @@
 //!
 //! Version 1 made the tables; version 2 adds the indexes that lookups by commit and branch
 //! (`compare --baseline`) and the join of benchmarks to their runs use; version 3 adds the
-//! run's own interval (NULL in rows saved before it). A store is migrated
+//! run's own interval (NULL in rows saved before it); the fleet's step adds to `runs` the
+//! machine's name in the fleet (`machine_name`), the run's identity (`run_key`, `attempt`)
+//! and its shard (`K/N`), and to `benchmarks` the time per iteration in cycles. A store is migrated
 //! step by step when it is opened; a store of a newer version than this build knows is
 //! refused, never written.
 
@@ -23,7 +25,10 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = FLEET_STEP as i64;
+
+/// The migration step that adds the fleet's columns.
+pub const FLEET_STEP: usize = 4;
 
 /// Which SQL dialect a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +69,14 @@ pub fn migration(step: usize, d: Dialect) -> Vec<String> {
         3 => vec![
             "ALTER TABLE benchmarks ADD COLUMN run_ci95_lo_ns DOUBLE PRECISION".into(),
             "ALTER TABLE benchmarks ADD COLUMN run_ci95_hi_ns DOUBLE PRECISION".into(),
+        ],
+        FLEET_STEP => vec![
+            "ALTER TABLE runs ADD COLUMN machine_name TEXT".into(),
+            "ALTER TABLE runs ADD COLUMN run_key TEXT".into(),
+            "ALTER TABLE runs ADD COLUMN attempt BIGINT".into(),
+            "ALTER TABLE runs ADD COLUMN shard TEXT".into(),
+            "ALTER TABLE benchmarks ADD COLUMN cycles_per_iter DOUBLE PRECISION".into(),
+            "CREATE INDEX runs_identity ON runs (run_key, machine_name)".into(),
         ],
         _ => Vec::new(),
     }
@@ -175,6 +188,13 @@ pub struct MachineRow {
     pub audit: String,
 }
 
+impl MachineRow {
+    /// The machine as the fleet names it: the run's `--machine` name, else this fingerprint.
+    pub fn key(&self, f: &FleetIdentity) -> String {
+        f.machine_name.clone().unwrap_or_else(|| self.id.clone())
+    }
+}
+
 /// One benchmark of a run, as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BenchRow {
@@ -188,6 +208,9 @@ pub struct BenchRow {
     pub run_ci95_ns: [Option<f64>; 2],
     /// Diagnostic codes, comma-separated (`core-slowed,outliers`).
     pub flags: String,
+    /// The time per iteration in cycles of the core (`per_iter.cycles_per_iter`; `None` when
+    /// not measured, or saved before the store kept it).
+    pub cycles_per_iter: Option<f64>,
 }
 
 impl BenchRow {
@@ -218,6 +241,21 @@ pub struct RunRow {
     pub command: String,
     pub result: String,
     pub benchmarks: Vec<BenchRow>,
+    /// Where the run sits in a fleet.
+    pub fleet: FleetIdentity,
+}
+
+/// A run's place in a fleet: the machine's name, the run's identity, its shard.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FleetIdentity {
+    /// `--machine` / `VERNIER_MACHINE`; `None`: the fingerprint names the machine.
+    pub machine_name: Option<String>,
+    /// `--run-id`, or the CI's own; `None`: a run of its own, never replaced.
+    pub run_key: Option<String>,
+    /// The CI's attempt (1 for the first); a different attempt is kept apart.
+    pub attempt: i64,
+    /// `K/N` when the run measured one shard.
+    pub shard: Option<String>,
 }
 
 /// One benchmark of one stored run, as `history` reads it.
@@ -229,6 +267,26 @@ pub struct StoredPoint {
     pub branch: Option<String>,
     pub machine_id: String,
     pub bench: BenchRow,
+    /// The machine as the fleet names it: its `--machine` name, else its fingerprint.
+    pub machine: String,
+    pub run_key: Option<String>,
+    pub attempt: Option<i64>,
+    /// A later attempt of the same run id saved this benchmark on this machine again: the
+    /// point is kept and shown, marked, but not evidence (set by `series::build`).
+    pub superseded: bool,
+}
+
+/// A stored run's place in the fleet (for `history --fleet`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub run_id: i64,
+    pub commit: Option<String>,
+    /// The `--machine` name, else the fingerprint.
+    pub machine: String,
+    pub shard: Option<String>,
+    pub attempt: Option<i64>,
+    pub run_key: Option<String>,
+    pub benchmarks: i64,
 }
 
 /// A stored run's header and its whole result (for `compare --baseline`).
@@ -252,6 +310,8 @@ pub trait Store {
     fn machines(&mut self) -> Result<Vec<MachineRow>>;
     /// Runs whose commit starts with `reference` or whose branch is `reference`, newest first.
     fn runs_at(&mut self, reference: &str) -> Result<Vec<StoredRun>>;
+    /// Every run's place in the fleet, in the order saved.
+    fn run_summaries(&mut self) -> Result<Vec<RunSummary>>;
 }
 
 /// Open (creating or migrating as needed) the store at `loc`.
@@ -273,7 +333,8 @@ pub fn newer_schema(what: &str, found: i64) -> anyhow::Error {
 
 pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.machine_id, \
      b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags, \
-     b.run_ci95_lo_ns, b.run_ci95_hi_ns \
+     b.run_ci95_lo_ns, b.run_ci95_hi_ns, \
+     COALESCE(r.machine_name, r.machine_id), r.run_key, r.attempt, b.cycles_per_iter \
      FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
 
 pub const SELECT_MACHINES: &str =
@@ -295,6 +356,38 @@ pub const INSERT_RUN: &str = "INSERT INTO runs \
 pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
      (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags, run_ci95_lo_ns, \
      run_ci95_hi_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// The fleet's columns of a run just inserted: `?5` is its id.
+pub const SET_RUN_FLEET: &str =
+    "UPDATE runs SET machine_name = ?1, run_key = ?2, attempt = ?3, shard = ?4 WHERE id = ?5";
+
+/// A benchmark's cycles per iteration: `?2` the run, `?3` the name.
+pub const SET_BENCH_CYCLES: &str =
+    "UPDATE benchmarks SET cycles_per_iter = ?1 WHERE run_id = ?2 AND name = ?3";
+
+/// The machine as the fleet names it, in SQL.
+const MACHINE_KEY: &str = "COALESCE(machine_name, machine_id)";
+
+/// Deletes what the same identity (`?2` run key, `?3` attempt, `?4` machine) saved before of
+/// the benchmark `?1`: a retried job replaces its points.
+pub fn delete_replaced() -> String {
+    format!(
+        "DELETE FROM benchmarks WHERE name = ?1 AND run_id IN (SELECT id FROM runs WHERE \
+         run_key = ?2 AND attempt = ?3 AND {MACHINE_KEY} = ?4)"
+    )
+}
+
+/// Deletes the runs of the same identity left with no benchmark (`?4`: the run just saved).
+pub fn delete_emptied() -> String {
+    format!(
+        "DELETE FROM runs WHERE run_key = ?1 AND attempt = ?2 AND {MACHINE_KEY} = ?3 AND \
+         id <> ?4 AND NOT EXISTS (SELECT 1 FROM benchmarks b WHERE b.run_id = runs.id)"
+    )
+}
+
+pub const SELECT_RUN_SUMMARIES: &str = "SELECT r.id, r.commit_id, \
+     COALESCE(r.machine_name, r.machine_id), r.shard, r.attempt, r.run_key, \
+     (SELECT COUNT(*) FROM benchmarks b WHERE b.run_id = r.id) FROM runs r ORDER BY r.id";
 
 /// A statement in PostgreSQL's placeholder style (`$1`).
 pub fn pg(sql: &str) -> String {

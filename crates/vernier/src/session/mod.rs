@@ -56,8 +56,12 @@ impl Suite {
             return protocol::serve::serve_fds(&mut self.entries, &fds).map_err(SuiteError::Worker);
         }
         if self.options.list {
+            // A shard's benchmarks (`--list --shard K/N`), or all of them.
+            let shard = self.options.shard;
             for n in self.names() {
-                println!("{n}");
+                if shard.is_none_or(|s| s.contains(&n)) {
+                    println!("{n}");
+                }
             }
             return Ok(());
         }

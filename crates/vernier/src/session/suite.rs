@@ -62,6 +62,8 @@ pub struct Options {
     pub json: Option<PathBuf>,
     pub list: bool,
     pub quick: bool,
+    /// Only the benchmarks of this shard (`--shard K/N`, see [`crate::shard`]).
+    pub shard: Option<crate::shard::Shard>,
     /// The machine audit to record in the result (filled by the `vernier` command).
     pub system: serde_json::Value,
     /// Rounds over the suite (0: the default, `DEFAULT_ROUNDS`).
@@ -103,6 +105,10 @@ impl Options {
                     o.counters = CounterSelection::parse(v)?;
                 }
                 "--exact" => o.exact = true,
+                "--shard" => {
+                    let v = it.next().ok_or("--shard needs K/N (e.g. --shard 1/4)")?;
+                    o.shard = Some(crate::shard::Shard::parse(v)?);
+                }
                 "--time" => {
                     let v = it.next().ok_or("--time needs a number of seconds")?;
                     time = Some(
@@ -117,13 +123,14 @@ impl Options {
                 }
                 "-h" | "--help" => {
                     return Err("usage: BENCH [FILTER] [--quick] [--time SECONDS] [--json FILE] [--list] [--exact]\n\
+                                \x20            [--shard K/N]\n\
                                 \x20            [--counters LIST|none] [--keep-interrupted]\n\
                                 For the full analysis across processes: vernier run -- BENCH"
                         .into())
                 }
                 s if s.starts_with('-') => {
                     return Err(format!(
-                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact, --counters LIST, --keep-interrupted)"
+                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact, --shard K/N, --counters LIST, --keep-interrupted)"
                     ))
                 }
                 s => o.filter = Some(s.to_string()),
@@ -153,6 +160,9 @@ impl Options {
     }
 
     pub fn selects(&self, name: &str) -> bool {
+        if self.shard.is_some_and(|s| !s.contains(name)) {
+            return false;
+        }
         match &self.filter {
             None => true,
             Some(f) if self.exact => name == f,

@@ -76,7 +76,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
     let code = crate::commands::compare::compare_files(&args, &old, &new, threshold)?;
-    crate::history::save_if_asked(&a.save, &new, "compare")?;
+    crate::history::save_if_asked(&a.save, &new, "compare", a.shard)?;
     Ok(code)
 }
 
@@ -97,6 +97,9 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
         .arg("none");
     if let Some(f) = &a.filter {
         cmd.arg("--filter").arg(f);
+    }
+    if let Some(s) = &a.shard {
+        cmd.arg("--shard").arg(s.to_string());
     }
     if let Some(t) = a.time {
         cmd.arg(format!("--time={t}"));

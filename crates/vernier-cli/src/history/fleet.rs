@@ -1,0 +1,297 @@
+//! The fleet's view of the store: `history --fleet --commit C` (which machines and shards
+//! saved for a commit, which are missing) and `history --machines` (each benchmark's newest
+//! figure on every machine, side by side). See `docs/fleet.md`.
+
+use super::series::Series;
+use super::store::RunSummary;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Exit status when a machine or a shard expected for the commit is missing.
+pub const EXIT_INCOMPLETE: i32 = 2;
+
+/// One machine's saves for a commit.
+#[derive(Debug, Default)]
+struct MachineAtCommit {
+    /// Shards saved (`K/N`), and whether a run without a shard (the whole suite) was.
+    shards: BTreeSet<(u64, u64)>,
+    whole: bool,
+    benchmarks: i64,
+    attempts: BTreeSet<i64>,
+}
+
+/// The machines `--machines` lists, else every machine seen (sorted, once each).
+fn listed_or_all<'a>(
+    listed: Option<&[String]>,
+    seen: impl Iterator<Item = &'a String>,
+) -> Vec<String> {
+    match listed {
+        Some(list) if !list.is_empty() => list.to_vec(),
+        _ => seen.cloned().collect::<BTreeSet<_>>().into_iter().collect(),
+    }
+}
+
+fn parse_shard(s: &str) -> Option<(u64, u64)> {
+    let sh = vernier::shard::Shard::parse(s).ok()?;
+    Some((sh.index, sh.count))
+}
+
+/// Prints which machines (the `expected` ones, else every machine that ever saved) and shards
+/// saved for the commit starting with `commit`, and which are missing; the exit status.
+pub fn fleet_report(runs: &[RunSummary], commit: &str, expected: Option<&[String]>) -> i32 {
+    let at: Vec<&RunSummary> = runs
+        .iter()
+        .filter(|r| r.commit.as_deref().is_some_and(|c| c.starts_with(commit)))
+        .collect();
+    let machines = listed_or_all(expected, runs.iter().map(|r| &r.machine));
+    let mut seen: BTreeMap<&str, MachineAtCommit> = BTreeMap::new();
+    for r in &at {
+        let m = seen.entry(r.machine.as_str()).or_default();
+        match r.shard.as_deref().and_then(parse_shard) {
+            Some(s) => {
+                m.shards.insert(s);
+            }
+            None => m.whole = true,
+        }
+        m.benchmarks += r.benchmarks;
+        m.attempts.extend(r.attempt);
+    }
+    // The shard counts the fleet used for this commit.
+    let counts: BTreeSet<u64> = seen
+        .values()
+        .flat_map(|m| m.shards.iter().map(|s| s.1))
+        .collect();
+    println!(
+        "fleet at commit {commit}: {} machine(s) expected{}",
+        machines.len(),
+        match counts.iter().map(|n| n.to_string()).collect::<Vec<_>>() {
+            v if v.is_empty() => String::new(),
+            v => format!(", in {} shards", v.join(" or ")),
+        }
+    );
+    let mut missing: Vec<String> = Vec::new();
+    for name in &machines {
+        let Some(m) = seen.get(name.as_str()) else {
+            println!("  {name}: MISSING: no run saved for this commit");
+            missing.push(format!("{name} (no run)"));
+            continue;
+        };
+        let complete_for = |n: u64| (1..=n).all(|k| m.shards.contains(&(k, n)));
+        let lacking: Vec<String> = if m.whole || counts.iter().any(|&n| complete_for(n)) {
+            Vec::new()
+        } else {
+            counts
+                .iter()
+                .flat_map(|&n| {
+                    (1..=n)
+                        .filter(move |&k| !m.shards.contains(&(k, n)))
+                        .map(move |k| format!("{k}/{n}"))
+                })
+                .collect()
+        };
+        let saved: Vec<String> = m.shards.iter().map(|(k, n)| format!("{k}/{n}")).collect();
+        let what = match (m.whole, saved.is_empty()) {
+            (true, true) => "the whole suite".to_string(),
+            (true, false) => format!("the whole suite and shards {}", saved.join(", ")),
+            (false, _) => format!("shards {}", saved.join(", ")),
+        };
+        let attempts = if m.attempts.len() > 1 {
+            format!(
+                ", attempts {}",
+                m.attempts
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            String::new()
+        };
+        if lacking.is_empty() {
+            println!(
+                "  {name}: complete ({what}; {} benchmarks{attempts})",
+                m.benchmarks
+            );
+        } else {
+            println!(
+                "  {name}: MISSING shard {} (saved {what}; {} benchmarks{attempts})",
+                lacking.join(", "),
+                m.benchmarks
+            );
+            missing.push(format!("{name} (shard {})", lacking.join(", ")));
+        }
+    }
+    for extra in seen.keys().filter(|k| !machines.iter().any(|m| m == *k)) {
+        println!("  {extra}: saved for this commit, not among --machines");
+    }
+    if missing.is_empty() {
+        println!("fleet complete: every expected machine saved every shard for {commit}");
+        0
+    } else {
+        println!("fleet incomplete: missing {}", missing.join(", "));
+        EXIT_INCOMPLETE
+    }
+}
+
+/// A figure: median (ns), cycles per iteration, usable.
+type Figure = (f64, Option<f64>, bool);
+
+/// A series' newest figure: median (ns), cycles per iteration, and whether it is usable (not
+/// core-slowed): the newest usable point, else the newest measured one.
+fn newest(s: &Series) -> Option<Figure> {
+    let measured = |p: &&super::store::StoredPoint| {
+        !p.superseded && p.bench.median_ns.is_some_and(|m| m.is_finite() && m > 0.0)
+    };
+    let p = s
+        .points
+        .iter()
+        .rev()
+        .find(|p| Series::usable(p))
+        .or_else(|| s.points.iter().rev().find(measured))?;
+    Some((
+        p.bench.median_ns?,
+        p.bench.cycles_per_iter,
+        Series::usable(p),
+    ))
+}
+
+/// A machine's clocks differ from the reference's when their cycles per ns differ by more
+/// than this share (the probe's own scatter between runs of one machine is well under it).
+pub const CLOCK_DIFFERS: f64 = 0.03;
+
+/// Each benchmark's newest figure on every machine (`machines`, else all), one row per
+/// benchmark and one column per machine, as ratios to the reference machine (`reference`,
+/// else the first machine); with a second table in cycles when the machines' clocks differ.
+pub fn machines_table(
+    all: &[Series],
+    machines: Option<&[String]>,
+    reference: Option<&str>,
+    show: bool,
+) -> anyhow::Result<serde_json::Value> {
+    let cols = listed_or_all(machines, all.iter().map(|s| &s.machine));
+    if cols.is_empty() {
+        anyhow::bail!("the store holds no machine's run to compare");
+    }
+    let reference = reference
+        .map(str::to_string)
+        .unwrap_or_else(|| cols[0].clone());
+    if !cols.contains(&reference) {
+        anyhow::bail!(
+            "--reference {reference} is not among the machines compared ({}): name one of them",
+            cols.join(", ")
+        );
+    }
+    let mut rows: BTreeMap<&str, BTreeMap<&str, Figure>> = BTreeMap::new();
+    for s in all {
+        if let (true, Some(v)) = (cols.contains(&s.machine), newest(s)) {
+            rows.entry(&s.name).or_default().insert(&s.machine, v);
+        }
+    }
+    // Each machine's clock: the median over benchmarks of cycles per ns.
+    let clock = |m: &str| -> Option<f64> {
+        let mut g: Vec<f64> = rows
+            .values()
+            .filter_map(|r| r.get(m).and_then(|(ns, c, _)| c.map(|c| c / ns)))
+            .filter(|g| g.is_finite() && *g > 0.0)
+            .collect();
+        g.sort_by(f64::total_cmp);
+        (!g.is_empty()).then(|| g[g.len() / 2])
+    };
+    let clocks: Vec<Option<f64>> = cols.iter().map(|m| clock(m)).collect();
+    let ref_clock = clocks[cols.iter().position(|m| *m == reference).unwrap_or(0)];
+    let differ = clocks.iter().any(|c| match (c, ref_clock) {
+        (Some(c), Some(r)) => (c / r - 1.0).abs() > CLOCK_DIFFERS,
+        _ => false,
+    });
+    let width = rows
+        .keys()
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let cw = cols
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
+    let print =
+        |title: &str, pick: &dyn Fn(&Figure) -> Option<f64>, unit: &dyn Fn(f64) -> String| {
+            println!("{title} (ratio to {reference}; newest run of each machine)");
+            print!("{:width$}", "benchmark");
+            for c in &cols {
+                print!("  {c:>cw$}");
+            }
+            println!();
+            for (name, r) in &rows {
+                print!("{name:width$}");
+                let base = r.get(reference.as_str()).and_then(pick);
+                for c in &cols {
+                    let mark = match r.get(c.as_str()) {
+                        Some((_, _, false)) => " *",
+                        _ => "",
+                    };
+                    let cell = match (r.get(c.as_str()).and_then(pick), base) {
+                        (Some(v), Some(b)) if c != &reference => {
+                            format!("{} ×{:.3}{mark}", unit(v), v / b)
+                        }
+                        (Some(v), _) => format!("{}{mark}", unit(v)),
+                        (None, _) => "—".into(),
+                    };
+                    print!("  {cell:>cw$}");
+                }
+                println!();
+            }
+            if rows.values().any(|r| r.values().any(|v| !v.2)) {
+                println!(
+                "* the newest run there ran on a slowed core (core-slowed) or failed: no usable \
+                 run of that machine to show"
+            );
+            }
+        };
+    if show {
+        print(
+            "time per iteration",
+            &|v| Some(v.0),
+            &vernier::report::format_ns,
+        );
+    }
+    let clock_line: Vec<String> = cols
+        .iter()
+        .zip(&clocks)
+        .map(|(m, c)| {
+            format!(
+                "{m} {}",
+                c.map(|g| format!("{g:.2} GHz"))
+                    .unwrap_or_else(|| "unknown".into())
+            )
+        })
+        .collect();
+    if show {
+        println!(
+            "clocks (cycles per ns of the core-speed probe): {}",
+            clock_line.join(", ")
+        );
+    }
+    if show && differ {
+        println!();
+        print("clocks differ: cycles per iteration", &|v| v.1, &|c| {
+            format!("{c:.1} cyc")
+        });
+    }
+    let json_rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(name, r)| {
+            let base = r.get(reference.as_str()).map(|v| v.0);
+            serde_json::json!({
+                "name": name,
+                "machines": r.iter().map(|(m, (ns, c, usable))| (m.to_string(), serde_json::json!({
+                    "median_ns": ns, "cycles_per_iter": c, "usable": usable,
+                    "ratio": base.map(|b| ns / b),
+                }))).collect::<serde_json::Map<_, _>>(),
+            })
+        })
+        .collect();
+    Ok(
+        serde_json::json!({"reference": reference, "machines": cols, "clocks_differ": differ, "benchmarks": json_rows}),
+    )
+}
