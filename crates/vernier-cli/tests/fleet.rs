@@ -13,7 +13,7 @@ mod cpp;
 #[path = "common/pgserver.rs"]
 mod pgserver;
 
-use cli::{serial, text, vernier};
+use cli::{text, vernier};
 use cpp::{compile, repo_root};
 use pgserver::Postgres;
 use serde_json::Value;
@@ -94,7 +94,6 @@ fn cpp_shards_follow_the_rule(exe: &Path, all: &BTreeSet<String>) {
 
 #[test]
 fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
-    let _serial = serial();
     let exe = compile(
         "fleet",
         &[repo_root().join("crates/vernier-cli/tests/fixtures/fleet.cpp")],
@@ -261,7 +260,6 @@ fn a_fleet_of_four_machines_in_two_shards_saves_one_commit_once() {
 /// result still written.
 #[test]
 fn sslmode_require_encrypts_or_refuses() {
-    let _serial = serial();
     let exe = compile(
         "fleet",
         &[repo_root().join("crates/vernier-cli/tests/fixtures/fleet.cpp")],
