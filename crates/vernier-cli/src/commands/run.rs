@@ -392,7 +392,16 @@ fn counters_or_none(
 
 /// What `vernier run` prints under its table: the notes and legend, the worker and the
 /// runner's cost, the benchmarks whose interval covers earlier runs.
-fn print_after_table(file: &ResultFile, table: &report::Table, worker: &str, processes: usize) {
+fn print_after_table(
+    file: &ResultFile,
+    table: &report::Table,
+    hello: &vernier::protocol::Hello,
+    processes: usize,
+) {
+    let worker = match &hello.interp {
+        Some(i) => format!("{} ({i})", hello.implementation),
+        None => hello.implementation.clone(),
+    };
     print!("{}", report::after_table(file, table));
     if let Some(c) = file.harness.runner_batch_cost_ns {
         print!(
@@ -406,6 +415,22 @@ fn print_after_table(file: &ResultFile, table: &report::Table, worker: &str, pro
     if let Some(line) = report::earlier_note(file) {
         print!("{}", table.dim_wrapped(&line));
     }
+}
+
+/// A worker process for one of a benchmark's processes, its hash seed (a Python worker's)
+/// kept in `seeds`: processes start in index order, so the seed of process `p` is `seeds[p]`.
+fn launch_keeping_seed(
+    program: &std::path::Path,
+    args: &[OsString],
+    ctl: &Control,
+    pad: u64,
+    seeds: &mut Vec<Option<String>>,
+) -> Result<Box<dyn WorkerLink>, String> {
+    let mut c = ctl.clone();
+    c.env_pad = pad;
+    let w = WorkerProcess::spawn(program, args, &c)?;
+    seeds.push(w.hello.hash_seed.clone());
+    Ok(Box::new(w))
 }
 
 pub fn run_command(a: &RunArgs) -> Result<i32> {
@@ -437,6 +462,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut machine = vernier::machine::Machine::detect();
     let known = vernier::result::known::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
+    machine.worker_interp = hello.interp.clone();
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
         system: crate::commands::system::audit_and_hint(),
@@ -490,11 +516,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             })
             .collect();
         let name = &names[i];
-        let mut launch = |pad: u64| {
-            let mut c = ctl.clone();
-            c.env_pad = pad;
-            WorkerProcess::spawn(&program, &args, &c).map(|w| Box::new(w) as Box<dyn WorkerLink>)
-        };
+        let mut seeds = Vec::new();
+        let mut launch = |pad: u64| launch_keeping_seed(&program, &args, &ctl, pad, &mut seeds);
         let m = measure_in_processes(
             &mut launch,
             &MonotonicClock,
@@ -526,13 +549,16 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ));
             crate::runner::counted::check_instructions(&program, &args, &ctl, i).ok()
         };
-        let r = pipeline::finish(
+        let mut r = pipeline::finish(
             name,
             &m,
             &finish,
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
         progress.clear();
+        for p in &mut r.processes {
+            p.hash_seed = seeds.get(p.index as usize).cloned().flatten();
+        }
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
@@ -559,7 +585,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let written = crate::html::write_result(p, &file, None);
         !crate::html::write_or_warn(p, written, a.common.json.as_deref())
     });
-    print_after_table(&file, &table, &hello.implementation, processes);
+    print_after_table(&file, &table, &hello, processes);
     crate::runner::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run")?;
     if let Some(code) = term::interrupted_exit() {
