@@ -14,8 +14,6 @@ measuring, the statistics and the reports are the Rust engine's (``vernier._nati
 """
 
 import os
-import shutil
-import subprocess
 import sys
 
 from . import _loops, _worker
@@ -105,6 +103,10 @@ def cli(args):
     try:
         from . import _native
     except ImportError:
+        # Imported here: a worker process never needs them, and they cost it milliseconds.
+        import shutil
+        import subprocess
+
         exe = shutil.which("vernier")
         if exe is None:
             sys.stderr.write(

@@ -417,17 +417,36 @@ fn print_after_table(
     }
 }
 
+/// Each process's hash seed in the benchmark's entry (`seeds`, by process index).
+fn keep_hash_seeds(r: &mut vernier::result::BenchmarkResult, seeds: &[Option<String>]) {
+    for p in &mut r.processes {
+        p.hash_seed = seeds.get(p.index as usize).cloned().flatten();
+    }
+}
+
+/// The variable that fixes a Python process's hash seed.
+const PYTHON_HASH_SEED: &str = "PYTHONHASHSEED";
+
 /// A worker process for one of a benchmark's processes, its hash seed (a Python worker's)
 /// kept in `seeds`: processes start in index order, so the seed of process `p` is `seeds[p]`.
+/// A `python` worker (one that sent a hash seed) varies its hash seed per process: drawn here
+/// from `rng` (unless the user fixed one), it needs no restart of its own to draw it.
 fn launch_keeping_seed(
     program: &std::path::Path,
     args: &[OsString],
     ctl: &Control,
     pad: u64,
+    python: bool,
+    rng: &mut Rng,
     seeds: &mut Vec<Option<String>>,
 ) -> Result<Box<dyn WorkerLink>, String> {
     let mut c = ctl.clone();
     c.env_pad = pad;
+    if python && std::env::var_os(PYTHON_HASH_SEED).is_none() {
+        let seed = 1 + rng.next_u64() % u64::from(u32::MAX);
+        c.env
+            .push((PYTHON_HASH_SEED.into(), seed.to_string().into()));
+    }
     let w = WorkerProcess::spawn(program, args, &c)?;
     seeds.push(w.hello.hash_seed.clone());
     Ok(Box::new(w))
@@ -516,8 +535,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             })
             .collect();
         let name = &names[i];
-        let mut seeds = Vec::new();
-        let mut launch = |pad: u64| launch_keeping_seed(&program, &args, &ctl, pad, &mut seeds);
+        let (mut seeds, python) = (Vec::new(), hello.hash_seed.is_some());
+        let mut launch =
+            |pad| launch_keeping_seed(&program, &args, &ctl, pad, python, &mut rng, &mut seeds);
         let m = measure_in_processes(
             &mut launch,
             &MonotonicClock,
@@ -556,9 +576,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
         progress.clear();
-        for p in &mut r.processes {
-            p.hash_seed = seeds.get(p.index as usize).cloned().flatten();
-        }
+        keep_hash_seeds(&mut r, &seeds);
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
