@@ -134,8 +134,9 @@ def compare_tries(tries):
                 with open(path) as f:
                     c = json.load(f)["comparisons"][0]
                 counts.setdefault(label, []).append((c["verdict"], c["ratio"], wall))
-                print("{} {}: {} ratio {:.4f} in {:.1f} s".format(label, i + 1, c["verdict"], c["ratio"], wall),
-                      file=sys.stderr)
+                print("{} {}: {} ratio {:.4f} in {:.1f} s, load {}".format(
+                    label, i + 1, c["verdict"], c["ratio"], wall, _load(os.getloadavg())), file=sys.stderr)
+    print("load average (1, 5, 15 min) at the end: {}".format(_load(os.getloadavg())))
     for label, rows in counts.items():
         verdicts = {}
         for v, _, _ in rows:
@@ -165,17 +166,20 @@ def main():
             raise SystemExit("unknown tool {!r} (expected {})".format(t, ", ".join(TOOLS)))
     env_speed = os.environ["VERNIER_SPEED_FILE"]
     res = {(t, n): [] for t in tools for n in SIZES}
+    load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.invocations):
             for t in tools:
                 for n in (SIZES if i % 2 == 0 else SIZES[::-1]):
-                    res[(t, n)].append(TOOLS[t](n, tmp))
+                    res[(t, n)].append(TOOLS[t](n, tmp) + (os.getloadavg()[0],))
             print("invocation {}/{} done: {}".format(i + 1, a.invocations, json.dumps(
-                {"{} {}".format(t, n): v[-2:] for (t, n), v in res.items()})), file=sys.stderr)
+                {"{} {}".format(t, n): v[-1][:3] for (t, n), v in res.items()})), file=sys.stderr)
     print("sum(x) over 1000 and 1050 ints, {} invocations per tool and size, interleaved "
           "(Python {}, speed file {})".format(a.invocations, sys.version.split()[0], env_speed))
-    head = "{:<17} {:>10} {:>10} {:>8} {:>9} {:>8}  {}".format(
-        "tool", "RSD 1000", "RSD 1050", "ratio", "1050 >", "wall/bm", "flagged (vernier)")
+    print("load average (1, 5, 15 min): {} at the start, {} at the end".format(
+        _load(load_start), _load(os.getloadavg())))
+    head = "{:<17} {:>10} {:>10} {:>8} {:>9} {:>8} {:>5}  {}".format(
+        "tool", "RSD 1000", "RSD 1050", "ratio", "1050 >", "wall/bm", "load", "flagged (vernier)")
     print(head)
     for t in tools:
         a0 = [r[0] for r in res[(t, 1000)]]
@@ -186,13 +190,27 @@ def main():
         # counters-unavailable is the machine (no PMU), not the benchmark.
         flags = [",".join(c for c in (r[2] or []) if c != "counters-unavailable")
                  for n in SIZES for r in res[(t, n)]]
-        flags = [f for f in flags if f]
-        print("{:<17} {:>9.2f}% {:>9.2f}% {:>8.3f} {:>8.0f}% {:>7.2f}s  {}".format(
-            t, rsd(a0), rsd(a1), ratio, slower, statistics.mean(walls),
-            "{} of {}: {}".format(len(flags), 2 * len(a0), "; ".join(flags)) if t == "vernier" else ""))
+        loads = [r[3] for n in SIZES for r in res[(t, n)]]
+        note = ""
+        if t == "vernier":
+            clean = [[r[0] for r in res[(t, n)] if not _flagged(r[2])] for n in SIZES]
+            note = "{} of {} flagged{}; unflagged RSD {:.2f}% / {:.2f}%".format(
+                len([f for f in flags if f]), len(flags),
+                ": " + "; ".join(f for f in flags if f) if any(flags) else "", rsd(clean[0]), rsd(clean[1]))
+        print("{:<17} {:>9.2f}% {:>9.2f}% {:>8.3f} {:>8.0f}% {:>7.2f}s {:>5.2f}  {}".format(
+            t, rsd(a0), rsd(a1), ratio, slower, statistics.mean(walls), statistics.mean(loads), note))
     print("RSD: stdev/mean of the tool's headline over the invocations (timeit: best of 5; pyperf: "
           "mean; pytest-benchmark: median; vernier: median). ratio: median 1050 headline / median "
-          "1000 headline. 1050 >: share of (1000, 1050) invocation pairs where 1050 reads slower.")
+          "1000 headline. 1050 >: share of (1000, 1050) invocation pairs where 1050 reads slower. "
+          "load: mean 1-minute load average after the tool's invocations.")
+
+
+def _flagged(codes):
+    return any(c != "counters-unavailable" for c in (codes or []))
+
+
+def _load(avg):
+    return "/".join("{:.2f}".format(x) for x in avg)
 
 
 if __name__ == "__main__":

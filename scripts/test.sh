@@ -25,7 +25,7 @@ cargo test --workspace --no-fail-fast
 python_start=$SECONDS
 venv="$(mktemp -d)/venv"
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check pytest
+"$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist
 MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install -q --disable-pip-version-check ./python
 "$venv/bin/python" -m pytest python/tests -p no:cacheprovider
 echo "python package: built and tested in $((SECONDS - python_start)) s"

@@ -210,6 +210,21 @@ fn write_result(path: PathBuf, text: String) -> PyResult<()> {
         .map_err(|e| PyRuntimeError::new_err(format!("cannot write {}: {e}", path.display())))
 }
 
+/// Keep a result file (JSON text, or several merged) in the history store, as `vernier run
+/// --save` does: `db` as `--db` (None: `VERNIER_DB`, else the default store), `commit` and
+/// `branch` (None: git's view of the current directory).
+#[pyfunction]
+#[pyo3(signature = (results, *, db=None, commit=None, branch=None))]
+fn save(
+    results: Vec<String>,
+    db: Option<String>,
+    commit: Option<String>,
+    branch: Option<String>,
+) -> PyResult<()> {
+    let file = merge(&results)?;
+    vernier_cli::save_result(&file, db, commit, branch, "pytest").map_err(PyRuntimeError::new_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
@@ -218,6 +233,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(merge_results, m)?)?;
     m.add_function(wrap_pyfunction!(write_result, m)?)?;
+    m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -62,3 +62,40 @@ def test_benchmarks_are_analysed_against_the_python_loops_own_cost(pytester):
     f = json.loads((pytester.path / "e.json").read_text())
     empty = f["harness"]["empty_iter_ns"]
     assert empty > 1.0, "the Python loop's cost, not the Rust harness's (well under 1 ns): {}".format(empty)
+
+
+def test_results_are_saved_and_compared_through_the_history_store(pytester):
+    db = "sqlite:" + str(pytester.path / "history.sqlite")
+    r = run(pytester, "--vernier-quick", "--vernier-save", "--vernier-db", db,
+            "--vernier-commit", "c0ffee", "--vernier-branch", "main", "-k", "fib or kwargs")
+    r.assert_outcomes(passed=2, deselected=3)
+    assert "saved run" in r.stderr.str() and "c0ffee" in r.stderr.str(), r.stderr.str()
+    # The next session against that run: every benchmark compared, unpaired, by name.
+    r = run(pytester, "--vernier-quick", "--vernier-compare", "c0ffee", "--vernier-db", db,
+            "-k", "fib or kwargs")
+    r.assert_outcomes(passed=2, deselected=3)
+    out = r.stdout.str()
+    assert "Against baseline c0ffee (commit c0ffee on main" in out, out
+    rows = [l for l in out.splitlines() if l.startswith(("test_fib ", "test_sorted_kwargs "))]
+    verdicts = ("faster", "slower", "no-change", "inconclusive")
+    assert len([l for l in rows if any(v in l for v in verdicts)]) == 2, out
+    # A reference the store does not have is named, and the tests' outcome stands.
+    r = run(pytester, "--vernier-quick", "--vernier-compare", "nosuch", "--vernier-db", db, "-k", "fib")
+    r.assert_outcomes(passed=1, deselected=4)
+    assert "no stored run at commit or branch 'nosuch'" in r.stderr.str(), r.stderr.str()
+
+
+def test_under_xdist_benchmarks_run_as_tests_and_the_session_says_they_were_not_measured(pytester):
+    try:
+        import xdist  # noqa: F401
+    except ImportError:
+        raise AssertionError("pytest-xdist is needed for this test: pip install pytest-xdist")
+    r = run(pytester, "-n", "2", "--vernier-json", "out.json")
+    r.assert_outcomes(passed=5)
+    out = r.stdout.str()
+    assert "benchmarks not measured under pytest-xdist" in out and "pytest -n 0" in out, out
+    assert not (pytester.path / "out.json").exists()
+    # `-n 0` (xdist installed, not distributing) measures them.
+    r = run(pytester, "-n", "0", "--vernier-quick", "-k", "fib")
+    r.assert_outcomes(passed=1, deselected=4)
+    assert "vernier: 1 benchmark(s)" in r.stdout.str()

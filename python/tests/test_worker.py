@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import urllib.parse
 
 SCRIPT = textwrap.dedent("""
     import vernier
@@ -17,7 +18,7 @@ SCRIPT = textwrap.dedent("""
 
 
 class Worker:
-    def __init__(self, script):
+    def __init__(self, script, env=None):
         cmd_r, cmd_w = os.pipe()
         rep_r, rep_w = os.pipe()
         # Above fd 10 first, so that dup2 onto 3 and 4 cannot clobber one with the other.
@@ -28,7 +29,7 @@ class Worker:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        env = dict(os.environ, VERNIER_FDS="3,4")
+        env = dict(os.environ, VERNIER_FDS="3,4", **(env or {}))
         self.p = subprocess.Popen([sys.executable, str(script)], env=env, close_fds=False,
                                   preexec_fn=fds)
         for fd in (cmd_r, rep_w, a, b):
@@ -52,7 +53,10 @@ def test_the_worker_runs_the_core_speed_probe_with_the_native_module(tmp_path):
     hello = tokens(w.ask("hello 1"))
     assert hello["impl"].startswith("vernier-python/") and hello["timer"] == "monotonic"
     assert hello["pid"] == str(w.p.pid)
-    assert hello["python"].startswith(sys.implementation.name + "-")
+    interp = urllib.parse.unquote(hello["interp"]).split()
+    v = sys.version_info
+    assert interp[:2] == [sys.implementation.name, "{}.{}.{}".format(v.major, v.minor, v.micro)], interp
+    assert interp[2] == ("debug" if hasattr(sys, "gettotalrefcount") else "release"), interp
     assert hello["hashseed"].isdigit(), "each worker gets a hash seed of its own"
     short = tokens(w.ask("run 0 iters=1 samples=2 probe=1024"))
     long = tokens(w.ask("run 0 iters=1 samples=2 probe=65536"))
@@ -83,3 +87,58 @@ def test_a_script_without_benchmarks_says_so(tmp_path):
     script.write_text("import vernier\nvernier.main()\n")
     o = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert o.returncode == 1 and "no benchmark registered" in o.stderr, o
+
+
+GC_SCRIPT = textwrap.dedent("""
+    import os
+    import sys
+    import vernier
+    if os.environ.get("FAKE_PYDEBUG"):
+        sys.gettotalrefcount = lambda: 0   # what a --with-pydebug interpreter has
+    def cycles():
+        for _ in range(50):
+            a = []
+            a.append(a)
+    vernier.bench("cycles, collector on", cycles, gc=True)
+    vernier.bench("cycles, collector off", cycles, allocation_free=True)
+    vernier.main()
+""")
+
+
+def run_script(tmp_path, script, *args, **env):
+    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"), **env)
+    o = subprocess.run([sys.executable, str(script)] + list(args), capture_output=True, text=True,
+                       cwd=tmp_path, env=env)
+    assert o.returncode == 0, o
+    return o
+
+
+def test_collections_hash_seeds_and_the_interpreter_are_kept_in_the_result(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(GC_SCRIPT)
+    o = run_script(tmp_path, script, "--quick", "--processes", "2", "--json", "r.json")
+    r = json.loads((tmp_path / "r.json").read_text())
+    on, off = r["benchmarks"]
+    # The runner reads the name alone from a `list` line carrying options (alloc_free=1).
+    assert [on["name"], off["name"]] == ["cycles, collector on", "cycles, collector off"]
+    # Garbage collections per sample, stored with the samples, shown when there were some.
+    assert sum(on["samples"]["counters"]["gc.collections"]) > 0, on["samples"]["counters"]
+    assert set(off["samples"]["counters"]["gc.collections"]) == {0}
+    gc_lines = [l for l in o.stdout.splitlines() if "garbage collections:" in l]
+    assert len(gc_lines) == 1, o.stdout
+    # Each process's own hash seed.
+    seeds = [p["hash_seed"] for p in on["processes"]]
+    assert len(seeds) == 2 and all(s.isdigit() for s in seeds) and seeds[0] != seeds[1], on["processes"]
+    assert r["machine"]["worker_interp"].startswith(sys.implementation.name + " "), r["machine"]
+    assert r["machine"]["worker_interp"] in o.stdout
+    assert not any(d["code"] == "debug-build" for d in on["diagnostics"])
+
+
+def test_a_debug_interpreter_is_flagged_as_a_debug_build(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(GC_SCRIPT)
+    o = run_script(tmp_path, script, "--quick", "--filter", "off", "--json", "r.json", FAKE_PYDEBUG="1")
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["machine"]["worker_interp"].split()[2] == "debug", r["machine"]
+    assert [d["code"] for d in r["benchmarks"][0]["diagnostics"]].count("debug-build") == 1
+    assert "debug-build" in o.stdout

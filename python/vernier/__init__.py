@@ -14,8 +14,6 @@ measuring, the statistics and the reports are the Rust engine's (``vernier._nati
 """
 
 import os
-import shutil
-import subprocess
 import sys
 
 from . import _loops, _worker
@@ -26,27 +24,32 @@ __all__ = ["bench", "bench_statement", "main", "cli", "benchmarks"]
 _benchmarks = []
 
 
-def bench(name, fn, *args, setup=None, per="iteration", gc=False, **kwargs):
+def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_free=False, **kwargs):
     """Register ``fn(*args, **kwargs)`` as the benchmark ``name``.
 
     ``setup``: a callable whose result is the arguments instead (a tuple: the positional
     arguments; anything else: the one argument), called outside the timed region once per
     iteration (``per="iteration"``, the default) or once per sample (``per="sample"``).
     ``gc=True`` keeps the garbage collector on during the samples (it is off by default, as in
-    ``timeit``). Returns ``fn`` (so it also works as a decorator's body).
+    ``timeit``). ``allocation_free=True`` declares that an iteration allocates nothing: a run
+    that counts allocations fails the benchmark, naming it, when it does. Returns ``fn`` (so it
+    also works as a decorator's body).
     """
     _check_name(name)
     loop = _loops.call_loop(fn, args, kwargs, setup=setup, per=per, gc_on=gc)
+    loop.alloc_free = bool(allocation_free)
     _benchmarks.append((name, loop))
     return fn
 
 
-def bench_statement(name, stmt, setup="pass", globals=None, gc=False):
+def bench_statement(name, stmt, setup="pass", globals=None, gc=False, allocation_free=False):
     """Register the statement ``stmt`` (source text) as the benchmark ``name``, compiled into
     the measured loop as ``timeit`` does; ``setup`` (source text) runs once per sample,
     untimed, in ``globals``."""
     _check_name(name)
-    _benchmarks.append((name, _loops.statement_loop(stmt, setup, globals, gc_on=gc)))
+    loop = _loops.statement_loop(stmt, setup, globals, gc_on=gc)
+    loop.alloc_free = bool(allocation_free)
+    _benchmarks.append((name, loop))
 
 
 def _check_name(name):
@@ -100,6 +103,10 @@ def cli(args):
     try:
         from . import _native
     except ImportError:
+        # Imported here: a worker process never needs them, and they cost it milliseconds.
+        import shutil
+        import subprocess
+
         exe = shutil.which("vernier")
         if exe is None:
             sys.stderr.write(

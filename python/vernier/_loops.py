@@ -58,6 +58,9 @@ class Loop:
         self._prepare = prepare
         self.gc_on = gc_on
         self.collections = 0
+        # Declared allocation-free by its author (``list`` sends ``alloc_free=1``): a run that
+        # counts allocations fails it when it allocates.
+        self.alloc_free = False
 
     def _args(self, iters):
         return self._prepare(iters) if self._prepare is not None else itertools.repeat(None, iters)
@@ -65,16 +68,17 @@ class Loop:
     def time(self, iters, timer=time.perf_counter_ns):
         it = self._args(iters)
         was = gc.isenabled()
-        before = _collections()
         if not self.gc_on:
             gc.disable()
+        # Counted with the collector in the state of the samples: reading the statistics
+        # allocates, and could otherwise set off a collection of its own.
+        before = _collections()
         try:
             return self._fn(it, timer)
         finally:
+            self.collections = _collections() - before
             if was:
                 gc.enable()
-            self.collections = _collections() - before
-
 
 
 def _collections():

@@ -33,3 +33,7 @@ def merge_results(results: List[str]) -> str:
 
 def write_result(path: Union[str, "PathLike[str]"], text: str) -> None:
     """Write a result file atomically."""
+
+def save(results: List[str], *, db: Optional[str] = None, commit: Optional[str] = None,
+         branch: Optional[str] = None) -> None:
+    """Keep result files' JSON texts (merged) in the history store, as ``vernier run --save``."""

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from . import _loops
+from . import _loops, _memory
 
 VERSION = "0.1.0"
 PROTOCOL = 1
@@ -36,10 +36,28 @@ def encode_name(name):
 
 
 def interpreter():
-    """The interpreter, as one token: implementation and version (``cpython-3.12.1``)."""
+    """The interpreter: implementation, version and build flags, as ``hello``'s ``interp=``
+    sends it (``cpython 3.12.1 release pgo lto``; ``debug`` for a ``--with-pydebug`` build,
+    ``free-threading`` without the GIL, ``jit`` with the experimental JIT on)."""
     impl = sys.implementation.name
     v = sys.implementation.version
-    return "{}-{}.{}.{}".format(impl, v.major, v.minor, v.micro)
+    words = [impl, "{}.{}.{}".format(v.major, v.minor, v.micro)]
+    if v.releaselevel != "final":
+        words[-1] += "{}{}".format(v.releaselevel[0] if v.releaselevel != "candidate" else "rc", v.serial)
+    words.append("debug" if debug_build() else "release")
+    import sysconfig
+
+    config = sysconfig.get_config_var("CONFIG_ARGS") or ""
+    for flag, word in (("--enable-optimizations", "pgo"), ("--with-lto", "lto"),
+                       ("--with-assertions", "assertions")):
+        if flag in config:
+            words.append(word)
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        words.append("free-threading")
+    jit = getattr(sys, "_jit", None)
+    if jit is not None and getattr(jit, "is_enabled", lambda: False)():
+        words.append("jit")
+    return " ".join(words)
 
 
 def debug_build():
@@ -132,11 +150,12 @@ class Worker:
         self.overhead_ns = _clock_overhead_ns()
         res = time.get_clock_info("perf_counter").resolution
         self.resolution_ns = max(res * 1e9, 1e-3)
+        self.counter = None
 
     def hello(self):
         return (
             "hello {proto} impl=vernier-python/{ver} timer=monotonic resolution_ns={res:g} "
-            "overhead_ns={ovh:.3f} tsc_hz=0 build={build} pid={pid} python={py} hashseed={seed}"
+            "overhead_ns={ovh:.3f} tsc_hz=0 build={build} pid={pid} interp={py} hashseed={seed}"
         ).format(
             proto=PROTOCOL,
             ver=VERSION,
@@ -144,7 +163,7 @@ class Worker:
             ovh=self.overhead_ns,
             build="debug" if debug_build() else "release",
             pid=os.getpid(),
-            py=interpreter(),
+            py=encode_name(interpreter()),
             seed=os.environ.get(HASHSEED_ENV, "random"),
         )
 
@@ -164,13 +183,28 @@ class Worker:
         if adds and _native is not None:
             probe_ns, wide_ns = _native.probe(adds)
             probe = " probe_ns={} wide_ns={}".format(probe_ns, wide_ns)
-        ns = []
+        ns, gcs, mem = [], [], ""
         try:
-            for _ in range(samples):
-                ns.append(loop.time(iters))
+            if extra.get("memory") == "1":
+                ns, mem = self._counted(loop, iters, samples)
+            else:
+                for _ in range(samples):
+                    ns.append(loop.time(iters))
+                    gcs.append(loop.collections)
         except Exception as e:  # the benchmark's own failure, reported and served on
             return "error benchmark {} failed: {}".format(which, _one_line(e))
-        return "samples {} ns={}{}".format(samples, ",".join(map(str, ns)), probe)
+        gc = " gc.collections={}".format(",".join(map(str, gcs))) if gcs else ""
+        return "samples {} ns={}{}{}{}".format(samples, ",".join(map(str, ns)), probe, gc, mem)
+
+    def _counted(self, loop, iters, samples):
+        """``memory=1``: the allocation counts of each sample (``_memory``)."""
+        if self.counter is None:
+            self.counter = _memory.Counter(self.empty)
+        why = self.counter.unavailable()
+        if why is None:
+            return self.counter.batch_tokens(loop, iters, samples)
+        ns, traced = _memory.traced(loop, self.empty, iters, samples)
+        return ns, " mem.unavailable={}{}".format(encode_name(why), traced)
 
     def reply(self, line):
         """The reply to one command line (``None`` after ``quit``'s ``bye``)."""
@@ -184,7 +218,10 @@ class Worker:
                 return "error unsupported protocol version {} (this worker speaks {})".format(v, PROTOCOL)
             return self.hello()
         if cmd == "list":
-            rows = ["bench {} {}".format(i, encode_name(n)) for i, (n, _) in enumerate(self.benches)]
+            rows = [
+                "bench {} {}{}".format(i, encode_name(n), " alloc_free=1" if getattr(l, "alloc_free", False) else "")
+                for i, (n, l) in enumerate(self.benches)
+            ]
             return "\n".join(rows + ["end {}".format(len(rows))])
         if cmd == "run":
             try:
@@ -228,11 +265,21 @@ def vary_hash_seed():
     """Start this worker again with a ``PYTHONHASHSEED`` of its own, as the runner's
     environment padding varies the layout per process: a hash-dependent benchmark (a set, a
     dict of strings) then shows its spread between processes instead of one process's luck.
-    The seed is sent in ``hello``. Kept when the user set one (to reproduce a run)."""
-    if HASHSEED_ENV in os.environ or not hasattr(sys, "orig_argv"):
+    The seed is sent in ``hello`` and kept in the result, per process. Kept when the user set
+    one (to reproduce a run). In the runner's allocation-counting process (its interposer
+    preloaded), ``PYTHONMALLOC=malloc`` too, so the interposer sees every object (``_memory``)."""
+    if not hasattr(sys, "orig_argv"):
         return
-    seed = int.from_bytes(os.urandom(4), "little") % 4294967295 + 1
-    os.environ[HASHSEED_ENV] = str(seed)
+    again = False
+    if HASHSEED_ENV not in os.environ:
+        seed = int.from_bytes(os.urandom(4), "little") % 4294967295 + 1
+        os.environ[HASHSEED_ENV] = str(seed)
+        again = True
+    if _memory.needs_malloc_env():
+        os.environ["PYTHONMALLOC"] = "malloc"
+        again = True
+    if not again:
+        return
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable] + sys.orig_argv[1:])

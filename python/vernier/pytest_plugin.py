@@ -31,6 +31,16 @@ def pytest_addoption(parser):
                 help="measurement budget per benchmark (default 1 s)")
     g.addoption("--vernier-disable", action="store_true",
                 help="run each benchmark's function once, as a test, without measuring")
+    g.addoption("--vernier-save", action="store_true",
+                help="keep the session's results in the history store (as `vernier run --save`)")
+    g.addoption("--vernier-compare", metavar="COMMIT|BRANCH",
+                help="compare the session's results with the run stored at COMMIT or BRANCH "
+                "(as `vernier compare --baseline`: unpaired), before saving")
+    g.addoption("--vernier-db", metavar="URL",
+                help="the history store: sqlite:PATH, a file path or postgres://… (as --db; default "
+                "$VERNIER_DB, else the user's store)")
+    g.addoption("--vernier-commit", metavar="COMMIT", help="the commit to save under (default: git's)")
+    g.addoption("--vernier-branch", metavar="BRANCH", help="the branch to save under (default: git's)")
 
 
 def pytest_configure(config):
@@ -151,7 +161,37 @@ def pytest_terminal_summary(terminalreporter, config):
 
     terminalreporter.write_sep("-", "vernier: {} benchmark(s)".format(len(results)))
     terminalreporter.write(_native.render(results))
+    merged = _native.merge_results(results)
     path = config.getoption("vernier_json")
     if path:
-        _native.write_result(path, _native.merge_results(results))
+        _native.write_result(path, merged)
         terminalreporter.write_line("vernier: result written to {}".format(path))
+    _history(terminalreporter, config, merged, path)
+
+
+def _history(terminalreporter, config, merged, path):
+    """``--vernier-compare`` (against the stored run, through ``vernier compare --baseline``) and
+    ``--vernier-save``; a failure of either is printed, the session's outcome stays the tests'."""
+    from . import _native, cli
+
+    db = config.getoption("vernier_db")
+    reference = config.getoption("vernier_compare")
+    if reference:
+        import os
+        import tempfile
+
+        terminalreporter.write_sep("-", "vernier: against {}".format(reference))
+        with tempfile.TemporaryDirectory() as d:
+            new = path or os.path.join(d, "pytest.json")
+            if not path:
+                _native.write_result(new, merged)
+            # Printed by the CLI itself, on this process's standard output (flushed first).
+            code = cli(["compare", "--baseline", reference, new] + (["--db", db] if db else []))
+        if code == 1:
+            terminalreporter.write_line("vernier: the comparison with {} failed (above)".format(reference))
+    if config.getoption("vernier_save"):
+        try:
+            _native.save([merged], db=db, commit=config.getoption("vernier_commit"),
+                         branch=config.getoption("vernier_branch"))
+        except RuntimeError as e:
+            terminalreporter.write_line("vernier: not saved: {}".format(e))

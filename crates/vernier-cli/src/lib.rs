@@ -78,6 +78,25 @@ where
     main_with_args(args)
 }
 
+/// Keep `file` in the history store, as `--save` does (`db`: `--db`'s URL, `None`: the
+/// default store; `commit`/`branch`: `None` asks git): for a front end that measured in its
+/// own process (the pytest plugin). Prints where it was saved; the error says why not.
+pub fn save_result(
+    file: &vernier::result::ResultFile,
+    db: Option<String>,
+    commit: Option<String>,
+    branch: Option<String>,
+    command: &str,
+) -> Result<(), String> {
+    let args = args::SaveArgs {
+        save: true,
+        db,
+        commit,
+        branch,
+    };
+    history::save_if_asked(&args, file, command).map_err(|e| format!("{e:#}"))
+}
+
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
 /// and returns the process's exit status: 0 success, 1 an error, 2 a check failed.
 pub fn main_with_args<I, T>(args: I) -> i32

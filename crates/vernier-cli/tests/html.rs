@@ -220,6 +220,7 @@ fn processes_get_their_plot() {
             median_ns: b.per_iter.median_ns * (1.0 + 0.01 * i as f64),
             ci95_ns: [b.per_iter.ci95_ns[0], b.per_iter.ci95_ns[1] * 1.02],
             samples: n / 3,
+            hash_seed: None,
         })
         .collect();
     file.write_atomic(&json).unwrap();

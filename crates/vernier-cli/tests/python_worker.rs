@@ -58,6 +58,23 @@ fn the_pure_python_worker_conforms_to_the_protocol() {
         report.hello.implementation.starts_with("vernier-python/"),
         "{report:?}"
     );
+    // The interpreter (implementation, version, build) and the process's own hash seed.
+    let interp = report.hello.interp.as_deref().unwrap_or_default();
+    let words: Vec<&str> = interp.split(' ').collect();
+    assert!(
+        words.len() >= 3
+            && words[1].split('.').count() == 3
+            && ["release", "debug"].contains(&words[2]),
+        "{report:?}"
+    );
+    assert!(
+        report
+            .hello
+            .hash_seed
+            .as_deref()
+            .is_some_and(|s| s.parse::<u32>().is_ok()),
+        "{report:?}"
+    );
 }
 
 fn check_result(f: &ResultFile, what: &str) {
@@ -74,6 +91,25 @@ fn check_result(f: &ResultFile, what: &str) {
         "{what}: {:?}",
         f.machine.worker_impl
     );
+    assert!(
+        f.machine
+            .worker_interp
+            .as_deref()
+            .is_some_and(|i| i.split(' ').count() >= 3),
+        "{what}: {:?}",
+        f.machine.worker_interp
+    );
+    for b in &f.benchmarks {
+        let seeds: Vec<_> = b.processes.iter().map(|p| p.hash_seed.as_deref()).collect();
+        assert!(
+            !seeds.is_empty()
+                && seeds
+                    .iter()
+                    .all(|s| s.is_some_and(|s| s.parse::<u32>().is_ok())),
+            "{what}: {}: hash seeds {seeds:?}",
+            b.name
+        );
+    }
     // Ten times the elements, about ten times the time: the loop calls the function with its
     // argument (a ratio measured in one run, far from both bounds).
     let median = |i: usize| f.benchmarks[i].per_iter.median_ns;

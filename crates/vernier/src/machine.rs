@@ -18,6 +18,10 @@ pub struct Machine {
     /// Compiler of a C++ worker when known (from its `hello`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_impl: Option<String>,
+    /// The interpreter running a worker, from its `hello` (`interp=`): a Python worker's
+    /// implementation, version and build flags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_interp: Option<String>,
 }
 
 fn uname() -> (String, String, String) {
@@ -68,6 +72,7 @@ impl Machine {
                 "release".into()
             },
             worker_impl: None,
+            worker_interp: None,
         }
     }
 }

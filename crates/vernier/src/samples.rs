@@ -4,6 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A Python worker's garbage collections per sample (the protocol's `gc.collections=`), kept
+/// as a counter column of this name: stored with the samples and shown when not zero.
+pub const GC_COLLECTIONS: &str = "gc.collections";
+
 /// Why a sample was taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

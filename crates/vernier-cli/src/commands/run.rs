@@ -385,7 +385,16 @@ fn counters_or_none(
 
 /// What `vernier run` prints under its table: the notes and legend, the worker and the
 /// runner's cost, the benchmarks whose interval covers earlier runs.
-fn print_after_table(file: &ResultFile, table: &report::Table, worker: &str, processes: usize) {
+fn print_after_table(
+    file: &ResultFile,
+    table: &report::Table,
+    hello: &vernier::protocol::Hello,
+    processes: usize,
+) {
+    let worker = match &hello.interp {
+        Some(i) => format!("{} ({i})", hello.implementation),
+        None => hello.implementation.clone(),
+    };
     print!("{}", report::after_table(file, table));
     if let Some(c) = file.harness.runner_batch_cost_ns {
         print!(
@@ -399,6 +408,41 @@ fn print_after_table(file: &ResultFile, table: &report::Table, worker: &str, pro
     if let Some(line) = report::earlier_note(file) {
         print!("{}", table.dim_wrapped(&line));
     }
+}
+
+/// Each process's hash seed in the benchmark's entry (`seeds`, by process index).
+fn keep_hash_seeds(r: &mut vernier::result::BenchmarkResult, seeds: &[Option<String>]) {
+    for p in &mut r.processes {
+        p.hash_seed = seeds.get(p.index as usize).cloned().flatten();
+    }
+}
+
+/// The variable that fixes a Python process's hash seed.
+const PYTHON_HASH_SEED: &str = "PYTHONHASHSEED";
+
+/// A worker process for one of a benchmark's processes, its hash seed (a Python worker's)
+/// kept in `seeds`: processes start in index order, so the seed of process `p` is `seeds[p]`.
+/// A `python` worker (one that sent a hash seed) varies its hash seed per process: drawn here
+/// from `rng` (unless the user fixed one), it needs no restart of its own to draw it.
+fn launch_keeping_seed(
+    program: &std::path::Path,
+    args: &[OsString],
+    ctl: &Control,
+    pad: u64,
+    python: bool,
+    rng: &mut Rng,
+    seeds: &mut Vec<Option<String>>,
+) -> Result<Box<dyn WorkerLink>, String> {
+    let mut c = ctl.clone();
+    c.env_pad = pad;
+    if python && std::env::var_os(PYTHON_HASH_SEED).is_none() {
+        let seed = 1 + rng.next_u64() % u64::from(u32::MAX);
+        c.env
+            .push((PYTHON_HASH_SEED.into(), seed.to_string().into()));
+    }
+    let w = WorkerProcess::spawn(program, args, &c)?;
+    seeds.push(w.hello.hash_seed.clone());
+    Ok(Box::new(w))
 }
 
 pub fn run_command(a: &RunArgs) -> Result<i32> {
@@ -430,6 +474,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut machine = vernier::machine::Machine::detect();
     let known = vernier::result::known::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
+    machine.worker_interp = hello.interp.clone();
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
         system: crate::commands::system::audit_and_hint(),
@@ -483,11 +528,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             })
             .collect();
         let name = &names[i];
-        let mut launch = |pad: u64| {
-            let mut c = ctl.clone();
-            c.env_pad = pad;
-            WorkerProcess::spawn(&program, &args, &c).map(|w| Box::new(w) as Box<dyn WorkerLink>)
-        };
+        let (mut seeds, python) = (Vec::new(), hello.hash_seed.is_some());
+        let mut launch =
+            |pad| launch_keeping_seed(&program, &args, &ctl, pad, python, &mut rng, &mut seeds);
         let m = measure_in_processes(
             &mut launch,
             &MonotonicClock,
@@ -519,13 +562,14 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ));
             crate::runner::counted::check_instructions(&program, &args, &ctl, i).ok()
         };
-        let r = pipeline::finish(
+        let mut r = pipeline::finish(
             name,
             &m,
             &finish,
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
         progress.clear();
+        keep_hash_seeds(&mut r, &seeds);
         if r.status == vernier::result::Status::Failed {
             failed += 1;
         }
@@ -552,7 +596,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let written = crate::html::write_result(p, &file, None);
         !crate::html::write_or_warn(p, written, a.common.json.as_deref())
     });
-    print_after_table(&file, &table, &hello.implementation, processes);
+    print_after_table(&file, &table, &hello, processes);
     crate::runner::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run", a.common.shard)?;
     if let Some(code) = term::interrupted_exit() {

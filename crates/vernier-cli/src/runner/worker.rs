@@ -288,7 +288,9 @@ impl WorkerProcess {
                 .map_err(|e| format!("during 'list': {e}"))?;
             let mut t = line.splitn(3, ' ');
             match (t.next(), t.next(), t.next()) {
-                (Some("bench"), Some(_), Some(name)) => {
+                // Options after the name (`alloc_free=1`) are the memory pass's to read.
+                (Some("bench"), Some(_), Some(rest)) => {
+                    let name = rest.split(' ').next().unwrap_or(rest);
                     self.names.push(protocol::decode_name(name)?)
                 }
                 (Some("end"), Some(n), None) => {

@@ -294,7 +294,8 @@ pub fn list(s: &mut Session) -> Vec<String> {
         }
         let parts: Vec<&str> = line.split(' ').collect();
         assert!(
-            parts.len() == 3 && parts[0] == "bench",
+            // Options may follow the name (`alloc_free=1`).
+            parts.len() >= 3 && parts[0] == "bench" && parts[3..].iter().all(|t| t.contains('=')),
             "malformed list line '{line}'"
         );
         assert_eq!(

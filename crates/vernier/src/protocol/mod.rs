@@ -5,7 +5,7 @@
 pub mod serve;
 
 use crate::measure::Batch;
-use crate::samples::CounterColumn;
+use crate::samples::{CounterColumn, GC_COLLECTIONS};
 use crate::timer::{TimerInfo, TimerKind};
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
@@ -194,11 +194,17 @@ pub struct Hello {
     pub timer: TimerInfo,
     pub debug_build: bool,
     pub pid: u32,
+    /// The interpreter running the worker (`interp=`, percent-encoded on the wire): a Python
+    /// worker's implementation, version and build flags.
+    pub interp: Option<String>,
+    /// The worker process's hash seed (`hashseed=`): Python's `PYTHONHASHSEED`, varied per
+    /// process like the environment padding.
+    pub hash_seed: Option<String>,
 }
 
 impl Hello {
     pub fn to_line(&self) -> String {
-        format!(
+        let mut s = format!(
             "hello {} impl={} timer={} resolution_ns={} overhead_ns={} tsc_hz={} build={} pid={}",
             self.version,
             self.implementation,
@@ -208,7 +214,14 @@ impl Hello {
             self.timer.tsc_hz.unwrap_or(0.0),
             if self.debug_build { "debug" } else { "release" },
             self.pid
-        )
+        );
+        if let Some(i) = &self.interp {
+            let _ = write!(s, " interp={}", encode_name(i));
+        }
+        if let Some(h) = &self.hash_seed {
+            let _ = write!(s, " hashseed={h}");
+        }
+        s
     }
 
     pub fn parse(line: &str) -> Result<Hello, String> {
@@ -233,6 +246,8 @@ impl Hello {
             },
             debug_build: false,
             pid: 0,
+            interp: None,
+            hash_seed: None,
         };
         let bad = |t: &str| {
             format!(
@@ -272,6 +287,8 @@ impl Hello {
                 "overhead_ns" => h.timer.overhead_ns = num()?,
                 "tsc_hz" => h.timer.tsc_hz = Some(num()?).filter(|&x| x > 0.0),
                 "build" => h.debug_build = v == "debug",
+                "interp" => h.interp = Some(decode_name(v)?),
+                "hashseed" => h.hash_seed = Some(v.to_string()),
                 "pid" => {
                     h.pid = v.parse().map_err(|_| {
                         format!(
@@ -423,7 +440,10 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             } else {
                 batch.wide_ns = t;
             }
-        } else if let Some(ev) = k.strip_prefix("ctr.") {
+        } else if let Some(ev) = k
+            .strip_prefix("ctr.")
+            .or((k == GC_COLLECTIONS).then_some(k))
+        {
             let values = v
                 .split(',')
                 .map(|x| {
@@ -683,6 +703,11 @@ mod tests {
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,2 scaled.cycles=1", 2).is_err());
         assert!(parse_samples("samples 2 ns=1,2 scaled.cycles=1,0", 2).is_err());
         assert!(parse_samples("samples 2 ns=1,2 ctr.cycles=1,x", 2).is_err());
+        // A Python worker's garbage collections: a column of their own, checked like one.
+        let gc = parse_samples("samples 2 ns=1,2 gc.collections=0,3", 2).unwrap();
+        assert_eq!(gc.counters[0].event, GC_COLLECTIONS);
+        assert_eq!(gc.counters[0].values, vec![Some(0), Some(3)]);
+        assert!(parse_samples("samples 2 ns=1,2 gc.collections=1", 2).is_err());
     }
 
     #[test]
@@ -708,7 +733,17 @@ mod tests {
             },
             debug_build: false,
             pid: 42,
+            interp: None,
+            hash_seed: None,
         };
         assert_eq!(Hello::parse(&h.to_line()).unwrap(), h);
+        let py = Hello {
+            interp: Some("cpython 3.13.1 debug free-threading".into()),
+            hash_seed: Some("1234".into()),
+            ..h
+        };
+        let line = py.to_line();
+        assert!(line.contains(" interp=cpython%203.13.1%20debug%20free-threading hashseed=1234"));
+        assert_eq!(Hello::parse(&line).unwrap(), py);
     }
 }

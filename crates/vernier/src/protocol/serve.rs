@@ -52,6 +52,8 @@ impl Worker for SuiteWorker<'_> {
             timer: self.timer.info(),
             debug_build: cfg!(debug_assertions),
             pid: std::process::id(),
+            interp: None,
+            hash_seed: None,
         }
     }
 

@@ -162,6 +162,26 @@ pub fn format_count(x: f64) -> String {
     format!("{x:.digits$}")
 }
 
+/// The garbage collections a Python worker counted during the benchmark's samples, when any
+/// ran (`None`: none, or not counted): collections make a sample slower, so a benchmark
+/// measured with the collector on says how often it ran.
+pub fn gc_line(b: &BenchmarkResult) -> Option<String> {
+    let col = b.samples.counters.get(crate::samples::GC_COLLECTIONS)?;
+    let (mut total, mut hit, mut counted) = (0u64, 0usize, 0usize);
+    for v in col.iter().flatten() {
+        counted += 1;
+        total += v;
+        hit += usize::from(*v > 0);
+    }
+    let iters: u64 = b.samples.iters.iter().sum();
+    (total > 0).then(|| {
+        format!(
+            "garbage collections: {total} in {hit} of {counted} samples ({} per 1000 iterations)",
+            format_count(total as f64 * 1000.0 / iters.max(1) as f64)
+        )
+    })
+}
+
 /// The short counters line under a benchmark's row: per-iteration figures (medians over the
 /// steady samples, the reads' baseline subtracted) and the interrupted samples. `None` when
 /// no counter was read. With `with_missing`, the events asked for and not read are named too

@@ -108,6 +108,9 @@ pub struct ProcessJson {
     pub ci95_ns: [f64; 2],
     #[serde(default)]
     pub samples: usize,
+    /// The process's hash seed, when its worker sent one (a Python worker's `PYTHONHASHSEED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash_seed: Option<String>,
 }
 
 /// The counters the harness read and what reading them costs (see `docs/counters.md`).
@@ -416,6 +419,7 @@ impl BenchmarkResult {
                     median_ns: p.median_ns,
                     ci95_ns: [p.ci95_ns.0, p.ci95_ns.1],
                     samples: p.samples,
+                    hash_seed: None,
                 })
                 .collect(),
             // Worded here, from the findings: the file's `message` is for its readers.
