@@ -93,8 +93,11 @@ pub fn save_result(
         db,
         commit,
         branch,
+        // The defaults of a fleet's names: $VERNIER_MACHINE and the CI's run identity.
+        machine: None,
+        run_id: None,
     };
-    history::save_if_asked(&args, file, command).map_err(|e| format!("{e:#}"))
+    history::save_if_asked(&args, file, command, None).map_err(|e| format!("{e:#}"))
 }
 
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
