@@ -48,6 +48,8 @@ pub struct WorkerProcess {
     from: OwnedFd,
     buf: Vec<u8>,
     tail: Arc<Mutex<VecDeque<String>>>,
+    /// How many of the worker's stdout and stderr were read to their end.
+    tail_closed: Arc<std::sync::atomic::AtomicUsize>,
     program: PathBuf,
     timeout: Duration,
     run_options: Vec<(String, String)>,
@@ -65,9 +67,11 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// Keeps the last lines of `r` in `tail`; `closed` counts the streams read to their end.
 fn collect_tail(
     mut r: impl Read + Send + 'static,
     tail: Arc<Mutex<VecDeque<String>>>,
+    closed: Arc<std::sync::atomic::AtomicUsize>,
     tag: &'static str,
 ) {
     std::thread::spawn(move || {
@@ -97,6 +101,7 @@ fn collect_tail(
                 t.pop_front();
             }
         }
+        closed.fetch_add(1, std::sync::atomic::Ordering::Release);
     });
 }
 
@@ -230,14 +235,26 @@ impl WorkerProcess {
         drop(cmd_r);
         drop(rep_w);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
-        collect_tail(child.stdout.take().unwrap(), tail.clone(), "stdout: ");
-        collect_tail(child.stderr.take().unwrap(), tail.clone(), "");
+        let tail_closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        collect_tail(
+            child.stdout.take().unwrap(),
+            tail.clone(),
+            tail_closed.clone(),
+            "stdout: ",
+        );
+        collect_tail(
+            child.stderr.take().unwrap(),
+            tail.clone(),
+            tail_closed.clone(),
+            "",
+        );
         let mut w = WorkerProcess {
             child,
             to: std::fs::File::from(cmd_w),
             from: rep_r,
             buf: Vec::new(),
             tail,
+            tail_closed,
             program: program.to_path_buf(),
             timeout: ctl.timeout,
             run_options: ctl.run_options.clone(),
@@ -333,7 +350,16 @@ impl WorkerProcess {
         let what = status
             .map(|s| format!(": the worker {}", describe_status(s)))
             .unwrap_or_default();
-        std::thread::sleep(Duration::from_millis(20));
+        // Its last words: once it has exited, its output is read to the end (a busy machine
+        // may run the readers late), unless a child of its own keeps the pipes open.
+        if status.is_some() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while self.tail_closed.load(std::sync::atomic::Ordering::Acquire) < 2
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         format!("{what}{}", self.tail_text())
     }
 
