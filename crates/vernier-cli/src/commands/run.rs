@@ -526,12 +526,13 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ));
             crate::runner::counted::check_instructions(&program, &args, &ctl, i).ok()
         };
-        let r = pipeline::finish(
+        let mut r = pipeline::finish(
             name,
             &m,
             &finish,
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
+        vernier::result::threads::relate(&mut r, &file.benchmarks);
         progress.clear();
         if r.status == vernier::result::Status::Failed {
             failed += 1;

@@ -310,6 +310,14 @@ pub fn samples_line(batch: &Batch) -> String {
             }
         }
     }
+    // A threaded benchmark (docs/threads.md): each thread's own time, release to finish.
+    if let Some(c) = batch.cpus.filter(|_| !batch.thread_ns.is_empty()) {
+        let _ = write!(s, " cpus={c}");
+    }
+    for (k, t) in batch.thread_ns.iter().enumerate() {
+        let _ = write!(s, " thread_ns.{k}=");
+        join_into(&mut s, t);
+    }
     for c in batch.counters.iter().filter(|c| c.scaled.contains(&true)) {
         let _ = write!(s, " scaled.{}=", c.event);
         for (i, &f) in c.scaled.iter().enumerate() {
@@ -441,6 +449,20 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             });
         } else if let Some(ev) = k.strip_prefix("scaled.") {
             scaled.push((ev.to_string(), v.to_string()));
+        } else if let Some(k) = k.strip_prefix("thread_ns.") {
+            let field = format!("thread_ns.{k}");
+            let col = parse_list(v, &field, line)?;
+            match k.parse::<usize>() {
+                Ok(k) if k == batch.thread_ns.len() && col.len() == count => batch.thread_ns.push(col),
+                _ => {
+                    return Err(format!(
+                        "malformed reply: field '{field}' is not the next thread's column of                          {count} values ('{}')",
+                        clip(line)
+                    ))
+                }
+            }
+        } else if k == "cpus" {
+            batch.cpus = Some(parse_value(v, "cpus", line)?.min(u32::MAX as u64) as u32);
         }
     }
     // Flags after values: a flag belongs to a counter the reply carries.
@@ -501,6 +523,11 @@ pub trait Worker {
     fn loop_addrs(&self) -> Vec<usize> {
         Vec::new()
     }
+    /// Each benchmark's thread count (`None`: not threaded), in list order; the `list` reply
+    /// carries it as `threads=T`.
+    fn threads(&self) -> Vec<Option<usize>> {
+        Vec::new()
+    }
 }
 
 /// The `loops` reply: `loop <index> addr=0x<hex>` per benchmark, then `end <count>`.
@@ -554,9 +581,14 @@ pub fn serve(
             Ok(Command::Hello(_)) => worker.hello().to_line(),
             Ok(Command::List) => {
                 let names = worker.names();
+                let threads = worker.threads();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
-                    let _ = writeln!(s, "bench {i} {}", encode_name(n));
+                    let _ = write!(s, "bench {i} {}", encode_name(n));
+                    if let Some(t) = threads.get(i).copied().flatten() {
+                        let _ = write!(s, " threads={t}");
+                    }
+                    s.push('\n');
                 }
                 let _ = write!(s, "end {}", names.len());
                 s

@@ -509,6 +509,9 @@ impl Table {
                 let _ = write!(s, "\n{INDENT}{}", self.paint(RED, &l));
             }
         }
+        if let Some(line) = super::threads::line(b) {
+            let _ = write!(s, "\n{INDENT}{}", self.paint(DIM, &line));
+        }
         if self.render.verbose {
             s.push_str(&self.details(b));
         } else if let Some(line) = hardware_counters(b) {
