@@ -87,7 +87,7 @@ fn wait_for(ready: &dyn Fn() -> bool, park_after: Option<(&AtomicBool, Duration)
     while !ready() {
         std::hint::spin_loop();
         spins = spins.wrapping_add(1);
-        if spins % SPINS_PER_YIELD == 0 {
+        if spins.is_multiple_of(SPINS_PER_YIELD) {
             std::thread::yield_now();
             if let Some((flag, after)) = park_after {
                 if since.elapsed() > after {
@@ -331,8 +331,11 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Routine for Threaded
         if slot.pool.as_ref().is_some_and(|p| p.pinned != pinned) {
             slot.pool = None;
         }
-        if slot.pool.is_none() {
+        if self.cpus == 0 {
             self.cpus = allowed_cpus().len() as u32;
+        }
+        let fresh = slot.pool.is_none();
+        if fresh {
             match Pool::start(Arc::clone(&slot.body), slot.size, *timer) {
                 Ok(p) => slot.pool = Some(p),
                 Err(e) => panic!("{e}"),
@@ -342,8 +345,9 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Routine for Threaded
         let outcome = {
             let pool = slot.pool.as_ref().expect("started above");
             // Threads parked since the last sample are woken by an untimed round first, so
-            // that the timed one releases threads that are all waiting on the CPU.
-            let woken = if pool.any_parked(t) {
+            // that the timed one releases threads that are all waiting on the CPU (and a new
+            // pool's threads, which may not have run yet).
+            let woken = if fresh || pool.any_parked(t) {
                 pool.round(t, 0).map(|_| ())
             } else {
                 Ok(())
