@@ -6,16 +6,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use vernier::workload::threads::CacheLine;
 
-/// A counter alone on its cache line.
-#[repr(align(64))]
-#[derive(Default)]
-struct Padded(AtomicU64);
-
-/// Two counters side by side: one cache line.
-#[repr(align(64))]
-#[derive(Default)]
-struct Pair([AtomicU64; 2]);
+/// A counter alone on its cache line; two counters sharing one.
+type Padded = CacheLine<AtomicU64>;
+type Pair = CacheLine<[AtomicU64; 2]>;
 
 fn sharing(s: &mut vernier::Suite) {
     let private: Arc<Vec<Padded>> = Arc::new((0..64).map(|_| Padded::default()).collect());

@@ -30,6 +30,12 @@ pub const SPIN_BEFORE_PARK_NS: u64 = 2_000_000;
 /// working one (more threads than CPUs) gives it the CPU instead of burning its slice.
 const SPINS_PER_YIELD: u32 = 256;
 
+/// A value alone on its cache line (64 bytes, aligned): per-thread data in a threaded benchmark
+/// that no other thread's writes share a line with (docs/threads.md).
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub struct CacheLine<T>(pub T);
+
 static PINNED: AtomicBool = AtomicBool::new(false);
 
 /// Pin the threads of pools started from now on, one per CPU of the process's affinity mask
