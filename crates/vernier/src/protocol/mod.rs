@@ -718,6 +718,19 @@ mod tests {
     }
 
     #[test]
+    fn thread_tokens_round_trip_and_are_checked() {
+        let line = "samples 2 ns=50,40 cpus=2 thread_ns.0=20,40 thread_ns.1=50,30";
+        let b = parse_samples(line, 2).unwrap();
+        assert_eq!(b.thread_ns, vec![vec![20, 40], vec![50, 30]]);
+        assert_eq!(b.cpus, Some(2));
+        assert_eq!(samples_line(&b), line);
+        // A column of another length, or out of order, is malformed.
+        assert!(parse_samples("samples 2 ns=5,4 thread_ns.0=1", 2).is_err());
+        assert!(parse_samples("samples 1 ns=5 thread_ns.1=1", 1).is_err());
+        assert!(parse_samples("samples 1 ns=5 cpus=x", 1).is_err());
+    }
+
+    #[test]
     fn loops_reply_round_trips() {
         let r = loops_reply(&[0x1234, 0]);
         let lines: Vec<_> = r.lines().map(|l| parse_loop_line(l).unwrap()).collect();

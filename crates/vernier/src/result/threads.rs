@@ -106,4 +106,57 @@ mod tests {
         assert_eq!(split_name("count"), None);
         assert_eq!(split_name("count/threads:x"), None);
     }
+
+    fn result(name: &str, threads: usize, median_ns: f64) -> BenchmarkResult {
+        let mut r = BenchmarkResult::failed(name, String::new());
+        r.status = super::super::Status::Ok;
+        r.error = None;
+        r.threads = Some(threads);
+        r.per_iter.median_ns = median_ns;
+        r.per_iter.run_ci95_ns = [median_ns * 0.99, median_ns * 1.01];
+        r.scaling = Some(Scaling {
+            throughput_per_s: threads as f64 * 1e9 / median_ns,
+            throughput_ci95: [f64::NAN; 2],
+            thread_per_iter_ns: median_ns,
+            imbalance: 0.0,
+            imbalance_max: 0.0,
+            cpus: Some(2),
+            against_one: None,
+        });
+        r
+    }
+
+    #[test]
+    fn each_count_is_set_beside_its_own_one_thread_run() {
+        let mut all = vec![
+            result("private/threads:1", 1, 2.0),
+            result("private/threads:2", 2, 2.1),
+            result("shared/threads:1", 1, 2.0),
+            result("shared/threads:2", 2, 5.0),
+        ];
+        relate_all(&mut all);
+        let contended =
+            |r: &BenchmarkResult| r.diagnostics.iter().any(|d| d.code == Code::Contended);
+        let s = |i: usize| {
+            all[i]
+                .scaling
+                .as_ref()
+                .unwrap()
+                .against_one
+                .unwrap()
+                .speedup
+        };
+        assert!((s(1) - 4.0 / 2.1).abs() < 1e-12 && !contended(&all[1]));
+        assert!((s(3) - 0.8).abs() < 1e-12 && contended(&all[3]));
+        // The one-thread runs are set beside themselves: 1×, never contended.
+        assert!(!contended(&all[0]) && !contended(&all[2]));
+        // A re-analysis replaces the diagnostic instead of adding a second one.
+        relate_all(&mut all);
+        assert_eq!(all[3].diagnostics.len(), 1);
+        // The file round-trips with the figures.
+        let json = serde_json::to_string(&all[3]).unwrap();
+        assert!(json.contains("\"speedup\":0.8") && json.contains("\"threads\":2"));
+        let back: BenchmarkResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.scaling, all[3].scaling);
+    }
 }
