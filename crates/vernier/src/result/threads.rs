@@ -116,7 +116,7 @@ mod tests {
         r.per_iter.run_ci95_ns = [median_ns * 0.99, median_ns * 1.01];
         r.scaling = Some(Scaling {
             throughput_per_s: threads as f64 * 1e9 / median_ns,
-            throughput_ci95: [f64::NAN; 2],
+            throughput_ci95: [1.0, 2.0],
             thread_per_iter_ns: median_ns,
             imbalance: 0.0,
             imbalance_max: 0.0,
