@@ -968,8 +968,9 @@ inline bool& threads_pinned() {
     return pinned;
 }
 
-/// The CPUs this process may run on (its affinity mask), in order.
-inline std::vector<int> allowed_cpus() {
+/// The CPUs this process may run on (its affinity mask when first asked, before any thread of
+/// a pinned pool narrowed its own), in order.
+inline std::vector<int> read_allowed_cpus() {
     cpu_set_t set;
     CPU_ZERO(&set);
     std::vector<int> cpus;
@@ -978,6 +979,11 @@ inline std::vector<int> allowed_cpus() {
             if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
     if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
+inline const std::vector<int>& allowed_cpus() {
+    static const std::vector<int> cpus = read_allowed_cpus();
     return cpus;
 }
 
@@ -1032,7 +1038,7 @@ struct ThreadPool {
     ThreadPool(ThreadLoopFn l, void* b, ClockKind c, int size)
         : loop(l), body(b), clock(c), pinned(threads_pinned()),
           finish(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]) {
-        const std::vector<int> cpus = allowed_cpus();
+        const std::vector<int>& cpus = allowed_cpus();
         if (pinned) pin_thread_to(cpus[0]);
         for (int k = 1; k < size; ++k) {
             const int cpu = pinned ? cpus[static_cast<std::size_t>(k) % cpus.size()] : -1;

@@ -44,8 +44,14 @@ pub fn set_pinned(on: bool) {
     PINNED.store(on, Ordering::Relaxed);
 }
 
-/// The CPUs this process may run on (its affinity mask), in order.
+/// The CPUs this process may run on (its affinity mask when first asked, before a pinned
+/// pool narrowed the measuring thread's own), in order.
 pub fn allowed_cpus() -> Vec<usize> {
+    static CPUS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    CPUS.get_or_init(read_allowed_cpus).clone()
+}
+
+fn read_allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it for this
     // thread and CPU_ISSET only reads it.
     unsafe {
