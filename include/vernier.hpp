@@ -975,8 +975,8 @@ inline std::vector<int> read_allowed_cpus() {
     CPU_ZERO(&set);
     std::vector<int> cpus;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+        for (std::size_t c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
     }
     if (cpus.empty()) cpus.push_back(0);
     return cpus;
@@ -998,7 +998,7 @@ inline std::vector<int> default_thread_counts() {
 inline void pin_thread_to(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
+    CPU_SET(static_cast<std::size_t>(cpu), &set);
     sched_setaffinity(0, sizeof set, &set);  // the calling thread
 }
 
@@ -1105,7 +1105,7 @@ struct ThreadPool {
             seen = release.load(std::memory_order_acquire);
             if (k >= active.load(std::memory_order_relaxed)) continue;
             const std::uint64_t t = share(k, iters.load(std::memory_order_relaxed));
-            finish[k].store(t, std::memory_order_relaxed);
+            finish[static_cast<std::size_t>(k)].store(t, std::memory_order_relaxed);
             done.fetch_add(1, std::memory_order_release);
         }
     }

@@ -510,7 +510,9 @@ impl Table {
             }
         }
         if let Some(line) = super::threads::line(b) {
-            let _ = write!(s, "\n{INDENT}{}", self.paint(DIM, &line));
+            for l in wrap(&line, self.render.width, INDENT.len(), 2) {
+                let _ = write!(s, "\n{INDENT}{}", self.paint(DIM, &l));
+            }
         }
         if self.render.verbose {
             s.push_str(&self.details(b));
