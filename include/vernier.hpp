@@ -189,6 +189,14 @@ void bench_setup(std::string name, Setup&& setup, Routine&& routine);
 template <class T, class F>
 void bench_latency(std::string name, T init, F&& f);
 
+/// Register a threaded benchmark: `body(thread)` is run by each of T threads (`thread` in
+/// 0..T-1), released together for each sample, for each T of `threads` (empty: the powers of
+/// two below the CPUs this process may use, and that count). Each T is its own benchmark,
+/// named `NAME/threads:T`. The threads are started once and kept; a body that throws in any
+/// thread fails that benchmark, every thread joined (docs/threads.md).
+template <class Body>
+void bench_threads(std::string name, std::vector<int> threads, Body&& body);
+
 /// Close the whole-program phase that began at the previous checkpoint and call it `name`
 /// (seed 004's CHECKPOINT; the first call only marks the start). Records the time (the TSC
 /// where it is invariant) and the process's kernel counters (getrusage: CPU time, page faults,
@@ -420,10 +428,84 @@ void run_batch(Routine& routine, ClockKind clock, std::uint64_t iters, std::size
 using RunFn = void (*)(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
                        std::uint64_t* ticks, const Meter& meter);
 
+/// A threaded benchmark's per-thread measured loop, type-erased: `iters` calls of the body as
+/// thread `thread`, then that thread's clock reading (raw ticks).
+using ThreadLoopFn = std::uint64_t (*)(void* body, int thread, std::uint64_t iters,
+                                       ClockKind clock);
+
+/// The per-thread measured loop: `iters` calls of `body(thread)`, the body and its result
+/// through the barrier, then this thread's clock reading. A trivially copyable body (a lambda
+/// capturing by reference) is copied into the thread first, so the barrier on it never
+/// writes to an object the other threads read.
+template <class Clock, class Body>
+VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_threads(Body& shared, int thread,
+                                                                    std::uint64_t iters) {
+    auto one = [&](auto& body) {
+        for (std::uint64_t i = iters; i != 0; --i) {
+            int t = thread;
+            do_not_optimize(t);
+            if constexpr (std::is_void<decltype(body(t))>::value) {
+                body(t);
+                clobber_memory();
+            } else {
+                decltype(auto) result = body(t);
+                do_not_optimize(result);
+            }
+        }
+    };
+    if constexpr (std::is_trivially_copyable<Body>::value &&
+                  std::is_copy_constructible<Body>::value) {
+        Body local(shared);
+        do_not_optimize(local);
+        one(local);
+    } else {
+        one(shared);
+    }
+    return Clock::stop();
+}
+
+template <class Body>
+std::uint64_t thread_loop(void* body, int thread, std::uint64_t iters, ClockKind clock) {
+    Body& b = *static_cast<Body*>(body);
+#if defined(__x86_64__)
+    if (clock == ClockKind::tsc) return vernier_measured_loop_threads<TscClock>(b, thread, iters);
+#endif
+    (void)clock;
+    return vernier_measured_loop_threads<MonotonicClock>(b, thread, iters);
+}
+
+struct ThreadPool;
+
+/// One threaded benchmark, shared by its thread counts: the body and the pool (sized for
+/// the largest count, started on the first sample).
+struct ThreadedBench {
+    std::shared_ptr<void> body;
+    ThreadLoopFn loop = nullptr;
+    int size = 1;
+    std::shared_ptr<ThreadPool> pool;
+};
+
+/// One thread count of a threaded benchmark; `ticks[k * samples + s]`: thread k's time from
+/// the release of sample s of the last batch to its finish.
+struct ThreadedEntry {
+    std::shared_ptr<ThreadedBench> bench;
+    int threads = 1;
+    std::vector<std::uint64_t> ticks;
+};
+
+/// The RunFn of a threaded benchmark (section 4).
+inline void run_threaded(void* state, ClockKind clock, std::uint64_t iters,
+                         std::size_t samples, std::uint64_t* ticks, const Meter& meter);
+
+/// The default thread counts (section 4).
+inline std::vector<int> default_thread_counts();
+
 struct Entry {
     std::string name;
     std::shared_ptr<void> state;
     RunFn run;
+    /// A threaded benchmark's thread count (0: not threaded); its state is a ThreadedEntry.
+    int threads = 0;
     /// Addresses of the measured-loop function instantiated for this benchmark, for each clock
     /// (the `loops` command, docs/asm.md); 0 when unknown.
     std::uintptr_t loop_tsc = 0;
@@ -551,6 +633,29 @@ void bench_latency(std::string name, T init, F&& f) {
                            T);
 }
 
+template <class Body>
+void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
+    using B = std::decay_t<Body>;
+    static_assert(std::is_invocable<B&, int>::value,
+                  "vernier::bench_threads: the body must be callable with the thread's index "
+                  "(int)");
+    auto bench = std::make_shared<detail::ThreadedBench>();
+    bench->body = std::make_shared<B>(std::forward<Body>(body));
+    bench->loop = &detail::thread_loop<B>;
+    if (threads.empty()) threads = detail::default_thread_counts();
+    for (int t : threads) bench->size = std::max(bench->size, t);
+    for (int t : threads) {
+        auto e = std::make_shared<detail::ThreadedEntry>();
+        e->bench = bench;
+        e->threads = std::max(t, 1);
+        detail::registry().push_back(detail::Entry{
+            name + "/threads:" + std::to_string(e->threads), e, &detail::run_threaded});
+        detail::registry().back().threads = e->threads;
+        VERNIER_SET_LOOP_ADDRS(detail::registry().back(),
+                               detail::vernier_measured_loop_threads, B);
+    }
+}
+
 }  // namespace vernier
 
 // ---------------------------------------------------------------------------------------------
@@ -558,7 +663,12 @@ void bench_latency(std::string name, T init, F&& f) {
 // ---------------------------------------------------------------------------------------------
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -845,6 +955,232 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
         run(entries[index].run, entries[index].state.get());
     }
     for (auto& t : ns) t = timer.to_ns(t);
+}
+
+// ---- Threaded benchmarks (docs/threads.md) ---------------------------------------------------
+
+template <class F>
+bool guarded(F&& f, std::string& what);
+
+/// Pin the threads of pools started from now on, one per CPU of the affinity mask (`pin=1`).
+inline bool& threads_pinned() {
+    static bool pinned = false;
+    return pinned;
+}
+
+/// The CPUs this process may run on (its affinity mask when first asked, before any thread of
+/// a pinned pool narrowed its own), in order.
+inline std::vector<int> read_allowed_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (std::size_t c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
+    }
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
+inline const std::vector<int>& allowed_cpus() {
+    static const std::vector<int> cpus = read_allowed_cpus();
+    return cpus;
+}
+
+inline std::vector<int> default_thread_counts() {
+    const int cpus = static_cast<int>(allowed_cpus().size());
+    std::vector<int> v;
+    for (int t = 1; t < cpus; t *= 2) v.push_back(t);
+    v.push_back(cpus);
+    return v;
+}
+
+inline void pin_thread_to(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<std::size_t>(cpu), &set);
+    sched_setaffinity(0, sizeof set, &set);  // the calling thread
+}
+
+/// How long a waiting pool thread spins for the next release before it blocks (the Rust
+/// harness's SPIN_BEFORE_PARK_NS), and spins between two yields.
+constexpr std::uint64_t kSpinBeforeParkNs = 2000000;
+constexpr unsigned kSpinsPerYield = 256;
+
+inline void cpu_relax() {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+/// Threads 1..size-1 of a threaded benchmark (thread 0 is the measuring thread), started once
+/// and kept until destroyed. A round releases `active` threads for `iters` iterations each.
+struct ThreadPool {
+    ThreadLoopFn loop;
+    void* body;
+    ClockKind clock;
+    bool pinned;
+    std::atomic<std::uint64_t> release{0};
+    std::atomic<std::uint64_t> iters{0};
+    std::atomic<int> active{0};
+    std::atomic<int> done{0};
+    std::atomic<int> parked{0};
+    std::atomic<bool> stop{false};
+    std::unique_ptr<std::atomic<std::uint64_t>[]> finish;
+    std::mutex m;
+    std::condition_variable cv;
+    std::string error;
+    int error_thread = -1;
+    std::vector<std::thread> threads;
+
+    ThreadPool(ThreadLoopFn l, void* b, ClockKind c, int size)
+        : loop(l), body(b), clock(c), pinned(threads_pinned()),
+          finish(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]) {
+        const std::vector<int>& cpus = allowed_cpus();
+        if (pinned) pin_thread_to(cpus[0]);
+        for (int k = 1; k < size; ++k) {
+            const int cpu = pinned ? cpus[static_cast<std::size_t>(k) % cpus.size()] : -1;
+            threads.emplace_back([this, k, cpu] { serve(k, cpu); });
+        }
+    }
+
+    ~ThreadPool() {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stop.store(true);
+        }
+        cv.notify_all();
+        for (auto& t : threads) t.join();
+    }
+
+    void fail(int k, std::string what) {
+        std::lock_guard<std::mutex> lock(m);
+        if (error_thread < 0) {
+            error_thread = k;
+            error = std::move(what);
+        }
+    }
+
+    /// Run this thread's share as thread k, a throw recorded as the round's failure.
+    std::uint64_t share(int k, std::uint64_t n) {
+        std::uint64_t t = 0;
+        std::string what;
+        if (!guarded([&] { t = loop(body, k, n, clock); }, what)) {
+            fail(k, what);
+            t = clock_now();
+        }
+        return t;
+    }
+
+    std::uint64_t clock_now() const {
+#if defined(__x86_64__)
+        if (clock == ClockKind::tsc) return TscClock::stop();
+#endif
+        return MonotonicClock::stop();
+    }
+
+    void serve(int k, int cpu) {
+        if (cpu >= 0) pin_thread_to(cpu);
+        std::uint64_t seen = 0;
+        for (;;) {
+            const std::uint64_t since = monotonic_now_ns();
+            unsigned spins = 0;
+            while (release.load(std::memory_order_acquire) == seen && !stop.load()) {
+                cpu_relax();
+                if (++spins % kSpinsPerYield == 0) {
+                    sched_yield();
+                    if (monotonic_now_ns() - since > kSpinBeforeParkNs) {
+                        std::unique_lock<std::mutex> lock(m);
+                        parked.fetch_add(1);
+                        cv.wait(lock, [&] {
+                            return release.load(std::memory_order_acquire) != seen || stop.load();
+                        });
+                        parked.fetch_sub(1);
+                    }
+                }
+            }
+            if (stop.load()) return;
+            seen = release.load(std::memory_order_acquire);
+            if (k >= active.load(std::memory_order_relaxed)) continue;
+            const std::uint64_t t = share(k, iters.load(std::memory_order_relaxed));
+            finish[static_cast<std::size_t>(k)].store(t, std::memory_order_relaxed);
+            done.fetch_add(1, std::memory_order_release);
+        }
+    }
+
+    /// Release `n` threads (this one as thread 0) for `its` iterations each; the release's
+    /// clock reading, each thread's finish in `finish`.
+    std::uint64_t round(int n, std::uint64_t its) {
+        done.store(0, std::memory_order_relaxed);
+        iters.store(its, std::memory_order_relaxed);
+        active.store(n, std::memory_order_relaxed);
+        const bool wake = parked.load() > 0;
+        std::uint64_t t0;
+#if defined(__x86_64__)
+        if (clock == ClockKind::tsc) {
+            t0 = TscClock::start();
+        } else
+#endif
+        {
+            t0 = MonotonicClock::start();
+        }
+        if (wake) {
+            std::lock_guard<std::mutex> lock(m);
+            release.fetch_add(1, std::memory_order_release);
+        } else {
+            release.fetch_add(1, std::memory_order_release);
+        }
+        if (wake) cv.notify_all();
+        finish[0].store(share(0, its), std::memory_order_relaxed);
+        unsigned spins = 0;
+        while (done.load(std::memory_order_acquire) < n - 1) {
+            cpu_relax();
+            if (++spins % kSpinsPerYield == 0) sched_yield();
+        }
+        return t0;
+    }
+};
+
+inline void run_threaded(void* state, ClockKind clock, std::uint64_t iters,
+                         std::size_t samples, std::uint64_t* ticks, const Meter& meter) {
+    auto& e = *static_cast<ThreadedEntry*>(state);
+    auto& b = *e.bench;
+    if (b.pool && (b.pool->pinned != threads_pinned() || b.pool->clock != clock)) b.pool.reset();
+    bool fresh = !b.pool;
+    if (fresh) b.pool = std::make_shared<ThreadPool>(b.loop, b.body.get(), clock, b.size);
+    ThreadPool& pool = *b.pool;
+    const auto n = static_cast<std::size_t>(e.threads);
+    e.ticks.assign(n * samples, 0);
+    for (std::size_t s = 0; s < samples; ++s) {
+        // Threads that blocked since the last sample are woken by an untimed round first, so
+        // that the timed one releases threads all waiting on a CPU.
+        // A new pool's threads, which may not have run yet, are woken the same way.
+        if (fresh || pool.parked.load() > 0) pool.round(e.threads, 0);
+        fresh = false;
+        meter_start(meter, s);
+        const std::uint64_t t0 = pool.round(e.threads, iters);
+        meter_stop(meter, s);
+        std::uint64_t last = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::uint64_t t = pool.finish[k].load(std::memory_order_relaxed) - t0;
+            e.ticks[k * samples + s] = t;
+            last = std::max(last, t);
+        }
+        ticks[s] = last;
+        if (pool.error_thread >= 0) {
+            std::string what = "thread " + std::to_string(pool.error_thread) + " of " +
+                               std::to_string(e.threads) + ": " + pool.error;
+            b.pool.reset();  // every thread joined: none is left behind
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+            throw std::runtime_error(what);
+#else
+            std::fprintf(stderr, "vernier: %s\n", what.c_str());
+            std::abort();
+#endif
+        }
+    }
 }
 
 /// The core-speed probe (docs/protocol.md, `probe=`): a chain of `n` dependent one-cycle
@@ -1465,6 +1801,10 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             append_u64(reply, i);
             reply += ' ';
             reply += encode_name(entries[i].name);
+            if (entries[i].threads > 0) {
+                reply += " threads=";
+                append_u64(reply, static_cast<std::uint64_t>(entries[i].threads));
+            }
             reply += '\n';
         }
         reply += "end ";
@@ -1538,6 +1878,8 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                     return true;
                 }
                 cold = value == "cold";
+            } else if (key == "pin") {
+                threads_pinned() = value == "1";
             } else if (key == "probe") {
                 if (!parse_u64(value, probe_adds) || probe_adds == 0 ||
                     probe_adds > kMaxProbeAdds) {
@@ -1597,6 +1939,23 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             append_u64(reply, wide_ns);
         }
         if (counters) state.counters.append_tokens(reply, ns.size());
+        if (index < entries.size() && entries[index].threads > 0 && !cold) {
+            // Each thread's own time, release to finish (docs/threads.md).
+            const auto& e = *static_cast<const ThreadedEntry*>(entries[index].state.get());
+            reply += " cpus=";
+            append_u64(reply, allowed_cpus().size());
+            const std::size_t n = ns.size();
+            for (std::size_t k = 0; k < static_cast<std::size_t>(e.threads); ++k) {
+                reply += " thread_ns.";
+                append_u64(reply, k);
+                reply += '=';
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (i) reply += ',';
+                    const std::size_t at = k * n + i;
+                    append_u64(reply, at < e.ticks.size() ? timer.to_ns(e.ticks[at]) : 0);
+                }
+            }
+        }
     } else {
         reply = "error unknown command '" + cmd + "'";
     }

@@ -106,7 +106,7 @@ fn demo_quick_writes_a_complete_result_file() {
     );
 
     assert_eq!(file.schema, 1);
-    assert_eq!(file.benchmarks.len(), 19);
+    assert_eq!(file.benchmarks.len(), 25);
     assert!(file.timer.resolution_ns > 0.0 && file.timer.overhead_ns > 0.0);
     assert!(file.harness.empty_iter_ns > 0.0);
     assert!(!file.machine.cpu_model.is_empty());

@@ -39,10 +39,14 @@ pub enum Code {
     CountersUnavailable,
     /// The core ran markedly slower than its own fastest state during the benchmark.
     CoreSlowed,
+    /// A threaded benchmark's throughput grows less than half as fast as its threads.
+    Contended,
+    /// More threads than the CPUs the run may use.
+    Oversubscribed,
 }
 
 impl Code {
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 13] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -54,6 +58,8 @@ impl Code {
         Code::DebugBuild,
         Code::CountersUnavailable,
         Code::CoreSlowed,
+        Code::Contended,
+        Code::Oversubscribed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -69,6 +75,8 @@ impl Code {
             Code::DebugBuild => "debug-build",
             Code::CountersUnavailable => "counters-unavailable",
             Code::CoreSlowed => "core-slowed",
+            Code::Contended => "contended",
+            Code::Oversubscribed => "oversubscribed",
         }
     }
 
@@ -153,6 +161,16 @@ pub enum Finding {
     CountersUnavailable { events: Vec<String>, note: String },
     /// The core ran slower than its fastest state, or than the machine's known speed.
     CoreSlowed(Slowed),
+    /// At `threads` threads, throughput is `speedup` × one thread's (95 % interval
+    /// `speedup_ci95`), all of it below `below` (half the thread count's growth).
+    Contended {
+        threads: usize,
+        speedup: f64,
+        speedup_ci95: [f64; 2],
+        below: f64,
+    },
+    /// `threads` threads on `cpus` CPUs.
+    Oversubscribed { threads: usize, cpus: u32 },
 }
 
 /// The evidence that a benchmark's work was removed (`optimized-away`).
@@ -269,6 +287,8 @@ impl Finding {
             Finding::DebugBuild => Code::DebugBuild,
             Finding::CountersUnavailable { .. } => Code::CountersUnavailable,
             Finding::CoreSlowed(_) => Code::CoreSlowed,
+            Finding::Contended { .. } => Code::Contended,
+            Finding::Oversubscribed { .. } => Code::Oversubscribed,
         }
     }
 }

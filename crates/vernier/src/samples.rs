@@ -88,6 +88,12 @@ pub struct Samples {
     /// chains, beside `probe_ns` (`None` where that batch's worker did not run it). Empty
     /// when no batch had it.
     pub wide_ns: Vec<Option<u64>>,
+    /// A threaded benchmark's own time of each thread: `thread_ns[k][i]`, the ns from sample
+    /// `i`'s release to thread `k`'s finish (`None` where a batch did not carry it). Empty for
+    /// a benchmark of one thread without the pool.
+    pub thread_ns: Vec<Vec<Option<u64>>>,
+    /// The CPUs the process running a threaded benchmark could use (its affinity mask).
+    pub cpus: Option<u32>,
 }
 
 impl Samples {
@@ -130,6 +136,9 @@ impl Samples {
         if !self.wide_ns.is_empty() {
             self.wide_ns.resize(self.samples.len(), None);
         }
+        for t in &mut self.thread_ns {
+            t.resize(self.samples.len(), None);
+        }
         // Columns absent from this batch stay aligned, with no value (never a zero).
         for c in &mut self.counters {
             c.values.resize(self.samples.len(), None);
@@ -162,10 +171,43 @@ impl Samples {
         }
     }
 
+    /// Record the threads' own times of the last `count` samples (one batch): `cols[k]` is
+    /// thread `k`'s column. Nothing is stored for a batch without threads.
+    pub fn push_threads(&mut self, count: usize, cols: &[Vec<u64>], cpus: Option<u32>) {
+        if cols.is_empty() {
+            return;
+        }
+        let len = self.samples.len();
+        let start = len.saturating_sub(count);
+        if self.thread_ns.len() < cols.len() {
+            self.thread_ns.resize(cols.len(), Vec::new());
+        }
+        for (k, t) in self.thread_ns.iter_mut().enumerate() {
+            t.resize(start, None);
+            let col = cols.get(k).map_or(&[][..], |c| &c[..c.len().min(count)]);
+            t.extend(col.iter().map(|&v| Some(v)));
+            t.resize(len, None);
+        }
+        self.cpus = cpus.or(self.cpus);
+    }
+
     /// Append another set of samples (another process or round), probes included.
     pub fn extend(&mut self, other: &Samples) {
         let before = self.samples.len();
         self.push_batch(&other.samples, &other.counters);
+        if !other.thread_ns.is_empty() {
+            if self.thread_ns.len() < other.thread_ns.len() {
+                self.thread_ns.resize(other.thread_ns.len(), Vec::new());
+            }
+            for (k, t) in self.thread_ns.iter_mut().enumerate() {
+                t.resize(before, None);
+                if let Some(o) = other.thread_ns.get(k) {
+                    t.extend_from_slice(o);
+                }
+                t.resize(self.samples.len(), None);
+            }
+            self.cpus = other.cpus.or(self.cpus);
+        }
         if !other.probe_ns.is_empty() {
             self.probe_ns.resize(before, None);
             self.probe_ns.extend_from_slice(&other.probe_ns);

@@ -74,6 +74,7 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         } else {
             reanalyze(b, &ctx)
         };
+        vernier::result::threads::relate(b, &stored.benchmarks);
         let diffs = differences(&old, b);
         if !diffs.is_empty() {
             differing.push((b.name.clone(), diffs));

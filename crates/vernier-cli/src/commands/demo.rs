@@ -19,6 +19,8 @@ use vernier::session::Event as SuiteEvent;
 use vernier::Options;
 use vernier::Suite;
 
+mod sharing;
+
 /// Register the demo suite.
 pub fn register(s: &mut Suite) {
     arithmetic(s);
@@ -26,6 +28,7 @@ pub fn register(s: &mut Suite) {
     events(s);
     fractions(s);
     latency_and_cold(s);
+    sharing::register(s);
     pairs(s);
 }
 
@@ -399,6 +402,7 @@ pub fn summary(
     if let Some(b) = get("rand()") {
         out.push(format!("rand(): {}.", report::warmup_words(b)));
     }
+    out.extend(sharing::lesson(file));
     out
 }
 

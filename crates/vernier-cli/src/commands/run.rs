@@ -568,6 +568,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &finish,
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
+        vernier::result::threads::relate(&mut r, &file.benchmarks);
         progress.clear();
         keep_hash_seeds(&mut r, &seeds);
         if r.status == vernier::result::Status::Failed {

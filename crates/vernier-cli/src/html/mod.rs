@@ -5,6 +5,7 @@
 
 mod history;
 pub mod plots;
+mod threads;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
@@ -517,6 +518,7 @@ fn result_section(
     if let Some(c) = pairs {
         comparison_section(h, &format!("{id}-pairs"), "variant pairs", c, false);
     }
+    threads::scaling_plots(h, file);
     for (j, b) in file.benchmarks.iter().enumerate() {
         benchmark_section(h, &format!("{id}-b{j}"), b, &shared, timed);
     }

@@ -30,8 +30,8 @@ pub const FENCE_IQR: f64 = 4.0;
 /// covers no point.
 const HEADROOM: f64 = 0.45;
 
-const FONT: &str = "sans-serif";
-const CAPTION: u32 = 20;
+pub(super) const FONT: &str = "sans-serif";
+pub(super) const CAPTION: u32 = 20;
 const LABEL: u32 = 15;
 
 pub const CALIBRATION: RGBColor = RGBColor(150, 150, 150);
@@ -158,7 +158,9 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[i] + (next - sorted[i]) * frac
 }
 
-fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>) -> Result<String> {
+pub(super) fn svg(
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+) -> Result<String> {
     svg_sized((WIDTH, HEIGHT), draw)
 }
 
@@ -204,7 +206,7 @@ pub fn compact(svg: &str) -> String {
 }
 
 /// plotters' errors carry the backend's error type; the report only needs its text.
-fn e<T, E: std::fmt::Display>(r: std::result::Result<T, E>) -> Result<T> {
+pub(super) fn e<T, E: std::fmt::Display>(r: std::result::Result<T, E>) -> Result<T> {
     r.map_err(|e| anyhow!("drawing a plot: {e}"))
 }
 
@@ -550,7 +552,7 @@ pub fn linearity(l: &Linearity) -> Result<String> {
 }
 
 /// 1234567 → "1.2M": log axes' labels stay short.
-fn short_number(x: f64) -> String {
+pub(super) fn short_number(x: f64) -> String {
     let (v, s) = match x.abs() {
         a if a >= 1e9 => (x / 1e9, "G"),
         a if a >= 1e6 => (x / 1e6, "M"),

@@ -53,6 +53,9 @@ pub struct WorkerProcess {
     program: PathBuf,
     timeout: Duration,
     run_options: Vec<(String, String)>,
+    /// The process was pinned (`--cpu`): every `run` says `pin=1`, so that a threaded
+    /// benchmark pins its threads one per CPU (docs/threads.md).
+    pinned: bool,
     pub hello: Hello,
     pub names: Vec<String>,
 }
@@ -258,6 +261,7 @@ impl WorkerProcess {
             program: program.to_path_buf(),
             timeout: ctl.timeout,
             run_options: ctl.run_options.clone(),
+            pinned: !ctl.cpus.is_empty(),
             hello: Hello::parse("hello 0").unwrap_or_else(|_| unreachable!()),
             names: Vec::new(),
         };
@@ -303,7 +307,9 @@ impl WorkerProcess {
             let line = self
                 .read_line(self.timeout)
                 .map_err(|e| format!("during 'list': {e}"))?;
-            let mut t = line.splitn(3, ' ');
+            // `bench <index> <name> [key=value …]`: options after the name (`threads=T`)
+            // are the worker's; the runner reads what it needs from the samples.
+            let mut t = line.split(' ');
             match (t.next(), t.next(), t.next()) {
                 // Options after the name (`alloc_free=1`) are the memory pass's to read.
                 (Some("bench"), Some(_), Some(rest)) => {
@@ -449,6 +455,9 @@ impl WorkerProcess {
         if out.probe_adds > 0 {
             extra.push(("probe".into(), out.probe_adds.to_string()));
         }
+        if self.pinned {
+            extra.push(("pin".into(), "1".into()));
+        }
         let cmd = protocol::Command::Run(protocol::RunRequest {
             bench,
             iters,
@@ -462,6 +471,8 @@ impl WorkerProcess {
         out.counters.extend(b.counters);
         out.probe_ns = b.probe_ns;
         out.wide_ns = b.wide_ns;
+        out.thread_ns = b.thread_ns;
+        out.cpus = b.cpus;
         Ok(())
     }
 

@@ -21,6 +21,7 @@ pub mod pairs;
 mod removed;
 mod rules;
 pub mod speed;
+pub mod threads;
 
 use counters::{counter_figures, interrupted_flags};
 pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
@@ -135,6 +136,8 @@ pub struct Analysis {
     /// The core's speed during the benchmark, from the probes between batches (`None` when
     /// nothing was probed).
     pub speed: Option<Speed>,
+    /// A threaded benchmark's figures (`threads`); `None` for one without threads.
+    pub threads: Option<threads::ThreadFigures>,
 }
 
 /// R² below this is a poor linear fit.
@@ -238,6 +241,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         interrupted: f.interrupted,
         interrupted_samples: f.interrupted_samples,
         speed: f.speed,
+        threads: f.threads,
     }
 }
 
@@ -257,6 +261,7 @@ pub(crate) struct Figures {
     speed: Option<Speed>,
     interrupted: Option<Interrupted>,
     interrupted_samples: Vec<bool>,
+    threads: Option<threads::ThreadFigures>,
     /// The measurement's wall time, in seconds, and how it stopped.
     seconds: f64,
     stop: StopReason,
@@ -561,6 +566,7 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
     widen(&mut per_iter, &main, &per, speed.as_ref(), ctx, n);
     let layout = layout_of(m, &main_idx, &processes, &cycles);
     let counters = counter_figures(m, ctx, &main_idx);
+    let threads = threads::figures(m, &main_idx, &per_iter);
     Figures {
         cycle: cycle_of(&counters, ctx),
         per,
@@ -574,6 +580,7 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
         speed,
         interrupted,
         interrupted_samples: flags,
+        threads,
         seconds: m.wall_ns as f64 * 1e-9,
         stop: m.stop,
         iters_per_sample: m.iters_per_sample,

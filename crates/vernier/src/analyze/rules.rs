@@ -28,7 +28,13 @@ pub(super) const RULES: &[Rule] = &[
     outliers,
     interrupted,
     counters_unavailable,
+    oversubscribed,
 ];
+
+/// `oversubscribed`: a threaded benchmark with more threads than CPUs (`threads`).
+fn oversubscribed(f: &Figures, _: &Context) -> Option<Finding> {
+    f.threads.as_ref().and_then(super::threads::oversubscribed)
+}
 
 fn debug_build(_: &Figures, ctx: &Context) -> Option<Finding> {
     ctx.debug_build.then_some(Finding::DebugBuild)

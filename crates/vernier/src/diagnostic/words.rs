@@ -127,6 +127,24 @@ pub fn message(f: &Finding) -> String {
             format!("not read: {}. {note}", events.join(", "))
         }
         Finding::CoreSlowed(s) => slowed(s),
+        Finding::Contended {
+            threads,
+            speedup,
+            speedup_ci95,
+            below,
+        } => format!(
+            "{threads} threads together do {speedup:.2}× the work of one thread per unit of time \
+             (95 % interval {:.2}–{:.2}×), less than the {below:.2}× of throughput growing half \
+             as fast as the threads: they wait for each other (a lock, an atomic, a cache line \
+             written by several threads). Give each thread its own data, on its own cache line \
+             (alignas(64), #[repr(align(64))]), and combine at the end (docs/threads.md).",
+            speedup_ci95[0], speedup_ci95[1]
+        ),
+        Finding::Oversubscribed { threads, cpus } => format!(
+            "{threads} threads on {cpus} CPUs: threads took turns on a CPU, so the figure \
+             includes the scheduler's time slices. Use at most {cpus} threads, or give the run \
+             more CPUs (--cpu)."
+        ),
     }
 }
 
@@ -364,6 +382,15 @@ pub fn explanation(code: Code) -> &'static str {
             "the core ran markedly slower than its own fastest state (or the machine's known \
              speed) during the benchmark: the figure is of a slowed core. Run again when the \
              machine is idle; -v gives the speeds."
+        }
+        Code::Contended => {
+            "a threaded benchmark's throughput grows less than half as fast as its threads: \
+             they wait for each other (a lock, an atomic, a cache line written by several \
+             threads). Give each thread its own data on its own cache line (docs/threads.md)."
+        }
+        Code::Oversubscribed => {
+            "more threads than the CPUs the run may use: threads took turns on a CPU. Use at \
+             most as many threads as CPUs, or give the run more (--cpu)."
         }
     }
 }

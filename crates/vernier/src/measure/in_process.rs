@@ -83,6 +83,7 @@ pub fn sample_routine(
             let mut meter = Meter::with_counters(timer, counters.as_deref_mut());
             let ticks = routine.sample_metered(&mut meter, iters);
             ns.push(timer.ticks_to_ns(ticks));
+            push_threads(&mut out.thread_ns, &mut out.cpus, &*routine, timer);
             if let Some(c) = counters.as_deref() {
                 deltas.push(c.sample());
             }
@@ -96,6 +97,16 @@ pub fn sample_routine(
         }
     }
     r
+}
+
+/// A threaded routine's last sample: each thread's own time into its column.
+fn push_threads(cols: &mut Vec<Vec<u64>>, cpus: &mut Option<u32>, r: &dyn Routine, timer: &Timer) {
+    let ticks = r.thread_ticks();
+    cols.resize(cols.len().max(ticks.len()), Vec::new());
+    for (c, &t) in cols.iter_mut().zip(ticks) {
+        c.push(timer.ticks_to_ns(t));
+    }
+    *cpus = r.cpus().or(*cpus);
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

@@ -51,6 +51,11 @@ pub struct Batch {
     /// The probe's throughput half (`kernels::wide_probe`, as many additions in eight
     /// independent chains), when the target ran it.
     pub wide_ns: Option<u64>,
+    /// A threaded benchmark's threads (`crate::workload::threads`): per thread, the time from
+    /// the sample's release to that thread's finish (ns), aligned with `ns`. Empty otherwise.
+    pub thread_ns: Vec<Vec<u64>>,
+    /// The CPUs the process that ran a threaded benchmark could use.
+    pub cpus: Option<u32>,
 }
 
 impl Batch {
@@ -60,6 +65,8 @@ impl Batch {
         self.counters.clear();
         self.probe_ns = None;
         self.wide_ns = None;
+        self.thread_ns.clear();
+        self.cpus = None;
     }
 }
 
@@ -311,6 +318,8 @@ impl Policy for Single<'_> {
         self.samples.push_batch(&new, &batch.counters);
         self.samples
             .set_probe(new.len(), batch.probe_adds, batch.probe_ns, batch.wide_ns);
+        self.samples
+            .push_threads(new.len(), &batch.thread_ns, batch.cpus);
         if ask.phase != Phase::Calibration && self.main.is_some() {
             self.main_idx.extend(first..self.samples.len());
         }

@@ -327,6 +327,14 @@ pub fn samples_line(batch: &Batch) -> String {
             }
         }
     }
+    // A threaded benchmark (docs/threads.md): each thread's own time, release to finish.
+    if let Some(c) = batch.cpus.filter(|_| !batch.thread_ns.is_empty()) {
+        let _ = write!(s, " cpus={c}");
+    }
+    for (k, t) in batch.thread_ns.iter().enumerate() {
+        let _ = write!(s, " thread_ns.{k}=");
+        join_into(&mut s, t);
+    }
     for c in batch.counters.iter().filter(|c| c.scaled.contains(&true)) {
         let _ = write!(s, " scaled.{}=", c.event);
         for (i, &f) in c.scaled.iter().enumerate() {
@@ -461,6 +469,20 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             });
         } else if let Some(ev) = k.strip_prefix("scaled.") {
             scaled.push((ev.to_string(), v.to_string()));
+        } else if let Some(k) = k.strip_prefix("thread_ns.") {
+            let field = format!("thread_ns.{k}");
+            let col = parse_list(v, &field, line)?;
+            match k.parse::<usize>() {
+                Ok(k) if k == batch.thread_ns.len() && col.len() == count => batch.thread_ns.push(col),
+                _ => {
+                    return Err(format!(
+                        "malformed reply: field '{field}' is not the next thread's column of                          {count} values ('{}')",
+                        clip(line)
+                    ))
+                }
+            }
+        } else if k == "cpus" {
+            batch.cpus = Some(parse_value(v, "cpus", line)?.min(u32::MAX as u64) as u32);
         }
     }
     // Flags after values: a flag belongs to a counter the reply carries.
@@ -521,6 +543,11 @@ pub trait Worker {
     fn loop_addrs(&self) -> Vec<usize> {
         Vec::new()
     }
+    /// Each benchmark's thread count (`None`: not threaded), in list order; the `list` reply
+    /// carries it as `threads=T`.
+    fn threads(&self) -> Vec<Option<usize>> {
+        Vec::new()
+    }
 }
 
 /// The `loops` reply: `loop <index> addr=0x<hex>` per benchmark, then `end <count>`.
@@ -574,9 +601,14 @@ pub fn serve(
             Ok(Command::Hello(_)) => worker.hello().to_line(),
             Ok(Command::List) => {
                 let names = worker.names();
+                let threads = worker.threads();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
-                    let _ = writeln!(s, "bench {i} {}", encode_name(n));
+                    let _ = write!(s, "bench {i} {}", encode_name(n));
+                    if let Some(t) = threads.get(i).copied().flatten() {
+                        let _ = write!(s, " threads={t}");
+                    }
+                    s.push('\n');
                 }
                 let _ = write!(s, "end {}", names.len());
                 s
@@ -708,6 +740,19 @@ mod tests {
         assert_eq!(gc.counters[0].event, GC_COLLECTIONS);
         assert_eq!(gc.counters[0].values, vec![Some(0), Some(3)]);
         assert!(parse_samples("samples 2 ns=1,2 gc.collections=1", 2).is_err());
+    }
+
+    #[test]
+    fn thread_tokens_round_trip_and_are_checked() {
+        let line = "samples 2 ns=50,40 cpus=2 thread_ns.0=20,40 thread_ns.1=50,30";
+        let b = parse_samples(line, 2).unwrap();
+        assert_eq!(b.thread_ns, vec![vec![20, 40], vec![50, 30]]);
+        assert_eq!(b.cpus, Some(2));
+        assert_eq!(samples_line(&b), line);
+        // A column of another length, or out of order, is malformed.
+        assert!(parse_samples("samples 2 ns=5,4 thread_ns.0=1", 2).is_err());
+        assert!(parse_samples("samples 1 ns=5 thread_ns.1=1", 1).is_err());
+        assert!(parse_samples("samples 1 ns=5 cpus=x", 1).is_err());
     }
 
     #[test]

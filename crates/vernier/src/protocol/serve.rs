@@ -65,6 +65,10 @@ impl Worker for SuiteWorker<'_> {
         self.entries.iter().map(|e| e.routine.loop_addr()).collect()
     }
 
+    fn threads(&self) -> Vec<Option<usize>> {
+        self.entries.iter().map(|e| e.routine.threads()).collect()
+    }
+
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
         let RunRequest {
             bench,
@@ -99,6 +103,8 @@ impl Worker for SuiteWorker<'_> {
             .find(|(k, _)| k == "probe")
             .and_then(|(_, v)| protocol::parse_probe_adds(v))
             .unwrap_or(0);
+        // `pin=1`: the runner pinned the process; threaded benchmarks pin one thread per CPU.
+        crate::workload::threads::set_pinned(extra.iter().any(|(k, v)| k == "pin" && v == "1"));
         // `cache=cold`: the caches are evicted before each sample, outside its timed region.
         let cold = match extra
             .iter()

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 pub mod compare;
 mod table;
+pub mod threads;
 pub use crate::diagnostic::words::explanation;
 pub use crate::units;
 pub use table::{

@@ -512,6 +512,11 @@ impl Table {
         if let Some(line) = super::gc_line(b) {
             let _ = write!(s, "\n{INDENT}{}", self.paint(DIM, &line));
         }
+        if let Some(line) = super::threads::line(b) {
+            for l in wrap(&line, self.render.width, INDENT.len(), 2) {
+                let _ = write!(s, "\n{INDENT}{}", self.paint(DIM, &l));
+            }
+        }
         if self.render.verbose {
             s.push_str(&self.details(b));
         } else if let Some(line) = hardware_counters(b) {

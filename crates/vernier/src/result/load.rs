@@ -339,6 +339,9 @@ fn validate_samples(name: Option<&str>, s: &super::SamplesJson) -> Result<(), In
         ));
     }
     same_len("samples.wide_ns", s.wide_ns.len(), true)?;
+    for (k, t) in s.thread_ns.iter().enumerate() {
+        same_len(&format!("samples.thread_ns[{k}]"), t.len(), false)?;
+    }
     if !s.wide_ns.is_empty() && s.probe_ns.is_empty() {
         return Err(bad(
             name,

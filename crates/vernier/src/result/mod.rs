@@ -7,6 +7,7 @@ pub mod comparison;
 pub mod earlier;
 pub mod known;
 mod load;
+pub mod threads;
 
 pub use load::{load, parse, Invalid, LoadError};
 
@@ -180,6 +181,13 @@ pub struct SamplesJson {
     /// (older files and harnesses).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wide_ns: Vec<Option<u64>>,
+    /// A threaded benchmark's threads: per thread, the ns from each sample's release to that
+    /// thread's finish (`ns` is the last of them). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_ns: Vec<Vec<Option<u64>>>,
+    /// The CPUs the process running a threaded benchmark could use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -310,6 +318,13 @@ pub struct BenchmarkResult {
     /// sample were taken off (`cold::drop_warm_checks`), and `vernier analyze` does the same.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_cold: bool,
+    /// A threaded benchmark's thread count (its name ends in `/threads:T`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+    /// A threaded benchmark's figures: throughput, time per operation as each thread sees it,
+    /// the threads' imbalance and, beside the one-thread run, the speed-up and efficiency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<threads::Scaling>,
     pub samples: SamplesJson,
 }
 
@@ -432,6 +447,8 @@ impl BenchmarkResult {
             instructions_check: None,
             earlier_runs: None,
             cache_cold: false,
+            threads: a.threads.as_ref().map(|t| t.threads),
+            scaling: a.threads.as_ref().map(threads::Scaling::new),
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -460,6 +477,8 @@ impl BenchmarkResult {
                 probe_ns: m.samples.probe_ns.clone(),
                 probe_adds: m.samples.probe_adds,
                 wide_ns: m.samples.wide_ns.clone(),
+                thread_ns: m.samples.thread_ns.clone(),
+                cpus: m.samples.cpus,
             },
         }
     }
@@ -490,6 +509,8 @@ impl BenchmarkResult {
             instructions_check: None,
             earlier_runs: None,
             cache_cold: false,
+            threads: None,
+            scaling: None,
             samples: SamplesJson::default(),
         }
     }
@@ -615,6 +636,8 @@ impl BenchmarkResult {
                 probe_ns: c.probe_ns.clone(),
                 probe_adds: c.probe_adds,
                 wide_ns: c.wide_ns.clone(),
+                thread_ns: c.thread_ns.clone(),
+                cpus: c.cpus,
             },
             iters_per_sample: self.iters_per_sample,
             wall_ns: (self.total_s * 1e9).round() as u64,

@@ -227,12 +227,13 @@ impl Suite {
                 earlier: self.options.earlier.get(name).copied(),
                 env_pad: &|_| 0,
             };
-            let r = pipeline::finish(
+            let mut r = pipeline::finish(
                 name,
                 acc[k].measurement(),
                 &finish,
                 pipeline::Instructions::None,
             );
+            crate::result::threads::relate(&mut r, &file.benchmarks);
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();

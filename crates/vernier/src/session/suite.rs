@@ -277,6 +277,32 @@ impl Suite {
         self.add(name, Box::new(Plain(f)))
     }
 
+    /// Register a threaded benchmark: `f(thread)` is the body each of T threads runs (`thread`
+    /// in `0..T`), released together for each sample, for each T of `threads` (empty: the
+    /// powers of two below the CPUs and the CPU count). Each T is its own benchmark, named
+    /// `NAME/threads:T`; the threads are started once and kept (docs/threads.md).
+    pub fn bench_threads<F, R>(
+        &mut self,
+        name: impl Into<String>,
+        threads: &[usize],
+        f: F,
+    ) -> &mut Self
+    where
+        F: Fn(usize) -> R + Send + Sync + 'static,
+        R: 'static,
+    {
+        let name = name.into();
+        let counts = if threads.is_empty() {
+            crate::workload::threads::default_counts()
+        } else {
+            threads.iter().map(|&t| t.max(1)).collect()
+        };
+        for (t, r) in crate::workload::threads::routines(f, &counts) {
+            self.add(crate::result::threads::name(&name, t), Box::new(r));
+        }
+        self
+    }
+
     /// Register the latency of `f`: each iteration computes `x = f(x)` from `x = init`, the
     /// value passing the barrier and carried from one iteration (and sample) to the next, so
     /// the iterations form one dependent chain and the time per iteration is `f`'s latency

@@ -8,12 +8,14 @@
 //!   the timed region);
 //! - `input`: the seeded generator and input pools;
 //! - `cache`: cold-cache routines (the evictor walked before each sample);
-//! - `kernels`: fixed workloads (the add chain of the core-speed probe, pointer chases).
+//! - `kernels`: fixed workloads (the add chain of the core-speed probe, pointer chases);
+//! - `threads`: threaded benchmarks, a pool of threads released together for each sample.
 
 pub mod cache;
 pub mod input;
 pub mod kernels;
 pub mod routine;
+pub mod threads;
 
 use routine::Routine;
 

@@ -32,6 +32,19 @@ pub trait Routine {
     fn loop_addr(&self) -> usize {
         0
     }
+    /// A threaded routine's last sample: each thread's ticks from the release to its finish
+    /// (empty for a routine without threads).
+    fn thread_ticks(&self) -> &[u64] {
+        &[]
+    }
+    /// A threaded routine's thread count.
+    fn threads(&self) -> Option<usize> {
+        None
+    }
+    /// The CPUs a threaded routine's process could use.
+    fn cpus(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// The address of a function, as a number (for [`Routine::loop_addr`]).

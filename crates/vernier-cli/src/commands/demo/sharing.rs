@@ -1,0 +1,69 @@
+//! The demo's lesson on sharing between threads: each thread adding to its own counter on its
+//! own cache line, every thread adding to one shared atomic, and two counters on one cache line
+//! written by one thread each (false sharing), at one and two threads (docs/threads.md).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use vernier::result::threads::name;
+use vernier::result::ResultFile;
+use vernier::workload::threads::CacheLine;
+use vernier::Suite;
+
+/// A counter alone on its cache line; two counters sharing one.
+type Padded = CacheLine<AtomicU64>;
+type Pair = CacheLine<[AtomicU64; 2]>;
+
+const COUNTS: [usize; 2] = [1, 2];
+
+pub fn register(s: &mut Suite) {
+    let own: Arc<Vec<Padded>> = Arc::new((0..COUNTS.len()).map(|_| Padded::default()).collect());
+    s.bench_threads("counter per thread", &COUNTS, move |t| {
+        own[t].0.fetch_add(1, Ordering::Relaxed)
+    });
+    let shared = Arc::new(AtomicU64::new(0));
+    s.bench_threads("one shared counter", &COUNTS, move |_| {
+        shared.fetch_add(1, Ordering::Relaxed)
+    });
+    let pair = Arc::new(Pair::default());
+    s.bench_threads("two counters, one cache line", &COUNTS, move |t| {
+        pair.0[t % 2].fetch_add(1, Ordering::Relaxed)
+    });
+}
+
+/// The lesson in a sentence, from the speed-ups measured at two threads.
+pub fn lesson(file: &ResultFile) -> Option<String> {
+    let speedup = |base: &str| {
+        let b = file.benchmarks.iter().find(|b| b.name == name(base, 2))?;
+        let s = b.scaling.as_ref()?.against_one?;
+        let contended = b
+            .diagnostics
+            .iter()
+            .any(|d| d.code == vernier::diagnostic::Code::Contended);
+        Some((s.speedup, contended))
+    };
+    let word = |(s, c): (f64, bool)| format!("{s:.2}×{}", if c { " (contended)" } else { "" });
+    let private = speedup("counter per thread")?;
+    let (shared, pair) = (
+        speedup("one shared counter")?,
+        speedup("two counters, one cache line")?,
+    );
+    let figures = format!(
+        "Two threads do {} the work of one with a counter each on its own cache line, {} on one \
+         shared atomic and {} with two counters on one cache line",
+        word(private),
+        word(shared),
+        word(pair)
+    );
+    Some(if private.1 {
+        format!(
+            "{figures}: even the private counters did not scale, so the second thread did not \
+             get a CPU of its own beside the first (the machine is busy); run it again on a \
+             quiet machine (docs/threads.md)."
+        )
+    } else {
+        format!(
+            "{figures}: threads that write the same cache line wait for each other, even when \
+             they share no variable (docs/threads.md)."
+        )
+    })
+}
