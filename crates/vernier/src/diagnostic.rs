@@ -39,10 +39,12 @@ pub enum Code {
     CountersUnavailable,
     /// The core ran markedly slower than its own fastest state during the benchmark.
     CoreSlowed,
+    /// Allocations could not be counted (docs/memory.md), and why.
+    MemoryUnavailable,
 }
 
 impl Code {
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 12] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -54,6 +56,7 @@ impl Code {
         Code::DebugBuild,
         Code::CountersUnavailable,
         Code::CoreSlowed,
+        Code::MemoryUnavailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -69,6 +72,7 @@ impl Code {
             Code::DebugBuild => "debug-build",
             Code::CountersUnavailable => "counters-unavailable",
             Code::CoreSlowed => "core-slowed",
+            Code::MemoryUnavailable => "memory-unavailable",
         }
     }
 
@@ -153,6 +157,8 @@ pub enum Finding {
     CountersUnavailable { events: Vec<String>, note: String },
     /// The core ran slower than its fastest state, or than the machine's known speed.
     CoreSlowed(Slowed),
+    /// Allocations were asked for and could not be counted; `reason` names the cause and fix.
+    MemoryUnavailable { reason: String },
 }
 
 /// The evidence that a benchmark's work was removed (`optimized-away`).
@@ -269,6 +275,7 @@ impl Finding {
             Finding::DebugBuild => Code::DebugBuild,
             Finding::CountersUnavailable { .. } => Code::CountersUnavailable,
             Finding::CoreSlowed(_) => Code::CoreSlowed,
+            Finding::MemoryUnavailable { .. } => Code::MemoryUnavailable,
         }
     }
 }

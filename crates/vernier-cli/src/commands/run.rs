@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// them.
     #[arg(long, value_name = "hot|cold", default_value = "hot")]
     pub cache: crate::runner::cold::CacheMode,
+    /// Do not count allocations (by default each benchmark's allocations per iteration are
+    /// counted in a process of their own, apart from the timed ones: docs/memory.md).
+    #[arg(long)]
+    pub no_memory: bool,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,
@@ -144,6 +148,13 @@ impl ProcessArgs {
     }
 }
 
+/// Each process's environment padding: `--env-pad`, else random below [`MAX_ENV_PAD`].
+fn paddings(p: &ProcessArgs, processes: usize, rng: &mut Rng) -> Vec<u64> {
+    (0..processes)
+        .map(|_| p.env_pad.unwrap_or_else(|| rng.next_u64() % MAX_ENV_PAD))
+        .collect()
+}
+
 /// Splits a program path from its arguments.
 pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
     (PathBuf::from(&v[0]), v[1..].to_vec())
@@ -154,6 +165,7 @@ pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
 /// The budget is shared between them; the first calibrates, the others use its iteration
 /// count. A worker that cannot be started or fails ends the series with its error; what the
 /// earlier ones measured is kept.
+#[allow(clippy::too_many_arguments)] // the seam: each argument is a separate input or output
 pub fn measure_in_processes(
     launch: &mut dyn FnMut(u64) -> Result<Box<dyn WorkerLink>, String>,
     clock: &dyn WallClock,
@@ -161,6 +173,7 @@ pub fn measure_in_processes(
     plan: &Plan,
     pads: &[u64],
     batch_costs: &mut Vec<f64>,
+    peaks: &mut Vec<Option<u64>>,
     on_progress: &mut dyn FnMut(&measure::Progress),
 ) -> Measurement {
     let mut merged = Measurement::empty();
@@ -196,7 +209,8 @@ pub fn measure_in_processes(
         if merged.error.is_some() || stop == StopReason::Interrupted {
             break;
         }
-        worker.quit();
+        peaks.resize(p, None);
+        peaks.push(worker.quit());
     }
     merged
 }
@@ -431,6 +445,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
     let empty = empty_loop_ns(&mut first, &plan);
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
+    let mut counting =
+        crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
     first.quit();
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
@@ -482,14 +498,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         if term::interrupted() {
             break;
         }
-        let pads: Vec<u64> = (0..processes)
-            .map(|_| {
-                a.process
-                    .env_pad
-                    .unwrap_or_else(|| rng.next_u64() % MAX_ENV_PAD)
-            })
-            .collect();
+        let pads = paddings(&a.process, processes, &mut rng);
         let name = &names[i];
+        let mut peaks = Vec::new();
         let mut launch = |pad: u64| {
             let mut c = ctl.clone();
             c.env_pad = pad;
@@ -502,6 +513,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &plan,
             &pads,
             &mut batch_costs,
+            &mut peaks,
             &mut |p| progress.update(name, p),
         );
         let cold = a.cache == crate::runner::cold::CacheMode::Cold;
@@ -526,12 +538,13 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ));
             crate::runner::counted::check_instructions(&program, &args, &ctl, i).ok()
         };
-        let r = pipeline::finish(
+        let mut r = pipeline::finish(
             name,
             &m,
             &finish,
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
+        crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
         progress.clear();
         if r.status == vernier::result::Status::Failed {
             failed += 1;
@@ -612,6 +625,7 @@ mod tests {
             &Plan::quick(),
             &pads,
             &mut costs,
+            &mut Vec::new(),
             &mut |_| reports += 1,
         );
         assert_eq!(launched, pads);
@@ -671,6 +685,7 @@ mod tests {
             0,
             &Plan::quick(),
             &pads,
+            &mut Vec::new(),
             &mut Vec::new(),
             &mut |_| {},
         );

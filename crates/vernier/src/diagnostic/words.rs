@@ -127,6 +127,9 @@ pub fn message(f: &Finding) -> String {
             format!("not read: {}. {note}", events.join(", "))
         }
         Finding::CoreSlowed(s) => slowed(s),
+        Finding::MemoryUnavailable { reason } => {
+            format!("allocations were not counted: {reason}")
+        }
     }
 }
 
@@ -359,6 +362,10 @@ pub fn explanation(code: Code) -> &'static str {
         Code::CountersUnavailable => {
             "some performance counters could not be read (absent from the results, not zero); \
              `vernier system show` says why and the fix."
+        }
+        Code::MemoryUnavailable => {
+            "allocations could not be counted for this benchmark (the message says why): \
+             docs/memory.md lists the causes and fixes."
         }
         Code::CoreSlowed => {
             "the core ran markedly slower than its own fastest state (or the machine's known \

@@ -50,6 +50,8 @@ pub struct Batch {
     /// The probe's throughput half (`kernels::wide_probe`, as many additions in eight
     /// independent chains), when the target ran it.
     pub wide_ns: Option<u64>,
+    /// Allocation counts per sample (`memory=1`), or why the target cannot count them.
+    pub memory: Option<crate::memory::MemoryReply>,
 }
 
 impl Batch {
@@ -59,6 +61,7 @@ impl Batch {
         self.counters.clear();
         self.probe_ns = None;
         self.wide_ns = None;
+        self.memory = None;
     }
 }
 

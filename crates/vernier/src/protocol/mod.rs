@@ -2,6 +2,7 @@
 //! (`serve`) is used by `Suite` when a runner launched the process; the runner side parses the
 //! replies. Pure text handling here; the pipes and processes live with their users.
 
+pub mod memory;
 pub mod serve;
 
 use crate::measure::Batch;
@@ -319,6 +320,9 @@ pub fn samples_line(batch: &Batch) -> String {
             s.push(if f { '1' } else { '0' });
         }
     }
+    if let Some(m) = &batch.memory {
+        memory::append_tokens(&mut s, m);
+    }
     s
 }
 
@@ -403,6 +407,7 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
     })?;
     let mut batch = Batch::default();
     let mut scaled: Vec<(String, String)> = Vec::new();
+    let (mut mem, mut mem_unavailable) = (Vec::new(), None);
     for t in toks {
         let Some((k, v)) = t.split_once('=') else {
             return Err(format!(
@@ -441,6 +446,12 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             });
         } else if let Some(ev) = k.strip_prefix("scaled.") {
             scaled.push((ev.to_string(), v.to_string()));
+        } else if k == "mem.unavailable" {
+            mem_unavailable = Some(decode_name(v)?);
+        } else if let Some(f) = k.strip_prefix("mem.") {
+            if ["allocs", "bytes", "frees", "freed_bytes"].contains(&f) {
+                mem.push((f.to_string(), parse_list(v, k, line)?));
+            }
         }
     }
     // Flags after values: a flag belongs to a counter the reply carries.
@@ -486,6 +497,7 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             c.values.len()
         ));
     }
+    batch.memory = memory::from_tokens(&mem, mem_unavailable, count)?;
     Ok(batch)
 }
 

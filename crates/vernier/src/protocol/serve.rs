@@ -122,7 +122,12 @@ impl Worker for SuiteWorker<'_> {
             timer: &self.timer,
             counters,
         };
-        t.measure(iters, samples, out).map_err(|e| match bench {
+        let measured = if protocol::memory::requested(extra) {
+            protocol::memory::measure_counting(&mut t, iters, samples, out)
+        } else {
+            t.measure(iters, samples, out)
+        };
+        measured.map_err(|e| match bench {
             BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
             BenchRef::Empty => format!("benchmark empty failed: {e}"),
         })

@@ -7,6 +7,7 @@ pub mod comparison;
 pub mod earlier;
 pub mod known;
 mod load;
+pub mod memory;
 
 pub use load::{load, parse, Invalid, LoadError};
 
@@ -108,6 +109,9 @@ pub struct ProcessJson {
     pub ci95_ns: [f64; 2],
     #[serde(default)]
     pub samples: usize,
+    /// The process's peak resident memory (`wait4`'s `ru_maxrss`), when the runner reaped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// The counters the harness read and what reading them costs (see `docs/counters.md`).
@@ -307,6 +311,10 @@ pub struct BenchmarkResult {
     /// sample were taken off (`cold::drop_warm_checks`), and `vernier analyze` does the same.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_cold: bool,
+    /// Allocations per iteration from the counting pass (docs/memory.md); absent when not
+    /// counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<memory::MemoryJson>,
     pub samples: SamplesJson,
 }
 
@@ -416,6 +424,7 @@ impl BenchmarkResult {
                     median_ns: p.median_ns,
                     ci95_ns: [p.ci95_ns.0, p.ci95_ns.1],
                     samples: p.samples,
+                    peak_rss_bytes: None,
                 })
                 .collect(),
             // Worded here, from the findings: the file's `message` is for its readers.
@@ -428,6 +437,7 @@ impl BenchmarkResult {
             instructions_check: None,
             earlier_runs: None,
             cache_cold: false,
+            memory: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -486,6 +496,7 @@ impl BenchmarkResult {
             instructions_check: None,
             earlier_runs: None,
             cache_cold: false,
+            memory: None,
             samples: SamplesJson::default(),
         }
     }

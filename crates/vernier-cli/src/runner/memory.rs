@@ -1,0 +1,359 @@
+//! The counting pass: each benchmark's allocations per iteration, counted in a worker process
+//! of their own, apart from the timed ones (docs/memory.md).
+//!
+//! The interposer (`interposer/alloc_counts.rs`, built by this crate's build script and
+//! embedded here) is written to the cache directory and preloaded (`LD_PRELOAD`) into that one
+//! process only: the timed processes never carry it, so the times are those of the program
+//! alone. In it, each benchmark runs a warm-up iteration, [`SINGLES`] samples of one iteration
+//! (exact integers per iteration, and their spread when they differ) and [`BULK_SAMPLES`]
+//! samples of k iterations (the mean over every iteration), k sized so the pass takes at most
+//! [`BUDGET_SHARE`] of the benchmark's measuring time. When allocations cannot be counted the
+//! reason is given (`memory-unavailable`): a static binary, an allocator that bypasses malloc,
+//! an interposer that is not built or not writable, a harness that does not count.
+
+use crate::runner::worker::{Control, WorkerProcess};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use vernier::diagnostic::{Diagnostic, Finding};
+use vernier::measure::Batch;
+use vernier::memory::{AllocCounts, MemoryReply};
+use vernier::protocol::BenchRef;
+use vernier::result::memory::{per_iteration, MemoryJson};
+use vernier::result::{BenchmarkResult, Status};
+
+/// The interposer as built for this command (empty where it could not be built).
+static INTERPOSER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libvernier_alloc_counts.so"));
+
+/// One-iteration samples per benchmark: enough for a median and a spread of exact counts.
+pub const SINGLES: usize = 15;
+/// Samples of k iterations per benchmark (their total over every iteration is the mean).
+pub const BULK_SAMPLES: usize = 3;
+/// Iterations of the sample that measures a counted iteration's cost before the bulk ones.
+pub const PROBE_ITERS: u64 = 64;
+/// Largest k: beyond a million iterations the mean is exact enough for any count.
+pub const MAX_BULK_ITERS: u64 = 1 << 20;
+/// The pass's share of the benchmark's measuring time it aims at (the stated bound is a tenth;
+/// a fifth of it is kept for the round trips that follow the last estimate).
+pub const BUDGET_SHARE: f64 = 0.08;
+
+/// The interposer's file in the cache directory, written there on first use (its name carries
+/// a hash of its bytes, so a new build never loads an old copy).
+pub fn interposer_path() -> Result<PathBuf, String> {
+    let dir = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("vernier"))
+        .unwrap_or_else(std::env::temp_dir);
+    interposer_in(&dir)
+}
+
+/// The interposer's file in `dir`, written there when missing.
+fn interposer_in(dir: &Path) -> Result<PathBuf, String> {
+    if INTERPOSER.is_empty() {
+        return Err(
+            "the allocation-counting interposer was not built into this vernier (it \
+                    needs Linux; see the build's warnings)"
+                .into(),
+        );
+    }
+    let name = format!(
+        "libvernier_alloc_counts-{:016x}.so",
+        vernier::result::known::fnv1a(INTERPOSER)
+    );
+    let path = dir.join(&name);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == INTERPOSER.len() as u64) {
+        return Ok(path);
+    }
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, INTERPOSER)?;
+        std::fs::rename(&tmp, &path)
+    };
+    write().map_err(|e| {
+        format!(
+            "the allocation-counting interposer could not be written to {} ({e}): set \
+             XDG_CACHE_HOME to a writable directory",
+            dir.display()
+        )
+    })?;
+    Ok(path)
+}
+
+/// Allocators that a program can link in place of malloc: its allocations would never reach
+/// the interposer. Matched as symbol names in the executable.
+const OWN_ALLOCATORS: [(&str, &str); 5] = [
+    ("_rjem_malloc", "jemalloc (tikv-jemallocator)"),
+    ("je_malloc", "jemalloc"),
+    ("mi_malloc", "mimalloc"),
+    ("tc_malloc", "tcmalloc"),
+    ("snmalloc", "snmalloc"),
+];
+
+/// Why allocations of `program` cannot be counted by preloading, known from its file alone:
+/// a static executable (no interpreter: `LD_PRELOAD` is never read) or one that carries its
+/// own allocator. `None` when preloading can work.
+pub fn cannot_preload(program: &Path) -> Option<String> {
+    let bytes = std::fs::read(program).ok()?;
+    if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" || bytes[4] != 2 || bytes[5] != 1 {
+        return None; // not a 64-bit little-endian ELF file: let the worker say
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
+    let u64_at = |o: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&bytes[o..o + 8]);
+        u64::from_le_bytes(b) as usize
+    };
+    let (phoff, phentsize, phnum) = (u64_at(0x20), u16_at(0x36), u16_at(0x38));
+    let has_interp = (0..phnum).any(|i| {
+        let o = phoff + i * phentsize;
+        o + 4 <= bytes.len()
+            && u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) == 3
+    });
+    if !has_interp {
+        return Some(format!(
+            "{} is statically linked: the dynamic loader never runs, so the counting \
+             interposer cannot be preloaded (link it dynamically: drop -static)",
+            program.display()
+        ));
+    }
+    OWN_ALLOCATORS
+        .iter()
+        .find(|(sym, _)| contains(&bytes, sym.as_bytes()))
+        .map(|(_, name)| {
+            format!(
+                "{} carries its own allocator ({name}), whose allocations bypass malloc and \
+                 the counting interposer (count with the system allocator, or in Rust with \
+                 vernier::CountingAlloc)",
+                program.display()
+            )
+        })
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The counting worker of a run: started on first use with the interposer preloaded, and kept
+/// for the next benchmarks.
+pub struct CountingPass {
+    program: PathBuf,
+    args: Vec<OsString>,
+    ctl: Control,
+    worker: Option<WorkerProcess>,
+    /// Why nothing can be counted in this run (the same for every benchmark).
+    unavailable: Option<String>,
+    /// Per benchmark: declared allocation-free.
+    alloc_free: Vec<bool>,
+}
+
+/// The pass's samples of one benchmark: one-iteration counts, and (iterations, counts).
+type PassSamples = (Vec<AllocCounts>, Vec<(u64, AllocCounts)>);
+
+/// What the pass gives one benchmark.
+pub enum Counted {
+    Memory(MemoryJson),
+    /// Allocations could not be counted, and why.
+    Unavailable(String),
+}
+
+impl CountingPass {
+    pub fn new(program: &Path, args: &[OsString], ctl: &Control) -> CountingPass {
+        let mut ctl = ctl.clone();
+        ctl.run_options = vec![("memory".into(), "1".into())];
+        let unavailable = match (cannot_preload(program), interposer_path()) {
+            (Some(why), _) | (None, Err(why)) => Some(why),
+            (None, Ok(path)) => {
+                let mut preload = path.into_os_string();
+                if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+                    preload.push(":");
+                    preload.push(old);
+                }
+                ctl.env.push(("LD_PRELOAD".into(), preload));
+                None
+            }
+        };
+        CountingPass {
+            program: program.to_path_buf(),
+            args: args.to_vec(),
+            ctl,
+            worker: None,
+            unavailable,
+            alloc_free: Vec::new(),
+        }
+    }
+
+    /// The pass for `first`'s program (its benchmarks' declarations kept), unless `off`.
+    pub fn unless(
+        off: bool,
+        program: &Path,
+        args: &[OsString],
+        ctl: &Control,
+        first: &WorkerProcess,
+    ) -> Option<CountingPass> {
+        (!off).then(|| CountingPass {
+            alloc_free: first.alloc_free.clone(),
+            ..CountingPass::new(program, args, ctl)
+        })
+    }
+
+    /// Count benchmark `index`, whose iteration takes about `per_iter_ns` and which was
+    /// measured for `measured_s`.
+    pub fn count(&mut self, index: usize, per_iter_ns: f64, measured_s: f64) -> Counted {
+        if let Some(why) = &self.unavailable {
+            return Counted::Unavailable(why.clone());
+        }
+        let t0 = Instant::now();
+        match self.samples(index, per_iter_ns, measured_s) {
+            Ok((singles, bulk)) => {
+                let cost_s = t0.elapsed().as_secs_f64();
+                match per_iteration(&singles, &bulk, cost_s, measured_s) {
+                    Some(m) => Counted::Memory(m),
+                    None => Counted::Unavailable("the counting pass took no sample".into()),
+                }
+            }
+            Err(why) => {
+                // A worker that failed is not reused.
+                if let Some(w) = self.worker.take() {
+                    w.quit();
+                }
+                Counted::Unavailable(why)
+            }
+        }
+    }
+
+    fn samples(
+        &mut self,
+        index: usize,
+        per_iter_ns: f64,
+        measured_s: f64,
+    ) -> Result<PassSamples, String> {
+        let started = Instant::now();
+        if self.worker.is_none() {
+            self.worker = Some(
+                WorkerProcess::spawn(&self.program, &self.args, &self.ctl)
+                    .map_err(|e| format!("the counting process could not start: {e}"))?,
+            );
+        }
+        let w = self.worker.as_mut().expect("started above");
+        let budget_s = BUDGET_SHARE * measured_s;
+        let per_iter_s = if per_iter_ns.is_finite() && per_iter_ns > 0.0 {
+            per_iter_ns * 1e-9
+        } else {
+            1e-9
+        };
+        // One-iteration samples the budget pays for at the timed speed (at least one).
+        let singles_n = ((budget_s / 2.0 / per_iter_s) as usize).clamp(1, SINGLES);
+        let mut run = |iters: u64, samples: usize| -> Result<Vec<AllocCounts>, String> {
+            let mut b = Batch::default();
+            w.run(BenchRef::Index(index), iters, samples, &mut b)?;
+            match b.memory {
+                Some(MemoryReply::Counted(v)) => Ok(v),
+                Some(MemoryReply::Unavailable(why)) => Err(why),
+                None => Err(
+                    "the worker's harness does not count allocations (no `mem.` \
+                             tokens in its reply): rebuild it against this version of vernier"
+                        .into(),
+                ),
+            }
+        };
+        run(1, 1)?; // warm-up: a first call's one-off allocations are not the iteration's
+        let singles = run(1, singles_n)?;
+        // The bulk samples, sized by what one counted iteration costs here (the interposer
+        // slows each allocation) and by what is left of the budget.
+        let mut bulk = Vec::new();
+        let probe_iters = PROBE_ITERS.min((budget_s / 4.0 / per_iter_s) as u64);
+        if probe_iters > 1 {
+            let t = Instant::now();
+            let c = run(probe_iters, 1)?;
+            let counted_iter_s = t.elapsed().as_secs_f64() / probe_iters as f64;
+            bulk.push((probe_iters, c[0]));
+            let left_s = budget_s - started.elapsed().as_secs_f64();
+            let k = ((left_s / BULK_SAMPLES as f64 / counted_iter_s) as u64).min(MAX_BULK_ITERS);
+            if k > probe_iters {
+                bulk.extend(run(k, BULK_SAMPLES)?.into_iter().map(|c| (k, c)));
+            }
+        }
+        Ok((singles, bulk))
+    }
+}
+
+impl CountingPass {
+    /// Count benchmark `index` after its timed processes and put the outcome in `r`: its
+    /// `memory`, or a `memory-unavailable` diagnostic. A benchmark declared allocation-free
+    /// (`alloc_free`) that allocates fails, named, with its counts.
+    pub fn attach(&mut self, index: usize, alloc_free: bool, r: &mut BenchmarkResult) {
+        if r.status == Status::Failed {
+            return;
+        }
+        let measured_s = r.total_s;
+        match self.count(index, r.per_iter.median_ns, measured_s) {
+            Counted::Memory(mut m) => {
+                m.alloc_free = alloc_free;
+                if alloc_free && m.allocates() {
+                    r.status = Status::Failed;
+                    r.error = Some(format!(
+                        "{} is declared allocation-free but allocates: {} allocation(s) and {} \
+                         byte(s) per iteration (counted over {} iterations)",
+                        r.name, m.allocs_per_iter, m.bytes_per_iter, m.iterations
+                    ));
+                }
+                r.memory = Some(m);
+            }
+            Counted::Unavailable(reason) => {
+                let finding = Finding::MemoryUnavailable { reason };
+                r.diagnostics.push(Diagnostic::from(&finding));
+                if alloc_free {
+                    r.status = Status::Failed;
+                    r.error = Some(format!(
+                        "{} is declared allocation-free, and its allocations could not be \
+                         counted",
+                        r.name
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// What `vernier run` adds to a benchmark's result after its timed processes: each process's
+/// peak resident memory, and the counting pass's outcome (when counting is on).
+pub fn after_timed(
+    pass: Option<&mut CountingPass>,
+    index: usize,
+    peaks: &[Option<u64>],
+    r: &mut BenchmarkResult,
+) {
+    set_peaks(r, peaks);
+    if let Some(pass) = pass {
+        let mut progress = crate::term::ProgressLine::new();
+        progress.status(&format!("{}: counting allocations", r.name));
+        let alloc_free = pass.alloc_free.get(index).copied().unwrap_or(false);
+        pass.attach(index, alloc_free, r);
+        progress.clear();
+    }
+}
+
+/// Each timed process's peak resident memory, by process index.
+pub fn set_peaks(r: &mut BenchmarkResult, peaks: &[Option<u64>]) {
+    for p in &mut r.processes {
+        p.peak_rss_bytes = peaks.get(p.index as usize).copied().flatten();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interposer_is_embedded_and_written_once() {
+        assert!(!INTERPOSER.is_empty(), "the build script did not build it");
+        let dir = tempfile::tempdir().unwrap();
+        let p = interposer_in(dir.path()).unwrap();
+        assert!(p.starts_with(dir.path()));
+        assert_eq!(std::fs::read(&p).unwrap(), INTERPOSER);
+        assert_eq!(interposer_in(dir.path()).unwrap(), p);
+    }
+}
