@@ -4,11 +4,9 @@
 //! The interposer (`interposer/alloc_counts.rs`, built by this crate's build script and
 //! embedded here) is written to the cache directory and preloaded (`LD_PRELOAD`) into that one
 //! process only: the timed processes never carry it, so the times are those of the program
-//! alone. In it, each benchmark runs a warm-up iteration, [`SINGLES`] samples of one iteration
-//! (exact integers per iteration, and their spread when they differ) and [`BULK_SAMPLES`]
-//! samples of k iterations (the mean over every iteration), k sized so the pass takes at most
-//! [`BUDGET_SHARE`] of the benchmark's measuring time. When allocations cannot be counted the
-//! reason is given (`memory-unavailable`): a static binary, an allocator that bypasses malloc,
+//! alone. In it, each benchmark runs the counting pass of `vernier::session::memory` (samples
+//! of one iteration and of many, within a tenth of the benchmark's measuring time). When
+//! allocations cannot be counted the reason is given (`memory-unavailable`): a static binary, an allocator that bypasses malloc,
 //! an interposer that is not built or not writable, a harness that does not count.
 
 use crate::runner::worker::{Control, WorkerProcess};
@@ -17,25 +15,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vernier::diagnostic::{Diagnostic, Finding};
 use vernier::measure::Batch;
-use vernier::memory::{AllocCounts, MemoryReply};
 use vernier::protocol::BenchRef;
-use vernier::result::memory::{per_iteration, MemoryJson};
+use vernier::result::memory::MemoryJson;
 use vernier::result::{BenchmarkResult, Status};
+use vernier::session::memory::{counted, counting_pass};
 
 /// The interposer as built for this command (empty where it could not be built).
 static INTERPOSER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libvernier_alloc_counts.so"));
-
-/// One-iteration samples per benchmark: enough for a median and a spread of exact counts.
-pub const SINGLES: usize = 15;
-/// Samples of k iterations per benchmark (their total over every iteration is the mean).
-pub const BULK_SAMPLES: usize = 3;
-/// Iterations of the sample that measures a counted iteration's cost before the bulk ones.
-pub const PROBE_ITERS: u64 = 64;
-/// Largest k: beyond a million iterations the mean is exact enough for any count.
-pub const MAX_BULK_ITERS: u64 = 1 << 20;
-/// The pass's share of the benchmark's measuring time it aims at (the stated bound is a tenth;
-/// a fifth of it is kept for the round trips that follow the last estimate).
-pub const BUDGET_SHARE: f64 = 0.08;
 
 /// The interposer's file in the cache directory, written there on first use (its name carries
 /// a hash of its bytes, so a new build never loads an old copy).
@@ -149,9 +135,6 @@ pub struct CountingPass {
     alloc_free: Vec<bool>,
 }
 
-/// The pass's samples of one benchmark: one-iteration counts, and (iterations, counts).
-type PassSamples = (Vec<AllocCounts>, Vec<(u64, AllocCounts)>);
-
 /// What the pass gives one benchmark.
 pub enum Counted {
     Memory(MemoryJson),
@@ -205,15 +188,8 @@ impl CountingPass {
         if let Some(why) = &self.unavailable {
             return Counted::Unavailable(why.clone());
         }
-        let t0 = Instant::now();
         match self.samples(index, per_iter_ns, measured_s) {
-            Ok((singles, bulk)) => {
-                let cost_s = t0.elapsed().as_secs_f64();
-                match per_iteration(&singles, &bulk, cost_s, measured_s) {
-                    Some(m) => Counted::Memory(m),
-                    None => Counted::Unavailable("the counting pass took no sample".into()),
-                }
-            }
+            Ok(m) => Counted::Memory(m),
             Err(why) => {
                 // A worker that failed is not reused.
                 if let Some(w) = self.worker.take() {
@@ -229,7 +205,7 @@ impl CountingPass {
         index: usize,
         per_iter_ns: f64,
         measured_s: f64,
-    ) -> Result<PassSamples, String> {
+    ) -> Result<MemoryJson, String> {
         let started = Instant::now();
         if self.worker.is_none() {
             self.worker = Some(
@@ -238,45 +214,12 @@ impl CountingPass {
             );
         }
         let w = self.worker.as_mut().expect("started above");
-        let budget_s = BUDGET_SHARE * measured_s;
-        let per_iter_s = if per_iter_ns.is_finite() && per_iter_ns > 0.0 {
-            per_iter_ns * 1e-9
-        } else {
-            1e-9
-        };
-        // One-iteration samples the budget pays for at the timed speed (at least one).
-        let singles_n = ((budget_s / 2.0 / per_iter_s) as usize).clamp(1, SINGLES);
-        let mut run = |iters: u64, samples: usize| -> Result<Vec<AllocCounts>, String> {
+        let mut run = |iters: u64, samples: usize| {
             let mut b = Batch::default();
             w.run(BenchRef::Index(index), iters, samples, &mut b)?;
-            match b.memory {
-                Some(MemoryReply::Counted(v)) => Ok(v),
-                Some(MemoryReply::Unavailable(why)) => Err(why),
-                None => Err(
-                    "the worker's harness does not count allocations (no `mem.` \
-                             tokens in its reply): rebuild it against this version of vernier"
-                        .into(),
-                ),
-            }
+            counted(b.memory)
         };
-        run(1, 1)?; // warm-up: a first call's one-off allocations are not the iteration's
-        let singles = run(1, singles_n)?;
-        // The bulk samples, sized by what one counted iteration costs here (the interposer
-        // slows each allocation) and by what is left of the budget.
-        let mut bulk = Vec::new();
-        let probe_iters = PROBE_ITERS.min((budget_s / 4.0 / per_iter_s) as u64);
-        if probe_iters > 1 {
-            let t = Instant::now();
-            let c = run(probe_iters, 1)?;
-            let counted_iter_s = t.elapsed().as_secs_f64() / probe_iters as f64;
-            bulk.push((probe_iters, c[0]));
-            let left_s = budget_s - started.elapsed().as_secs_f64();
-            let k = ((left_s / BULK_SAMPLES as f64 / counted_iter_s) as u64).min(MAX_BULK_ITERS);
-            if k > probe_iters {
-                bulk.extend(run(k, BULK_SAMPLES)?.into_iter().map(|c| (k, c)));
-            }
-        }
-        Ok((singles, bulk))
+        counting_pass(per_iter_ns, measured_s, started, &mut run)
     }
 }
 
@@ -290,17 +233,9 @@ impl CountingPass {
         }
         let measured_s = r.total_s;
         match self.count(index, r.per_iter.median_ns, measured_s) {
-            Counted::Memory(mut m) => {
-                m.alloc_free = alloc_free;
-                if alloc_free && m.allocates() {
-                    r.status = Status::Failed;
-                    r.error = Some(format!(
-                        "{} is declared allocation-free but allocates: {} allocation(s) and {} \
-                         byte(s) per iteration (counted over {} iterations)",
-                        r.name, m.allocs_per_iter, m.bytes_per_iter, m.iterations
-                    ));
-                }
+            Counted::Memory(m) => {
                 r.memory = Some(m);
+                vernier::session::memory::check_alloc_free(alloc_free, r);
             }
             Counted::Unavailable(reason) => {
                 let finding = Finding::MemoryUnavailable { reason };

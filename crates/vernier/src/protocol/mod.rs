@@ -513,6 +513,10 @@ pub trait Worker {
     fn loop_addrs(&self) -> Vec<usize> {
         Vec::new()
     }
+    /// Per benchmark, in list order: declared allocation-free (`alloc_free=1` on its line).
+    fn alloc_free(&self) -> Vec<bool> {
+        Vec::new()
+    }
 }
 
 /// The `loops` reply: `loop <index> addr=0x<hex>` per benchmark, then `end <count>`.
@@ -566,9 +570,15 @@ pub fn serve(
             Ok(Command::Hello(_)) => worker.hello().to_line(),
             Ok(Command::List) => {
                 let names = worker.names();
+                let free = worker.alloc_free();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
-                    let _ = writeln!(s, "bench {i} {}", encode_name(n));
+                    let flag = if free.get(i) == Some(&true) {
+                        " alloc_free=1"
+                    } else {
+                        ""
+                    };
+                    let _ = writeln!(s, "bench {i} {}{flag}", encode_name(n));
                 }
                 let _ = write!(s, "end {}", names.len());
                 s

@@ -59,6 +59,10 @@ impl Worker for SuiteWorker<'_> {
         self.entries.iter().map(|e| e.name.clone()).collect()
     }
 
+    fn alloc_free(&self) -> Vec<bool> {
+        self.entries.iter().map(|e| e.alloc_free).collect()
+    }
+
     fn loop_addrs(&self) -> Vec<usize> {
         self.entries.iter().map(|e| e.routine.loop_addr()).collect()
     }
