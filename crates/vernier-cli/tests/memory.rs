@@ -153,3 +153,33 @@ fn the_rust_harness_counts_as_a_worker_and_on_its_own() {
         .as_deref()
         .is_some_and(|e| e.contains("liar is declared allocation-free but allocates")));
 }
+
+#[test]
+fn compare_names_one_more_allocation_per_iteration_exactly() {
+    let src = cpp::repo_root().join("crates/vernier-cli/tests/fixtures/memory/one_more.cpp");
+    let old = cpp::compile("one-more-old", std::slice::from_ref(&src), &["-O2"]);
+    let new = cpp::compile("one-more-new", &[src], &["-O2", "-DONE_MORE"]);
+    let dir = tmp("mem-compare-home");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = tmp("mem-compare.json");
+    let o = cli::vernier_with_speed_file(&dir)
+        .args(["compare", "--quick", "--json"])
+        .arg(&json)
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("work: +1 allocation and +4.0 KiB per iteration"),
+        "{}",
+        cli::text(&o)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let m = &v["comparisons"][0]["memory"];
+    assert_eq!(m["old_allocs_per_iter"], 1.0, "{v}");
+    assert_eq!(m["new_allocs_per_iter"], 2.0);
+    assert_eq!(m["old_bytes_per_iter"], 4000.0);
+    assert_eq!(m["new_bytes_per_iter"], 8096.0);
+}

@@ -186,6 +186,15 @@ impl Source {
     }
 }
 
+/// Allocations per iteration of both sides of a comparison (`memory` in the comparison file).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemoryChange {
+    pub old_allocs_per_iter: f64,
+    pub new_allocs_per_iter: f64,
+    pub old_bytes_per_iter: f64,
+    pub new_bytes_per_iter: f64,
+}
+
 /// What a `run … memory=1` reply says about memory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MemoryReply {

@@ -488,7 +488,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .map(|&i| names[i].as_str())
             .collect::<Vec<_>>(),
         render,
-    );
+    )
+    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()));
     let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();

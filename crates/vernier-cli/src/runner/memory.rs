@@ -9,13 +9,16 @@
 //! allocations cannot be counted the reason is given (`memory-unavailable`): a static binary, an allocator that bypasses malloc,
 //! an interposer that is not built or not writable, a harness that does not count.
 
+use crate::runner::link::Launch;
 use crate::runner::worker::{Control, WorkerProcess};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use vernier::diagnostic::{Diagnostic, Finding};
 use vernier::measure::Batch;
+use vernier::memory::MemoryChange;
 use vernier::protocol::BenchRef;
+use vernier::result::comparison::ComparisonFile;
 use vernier::result::memory::MemoryJson;
 use vernier::result::{BenchmarkResult, Status};
 use vernier::session::memory::{counted, counting_pass};
@@ -182,6 +185,35 @@ impl CountingPass {
         })
     }
 
+    /// Count the benchmark named `name` (its index is the counting worker's own).
+    pub fn count_named(&mut self, name: &str, per_iter_ns: f64, measured_s: f64) -> Counted {
+        if self.unavailable.is_none() && self.worker.is_none() {
+            match WorkerProcess::spawn(&self.program, &self.args, &self.ctl) {
+                Ok(w) => self.worker = Some(w),
+                Err(e) => {
+                    return Counted::Unavailable(format!(
+                        "the counting process could not start: {e}"
+                    ))
+                }
+            }
+        }
+        let index = self
+            .worker
+            .as_ref()
+            .and_then(|w| w.names.iter().position(|n| n == name));
+        match index {
+            Some(i) => self.count(i, per_iter_ns, measured_s),
+            None => Counted::Unavailable(self.unavailable.clone().unwrap_or_else(|| {
+                format!("{name} is not among the counting worker's benchmarks")
+            })),
+        }
+    }
+
+    /// Whether anything can be counted in this run (known before the first benchmark).
+    pub fn can_count(&self) -> bool {
+        self.unavailable.is_none()
+    }
+
     /// Count benchmark `index`, whose iteration takes about `per_iter_ns` and which was
     /// measured for `measured_s`.
     pub fn count(&mut self, index: usize, per_iter_ns: f64, measured_s: f64) -> Counted {
@@ -268,6 +300,40 @@ pub fn after_timed(
         let alloc_free = pass.alloc_free.get(index).copied().unwrap_or(false);
         pass.attach(index, alloc_free, r);
         progress.clear();
+    }
+}
+
+/// Both sides' allocations per iteration, when both were counted.
+pub fn change(old: Option<&MemoryJson>, new: Option<&MemoryJson>) -> Option<MemoryChange> {
+    let (o, n) = (old?, new?);
+    Some(MemoryChange {
+        old_allocs_per_iter: o.allocs_per_iter,
+        new_allocs_per_iter: n.allocs_per_iter,
+        old_bytes_per_iter: o.bytes_per_iter,
+        new_bytes_per_iter: n.bytes_per_iter,
+    })
+}
+
+/// A live comparison's counting passes, after its timed pairs: one counting process per side,
+/// each benchmark counted by name; `memory` of each comparison when both sides counted.
+pub fn count_comparisons(file: &mut ComparisonFile, sides: [&Launch; 2], ctl: &Control) {
+    let mut passes = sides.map(|l| {
+        let mut c = ctl.clone();
+        c.env.extend(l.env.iter().cloned());
+        CountingPass::new(&l.program, &l.args, &c)
+    });
+    for c in &mut file.comparisons {
+        let measured_s = c.seconds / 2.0;
+        let medians = [c.old_median_ns, c.new_median_ns];
+        let counted: Vec<Option<MemoryJson>> = passes
+            .iter_mut()
+            .zip(medians)
+            .map(|(p, ns)| match p.count_named(&c.name, ns, measured_s) {
+                Counted::Memory(m) => Some(m),
+                Counted::Unavailable(_) => None,
+            })
+            .collect();
+        c.memory = change(counted[0].as_ref(), counted[1].as_ref());
     }
 }
 
