@@ -24,7 +24,7 @@ pub const BULK_SAMPLES: usize = 3;
 pub const MAX_BULK_ITERS: u64 = 1 << 20;
 /// The share of the benchmark's measuring time the pass aims at: a tenth is the stated bound,
 /// a fifth of it kept for what follows the last estimate (a round trip, the process's start).
-pub const BUDGET_SHARE: f64 = 0.08;
+pub const BUDGET_SHARE: f64 = 0.06;
 
 /// `run(iters, samples)` gives one reading per sample.
 pub type RunCounted<'a> = dyn FnMut(u64, usize) -> Result<Vec<AllocCounts>, String> + 'a;
