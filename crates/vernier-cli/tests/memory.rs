@@ -183,3 +183,36 @@ fn compare_names_one_more_allocation_per_iteration_exactly() {
     assert_eq!(m["old_bytes_per_iter"], 4000.0);
     assert_eq!(m["new_bytes_per_iter"], 8096.0);
 }
+
+#[test]
+fn history_check_exits_2_on_more_allocations_per_iteration() {
+    let src = cpp::repo_root().join("crates/vernier-cli/tests/fixtures/memory/one_more.cpp");
+    let old = cpp::compile("one-more-old", std::slice::from_ref(&src), &["-O2"]);
+    let new = cpp::compile("one-more-new", &[src], &["-O2", "-DONE_MORE"]);
+    let db = tmp("mem-history.sqlite");
+    let _ = std::fs::remove_file(&db);
+    let dir = tmp("mem-history-home");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (commit, exe) in [("a1", &old), ("b2", &new)] {
+        let o = cli::vernier_with_speed_file(&dir)
+            .args(["run", "--quick", "--processes", "1", "--save", "--db"])
+            .arg(&db)
+            .args(["--commit", commit, "--branch", "main", "--"])
+            .arg(exe)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", cli::text(&o));
+    }
+    let o = cli::vernier()
+        .args(["history", "check", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", cli::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("regression: work (machine")
+            && out.contains("2 allocations per iteration, 1 before, at commit b2"),
+        "{out}"
+    );
+}

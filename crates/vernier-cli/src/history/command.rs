@@ -254,6 +254,19 @@ fn print_check(all: &[Series]) -> i32 {
             );
         }
     }
+    for s in all {
+        if let Some((before, now, i)) = series::more_allocations(s) {
+            found += 1;
+            println!(
+                "regression: {} (machine {}): {} allocations per iteration, {} before, at commit {}",
+                s.name,
+                s.machine,
+                vernier::report::memory::format_allocs(now),
+                vernier::report::memory::format_allocs(before),
+                commit_name(s.points[i].commit.as_deref())
+            );
+        }
+    }
     if found == 0 {
         println!(
             "no regression: no series' newest commit sits in a new, slower segment ({} series checked)",

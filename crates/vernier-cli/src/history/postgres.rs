@@ -131,6 +131,8 @@ impl store::Store for PgStore {
                     &b.flags,
                     &b.run_ci95_ns[0],
                     &b.run_ci95_ns[1],
+                    &b.memory[0],
+                    &b.memory[1],
                 ],
             )
             .map_err(err)?;
@@ -160,6 +162,7 @@ impl store::Store for PgStore {
                     ci95_hi_ns: r.get(9),
                     flags: r.get(10),
                     run_ci95_ns: [r.get(11), r.get(12)],
+                    memory: [r.get(13), r.get(14)],
                 },
             })
             .collect())

@@ -15,7 +15,8 @@
 //!
 //! Version 1 made the tables; version 2 adds the indexes that lookups by commit and branch
 //! (`compare --baseline`) and the join of benchmarks to their runs use; version 3 adds the
-//! run's own interval (NULL in rows saved before it). A store is migrated
+//! run's own interval (NULL in rows saved before it); version 4 the allocations and bytes per
+//! iteration (`memory`, NULL when not counted). A store is migrated
 //! step by step when it is opened; a store of a newer version than this build knows is
 //! refused, never written.
 
@@ -23,7 +24,7 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Which SQL dialect a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +65,10 @@ pub fn migration(step: usize, d: Dialect) -> Vec<String> {
         3 => vec![
             "ALTER TABLE benchmarks ADD COLUMN run_ci95_lo_ns DOUBLE PRECISION".into(),
             "ALTER TABLE benchmarks ADD COLUMN run_ci95_hi_ns DOUBLE PRECISION".into(),
+        ],
+        4 => vec![
+            "ALTER TABLE benchmarks ADD COLUMN allocs_per_iter DOUBLE PRECISION".into(),
+            "ALTER TABLE benchmarks ADD COLUMN bytes_per_iter DOUBLE PRECISION".into(),
         ],
         _ => Vec::new(),
     }
@@ -188,6 +193,8 @@ pub struct BenchRow {
     pub run_ci95_ns: [Option<f64>; 2],
     /// Diagnostic codes, comma-separated (`core-slowed,outliers`).
     pub flags: String,
+    /// Allocations and bytes per iteration (`memory`; `None` when not counted).
+    pub memory: [Option<f64>; 2],
 }
 
 impl BenchRow {
@@ -273,7 +280,7 @@ pub fn newer_schema(what: &str, found: i64) -> anyhow::Error {
 
 pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.machine_id, \
      b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags, \
-     b.run_ci95_lo_ns, b.run_ci95_hi_ns \
+     b.run_ci95_lo_ns, b.run_ci95_hi_ns, b.allocs_per_iter, b.bytes_per_iter \
      FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
 
 pub const SELECT_MACHINES: &str =
@@ -294,7 +301,8 @@ pub const INSERT_RUN: &str = "INSERT INTO runs \
 
 pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
      (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags, run_ci95_lo_ns, \
-     run_ci95_hi_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+     run_ci95_hi_ns, allocs_per_iter, bytes_per_iter) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 
 /// A statement in PostgreSQL's placeholder style (`$1`).
 pub fn pg(sql: &str) -> String {
