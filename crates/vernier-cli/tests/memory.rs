@@ -154,11 +154,17 @@ fn the_rust_harness_counts_as_a_worker_and_on_its_own() {
         .is_some_and(|e| e.contains("liar is declared allocation-free but allocates")));
 }
 
-#[test]
-fn compare_names_one_more_allocation_per_iteration_exactly() {
+/// The two builds of `one_more.cpp`: NEW allocates 4096 bytes more per iteration.
+fn one_more_builds() -> (PathBuf, PathBuf) {
     let src = cpp::repo_root().join("crates/vernier-cli/tests/fixtures/memory/one_more.cpp");
     let old = cpp::compile("one-more-old", std::slice::from_ref(&src), &["-O2"]);
     let new = cpp::compile("one-more-new", &[src], &["-O2", "-DONE_MORE"]);
+    (old, new)
+}
+
+#[test]
+fn compare_names_one_more_allocation_per_iteration_exactly() {
+    let (old, new) = one_more_builds();
     let dir = tmp("mem-compare-home");
     std::fs::create_dir_all(&dir).unwrap();
     let json = tmp("mem-compare.json");
@@ -186,9 +192,7 @@ fn compare_names_one_more_allocation_per_iteration_exactly() {
 
 #[test]
 fn history_check_exits_2_on_more_allocations_per_iteration() {
-    let src = cpp::repo_root().join("crates/vernier-cli/tests/fixtures/memory/one_more.cpp");
-    let old = cpp::compile("one-more-old", std::slice::from_ref(&src), &["-O2"]);
-    let new = cpp::compile("one-more-new", &[src], &["-O2", "-DONE_MORE"]);
+    let (old, new) = one_more_builds();
     let db = tmp("mem-history.sqlite");
     let _ = std::fs::remove_file(&db);
     let dir = tmp("mem-history-home");
