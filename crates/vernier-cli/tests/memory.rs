@@ -220,3 +220,26 @@ fn history_check_exits_2_on_more_allocations_per_iteration() {
         "{out}"
     );
 }
+
+#[test]
+fn analyze_keeps_the_counts_and_each_process_s_peak_memory() {
+    let (_, f) = run(&cpp_program("allocs", &[]), "mem-analyze.json");
+    let out = tmp("mem-analyzed.json");
+    let o = cli::vernier()
+        .arg("analyze")
+        .arg(tmp("mem-analyze.json"))
+        .arg("--json")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let again = ResultFile::load(&out).unwrap();
+    for b in &f.benchmarks {
+        let a = get(&again, &b.name);
+        assert_eq!(a.memory, b.memory, "{}", b.name);
+        let peaks = |r: &BenchmarkResult| -> Vec<Option<u64>> {
+            r.processes.iter().map(|p| p.peak_rss_bytes).collect()
+        };
+        assert_eq!(peaks(a), peaks(b));
+    }
+}
