@@ -71,6 +71,37 @@ fn a_cpp_program_s_allocations_are_counted_exactly() {
             .iter()
             .all(|p| p.peak_rss_bytes.unwrap_or(0) > 0));
     }
+    // Google Benchmark's memory fields in the export.
+    let o = cli::vernier()
+        .args(["export", "--format", "gbench"])
+        .arg(tmp("mem-cpp.json"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let vector = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "vector1000")
+        .unwrap()
+        .clone();
+    assert_eq!(vector["allocs_per_iter"], 1.0, "{vector}");
+    assert_eq!(vector["total_allocated_bytes"], 4000.0);
+    assert_eq!(vector["net_heap_growth"], 0.0);
+    // The HTML report's memory table.
+    let html = tmp("mem-cpp.html");
+    let o = cli::vernier()
+        .arg("report")
+        .arg(tmp("mem-cpp.json"))
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("memory (per iteration)"));
+    assert!(page.contains("<td class=\"name\">bytes requested</td><td>3.9 KiB</td>"));
+    assert!(page.contains("Peak resident memory per process"));
 }
 
 #[test]
