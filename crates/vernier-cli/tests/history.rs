@@ -337,8 +337,9 @@ fn a_version_1_postgresql_store_is_migrated(pg: &Postgres) {
         .query_one("SELECT version FROM vernier_schema", &[])
         .unwrap()
         .get(0);
-    // Version 3: the run's own interval, NULL for the run saved before it.
-    assert_eq!(version, 3);
+    // Version 3: the run's own interval, NULL for the run saved before it; version 4: the
+    // allocations per iteration, NULL too.
+    assert_eq!(version, 4);
     assert!(
         h["series"][0]["points"][0].get("run_ci95_ns").is_none(),
         "{h}"
