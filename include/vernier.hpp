@@ -510,6 +510,8 @@ struct Entry {
     /// (the `loops` command, docs/asm.md); 0 when unknown.
     std::uintptr_t loop_tsc = 0;
     std::uintptr_t loop_monotonic = 0;
+    /// Declared allocation-free (`bench_alloc_free`): listed with `alloc_free=1`.
+    bool alloc_free = false;
 };
 
 /// Record in `e` the addresses of `loop<Clock, ARGS...>` for each clock.
@@ -601,6 +603,14 @@ void bench(std::string name, Routine&& routine) {
     VERNIER_SET_LOOP_ADDRS(detail::registry().back(), detail::vernier_measured_loop, R);
 }
 
+/// `bench`, declared allocation-free: a run under `vernier run` fails, naming the benchmark,
+/// when its iterations allocate (docs/memory.md).
+template <class Routine>
+void bench_alloc_free(std::string name, Routine&& routine) {
+    bench(std::move(name), std::forward<Routine>(routine));
+    detail::registry().back().alloc_free = true;
+}
+
 template <class Setup, class Routine>
 void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
     using S = std::decay_t<Setup>;
@@ -677,6 +687,7 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
 #include <exception>
 #include <new>
 
+#include <dlfcn.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -919,18 +930,39 @@ struct Evictor {
     }
 };
 
+// ---- Allocation counts (`memory=1`, docs/memory.md) ------------------------------------------
+//
+// The runner preloads its interposer into the counting process only; it exports
+// `vernier_alloc_counts_read`, found here at run time. Without it this worker cannot count.
+
+struct AllocCounts {
+    std::uint64_t allocs = 0, bytes = 0, frees = 0, freed_bytes = 0;
+};
+using ReadAllocCountsFn = void (*)(AllocCounts*);
+
+/// The interposer's reading function, or null when it is not loaded.
+inline ReadAllocCountsFn alloc_counts_reader() {
+    static const ReadAllocCountsFn f =
+        reinterpret_cast<ReadAllocCountsFn>(dlsym(RTLD_DEFAULT, "vernier_alloc_counts_read"));
+    return f;
+}
+
 /// Run one batch of benchmark `index` (or the empty loop when `index` is npos); ticks to ns.
 /// `meter`'s counters (none by default) are read around each sample. With `evictor`, the
 /// caches are evicted before each sample (one call of the loop per sample). Throws what the
 /// benchmark throws.
 inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t iters,
                           std::size_t samples, std::vector<std::uint64_t>& ns,
-                          const Meter& meter = Meter(), Evictor* evictor = nullptr) {
+                          const Meter& meter = Meter(), Evictor* evictor = nullptr,
+                          std::vector<AllocCounts>* mem = nullptr) {
     ns.resize(samples);
-    // One call of the loop for the whole batch; with cold caches, one per sample, the caches
-    // evicted before each (the meter's buffers offset to the sample's place in the batch).
+    const ReadAllocCountsFn read_counts = mem ? alloc_counts_reader() : nullptr;
+    if (read_counts) mem->assign(samples, AllocCounts());
+    // One call of the loop for the whole batch; with cold caches or allocation counts, one per
+    // sample, the caches evicted before each (the meter's buffers offset to the sample's place
+    // in the batch) and the allocation counters read around each, outside its timed region.
     auto run = [&](RunFn fn, void* state) {
-        if (!evictor) {
+        if (!evictor && !read_counts) {
             fn(state, timer.kind, iters, samples, ns.data(), meter);
             return;
         }
@@ -938,8 +970,16 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
             Meter m = meter;
             if (m.sw) m.sw += 2 * s * m.sw_words;
             if (m.hw) m.hw += 2 * s * m.hw_words;
-            evictor->evict();
+            if (evictor) evictor->evict();
+            AllocCounts before, after;
+            if (read_counts) read_counts(&before);
             fn(state, timer.kind, iters, 1, ns.data() + s, m);
+            if (read_counts) {
+                read_counts(&after);
+                (*mem)[s] = AllocCounts{after.allocs - before.allocs, after.bytes - before.bytes,
+                                        after.frees - before.frees,
+                                        after.freed_bytes - before.freed_bytes};
+            }
         }
     };
     if (index == static_cast<std::size_t>(-1)) {
@@ -1764,6 +1804,29 @@ inline std::string bad_option(const std::string& tok, const std::string& line) {
     return "error bad option '" + tok + "' in '" + line + "'";
 }
 
+/// The `mem.` tokens of a `memory=1` reply: one value per sample for each count, or why this
+/// process cannot count (docs/protocol.md).
+inline void append_memory_tokens(std::string& reply, const std::vector<AllocCounts>& mem) {
+    if (!alloc_counts_reader()) {
+        reply += " mem.unavailable=" +
+                 encode_name("the runner's interposer is not loaded in this process "
+                             "(vernier_alloc_counts_read not found)");
+        return;
+    }
+    const std::pair<const char*, std::uint64_t AllocCounts::*> fields[] = {
+        {" mem.allocs=", &AllocCounts::allocs},
+        {" mem.bytes=", &AllocCounts::bytes},
+        {" mem.frees=", &AllocCounts::frees},
+        {" mem.freed_bytes=", &AllocCounts::freed_bytes}};
+    for (const auto& f : fields) {
+        reply += f.first;
+        for (std::size_t i = 0; i < mem.size(); ++i) {
+            if (i) reply += ',';
+            append_u64(reply, mem[i].*f.second);
+        }
+    }
+}
+
 /// What a worker keeps from one command to the next.
 struct WorkerState {
     /// The last batch's times.
@@ -1772,6 +1835,8 @@ struct WorkerState {
     Counters counters;
     /// The buffer `cache=cold` walks before each sample.
     Evictor evictor;
+    /// The last batch's allocation counts (`memory=1`).
+    std::vector<AllocCounts> mem;
 };
 
 /// Carry out one command line; the reply (without its final '\n') goes to `reply`. Returns
@@ -1805,6 +1870,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                 reply += " threads=";
                 append_u64(reply, static_cast<std::uint64_t>(entries[i].threads));
             }
+            if (entries[i].alloc_free) reply += " alloc_free=1";
             reply += '\n';
         }
         reply += "end ";
@@ -1852,7 +1918,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             }
         }
         std::uint64_t iters = 0, samples = 0, probe_adds = 0;
-        bool counters = false, cold = false;
+        bool counters = false, cold = false, memory = false;
         std::string counter_list;
         for (std::size_t t = 2; t < toks.size(); ++t) {
             const std::size_t eq = toks[t].find('=');
@@ -1872,6 +1938,8 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             } else if (key == "counters") {
                 counters = true;
                 counter_list = value;
+            } else if (key == "memory") {
+                memory = value == "1";
             } else if (key == "cache") {
                 if (value != "hot" && value != "cold") {
                     reply = bad_option(toks[t], line);
@@ -1917,8 +1985,9 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
         const std::uint64_t wide_ns = probe_adds > 0 ? speed_probe(timer, probe_adds, true) : 0;
         if (!guarded(
                 [&] {
+                    if (memory) state.mem.reserve(as_size(samples));
                     measure_batch(timer, index, iters, as_size(samples), ns, meter,
-                                  cold ? &state.evictor : nullptr);
+                                  cold ? &state.evictor : nullptr, memory ? &state.mem : nullptr);
                 },
                 what)) {
             reply = "error benchmark " + std::to_string(index) + " failed: " + what;
@@ -1956,6 +2025,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                 }
             }
         }
+        if (memory) append_memory_tokens(reply, state.mem);
     } else {
         reply = "error unknown command '" + cmd + "'";
     }

@@ -215,6 +215,7 @@ fn processes_get_their_plot() {
     }
     b.processes = (0..3)
         .map(|i| vernier::result::ProcessJson {
+            peak_rss_bytes: None,
             index: i,
             env_pad_bytes: 100 * i as u64,
             median_ns: b.per_iter.median_ns * (1.0 + 0.01 * i as f64),

@@ -43,10 +43,12 @@ pub enum Code {
     Contended,
     /// More threads than the CPUs the run may use.
     Oversubscribed,
+    /// Allocations could not be counted (docs/memory.md), and why.
+    MemoryUnavailable,
 }
 
 impl Code {
-    pub const ALL: [Code; 13] = [
+    pub const ALL: [Code; 14] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -60,6 +62,7 @@ impl Code {
         Code::CoreSlowed,
         Code::Contended,
         Code::Oversubscribed,
+        Code::MemoryUnavailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -77,6 +80,7 @@ impl Code {
             Code::CoreSlowed => "core-slowed",
             Code::Contended => "contended",
             Code::Oversubscribed => "oversubscribed",
+            Code::MemoryUnavailable => "memory-unavailable",
         }
     }
 
@@ -171,6 +175,8 @@ pub enum Finding {
     },
     /// `threads` threads on `cpus` CPUs.
     Oversubscribed { threads: usize, cpus: u32 },
+    /// Allocations were asked for and could not be counted; `reason` names the cause and fix.
+    MemoryUnavailable { reason: String },
 }
 
 /// The evidence that a benchmark's work was removed (`optimized-away`).
@@ -289,6 +295,7 @@ impl Finding {
             Finding::CoreSlowed(_) => Code::CoreSlowed,
             Finding::Contended { .. } => Code::Contended,
             Finding::Oversubscribed { .. } => Code::Oversubscribed,
+            Finding::MemoryUnavailable { .. } => Code::MemoryUnavailable,
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod counters;
 pub mod diagnostic;
 pub mod machine;
 pub mod measure;
+pub mod memory;
 pub mod pipeline;
 pub mod plan;
 pub mod protocol;
@@ -54,6 +55,7 @@ pub mod timer;
 pub mod units;
 pub mod workload;
 
+pub use memory::CountingAlloc;
 pub use session::checkpoint::{checkpoint, checkpoint_summary};
 pub use session::suite::{Options, Suite, SuiteError};
 pub use std::hint::black_box;

@@ -103,5 +103,35 @@ pub fn again(
         Some(c) => Instructions::Stored(c),
         None => Instructions::None,
     };
-    Some(finish(&b.name, &b.measurement(), &ctx, instructions))
+    let mut r = finish(&b.name, &b.measurement(), &ctx, instructions);
+    carry_memory(b, &mut r);
+    Some(r)
+}
+
+/// What the samples do not hold and the runner measured apart: the allocation counts (and a
+/// declared allocation-free benchmark's failure), why they could not be counted, and each
+/// process's peak resident memory.
+fn carry_memory(b: &BenchmarkResult, r: &mut BenchmarkResult) {
+    r.memory = b.memory.clone();
+    if b.memory
+        .as_ref()
+        .is_some_and(|m| m.alloc_free && m.allocates())
+    {
+        r.status = b.status;
+        r.error = b.error.clone();
+    }
+    let unavailable = crate::diagnostic::Code::MemoryUnavailable;
+    r.diagnostics.extend(
+        b.diagnostics
+            .iter()
+            .filter(|d| d.code == unavailable)
+            .cloned(),
+    );
+    for p in &mut r.processes {
+        p.peak_rss_bytes = b
+            .processes
+            .iter()
+            .find(|q| q.index == p.index)
+            .and_then(|q| q.peak_rss_bytes);
+    }
 }

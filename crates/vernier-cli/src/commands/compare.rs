@@ -351,6 +351,11 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
             list_or_none(&file.only_new)
         );
     }
+    for c in &file.comparisons {
+        if let Some(words) = vernier::report::memory::comparison_words(c) {
+            println!("{}: {words}", c.name);
+        }
+    }
     if let Some(p) = &a.json {
         println!("comparison written to {}", p.display());
     }
@@ -424,13 +429,15 @@ fn compare_one_file_pair(
     };
     let e = stats::compare::from_intervals(om, oci, nm, nci)
         .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
-    Ok(offline_comparison(
+    let mut c = offline_comparison(
         &o.name,
         &e,
         (om, nm),
         o.total_s + n.total_s,
         [o.iters_per_sample, n.iters_per_sample],
-    ))
+    );
+    c.memory = crate::runner::memory::change(o.memory.as_ref(), n.memory.as_ref());
+    Ok(c)
 }
 
 /// An offline (unpaired) comparison from two figures combined by
@@ -466,6 +473,7 @@ pub(crate) fn offline_comparison(
         layout_states: None,
         code: None,
         code_detail: None,
+        memory: None,
     }
 }
 
@@ -700,6 +708,11 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
     let same_inputs =
         launcher.old.args == launcher.new.args && launcher.old.env == launcher.new.env;
     mark_code(&mut file, (old, &a.old_arg), (new, &a.new_arg), same_inputs);
+    crate::runner::memory::count_comparisons(
+        &mut file,
+        [&launcher.old, &launcher.new],
+        &launcher.ctl,
+    );
     file.only_old = only.0;
     file.only_new = only.1;
     warn_one_sided(&file);

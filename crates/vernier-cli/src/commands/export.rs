@@ -210,6 +210,13 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
             o.push(("real_time", num(b.per_iter.median_ns)));
             o.push(("cpu_time", num(cpu)));
             o.push(("time_unit", json!("ns")));
+            // Google Benchmark's memory fields (its MemoryManager's, per iteration), when
+            // counted; `max_bytes_used` has no counterpart here and is left out.
+            if let Some(m) = &b.memory {
+                o.push(("allocs_per_iter", num(m.allocs_per_iter)));
+                o.push(("total_allocated_bytes", num(m.bytes_per_iter)));
+                o.push(("net_heap_growth", num(m.net_bytes_per_iter)));
+            }
             o
         })
         .collect();

@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// them.
     #[arg(long, value_name = "hot|cold", default_value = "hot")]
     pub cache: crate::runner::cold::CacheMode,
+    /// Do not count allocations (by default each benchmark's allocations per iteration are
+    /// counted in a process of their own, apart from the timed ones: docs/memory.md).
+    #[arg(long)]
+    pub no_memory: bool,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,
@@ -145,6 +149,13 @@ impl ProcessArgs {
     }
 }
 
+/// Each process's environment padding: `--env-pad`, else random below [`MAX_ENV_PAD`].
+fn paddings(p: &ProcessArgs, processes: usize, rng: &mut Rng) -> Vec<u64> {
+    (0..processes)
+        .map(|_| p.env_pad.unwrap_or_else(|| rng.next_u64() % MAX_ENV_PAD))
+        .collect()
+}
+
 /// Splits a program path from its arguments.
 pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
     (PathBuf::from(&v[0]), v[1..].to_vec())
@@ -155,6 +166,7 @@ pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
 /// The budget is shared between them; the first calibrates, the others use its iteration
 /// count. A worker that cannot be started or fails ends the series with its error; what the
 /// earlier ones measured is kept.
+#[allow(clippy::too_many_arguments)] // the seam: each argument is a separate input or output
 pub fn measure_in_processes(
     launch: &mut dyn FnMut(u64) -> Result<Box<dyn WorkerLink>, String>,
     clock: &dyn WallClock,
@@ -162,6 +174,7 @@ pub fn measure_in_processes(
     plan: &Plan,
     pads: &[u64],
     batch_costs: &mut Vec<f64>,
+    peaks: &mut Vec<Option<u64>>,
     on_progress: &mut dyn FnMut(&measure::Progress),
 ) -> Measurement {
     let mut series = Series::new(plan.share(pads.len().max(1)));
@@ -189,7 +202,8 @@ pub fn measure_in_processes(
         if !series.add(m, p as u32, 0) {
             break;
         }
-        worker.quit();
+        peaks.resize(p, None);
+        peaks.push(worker.quit());
     }
     series.into_measurement()
 }
@@ -468,6 +482,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
     let empty = empty_loop_ns(&mut first, &plan);
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
+    let mut counting =
+        crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
     first.quit();
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
@@ -510,7 +526,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .map(|&i| names[i].as_str())
             .collect::<Vec<_>>(),
         render,
-    );
+    )
+    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()));
     let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
@@ -520,14 +537,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         if term::interrupted() {
             break;
         }
-        let pads: Vec<u64> = (0..processes)
-            .map(|_| {
-                a.process
-                    .env_pad
-                    .unwrap_or_else(|| rng.next_u64() % MAX_ENV_PAD)
-            })
-            .collect();
+        let pads = paddings(&a.process, processes, &mut rng);
         let name = &names[i];
+        let mut peaks = Vec::new();
         let (mut seeds, python) = (Vec::new(), hello.hash_seed.is_some());
         let mut launch =
             |pad| launch_keeping_seed(&program, &args, &ctl, pad, python, &mut rng, &mut seeds);
@@ -538,6 +550,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             &plan,
             &pads,
             &mut batch_costs,
+            &mut peaks,
             &mut |p| progress.update(name, p),
         );
         let cold = a.cache == crate::runner::cold::CacheMode::Cold;
@@ -569,6 +582,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
         vernier::result::threads::relate(&mut r, &file.benchmarks);
+        crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
         progress.clear();
         keep_hash_seeds(&mut r, &seeds);
         if r.status == vernier::result::Status::Failed {
@@ -650,6 +664,7 @@ mod tests {
             &Plan::quick(),
             &pads,
             &mut costs,
+            &mut Vec::new(),
             &mut |_| reports += 1,
         );
         assert_eq!(launched, pads);
@@ -709,6 +724,7 @@ mod tests {
             0,
             &Plan::quick(),
             &pads,
+            &mut Vec::new(),
             &mut Vec::new(),
             &mut |_| {},
         );

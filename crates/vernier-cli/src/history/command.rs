@@ -323,13 +323,30 @@ fn print_check(all: &[Series]) -> i32 {
             );
         }
     }
+    for s in all {
+        if let Some((before, now, i)) = series::more_allocations(s) {
+            found += 1;
+            println!(
+                "regression: {} (machine {}): {} allocations per iteration, {} before, at commit {}",
+                s.name,
+                s.machine,
+                vernier::report::memory::format_allocs(now),
+                vernier::report::memory::format_allocs(before),
+                commit_name(s.points[i].commit.as_deref())
+            );
+        }
+    }
     // One line per machine, one exit status for the fleet.
     let machines: BTreeSet<&str> = all.iter().map(|s| s.machine.as_str()).collect();
     if machines.len() > 1 {
         for m in &machines {
             let of = all.iter().filter(|s| s.machine == *m);
             let n = of.clone().count();
-            let bad = of.filter(|s| series::regression(s).is_some()).count();
+            let bad = of
+                .filter(|s| {
+                    series::regression(s).is_some() || series::more_allocations(s).is_some()
+                })
+                .count();
             println!(
                 "machine {m}: {} ({n} series)",
                 if bad == 0 {

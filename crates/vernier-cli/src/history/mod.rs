@@ -203,6 +203,9 @@ pub fn run_row(
                 ci95_lo_ns: f(b.per_iter.ci95_ns[0]),
                 ci95_hi_ns: f(b.per_iter.ci95_ns[1]),
                 run_ci95_ns: b.per_iter.run_ci95_ns.map(f),
+                memory: b.memory.as_ref().map_or([None, None], |m| {
+                    [Some(m.allocs_per_iter), Some(m.bytes_per_iter)]
+                }),
                 flags: b
                     .diagnostics
                     .iter()

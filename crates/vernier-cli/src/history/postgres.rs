@@ -185,6 +185,8 @@ impl PgStore {
                     &b.flags,
                     &b.run_ci95_ns[0],
                     &b.run_ci95_ns[1],
+                    &b.memory[0],
+                    &b.memory[1],
                 ],
             )?;
             tx.execute(&cycles, &[&b.cycles_per_iter, &id, &b.name])?;
@@ -244,6 +246,7 @@ impl store::Store for PgStore {
                     flags: r.get(10),
                     run_ci95_ns: [r.get(11), r.get(12)],
                     cycles_per_iter: r.get(16),
+                    memory: [r.get(17), r.get(18)],
                 },
                 machine: r.get(13),
                 run_key: r.get(14),

@@ -22,6 +22,22 @@ pub struct Series {
     pub change_points: Vec<ChangePoint>,
 }
 
+/// More allocations per iteration at the series' newest point than at the point before it
+/// (counts are exact: any increase is one): (before, now, index of the newest point).
+pub fn more_allocations(s: &Series) -> Option<(f64, f64, usize)> {
+    let counted: Vec<(usize, f64)> = s
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.bench.status == "ok")
+        .filter_map(|(i, p)| Some((i, p.bench.memory[0]?)))
+        .collect();
+    let [.., (_, before), (i, now)] = counted[..] else {
+        return None;
+    };
+    (now > before).then_some((before, now, i))
+}
+
 impl Series {
     /// Whether the point may be evidence: measured, and not on a slowed core.
     pub fn usable(p: &StoredPoint) -> bool {
@@ -264,6 +280,7 @@ mod tests {
                 run_ci95_ns: [Some(median * 0.998), Some(median * 1.002)],
                 flags: flags.into(),
                 cycles_per_iter: None,
+                memory: [None, None],
             },
             machine: machine.into(),
             run_key: None,

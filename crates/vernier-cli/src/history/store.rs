@@ -17,7 +17,8 @@
 //! (`compare --baseline`) and the join of benchmarks to their runs use; version 3 adds the
 //! run's own interval (NULL in rows saved before it); the fleet's step adds to `runs` the
 //! machine's name in the fleet (`machine_name`), the run's identity (`run_key`, `attempt`)
-//! and its shard (`K/N`), and to `benchmarks` the time per iteration in cycles. A store is migrated
+//! and its shard (`K/N`), and to `benchmarks` the time per iteration in cycles. version 5 the allocations and bytes per
+//! iteration (`memory`, NULL when not counted). A store is migrated
 //! step by step when it is opened; a store of a newer version than this build knows is
 //! refused, never written.
 
@@ -25,10 +26,12 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = FLEET_STEP as i64;
+pub const SCHEMA_VERSION: i64 = MEMORY_STEP as i64;
 
 /// The migration step that adds the fleet's columns.
 pub const FLEET_STEP: usize = 4;
+/// The migration step that adds the allocations and bytes per iteration.
+pub const MEMORY_STEP: usize = 5;
 
 /// Which SQL dialect a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +80,10 @@ pub fn migration(step: usize, d: Dialect) -> Vec<String> {
             "ALTER TABLE runs ADD COLUMN shard TEXT".into(),
             "ALTER TABLE benchmarks ADD COLUMN cycles_per_iter DOUBLE PRECISION".into(),
             "CREATE INDEX runs_identity ON runs (run_key, machine_name)".into(),
+        ],
+        MEMORY_STEP => vec![
+            "ALTER TABLE benchmarks ADD COLUMN allocs_per_iter DOUBLE PRECISION".into(),
+            "ALTER TABLE benchmarks ADD COLUMN bytes_per_iter DOUBLE PRECISION".into(),
         ],
         _ => Vec::new(),
     }
@@ -211,6 +218,8 @@ pub struct BenchRow {
     /// The time per iteration in cycles of the core (`per_iter.cycles_per_iter`; `None` when
     /// not measured, or saved before the store kept it).
     pub cycles_per_iter: Option<f64>,
+    /// Allocations and bytes per iteration (`memory`; `None` when not counted).
+    pub memory: [Option<f64>; 2],
 }
 
 impl BenchRow {
@@ -334,7 +343,8 @@ pub fn newer_schema(what: &str, found: i64) -> anyhow::Error {
 pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.machine_id, \
      b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags, \
      b.run_ci95_lo_ns, b.run_ci95_hi_ns, \
-     COALESCE(r.machine_name, r.machine_id), r.run_key, r.attempt, b.cycles_per_iter \
+     COALESCE(r.machine_name, r.machine_id), r.run_key, r.attempt, b.cycles_per_iter, \
+     b.allocs_per_iter, b.bytes_per_iter \
      FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
 
 pub const SELECT_MACHINES: &str =
@@ -355,7 +365,8 @@ pub const INSERT_RUN: &str = "INSERT INTO runs \
 
 pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
      (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags, run_ci95_lo_ns, \
-     run_ci95_hi_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+     run_ci95_hi_ns, allocs_per_iter, bytes_per_iter) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 
 /// The fleet's columns of a run just inserted: `?5` is its id.
 pub const SET_RUN_FLEET: &str =

@@ -4,6 +4,7 @@
 //! the files hold; it never measures and never re-analyses. The plots are in [`plots`].
 
 mod history;
+mod memory;
 pub mod plots;
 mod threads;
 
@@ -625,6 +626,7 @@ fn benchmark_section(
             h.push_str("</div>\n");
         }
     }
+    memory::section(h, b);
     if let (Some(c), true) = (&b.counters, timed) {
         h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
         for (k, v) in c

@@ -31,8 +31,9 @@ pub trait WorkerLink {
         samples: usize,
         out: &mut Batch,
     ) -> Result<(), String>;
-    /// Ask the worker to quit (kill it if it does not).
-    fn quit(self: Box<Self>);
+    /// Ask the worker to quit (kill it if it does not); its peak resident memory in bytes
+    /// when known.
+    fn quit(self: Box<Self>) -> Option<u64>;
 }
 
 /// How one process pair is set up.
@@ -89,7 +90,7 @@ impl WorkerLink for WorkerProcess {
     ) -> Result<(), String> {
         WorkerProcess::run(self, BenchRef::Index(index), iters, samples, out)
     }
-    fn quit(self: Box<Self>) {
+    fn quit(self: Box<Self>) -> Option<u64> {
         WorkerProcess::quit(*self)
     }
 }
@@ -242,7 +243,9 @@ pub mod mock {
             }
             Ok(())
         }
-        fn quit(self: Box<Self>) {}
+        fn quit(self: Box<Self>) -> Option<u64> {
+            None
+        }
     }
 
     /// Launches scripted sides; records each pair's set-up.

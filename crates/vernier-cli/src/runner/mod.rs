@@ -10,5 +10,6 @@ pub mod disasm;
 #[allow(dead_code)]
 pub mod instructions;
 pub mod link;
+pub mod memory;
 pub mod pairs;
 pub mod worker;

@@ -140,7 +140,9 @@ fn start(
             let mut e = String::new();
             for r in [a, b] {
                 match r {
-                    Ok(l) => l.quit(),
+                    Ok(l) => {
+                        l.quit();
+                    }
                     Err(why) if e.is_empty() => e = why,
                     Err(_) => {}
                 }

@@ -58,6 +58,10 @@ pub struct WorkerProcess {
     pinned: bool,
     pub hello: Hello,
     pub names: Vec<String>,
+    /// Per benchmark: declared allocation-free (`alloc_free=1` on its `list` line).
+    pub alloc_free: Vec<bool>,
+    /// Peak resident bytes of the exited process (`wait4`'s `ru_maxrss`), once reaped.
+    pub peak_rss_bytes: Option<u64>,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -264,6 +268,8 @@ impl WorkerProcess {
             pinned: !ctl.cpus.is_empty(),
             hello: Hello::parse("hello 0").unwrap_or_else(|_| unreachable!()),
             names: Vec::new(),
+            alloc_free: Vec::new(),
+            peak_rss_bytes: None,
         };
         w.handshake()?;
         Ok(w)
@@ -311,10 +317,12 @@ impl WorkerProcess {
             // are the worker's; the runner reads what it needs from the samples.
             let mut t = line.split(' ');
             match (t.next(), t.next(), t.next()) {
-                // Options after the name (`alloc_free=1`) are the memory pass's to read.
                 (Some("bench"), Some(_), Some(rest)) => {
-                    let name = rest.split(' ').next().unwrap_or(rest);
-                    self.names.push(protocol::decode_name(name)?)
+                    // Options may follow the name (`alloc_free=1`); unknown ones are ignored.
+                    let mut opts = rest.split(' ');
+                    self.names
+                        .push(protocol::decode_name(opts.next().unwrap_or_default())?);
+                    self.alloc_free.push(opts.any(|o| o == "alloc_free=1"));
                 }
                 (Some("end"), Some(n), None) => {
                     if n.parse::<usize>().ok() != Some(self.names.len()) {
@@ -473,6 +481,7 @@ impl WorkerProcess {
         out.wide_ns = b.wide_ns;
         out.thread_ns = b.thread_ns;
         out.cpus = b.cpus;
+        out.memory = b.memory;
         Ok(())
     }
 
@@ -565,18 +574,44 @@ impl WorkerProcess {
         }
     }
 
-    /// Ask the worker to quit; kill it if it does not.
-    pub fn quit(mut self) {
+    /// Ask the worker to quit; kill it if it does not. Returns its peak resident memory in
+    /// bytes when it exited and was reaped here.
+    pub fn quit(mut self) -> Option<u64> {
         if self.send("quit").is_ok() && self.read_line(Duration::from_secs(2)).is_ok() {
             let deadline = Instant::now() + Duration::from_secs(2);
             while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
+                if self.reap() {
+                    return self.peak_rss_bytes;
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
         }
         self.kill();
+        None
+    }
+
+    /// Reap the exited worker with `wait4`, keeping its peak resident memory; false while it
+    /// runs.
+    fn reap(&mut self) -> bool {
+        let mut status = 0;
+        // SAFETY: rusage is plain data, written by wait4.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waiting (without blocking) for our own child; both pointers are valid.
+        let r = unsafe {
+            libc::wait4(
+                self.child.id() as i32,
+                &mut status,
+                libc::WNOHANG,
+                &mut usage,
+            )
+        };
+        if r == self.child.id() as i32 {
+            // ru_maxrss is in KiB on Linux.
+            self.peak_rss_bytes = Some(usage.ru_maxrss.max(0) as u64 * 1024);
+            return true;
+        }
+        // An error (already reaped) also means it has exited.
+        r < 0
     }
 }
 

@@ -111,6 +111,9 @@ pub struct Comparison {
     pub code: Option<Code>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_detail: Option<CodeDetail>,
+    /// Allocations per iteration of each side, when both were counted (docs/memory.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::memory::MemoryChange>,
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
@@ -343,6 +346,7 @@ pub fn comparison_from_process_pairs(
         layout_states,
         code: None,
         code_detail: None,
+        memory: None,
     })
 }
 
@@ -398,5 +402,6 @@ pub fn comparison_from_pair(
         layout_states: None,
         code: None,
         code_detail: None,
+        memory: None,
     })
 }

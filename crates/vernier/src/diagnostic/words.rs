@@ -145,6 +145,9 @@ pub fn message(f: &Finding) -> String {
              includes the scheduler's time slices. Use at most {cpus} threads, or give the run \
              more CPUs (--cpu)."
         ),
+        Finding::MemoryUnavailable { reason } => {
+            format!("allocations were not counted: {reason}")
+        }
     }
 }
 
@@ -377,6 +380,10 @@ pub fn explanation(code: Code) -> &'static str {
         Code::CountersUnavailable => {
             "some performance counters could not be read (absent from the results, not zero); \
              `vernier system show` says why and the fix."
+        }
+        Code::MemoryUnavailable => {
+            "allocations could not be counted for this benchmark (the message says why): \
+             docs/memory.md lists the causes and fixes."
         }
         Code::CoreSlowed => {
             "the core ran markedly slower than its own fastest state (or the machine's known \

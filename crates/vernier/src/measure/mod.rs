@@ -56,6 +56,8 @@ pub struct Batch {
     pub thread_ns: Vec<Vec<u64>>,
     /// The CPUs the process that ran a threaded benchmark could use.
     pub cpus: Option<u32>,
+    /// Allocation counts per sample (`memory=1`), or why the target cannot count them.
+    pub memory: Option<crate::memory::MemoryReply>,
 }
 
 impl Batch {
@@ -67,6 +69,7 @@ impl Batch {
         self.wide_ns = None;
         self.thread_ns.clear();
         self.cpus = None;
+        self.memory = None;
     }
 }
 

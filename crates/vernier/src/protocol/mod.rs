@@ -2,6 +2,7 @@
 //! (`serve`) is used by `Suite` when a runner launched the process; the runner side parses the
 //! replies. Pure text handling here; the pipes and processes live with their users.
 
+pub mod memory;
 pub mod serve;
 
 use crate::measure::Batch;
@@ -344,6 +345,9 @@ pub fn samples_line(batch: &Batch) -> String {
             s.push(if f { '1' } else { '0' });
         }
     }
+    if let Some(m) = &batch.memory {
+        memory::append_tokens(&mut s, m);
+    }
     s
 }
 
@@ -428,6 +432,7 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
     })?;
     let mut batch = Batch::default();
     let mut scaled: Vec<(String, String)> = Vec::new();
+    let (mut mem, mut mem_unavailable) = (Vec::new(), None);
     for t in toks {
         let Some((k, v)) = t.split_once('=') else {
             return Err(format!(
@@ -483,6 +488,12 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             }
         } else if k == "cpus" {
             batch.cpus = Some(parse_value(v, "cpus", line)?.min(u32::MAX as u64) as u32);
+        } else if k == "mem.unavailable" {
+            mem_unavailable = Some(decode_name(v)?);
+        } else if let Some(f) = k.strip_prefix("mem.") {
+            if ["allocs", "bytes", "frees", "freed_bytes"].contains(&f) {
+                mem.push((f.to_string(), parse_list(v, k, line)?));
+            }
         }
     }
     // Flags after values: a flag belongs to a counter the reply carries.
@@ -528,6 +539,7 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             c.values.len()
         ));
     }
+    batch.memory = memory::from_tokens(&mem, mem_unavailable, count)?;
     Ok(batch)
 }
 
@@ -546,6 +558,11 @@ pub trait Worker {
     /// Each benchmark's thread count (`None`: not threaded), in list order; the `list` reply
     /// carries it as `threads=T`.
     fn threads(&self) -> Vec<Option<usize>> {
+        Vec::new()
+    }
+
+    /// Per benchmark, in list order: declared allocation-free (`alloc_free=1` on its line).
+    fn alloc_free(&self) -> Vec<bool> {
         Vec::new()
     }
 }
@@ -602,11 +619,15 @@ pub fn serve(
             Ok(Command::List) => {
                 let names = worker.names();
                 let threads = worker.threads();
+                let free = worker.alloc_free();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
                     let _ = write!(s, "bench {i} {}", encode_name(n));
                     if let Some(t) = threads.get(i).copied().flatten() {
                         let _ = write!(s, " threads={t}");
+                    }
+                    if free.get(i) == Some(&true) {
+                        s.push_str(" alloc_free=1");
                     }
                     s.push('\n');
                 }

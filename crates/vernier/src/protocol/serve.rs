@@ -61,6 +61,10 @@ impl Worker for SuiteWorker<'_> {
         self.entries.iter().map(|e| e.name.clone()).collect()
     }
 
+    fn alloc_free(&self) -> Vec<bool> {
+        self.entries.iter().map(|e| e.alloc_free).collect()
+    }
+
     fn loop_addrs(&self) -> Vec<usize> {
         self.entries.iter().map(|e| e.routine.loop_addr()).collect()
     }
@@ -130,7 +134,12 @@ impl Worker for SuiteWorker<'_> {
             timer: &self.timer,
             counters,
         };
-        t.measure(iters, samples, out).map_err(|e| match bench {
+        let measured = if protocol::memory::requested(extra) {
+            protocol::memory::measure_counting(&mut t, iters, samples, out)
+        } else {
+            t.measure(iters, samples, out)
+        };
+        measured.map_err(|e| match bench {
             BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
             BenchRef::Empty => format!("benchmark empty failed: {e}"),
         })

@@ -8,6 +8,7 @@ use crate::timer::TimerInfo;
 use std::fmt::Write as _;
 
 pub mod compare;
+pub mod memory;
 mod table;
 pub mod threads;
 pub use crate::diagnostic::words::explanation;

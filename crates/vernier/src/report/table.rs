@@ -46,15 +46,21 @@ enum Col {
     Samples,
     Warmup,
     Total,
+    /// Allocations per iteration (`memory.allocs_per_iter`), when counted.
+    Allocs,
+    /// Bytes requested per iteration (`memory.bytes_per_iter`).
+    Bytes,
 }
 
 impl Col {
-    const ALL: [Col; 10] = [
+    const ALL: [Col; 12] = [
         Col::Median,
         Col::RunCi,
         Col::Ci,
         Col::Cycles,
         Col::CyclesCi,
+        Col::Allocs,
+        Col::Bytes,
         Col::Min,
         Col::Spread,
         Col::Samples,
@@ -64,12 +70,14 @@ impl Col {
     /// Dropped first to last when the width is short: the median, the run's own interval and
     /// the cycles (what the run measured precisely) stay longest, then the interval for the
     /// next run.
-    const DROP_ORDER: [Col; 8] = [
+    const DROP_ORDER: [Col; 10] = [
         Col::Samples,
         Col::Warmup,
         Col::Total,
         Col::Min,
         Col::Spread,
+        Col::Bytes,
+        Col::Allocs,
         Col::Ci,
         Col::CyclesCi,
         Col::Cycles,
@@ -87,6 +95,8 @@ impl Col {
             Col::Samples => "samples×iters",
             Col::Warmup => "warm-up",
             Col::Total => "T_tot",
+            Col::Allocs => "allocs",
+            Col::Bytes => "bytes",
         }
     }
 
@@ -102,12 +112,18 @@ impl Col {
             Col::Samples => 13,
             Col::Warmup => 12,
             Col::Total => 8,
+            Col::Allocs => 7,
+            Col::Bytes => 9,
         }
     }
 
     /// Columns of the figures in cycles.
     fn in_cycles(self) -> bool {
         matches!(self, Col::Cycles | Col::CyclesCi)
+    }
+
+    fn of_memory(self) -> bool {
+        matches!(self, Col::Allocs | Col::Bytes)
     }
 }
 
@@ -121,6 +137,9 @@ pub struct Table {
     cols: Vec<Col>,
     /// The run has a note about the counters it could not read (printed after the table).
     counters_note: bool,
+    /// The cycle and memory columns are shown.
+    cycles: bool,
+    memory: bool,
 }
 
 /// Display width of a string (every character the report uses is one column wide).
@@ -311,10 +330,10 @@ fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
 
 /// The name column's width and the figure columns that fit in `width` (`None`: all of them),
 /// with or without the columns in cycles.
-fn layout(longest: usize, width: Option<usize>, cycles: bool) -> (usize, Vec<Col>) {
+fn layout(longest: usize, width: Option<usize>, cycles: bool, memory: bool) -> (usize, Vec<Col>) {
     let mut cols: Vec<Col> = Col::ALL
         .into_iter()
-        .filter(|c| cycles || !c.in_cycles())
+        .filter(|c| (cycles || !c.in_cycles()) && (memory || !c.of_memory()))
         .collect();
     let mut name_w = longest;
     if let Some(w) = width {
@@ -351,20 +370,31 @@ impl Table {
             .max()
             .unwrap_or(0)
             .max(text_width("benchmark"));
-        let (name_w, cols) = layout(longest, render.width, true);
+        let (name_w, cols) = layout(longest, render.width, true, false);
         Table {
             render,
             longest,
             name_w,
             cols,
             counters_note: false,
+            cycles: true,
+            memory: false,
         }
     }
 
     /// The same table with or without the columns in cycles (a result in which no benchmark
     /// was probed has none to show; the width they took goes to the other columns).
     pub fn with_cycles(mut self, cycles: bool) -> Table {
-        (self.name_w, self.cols) = layout(self.longest, self.render.width, cycles);
+        self.cycles = cycles;
+        (self.name_w, self.cols) = layout(self.longest, self.render.width, cycles, self.memory);
+        self
+    }
+
+    /// The same table with or without the columns of allocations per iteration (`allocs`,
+    /// `bytes`): shown when the run counts them.
+    pub fn with_memory(mut self, memory: bool) -> Table {
+        self.memory = memory;
+        (self.name_w, self.cols) = layout(self.longest, self.render.width, self.cycles, memory);
         self
     }
 
@@ -468,6 +498,7 @@ impl Table {
                     Col::Samples => (format!("{}×{}", b.steady_samples, b.iters_per_sample), None),
                     Col::Warmup => (warmup_cell(b), None),
                     Col::Total => (short_ns(b.total_s * 1e9), None),
+                    Col::Allocs | Col::Bytes => (super::memory::cell(b, c == Col::Allocs), None),
                 }
             };
             let cell = pad(&text, c.width(), true);
@@ -678,6 +709,11 @@ fn legend_of(c: Col) -> &'static str {
              state)"
         }
         Col::Total => "T_tot: the benchmark's whole wall time",
+        Col::Allocs => {
+            "allocs: allocations per iteration, counted in a process of their own apart from the \
+             timed ones (docs/memory.md); a mean when iterations differ"
+        }
+        Col::Bytes => "bytes: bytes requested per iteration (KiB = 1024 B)",
         Col::Median | Col::Ci => "",
     }
 }
@@ -753,8 +789,10 @@ pub fn render_file(file: &ResultFile, render: Render) -> String {
             .as_ref()
             .is_some_and(|s| s.cycles_per_iter.is_some())
     });
+    let memory = file.benchmarks.iter().any(|b| b.memory.is_some());
     let table = Table::new(&names, render)
         .with_cycles(cycles)
+        .with_memory(memory)
         .with_counters_note(counters_note(file));
     let mut s = String::new();
     let _ = writeln!(s, "{}", table.head());

@@ -146,6 +146,7 @@ mod tests {
             layout_states: None,
             code: None,
             code_detail: None,
+            memory: None,
         }
     }
 

@@ -8,6 +8,7 @@ pub mod earlier;
 pub mod known;
 mod load;
 pub mod threads;
+pub mod memory;
 
 pub use load::{load, parse, Invalid, LoadError};
 
@@ -112,6 +113,9 @@ pub struct ProcessJson {
     /// The process's hash seed, when its worker sent one (a Python worker's `PYTHONHASHSEED`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash_seed: Option<String>,
+    /// The process's peak resident memory (`wait4`'s `ru_maxrss`), when the runner reaped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// The counters the harness read and what reading them costs (see `docs/counters.md`).
@@ -325,6 +329,10 @@ pub struct BenchmarkResult {
     /// the threads' imbalance and, beside the one-thread run, the speed-up and efficiency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<threads::Scaling>,
+    /// Allocations per iteration from the counting pass (docs/memory.md); absent when not
+    /// counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<memory::MemoryJson>,
     pub samples: SamplesJson,
 }
 
@@ -435,6 +443,7 @@ impl BenchmarkResult {
                     ci95_ns: [p.ci95_ns.0, p.ci95_ns.1],
                     samples: p.samples,
                     hash_seed: None,
+                    peak_rss_bytes: None,
                 })
                 .collect(),
             // Worded here, from the findings: the file's `message` is for its readers.
@@ -449,6 +458,7 @@ impl BenchmarkResult {
             cache_cold: false,
             threads: a.threads.as_ref().map(|t| t.threads),
             scaling: a.threads.as_ref().map(threads::Scaling::new),
+            memory: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -511,6 +521,7 @@ impl BenchmarkResult {
             cache_cold: false,
             threads: None,
             scaling: None,
+            memory: None,
             samples: SamplesJson::default(),
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod calibrate;
 pub mod checkpoint;
+pub mod memory;
 pub mod pairs;
 pub mod suite;
 
@@ -234,6 +235,11 @@ impl Suite {
                 pipeline::Instructions::None,
             );
             crate::result::threads::relate(&mut r, &file.benchmarks);
+            if r.status != crate::result::Status::Failed {
+                let routine = self.entries[i].routine.as_mut();
+                r.memory = memory::in_process(routine, &timer, r.per_iter.median_ns, r.total_s);
+                memory::check_alloc_free(self.entries[i].alloc_free, &mut r);
+            }
             file.benchmarks.push(r);
             if let (Some(path), false) = (&self.options.json, json_failed) {
                 let mut all = file.clone();

@@ -460,7 +460,22 @@ impl Suite {
         self.entries.push(Entry {
             name: name.into(),
             routine,
+            alloc_free: false,
         });
+        self
+    }
+
+    /// [`Suite::bench`], declared allocation-free: a run fails, naming it, when its iterations
+    /// allocate (counted under `vernier run`, or on its own with [`crate::CountingAlloc`]
+    /// installed; docs/memory.md).
+    pub fn bench_alloc_free<F, R>(&mut self, name: impl Into<String>, f: F) -> &mut Self
+    where
+        F: FnMut() -> R + 'static,
+    {
+        self.bench(name, f);
+        if let Some(e) = self.entries.last_mut() {
+            e.alloc_free = true;
+        }
         self
     }
 }

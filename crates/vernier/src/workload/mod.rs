@@ -23,4 +23,6 @@ use routine::Routine;
 pub struct Entry {
     pub name: String,
     pub routine: Box<dyn Routine>,
+    /// Declared allocation-free (`Suite::bench_alloc_free`).
+    pub alloc_free: bool,
 }
