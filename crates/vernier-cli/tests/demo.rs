@@ -106,7 +106,22 @@ fn demo_quick_writes_a_complete_result_file() {
     );
 
     assert_eq!(file.schema, 1);
-    assert_eq!(file.benchmarks.len(), 25);
+    assert_eq!(file.benchmarks.len(), 26);
+    // Seed 004's memory lesson: counted in the command's own process, exactly.
+    let mem = |name: &str| {
+        let b = file.benchmarks.iter().find(|b| b.name == name).unwrap();
+        let m = b
+            .memory
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: not counted"));
+        (m.allocs_per_iter, m.net_bytes_per_iter)
+    };
+    assert_eq!(mem("event copy, same event (hot)"), (0.0, 0.0));
+    assert_eq!(mem("event copy, fresh event (allocated)"), (1.0, 0.0));
+    assert!(
+        stdout.contains("a fresh event for each message makes 1 allocation"),
+        "{stdout}"
+    );
     assert!(file.timer.resolution_ns > 0.0 && file.timer.overhead_ns > 0.0);
     assert!(file.harness.empty_iter_ns > 0.0);
     assert!(!file.machine.cpu_model.is_empty());

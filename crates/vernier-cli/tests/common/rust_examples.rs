@@ -14,7 +14,14 @@ pub fn examples() -> &'static Path {
         let profile_dir = bin.parent().unwrap();
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args(["build", "-q", "-p", "vernier"]);
-        for e in ["chain", "fault_worker", "faulty", "experiments", "sharing", "alloc"] {
+        for e in [
+            "chain",
+            "fault_worker",
+            "faulty",
+            "experiments",
+            "sharing",
+            "alloc",
+        ] {
             cmd.args(["--example", e]);
         }
         if profile_dir.file_name().unwrap() == "release" {

@@ -7,8 +7,8 @@ pub mod comparison;
 pub mod earlier;
 pub mod known;
 mod load;
-pub mod threads;
 pub mod memory;
+pub mod threads;
 
 pub use load::{load, parse, Invalid, LoadError};
 

@@ -75,7 +75,9 @@ impl Suite {
         let mut out = std::io::stdout();
         let mut printed_head = false;
         let names = self.names();
-        let table = report::Table::new(&names, render);
+        // Allocations are counted with `CountingAlloc` installed: their columns then show.
+        let table =
+            report::Table::new(&names, render).with_memory(crate::memory::Source::detect().is_ok());
         // What this machine and this program's earlier runs say, as under `vernier run`: the
         // known speed (`core-slowed` for a run wholly slowed), the clock's range and the
         // recent medians, which the intervals cover; this run is added to them after.
