@@ -16,13 +16,8 @@ pub struct Common {
     /// Write a self-contained HTML report (plots of every benchmark) to FILE after the run.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Only benchmarks whose name matches REGEX.
-    #[arg(long, value_name = "REGEX")]
-    pub filter: Option<String>,
-    /// Only shard K of N: a stable part of the suite, by a hash of each benchmark's name (the
-    /// N shards are disjoint and together the whole suite; adding a benchmark moves no other).
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<Shard>,
+    #[command(flatten)]
+    pub pick: Pick,
     /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time: Option<f64>,
@@ -70,6 +65,25 @@ impl Common {
 
     /// The benchmarks `--filter` and `--shard` select (`None`: all).
     pub fn filter(&self) -> Result<Option<Selection>> {
+        self.pick.selection()
+    }
+}
+
+/// `--filter` and `--shard`: which benchmarks `demo`, `run` and `compare` measure.
+#[derive(Args, Clone, Debug, Default)]
+pub struct Pick {
+    /// Only benchmarks whose name matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Only shard K of N: a stable part of the suite, by a hash of each benchmark's name (the
+    /// N shards are disjoint and together the whole suite; adding a benchmark moves no other).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+}
+
+impl Pick {
+    /// The benchmarks `--filter` and `--shard` select (`None`: all).
+    pub fn selection(&self) -> Result<Option<Selection>> {
         Ok(Selection::new(
             parse_filter(self.filter.as_deref())?,
             self.shard,

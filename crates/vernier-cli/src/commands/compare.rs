@@ -56,12 +56,8 @@ pub struct CompareArgs {
     /// Write a self-contained HTML report of the comparison (plots of the pairs) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Only benchmarks whose name matches REGEX.
-    #[arg(long, value_name = "REGEX")]
-    pub filter: Option<String>,
-    /// Only shard K of N of the benchmarks (a stable part, by a hash of the name).
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::args::Shard>,
+    #[command(flatten)]
+    pub pick: crate::args::Pick,
     /// Measurement budget per benchmark, in seconds, both sides and all process pairs together
     /// (default 2 for executables; 0.2 with --quick). A benchmark stops earlier once its
     /// interval over the pairs is settled against the threshold.
@@ -220,7 +216,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     match (old, new) {
         (Input::Results(o), Input::Results(n)) => {
             let code = compare_files(a, &o, &n, threshold)?;
-            crate::history::save_if_asked(&a.save, &n, "compare", a.shard)?;
+            crate::history::save_if_asked(&a.save, &n, "compare", a.pick.shard)?;
             Ok(code)
         }
         (Input::Program(_), Input::Program(_)) if a.save.save => bail!(
@@ -258,8 +254,7 @@ pub(crate) fn common(a: &CompareArgs) -> Common {
     Common {
         json: None,
         html: None,
-        filter: a.filter.clone(),
-        shard: a.shard,
+        pick: a.pick.clone(),
         time: a.time,
         quick: a.quick,
         // Comparisons time the pairs; counters are not read there.

@@ -696,7 +696,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         started.elapsed().as_secs_f64(),
         term::written_to(c.json.as_deref())
     );
-    crate::history::save_if_asked(&c.save, &file, "demo", c.shard)?;
+    crate::history::save_if_asked(&c.save, &file, "demo", c.pick.shard)?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

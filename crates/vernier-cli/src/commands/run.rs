@@ -613,7 +613,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     });
     print_after_table(&file, &table, &hello, processes);
     crate::runner::cold::note(a.cache, &file);
-    crate::history::save_if_asked(&a.common.save, &file, "run", a.common.shard)?;
+    crate::history::save_if_asked(&a.common.save, &file, "run", a.common.pick.shard)?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

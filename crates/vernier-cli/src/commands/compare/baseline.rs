@@ -76,7 +76,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
     let code = crate::commands::compare::compare_files(&args, &old, &new, threshold)?;
-    crate::history::save_if_asked(&a.save, &new, "compare", a.shard)?;
+    crate::history::save_if_asked(&a.save, &new, "compare", a.pick.shard)?;
     Ok(code)
 }
 
@@ -95,10 +95,10 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
         .arg(&tmp)
         .arg("--counters")
         .arg("none");
-    if let Some(f) = &a.filter {
+    if let Some(f) = &a.pick.filter {
         cmd.arg("--filter").arg(f);
     }
-    if let Some(s) = &a.shard {
+    if let Some(s) = &a.pick.shard {
         cmd.arg("--shard").arg(s.to_string());
     }
     if let Some(t) = a.time {
