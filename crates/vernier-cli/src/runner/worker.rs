@@ -313,16 +313,14 @@ impl WorkerProcess {
             let line = self
                 .read_line(self.timeout)
                 .map_err(|e| format!("during 'list': {e}"))?;
-            // `bench <index> <name> [key=value …]`: options after the name (`threads=T`)
-            // are the worker's; the runner reads what it needs from the samples.
+            // `bench <index> <name> [key=value …]`: of the options after the name, the runner
+            // reads `alloc_free=1`; others (`threads=T`) are ignored here, and the samples say
+            // what it needs of them.
             let mut t = line.split(' ');
             match (t.next(), t.next(), t.next()) {
-                (Some("bench"), Some(_), Some(rest)) => {
-                    // Options may follow the name (`alloc_free=1`); unknown ones are ignored.
-                    let mut opts = rest.split(' ');
-                    self.names
-                        .push(protocol::decode_name(opts.next().unwrap_or_default())?);
-                    self.alloc_free.push(opts.any(|o| o == "alloc_free=1"));
+                (Some("bench"), Some(_), Some(name)) => {
+                    self.names.push(protocol::decode_name(name)?);
+                    self.alloc_free.push(t.any(|o| o == "alloc_free=1"));
                 }
                 (Some("end"), Some(n), None) => {
                     if n.parse::<usize>().ok() != Some(self.names.len()) {
