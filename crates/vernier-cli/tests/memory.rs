@@ -89,16 +89,7 @@ fn a_cpp_program_s_allocations_are_counted_exactly() {
     assert_eq!(vector["total_allocated_bytes"], 4000.0);
     assert_eq!(vector["net_heap_growth"], 0.0);
     // The HTML report's memory table.
-    let html = tmp("mem-cpp.html");
-    let o = cli::vernier()
-        .arg("report")
-        .arg(tmp("mem-cpp.json"))
-        .arg("-o")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", cli::text(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = cli::report_page(&tmp("mem-cpp.json"), &tmp("mem-cpp.html"));
     assert!(page.contains("memory (per iteration)"));
     assert!(page.contains("<td class=\"name\">bytes requested</td><td>3.9 KiB</td>"));
     assert!(page.contains("Peak resident memory per process"));

@@ -131,16 +131,7 @@ fn cpp_sharing_lesson_through_the_runner() {
     let f = run(&exe, &dir.path().join("cpp.json"), dir.path());
     check(&f, "throws/threads:2", "thread 1 of 2: thread one gives up");
     // The HTML report plots throughput against threads for each benchmark with two counts.
-    let html = dir.path().join("cpp.html");
-    let o = cli::vernier()
-        .arg("report")
-        .arg(dir.path().join("cpp.json"))
-        .arg("-o")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", cli::text(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = cli::report_page(&dir.path().join("cpp.json"), &dir.path().join("cpp.html"));
     assert_eq!(page.matches("data-plot=\"threads\"").count(), 3);
     assert!(page.contains("shared: throughput against threads"));
 }

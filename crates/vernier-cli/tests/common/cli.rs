@@ -44,6 +44,19 @@ pub fn vernier_with_speed_file(dir: &Path) -> Command {
     c
 }
 
+/// `vernier report JSON -o HTML`, which must succeed; the page.
+pub fn report_page(json: &Path, html: &Path) -> String {
+    let o = vernier()
+        .arg("report")
+        .arg(json)
+        .arg("-o")
+        .arg(html)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::read_to_string(html).unwrap()
+}
+
 /// Status, stdout and stderr of a run, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(
