@@ -100,7 +100,7 @@ GC_SCRIPT = textwrap.dedent("""
             a = []
             a.append(a)
     vernier.bench("cycles, collector on", cycles, gc=True)
-    vernier.bench("cycles, collector off", cycles, allocation_free=True)
+    vernier.bench("cycles, collector off", cycles)
     vernier.main()
 """)
 
@@ -119,7 +119,6 @@ def test_collections_hash_seeds_and_the_interpreter_are_kept_in_the_result(tmp_p
     o = run_script(tmp_path, script, "--quick", "--processes", "2", "--json", "r.json")
     r = json.loads((tmp_path / "r.json").read_text())
     on, off = r["benchmarks"]
-    # The runner reads the name alone from a `list` line carrying options (alloc_free=1).
     assert [on["name"], off["name"]] == ["cycles, collector on", "cycles, collector off"]
     # Garbage collections per sample, stored with the samples, shown when there were some.
     assert sum(on["samples"]["counters"]["gc.collections"]) > 0, on["samples"]["counters"]
