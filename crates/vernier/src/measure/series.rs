@@ -12,7 +12,6 @@ use crate::plan::Plan;
 pub struct Series {
     plan: Plan,
     merged: Measurement,
-    ended: bool,
 }
 
 impl Series {
@@ -22,7 +21,6 @@ impl Series {
         Series {
             plan,
             merged: Measurement::empty(),
-            ended: false,
         }
     }
 
@@ -37,28 +35,25 @@ impl Series {
         if self.merged.samples.is_empty() && m.error.is_none() && self.plan.fixed_iters.is_none() {
             self.plan.fixed_iters = Some(m.iters_per_sample);
         }
-        let stop = m.stop;
         self.merged.append(m, process, round);
-        self.ended |= self.merged.error.is_some() || stop == StopReason::Interrupted;
-        !self.ended
+        !self.ended()
     }
 
     /// A part could not be started: the series ends with `error`.
     pub fn fail(&mut self, error: String) {
         self.merged.error = Some(error);
         self.merged.stop = StopReason::Failed;
-        self.ended = true;
     }
 
     /// Ctrl-C before the next part: the series ends, marked as cut short.
     pub fn interrupt(&mut self) {
         self.merged.stop = StopReason::Interrupted;
-        self.ended = true;
     }
 
-    /// Whether a part failed or the series was interrupted.
+    /// Whether a part failed or the series was interrupted (no part is added after either,
+    /// so the merged measurement's last stop and its error say so).
     pub fn ended(&self) -> bool {
-        self.ended
+        self.merged.error.is_some() || self.merged.stop == StopReason::Interrupted
     }
 
     /// The merged measurement so far.
