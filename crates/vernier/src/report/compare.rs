@@ -3,10 +3,8 @@
 //! saying how the figures were computed. Fitted to the terminal's width; coloured through the
 //! report's one [`Style`](super::Style).
 
-use super::{
-    cut_middle, text_width, wrap, Render, BOLD, DIM, GREEN, MIN_WIDTH, NAME_FLOOR, NAME_MIN, RED,
-    YELLOW,
-};
+use super::fit::{cut_middle, fit, pad, wrap, Step};
+use super::{Render, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::analyze::pairs::Comparison;
 use crate::result::comparison::{Code, ComparisonFile};
 use crate::stats::compare::{Mode, Verdict};
@@ -62,8 +60,7 @@ impl CmpCol {
 /// The columns that fit `render.width` and the width left for the names (see
 /// [`table_fitted`] for the order in which columns go).
 fn fitted_columns(file: &ComparisonFile, render: Render) -> (Vec<CmpCol>, usize) {
-    let mut w = name_width(file);
-    let mut cols = vec![
+    let cols = vec![
         CmpCol::Ratio,
         CmpCol::Change,
         CmpCol::Ci,
@@ -73,29 +70,22 @@ fn fitted_columns(file: &ComparisonFile, render: Render) -> (Vec<CmpCol>, usize)
         CmpCol::Pairs,
         CmpCol::Detect,
     ];
-    if let Some(width) = render.width {
-        let width = width.max(MIN_WIDTH);
-        let used = |cols: &[CmpCol]| cols.iter().map(|c| c.width() + 2).sum::<usize>();
-        let steps = [
-            Some(CmpCol::Seconds),
-            Some(CmpCol::Pairs),
-            None,
-            Some(CmpCol::P),
-            Some(CmpCol::Detect),
-            Some(CmpCol::Change),
-        ];
-        for step in steps {
-            if used(&cols) + w <= width {
-                break;
-            }
-            match step {
-                Some(c) => cols.retain(|&x| x != c),
-                None => w = w.min(NAME_MIN.max(width.saturating_sub(used(&cols)))),
-            }
-        }
-        // Nothing left to drop: the name takes what remains, a few characters at least.
-        w = w.min(width.saturating_sub(used(&cols)).max(NAME_FLOOR));
-    }
+    let steps = [
+        Step::Drop(CmpCol::Seconds),
+        Step::Drop(CmpCol::Pairs),
+        Step::CutNames,
+        Step::Drop(CmpCol::P),
+        Step::Drop(CmpCol::Detect),
+        Step::Drop(CmpCol::Change),
+    ];
+    let (w, cols) = fit(
+        name_width(file),
+        render.width,
+        cols,
+        CmpCol::width,
+        0,
+        &steps,
+    );
     (cols, w)
 }
 
@@ -185,20 +175,9 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         CmpCol::Pairs => "pairs",
         CmpCol::Detect => "detect",
     };
-    let left = |c: CmpCol| matches!(c, CmpCol::Ci | CmpCol::Verdict);
-    let cell = |c: CmpCol, text: &str| {
-        let fill = " ".repeat(c.width().saturating_sub(text_width(text)));
-        if left(c) {
-            format!("{text}{fill}")
-        } else {
-            format!("{fill}{text}")
-        }
-    };
-    let name_cell = |n: &str| {
-        let n = cut_middle(n, w);
-        let fill = " ".repeat(w.saturating_sub(text_width(&n)));
-        format!("{n}{fill}")
-    };
+    let cell =
+        |c: CmpCol, text: &str| pad(text, c.width(), !matches!(c, CmpCol::Ci | CmpCol::Verdict));
+    let name_cell = |n: &str| pad(&cut_middle(n, w), w, false);
     let mut head = name_cell("benchmark");
     for &c in &cols {
         let _ = write!(head, "  {}", cell(c, title(c)));

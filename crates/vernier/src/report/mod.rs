@@ -8,14 +8,16 @@ use crate::timer::TimerInfo;
 use std::fmt::Write as _;
 
 pub mod compare;
+mod fit;
 pub mod memory;
 mod table;
 pub mod threads;
 pub use crate::diagnostic::words::explanation;
 pub use crate::units;
+pub use fit::{cut_middle, text_width, wrap, MIN_WIDTH, NAME_FLOOR, NAME_MIN};
 pub use table::{
-    after_table, cut_middle, interval_pct, render_file, short_ns, spread_pct, text_width,
-    warmup_cell, warmup_words, wrap, Render, Table, MIN_WIDTH, NAME_FLOOR, NAME_MIN,
+    after_table, interval_pct, render_file, short_ns, spread_pct, warmup_cell, warmup_words,
+    Render, Table,
 };
 
 const RESET: &str = "\x1b[0m";

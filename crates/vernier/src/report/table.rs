@@ -2,6 +2,7 @@
 //! once below it (naming the benchmarks it applies to). `docs/report.md` describes the columns,
 //! the order in which they are dropped when the terminal is narrow, and `-v`.
 
+use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
 use super::{counters_line, Style, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::diagnostic::{words::explanation, Code, Diagnostic};
 use crate::result::{BenchmarkResult, ResultFile, Status};
@@ -18,13 +19,6 @@ pub struct Render {
     pub verbose: bool,
 }
 
-/// The narrowest width the table is fitted to; below it, lines are allowed to overflow.
-pub const MIN_WIDTH: usize = 40;
-/// A name column is cut (in the middle, with '…') down to this many characters before any
-/// figure column is dropped.
-pub const NAME_MIN: usize = 18;
-/// The fewest characters of a name ever shown, whatever the width.
-pub const NAME_FLOOR: usize = 8;
 /// Indentation of a row's second line (its notes when they do not fit beside the figures) and
 /// of the `-v` lines.
 const INDENT: &str = "    ";
@@ -140,41 +134,6 @@ pub struct Table {
     /// The cycle and memory columns are shown.
     cycles: bool,
     memory: bool,
-}
-
-/// Display width of a string (every character the report uses is one column wide).
-pub fn text_width(s: &str) -> usize {
-    s.chars().count()
-}
-
-/// `name` cut to `w` characters, in the middle, with '…' (both ends of a benchmark name tell
-/// benchmarks apart: "event copy, … (cold)").
-pub fn cut_middle(name: &str, w: usize) -> String {
-    let n = text_width(name);
-    if n <= w || w == 0 {
-        return name.to_string();
-    }
-    if w == 1 {
-        return "…".into();
-    }
-    let keep = w - 1;
-    let head = keep.div_ceil(2);
-    let tail = keep - head;
-    let chars: Vec<char> = name.chars().collect();
-    let mut s: String = chars[..head].iter().collect();
-    s.push('…');
-    s.extend(&chars[n - tail..]);
-    s
-}
-
-/// `s` padded with spaces to `w` columns, left- or right-aligned.
-fn pad(s: &str, w: usize, right: bool) -> String {
-    let fill = " ".repeat(w.saturating_sub(text_width(s)));
-    if right {
-        format!("{fill}{s}")
-    } else {
-        format!("{s}{fill}")
-    }
 }
 
 /// A duration in ns with three significant digits (table cells: "8.12 ms", "812 µs").
@@ -329,34 +288,25 @@ fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
 }
 
 /// The name column's width and the figure columns that fit in `width` (`None`: all of them),
-/// with or without the columns in cycles.
+/// with or without the columns in cycles: names are cut down to `NAME_MIN` first, then columns
+/// dropped in `Col::DROP_ORDER`.
 fn layout(longest: usize, width: Option<usize>, cycles: bool, memory: bool) -> (usize, Vec<Col>) {
-    let mut cols: Vec<Col> = Col::ALL
+    let cols: Vec<Col> = Col::ALL
         .into_iter()
         .filter(|c| (cycles || !c.in_cycles()) && (memory || !c.of_memory()))
         .collect();
-    let mut name_w = longest;
-    if let Some(w) = width {
-        let w = w.max(MIN_WIDTH);
-        // Each figure column and its separator, and the notes column's title.
-        let figures = |cols: &[Col]| {
-            cols.iter().map(|c| c.width() + 2).sum::<usize>() + text_width("  notes")
-        };
-        // Room for the name: cut it down to NAME_MIN, then drop columns by priority.
-        for drop in Col::DROP_ORDER.iter().map(Some).chain([None]) {
-            let room = w.saturating_sub(figures(&cols));
-            if room >= name_w.min(NAME_MIN) {
-                name_w = name_w.min(room);
-                break;
-            }
-            match drop {
-                Some(d) => cols.retain(|c| c != d),
-                // Nothing left to drop: the name takes what remains (a few columns at least).
-                None => name_w = name_w.min(room.max(NAME_FLOOR)),
-            }
-        }
-    }
-    (name_w, cols)
+    let steps: Vec<Step<Col>> = std::iter::once(Step::CutNames)
+        .chain(Col::DROP_ORDER.into_iter().map(Step::Drop))
+        .collect();
+    // The notes column's title follows the figures.
+    fit(
+        longest,
+        width,
+        cols,
+        Col::width,
+        text_width("  notes"),
+        &steps,
+    )
 }
 
 impl Table {
@@ -752,32 +702,6 @@ fn hardware_counters(b: &BenchmarkResult) -> Option<String> {
         .any(|e| c.contains_key(&format!("{e}_per_iter")))
         .then(|| counters_line(b, false))
         .flatten()
-}
-
-/// `text` cut into lines at spaces so that each, printed after `lead` columns, fits in `width`
-/// (`None`: one line); continuation lines start with `hang` spaces (included here).
-pub fn wrap(text: &str, width: Option<usize>, lead: usize, hang: usize) -> Vec<String> {
-    let Some(w) = width else {
-        return vec![text.to_string()];
-    };
-    let w = w.max(MIN_WIDTH);
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split(' ') {
-        let n = text_width(word);
-        if !cur.trim_start().is_empty() && lead + text_width(&cur) + 1 + n > w {
-            lines.push(std::mem::take(&mut cur));
-            cur.push_str(&" ".repeat(hang));
-        }
-        if !cur.trim_start().is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.trim().is_empty() {
-        lines.push(cur);
-    }
-    lines
 }
 
 /// A whole result rendered after the fact (`vernier analyze`, the snapshot tests): the table,
