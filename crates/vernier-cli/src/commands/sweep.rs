@@ -11,11 +11,11 @@
 //! paddings, each point ±0.2 %), and that is the clock's swing, not the layout's. The summary
 //! says when the swing in ns is the clock's.
 
+pub use crate::files::sweep::{Point, PointBench, Range, Summary, SweepFile};
 use crate::runner::worker::{Control, WorkerProcess, WorkerTarget};
 use crate::term;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
-use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -66,13 +66,6 @@ pub const PERIOD_MIN_ACF: f64 = 0.5;
 /// Sweeps of more paddings than this are refused (a typo such as 0:40960:1).
 pub const MAX_POINTS: u64 = 100_000;
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Range {
-    pub start: u64,
-    pub end: u64,
-    pub step: u64,
-}
-
 impl Range {
     pub fn parse(s: &str) -> Result<Range> {
         let bad = || {
@@ -111,19 +104,6 @@ impl Range {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct PointBench {
-    pub name: String,
-    pub median_ns: f64,
-    pub ci95_ns: [f64; 2],
-    /// The median in cycles of the core at the time (each sample's time over the effective
-    /// cycle time the probe measured around it), where the probe ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cycles_per_iter: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cycles_ci95: Option<[f64; 2]>,
-}
-
 impl PointBench {
     /// The figure the sweep judges: in cycles where every point has them, else in ns.
     fn judged(&self, cycles: bool) -> (f64, [f64; 2]) {
@@ -132,24 +112,6 @@ impl PointBench {
             _ => (self.median_ns, self.ci95_ns),
         }
     }
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Point {
-    pub env_pad_bytes: u64,
-    pub benchmarks: Vec<PointBench>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Summary {
-    pub name: String,
-    /// (max − min) / min of the medians in ns.
-    pub swing: f64,
-    /// The same in cycles, where every point has them: the swing the layout made.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swing_cycles: Option<f64>,
-    /// The period of the medians in cycles where known, else in ns.
-    pub period_bytes: Option<u64>,
 }
 
 /// The swing in ns is called the clock's when it is at least this many times the swing in
@@ -166,15 +128,6 @@ impl Summary {
             self.swing >= CLOCK_SWING_RATIO * c && self.swing - c >= CLOCK_SWING_MIN
         })
     }
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct SweepFile {
-    pub schema: u32,
-    pub env_pad: Range,
-    pub aslr: bool,
-    pub points: Vec<Point>,
-    pub summary: Vec<Summary>,
 }
 
 /// (max − min) / min of `medians`.
@@ -310,9 +263,7 @@ fn finish_sweep(a: &SweepArgs, file: &SweepFile, started: Instant) {
     );
     print!("{}", summary_text(file));
     if let Some(path) = &a.html {
-        let what = serde_json::to_value(file)
-            .map_err(anyhow::Error::from)
-            .and_then(|v| crate::html::write_sweep(path, &v));
+        let what = crate::html::write_sweep(path, file);
         crate::html::write_or_warn(path, what, a.json.as_deref());
     }
 }

@@ -165,7 +165,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
             .collect();
         let doc = series::to_json(&all, mj.into());
         if let Some(path) = &q.html {
-            crate::html::write_history(path, &serde_json::to_value(&doc)?)?;
+            crate::html::write_history(path, &doc)?;
             eprintln!("HTML report written to {}", path.display());
         }
         if q.json {

@@ -3,14 +3,14 @@
 //! and for the run just made (`--html FILE` on demo, run and compare). A report renders what
 //! the files hold; it never measures and never re-analyses. The plots are in [`plots`].
 
-mod history;
 mod memory;
 pub mod plots;
 mod threads;
 
+use crate::files::history::HistoryFile as History;
+use crate::files::sweep::{PointBench as SweepFigure, SweepFile as Sweep};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
-use history::History;
 use plots::{Estimate, Kind, Point, Unit};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -80,19 +80,15 @@ pub fn write_comparison(path: &Path, file: &ComparisonFile) -> Result<()> {
     write(path, &page(&[(this_command(), doc)]))
 }
 
-/// The report of a history (`vernier history --html`): `json` is what `history --json` prints.
-pub fn write_history(path: &Path, json: &Value) -> Result<()> {
-    let h: History = serde_json::from_value(json.clone())
-        .map_err(|e| anyhow::anyhow!("the history does not read as a history file: {e}"))?;
+/// The report of a history (`vernier history --html`): what `history --json` prints.
+pub fn write_history(path: &Path, h: &History) -> Result<()> {
     h.check().map_err(|e| anyhow::anyhow!("{e}"))?;
-    write(path, &page(&[(this_command(), Doc::History(h))]))
+    write(path, &page(&[(this_command(), Doc::History(h.clone()))]))
 }
 
-/// The report of a layout sweep (`vernier sweep --html`): `json` is what its `--json` holds.
-pub fn write_sweep(path: &Path, json: &Value) -> Result<()> {
-    let s: Sweep = serde_json::from_value(json.clone())
-        .map_err(|e| anyhow::anyhow!("the sweep does not read as a sweep file: {e}"))?;
-    write(path, &page(&[(this_command(), Doc::Sweep(s))]))
+/// The report of a layout sweep (`vernier sweep --html`).
+pub fn write_sweep(path: &Path, s: &Sweep) -> Result<()> {
+    write(path, &page(&[(this_command(), Doc::Sweep(s.clone()))]))
 }
 
 /// The command line that made the run, as the report's name for it.
@@ -138,51 +134,6 @@ enum Doc {
     Comparison(Box<ComparisonFile>),
     History(History),
     Sweep(Sweep),
-}
-
-/// A sweep file (`vernier sweep --json`, as docs/experiments.md gives it) as the report reads it.
-#[derive(Clone, Debug, serde::Deserialize)]
-struct Sweep {
-    env_pad: SweepRange,
-    aslr: bool,
-    points: Vec<SweepPoint>,
-    #[serde(default)]
-    summary: Vec<SweepSummary>,
-}
-
-#[derive(Clone, Debug, serde::Deserialize)]
-struct SweepRange {
-    start: u64,
-    end: u64,
-    step: u64,
-}
-
-#[derive(Clone, Debug, serde::Deserialize)]
-struct SweepPoint {
-    env_pad_bytes: u64,
-    benchmarks: Vec<SweepFigure>,
-}
-
-#[derive(Clone, Debug, serde::Deserialize)]
-struct SweepFigure {
-    name: String,
-    median_ns: f64,
-    #[serde(default)]
-    ci95_ns: Option<[Option<f64>; 2]>,
-    /// The median in cycles of the core at the time, where the probe ran.
-    #[serde(default)]
-    cycles_per_iter: Option<f64>,
-    #[serde(default)]
-    cycles_ci95: Option<[Option<f64>; 2]>,
-}
-
-#[derive(Clone, Debug, serde::Deserialize)]
-struct SweepSummary {
-    name: String,
-    swing: Option<f64>,
-    #[serde(default)]
-    swing_cycles: Option<f64>,
-    period_bytes: Option<u64>,
 }
 
 const KINDS: &str = "give a result file (`vernier run --json`, `vernier demo --json`), a \
@@ -1098,7 +1049,7 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
             h,
             "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&m.name),
-            swing(m.swing),
+            swing(Some(m.swing)),
             swing(m.swing_cycles),
             m.period_bytes
                 .map(|p| format!("{p} B"))
@@ -1138,17 +1089,13 @@ fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
             .iter()
             .map(|(pad, b)| {
                 let (value, ci, of): (f64, _, &dyn Fn(f64) -> f64) = match b.cycles_per_iter {
-                    Some(c) if cycles => (c, b.cycles_ci95, &|x| x),
+                    Some(c) if cycles => (c, b.cycles_ci95.unwrap_or([f64::NAN; 2]), &|x| x),
                     _ => (b.median_ns, b.ci95_ns, &|x| unit.of(x)),
                 };
-                let ci = ci.unwrap_or([None, None]);
                 Estimate {
                     label: pad.to_string(),
                     value: of(value),
-                    ci: [
-                        ci[0].map(of).unwrap_or(f64::NAN),
-                        ci[1].map(of).unwrap_or(f64::NAN),
-                    ],
+                    ci: ci.map(of),
                     tone: 0,
                 }
             })
@@ -1189,7 +1136,7 @@ fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {
          <th>runs</th><th>latest median</th><th>95 % interval</th><th class=\"name\">change points</th></tr>\n",
     );
     for (j, s) in hist.series.iter().enumerate() {
-        let last = s.points.last();
+        let last = s.points.iter().rev().find(|p| p.median_ns.is_some());
         let cps: Vec<String> = s
             .change_points
             .iter()
@@ -1197,7 +1144,7 @@ fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {
                 let class = if c.ratio > 1.0 { "bad" } else { "good" };
                 format!(
                     "<span class=\"{class}\">{} ×{:.3}</span>",
-                    esc(short_commit(&c.commit)),
+                    esc(commit_of(c.commit.as_deref())),
                     c.ratio
                 )
             })
@@ -1210,35 +1157,37 @@ fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {
             esc(&s.name),
             esc(&s.machine),
             s.points.len(),
-            last.map(|p| format_ns(p.median_ns)).unwrap_or_default(),
-            last.and_then(|p| p.ci95_ns).map(interval).unwrap_or_else(|| "—".into()),
+            last.and_then(|p| p.median_ns).map(format_ns).unwrap_or_default(),
+            last.and_then(|p| Some([p.ci95_ns[0]?, p.ci95_ns[1]?]))
+                .map(interval)
+                .unwrap_or_else(|| "—".into()),
             cps.join(" ")
         );
     }
     h.push_str("</table>\n<div class=\"plots\">\n");
     for (j, s) in hist.series.iter().enumerate() {
-        let typical = s.points.iter().map(|p| p.median_ns).fold(0.0, f64::max);
+        let typical = s
+            .points
+            .iter()
+            .filter_map(|p| p.median_ns)
+            .fold(0.0, f64::max);
         let unit = Unit::for_ns(typical);
+        // A failed run has no figure: its place on the axis stays, empty.
+        let of = |x: Option<f64>| x.map_or(f64::NAN, |x| unit.of(x));
         let items: Vec<Estimate> = s
             .points
             .iter()
             .map(|p| Estimate {
-                label: short_commit(&p.commit).to_string(),
-                value: unit.of(p.median_ns),
-                ci: p
-                    .ci95_ns
-                    .map(|c| [unit.of(c[0]), unit.of(c[1])])
-                    .unwrap_or([f64::NAN; 2]),
+                label: commit_of(p.commit.as_deref()).to_string(),
+                value: of(p.median_ns),
+                ci: p.ci95_ns.map(of),
                 tone: 0,
             })
             .collect();
         let marks: Vec<(usize, String)> = s
             .change_points
             .iter()
-            .filter_map(|c| {
-                let i = s.points.iter().position(|p| p.commit == c.commit)?;
-                Some((i, format!(" ×{:.3}", c.ratio)))
-            })
+            .filter_map(|c| Some((s.start_of(c)?, format!(" ×{:.3}", c.ratio))))
             .collect();
         let _ = write!(h, "<div id=\"{id}-s{j}\" style=\"display:contents\"></div>");
         let machine = if s.machine.is_empty() {
@@ -1266,11 +1215,12 @@ fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {
                     .iter()
                     .map(|c| format!(
                         " Change at {}: ratio {:.3}{}{}.",
-                        esc(short_commit(&c.commit)),
+                        esc(commit_of(c.commit.as_deref())),
                         c.ratio,
-                        c.ci95
-                            .map(|[a, b]| format!(" ({a:.3} – {b:.3})"))
-                            .unwrap_or_default(),
+                        match c.ci95 {
+                            [Some(a), Some(b)] => format!(" ({a:.3} – {b:.3})"),
+                            _ => String::new(),
+                        },
                         c.confidence
                             .map(|p| format!(", confidence {p:.3}"))
                             .unwrap_or_default()
@@ -1280,6 +1230,11 @@ fn history_section(h: &mut String, id: &str, name: &str, hist: &History) {
         );
     }
     h.push_str("</div></section>\n");
+}
+
+/// A commit as the report names it: its first eight hex digits, or "no commit".
+fn commit_of(c: Option<&str>) -> &str {
+    c.map_or("no commit", short_commit)
 }
 
 fn short_commit(c: &str) -> &str {
@@ -1312,5 +1267,26 @@ mod tests {
         assert_eq!(number(1.23456), "1.235");
         assert_eq!(number(123.456), "123.5");
         assert_eq!(number(2.5e7), "2.500e7");
+    }
+
+    #[test]
+    fn a_history_with_a_failed_run_is_drawn_with_a_gap() {
+        let h: History = serde_json::from_value(serde_json::json!({"series": [{"name": "maybe",
+            "machine": "m1", "points": [
+                {"commit": "c1", "time": "t1", "median_ns": 16.0, "ci95_ns": [15.9, 16.1]},
+                {"commit": "c2", "time": "t2", "median_ns": null, "ci95_ns": [null, null],
+                 "status": "failed"},
+                {"commit": null, "time": "t3", "median_ns": 17.0, "ci95_ns": [16.9, 17.1]}],
+            "change_points": [{"commit": null, "ratio": 1.06, "ci95": [1.05, 1.07],
+                               "confidence": 0.99, "index": 2}]}]}))
+        .unwrap();
+        h.check().unwrap();
+        let page = page(&[("history".into(), Doc::History(h))]);
+        assert!(!page.contains("NaN"));
+        // The newest figure is the newest run that has one; the change point is marked.
+        assert!(
+            page.contains("17.00 ns") && page.contains("no commit ×1.060"),
+            "{page}"
+        );
     }
 }
