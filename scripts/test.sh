@@ -12,7 +12,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 cargo test -q -p vernier --lib --test layers --test stats_golden --test compare_stats_golden \
   --test compare_stats_synthetic --test counters_pure --test diagnostic_words --test options_parse \
   --test protocol_fuzz --test report_snapshot --test result_load
-cargo test -q -p vernier-cli --lib --test compare_gbench --test instructions_parse \
+cargo test -q -p vernier-cli --lib --test compare_gbench --test history --test instructions_parse \
   --test system_show --test system_tune
 # Then everything, the measuring tier included: real benchmarks on this machine, asserting only
 # what an honest tool guarantees in any state of it (a verdict never in the wrong direction, an
