@@ -5,32 +5,17 @@
 
 #[path = "common/cli.rs"]
 mod cli;
-use cli::vernier;
+use cli::{ok, only, vernier};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 use vernier::diagnostic::Code;
-use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::result::{ResultFile, Status};
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vernier-counters-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-fn ok(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-fn only(file: &ResultFile) -> &BenchmarkResult {
-    assert_eq!(file.benchmarks.len(), 1);
-    &file.benchmarks[0]
 }
 
 /// The chain example (`crates/vernier/examples/chain.rs`), built once in release mode.

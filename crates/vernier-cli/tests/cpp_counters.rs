@@ -10,35 +10,20 @@ mod cpp;
 
 #[path = "common/cli.rs"]
 mod cli;
-use cli::vernier;
+use cli::{ok, only, vernier};
 use conformance::Session;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 use vernier::counters::{CounterSet, Event};
 use vernier::diagnostic::Code;
 use vernier::protocol::parse_samples;
-use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::result::{ResultFile, Status};
 use vernier::samples::CounterColumn;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vernier-cpp-counters-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-fn ok(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
-
-fn only(file: &ResultFile) -> &BenchmarkResult {
-    assert_eq!(file.benchmarks.len(), 1);
-    &file.benchmarks[0]
 }
 
 /// Whether this process may count `event` (the worker runs as the same user on the same

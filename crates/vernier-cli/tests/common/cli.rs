@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use vernier::result::ResultFile;
+use vernier::result::{BenchmarkResult, ResultFile};
 
 /// The `vernier` binary under test, with colour off, in a home of this test binary's own
 /// ([`isolated_home`]), so that no test reads or adds to the user's files.
@@ -87,4 +87,21 @@ pub fn run_quick_one_process(exe: &Path, json: &Path) -> (Output, ResultFile) {
         .unwrap();
     let f = ResultFile::load(json).unwrap_or_else(|e| panic!("{e}\n{}", text(&o)));
     (o, f)
+}
+
+/// The standard output of a command that must have succeeded (else both outputs, in the panic).
+pub fn ok(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The one benchmark of a result file that must hold exactly one.
+pub fn only(file: &ResultFile) -> &BenchmarkResult {
+    assert_eq!(file.benchmarks.len(), 1);
+    &file.benchmarks[0]
 }
