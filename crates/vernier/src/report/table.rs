@@ -3,7 +3,8 @@
 //! the order in which they are dropped when the terminal is narrow, and `-v`.
 
 use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
-use super::{counters_line, Style, BOLD, DIM, GREEN, RED, YELLOW};
+use super::{counters_line, format_count, Style, BOLD, DIM, GREEN, RED, YELLOW};
+use crate::analyze::InstructionsCheck;
 use crate::diagnostic::{words::explanation, Code, Diagnostic};
 use crate::result::{BenchmarkResult, ResultFile, Status};
 use crate::stats::steady::WarmupClass;
@@ -546,6 +547,9 @@ impl Table {
         if let Some(c) = counters_line(b, !b.diagnostics.iter().any(|d| self.run_wide(d))) {
             line(&c, DIM);
         }
+        if let Some(c) = b.instructions_check.filter(|c| !c.removed()) {
+            line(&instructions_words(&c), DIM);
+        }
         for d in &b.diagnostics {
             if !self.run_wide(d) {
                 line(&format!("{}: {}", d.code, d.text()), YELLOW);
@@ -631,6 +635,24 @@ const LEGEND_NO_CLOCK_RANGE: &str = "joined to the medians of this program's rec
 const LEGEND_NOTES: &str = "notes: diagnostic codes, explained below the table.";
 
 /// What a column other than the median and ±next run means.
+/// Why a benchmark that times like the empty loop is not flagged `optimized-away`: its count of
+/// instructions says the body runs (its work fits in the loop's own cycles).
+fn instructions_words(c: &InstructionsCheck) -> String {
+    format!(
+        "not optimized away: its time cannot be told from the empty loop's, but counted under \
+         callgrind it executes {} instructions per iteration{} against the empty loop's {}, so \
+         the body runs and its work fits in the loop's own cycles",
+        format_count(c.instructions_per_iter),
+        c.moves_per_iter
+            .map(|m| format!(
+                " ({} of them register moves, not counted as work)",
+                format_count(m)
+            ))
+            .unwrap_or_default(),
+        format_count(c.empty_instructions_per_iter)
+    )
+}
+
 fn legend_of(c: Col) -> &'static str {
     match c {
         Col::RunCi => {
@@ -801,6 +823,22 @@ mod tests {
         assert_eq!(interval_pct(100.0, [100.0, 116.0]), "−0/+16.0%");
         assert_eq!(interval_pct(100.0, [99.999, 100.001]), "<±0.01%");
         assert_eq!(interval_pct(f64::NAN, [1.0, 2.0]), "—");
+    }
+
+    #[test]
+    fn a_body_that_runs_inside_the_loop_s_cycle_is_explained() {
+        let c = InstructionsCheck {
+            instructions_per_iter: 6.0,
+            empty_instructions_per_iter: 2.0,
+            moves_per_iter: Some(2.0),
+        };
+        assert!(!c.removed());
+        let w = instructions_words(&c);
+        assert!(
+            w.contains("6.000 instructions per iteration (2.000 of them register moves"),
+            "{w}"
+        );
+        assert!(w.contains("empty loop's 2.000"), "{w}");
     }
 
     #[test]
