@@ -241,6 +241,21 @@ fn history_check_exits_2_on_more_allocations_per_iteration() {
             && out.contains("2 allocations per iteration, 1 before, at commit b2"),
         "{out}"
     );
+    // `history --json` carries the counts of each point.
+    let o = cli::vernier()
+        .args(["history", "--json", "--filter", "^work$", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let h: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let allocs: Vec<f64> = h["series"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["allocs_per_iter"].as_f64().unwrap())
+        .collect();
+    assert_eq!(allocs, [1.0, 2.0], "{h}");
 }
 
 #[test]

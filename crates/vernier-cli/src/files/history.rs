@@ -41,6 +41,14 @@ pub struct Point {
     /// The run's own interval (what separates runs: change points are detected on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_ci95_ns: Option<[f64; 2]>,
+    /// The time per iteration in cycles of the core at the time, where the run measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_iter: Option<f64>,
+    /// Allocations and bytes requested per iteration, where the run counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs_per_iter: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_iter: Option<f64>,
     /// The run's row in the store.
     #[serde(default)]
     pub run: i64,

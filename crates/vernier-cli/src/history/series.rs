@@ -187,6 +187,9 @@ pub fn to_json(series: &[Series], machines: Value) -> HistoryFile {
                         [Some(lo), Some(hi)] => Some([lo, hi]),
                         _ => None,
                     },
+                    cycles_per_iter: num(p.bench.cycles_per_iter),
+                    allocs_per_iter: num(p.bench.memory[0]),
+                    bytes_per_iter: num(p.bench.memory[1]),
                     run: p.run_id,
                     status: p.bench.status.clone(),
                     flags: p
