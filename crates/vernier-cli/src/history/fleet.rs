@@ -295,3 +295,87 @@ pub fn machines_table(
         serde_json::json!({"reference": reference, "machines": cols, "clocks_differ": differ, "benchmarks": json_rows}),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::store::{BenchRow, StoredPoint};
+
+    /// A series of one run on `machine`: `ns` per iteration, `cycles` per iteration.
+    fn series(name: &str, machine: &str, ns: f64, cycles: f64, flags: &str) -> Series {
+        let bench = BenchRow {
+            name: name.into(),
+            status: "ok".into(),
+            median_ns: Some(ns),
+            ci95_lo_ns: Some(ns * 0.99),
+            ci95_hi_ns: Some(ns * 1.01),
+            run_ci95_ns: [Some(ns * 0.99), Some(ns * 1.01)],
+            flags: flags.into(),
+            cycles_per_iter: Some(cycles),
+            memory: [None, None],
+        };
+        let p = StoredPoint {
+            run_id: 1,
+            time: "t".into(),
+            commit: Some("c1".into()),
+            branch: None,
+            machine_id: machine.into(),
+            bench,
+            machine: machine.into(),
+            run_key: None,
+            attempt: None,
+            superseded: false,
+        };
+        Series {
+            name: name.into(),
+            machine: machine.into(),
+            points: vec![p],
+            change_points: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn machines_of_different_clocks_are_compared_in_cycles_too() {
+        // m1 at 3 GHz, m2 at 4 GHz: the same code takes the same cycles, 25 % less time on m2;
+        // m3 at 3 GHz takes 10 % more cycles on `b` (another core design).
+        let all = [
+            series("a", "m1", 10.0, 30.0, ""),
+            series("a", "m2", 7.5, 30.0, ""),
+            series("a", "m3", 10.0, 30.0, ""),
+            series("b", "m1", 20.0, 60.0, ""),
+            series("b", "m2", 15.0, 60.0, "core-slowed"),
+            series("b", "m3", 22.0, 66.0, ""),
+        ];
+        let v = machines_table(&all, None, None, false).unwrap();
+        assert_eq!(v["reference"], "m1");
+        assert_eq!(v["clocks_differ"], true, "{v}");
+        let b = &v["benchmarks"][1];
+        assert_eq!(b["name"], "b");
+        assert!((b["machines"]["m2"]["ratio"].as_f64().unwrap() - 0.75).abs() < 1e-12);
+        assert!((b["machines"]["m3"]["ratio"].as_f64().unwrap() - 1.1).abs() < 1e-12);
+        assert_eq!(
+            b["machines"]["m2"]["usable"], false,
+            "a core-slowed run is marked"
+        );
+        assert_eq!(b["machines"]["m3"]["cycles_per_iter"], 66.0);
+        // The same clock everywhere: no table in cycles.
+        let v = machines_table(&all[..1], None, None, false).unwrap();
+        assert_eq!(v["clocks_differ"], false);
+        let same = [
+            all[0].clone(),
+            all[2].clone(),
+            all[3].clone(),
+            all[5].clone(),
+        ];
+        let v = machines_table(&same, None, Some("m3"), false).unwrap();
+        assert_eq!(
+            (v["clocks_differ"].clone(), v["reference"].clone()),
+            (false.into(), "m3".into())
+        );
+        // A reference that is not among the machines is refused, named.
+        let e = machines_table(&all, None, Some("m9"), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--reference m9"), "{e}");
+    }
+}
