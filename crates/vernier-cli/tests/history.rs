@@ -303,3 +303,98 @@ fn history_of_a_missing_store_says_how_to_make_one() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// A loopback proxy to `target` that fails the connections as a network does: the first is
+/// closed as soon as it is accepted; the second is cut when the client first sends an `INSERT`
+/// (while it migrates the new store); the third when it inserts a benchmark's row (mid-save,
+/// after the run's row, inside the transaction); the others are passed through. Returns the
+/// proxy's port and the count of connections it accepted.
+fn flaky_proxy(target: u16) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            if n == 1 {
+                let _ = client.shutdown(Shutdown::Both);
+                continue;
+            }
+            let server = TcpStream::connect(("127.0.0.1", target)).unwrap();
+            let cut: &'static [u8] = match n {
+                2 => b"INSERT",
+                3 => b"INSERT INTO benchmarks",
+                _ => b"",
+            };
+            let pipe = |mut from: TcpStream, mut to: TcpStream, cut: &'static [u8]| {
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 16384];
+                    while let Ok(k) = from.read(&mut buf) {
+                        let hit = !cut.is_empty() && buf[..k].windows(cut.len()).any(|w| w == cut);
+                        if k == 0 || hit || to.write_all(&buf[..k]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = from.shutdown(Shutdown::Both);
+                    let _ = to.shutdown(Shutdown::Both);
+                })
+            };
+            pipe(
+                client.try_clone().unwrap(),
+                server.try_clone().unwrap(),
+                cut,
+            );
+            pipe(server, client, b"");
+        }
+    });
+    (port, accepted)
+}
+
+/// A connection closed at once, one dropped while the store is made and one in the middle of a
+/// save: the store connects again each time, the run is saved once (the cut transactions left
+/// nothing), and the user is told.
+#[test]
+fn a_dropped_postgresql_connection_is_tried_again_and_saves_once() {
+    let pg = Postgres::start();
+    let port: u16 = pg
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (proxy, accepted) = flaky_proxy(port);
+    let url = pg.url.replace(&format!(":{port}/"), &format!(":{proxy}/"));
+    let dir = tempfile::tempdir().unwrap();
+    let files = seven_recorded(dir.path());
+    let o = vernier()
+        .arg("compare")
+        .args([&files[0], &files[1]])
+        .args(["--save", "--db", &url, "--commit", "c2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("saved run"), "{}", text(&o));
+    assert!(err.contains("dropped the connection"), "{}", text(&o));
+    assert_eq!(
+        err.matches("dropped the connection").count(),
+        2,
+        "{}",
+        text(&o)
+    );
+    let connections = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(connections, 4, "{}", text(&o));
+    // Saved once, straight into the server.
+    let h: Value = serde_json::from_slice(&history(&pg.url, &["--json"]).stdout).unwrap();
+    let points = h["series"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{h}");
+    assert_eq!(points[0]["commit"], "c2");
+}

@@ -48,6 +48,15 @@ fn explain(url: &str, e: postgres::Error) -> anyhow::Error {
     anyhow::anyhow!("the PostgreSQL history store {u}: {e}")
 }
 
+/// Says that the server at `url` dropped the connection, and waits before connecting again.
+fn dropped(url: &str, e: &dyn std::fmt::Display) {
+    eprintln!(
+        "vernier: the PostgreSQL store {} dropped the connection ({e}): connecting again",
+        store::redact(url)
+    );
+    std::thread::sleep(RETRY_PAUSE);
+}
+
 impl PgStore {
     pub fn open(url: &str) -> Result<PgStore> {
         Self::open_at_version(url, store::SCHEMA_VERSION)
@@ -68,13 +77,22 @@ impl PgStore {
             .build()
             .map_err(|e| anyhow::anyhow!("cannot set up TLS for the PostgreSQL store: {e}"))?;
         let tls = postgres_native_tls::MakeTlsConnector::new(tls);
-        let client = retry(|| config.connect(tls.clone())).map_err(|e| explain(url, e))?;
-        let mut s = PgStore {
-            client,
-            url: url.to_string(),
-        };
-        s.migrate(target)?;
-        Ok(s)
+        let mut left = ATTEMPTS;
+        loop {
+            let client = retry(|| config.connect(tls.clone())).map_err(|e| explain(url, e))?;
+            let mut s = PgStore {
+                client,
+                url: url.to_string(),
+            };
+            match s.migrate(target) {
+                // Dropped while reading or migrating the schema (its transaction is undone).
+                Err(e) if s.client.is_closed() && left > 1 => {
+                    left -= 1;
+                    dropped(url, &e);
+                }
+                other => return other.map(|()| s),
+            }
+        }
     }
 
     fn migrate(&mut self, target: i64) -> Result<()> {
@@ -211,12 +229,7 @@ impl store::Store for PgStore {
             match self.save_once(run) {
                 Err(e) if e.as_db_error().is_none() && left > 1 => {
                     left -= 1;
-                    eprintln!(
-                        "vernier: the PostgreSQL store {} dropped the connection ({e}): \
-                         connecting again",
-                        store::redact(&self.url)
-                    );
-                    std::thread::sleep(RETRY_PAUSE);
+                    dropped(&self.url, &e);
                     *self = PgStore::open(&self.url)?;
                 }
                 other => return other.map_err(|e| explain(&self.url, e)),
