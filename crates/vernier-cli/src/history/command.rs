@@ -97,7 +97,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
             );
         }
     }
-    let mut st = store::open(&loc)?;
+    let mut st = super::open_store(&loc)?;
     if q.fleet {
         let commit = q.commit.as_deref().unwrap_or_default();
         return Ok(super::fleet::fleet_report(

@@ -3,7 +3,7 @@
 //! comparison against a stored commit (`vernier compare --baseline`). See `docs/history.md`.
 //!
 //! - `store`: the schema, its migrations and the back-end interface; `sqlite` and `postgres`
-//!   the two back ends;
+//!   the two back ends, which use `store` and never each other ([`open_store`] picks one);
 //! - `changepoint`: the detection (pure);
 //! - `series`: stored rows → series → change points, and their JSON;
 //! - `command`: the `history` command; `baseline`: `compare --baseline`.
@@ -22,6 +22,15 @@ use std::process::Command;
 use std::time::Instant;
 use store::{BenchRow, FleetIdentity, Location, MachineRow, RunRow};
 use vernier::result::{ResultFile, Status};
+
+/// Open (creating or migrating as needed) the store at `loc`, with the back end its kind
+/// names (the back ends stand beside each other under `store`'s interface).
+pub fn open_store(loc: &Location) -> Result<Box<dyn store::Store>> {
+    match loc {
+        Location::Sqlite(p) => Ok(Box::new(sqlite::SqliteStore::open(p)?)),
+        Location::Postgres(u) => Ok(Box::new(postgres::PgStore::open(u)?)),
+    }
+}
 
 /// Audit checks left out of the machine fingerprint: they describe the moment, not the
 /// machine (`load`: other processes running; `perf-sampling`: the kernel retunes the
@@ -48,7 +57,7 @@ pub fn save_if_asked(
     let (commit, branch) = git_ref(args);
     let mut run = run_row(file, command, commit, branch)?;
     run.fleet = fleet_identity(args, shard, |k| std::env::var(k).ok());
-    let saved = store::open(&loc).and_then(|mut s| s.save(&run));
+    let saved = open_store(&loc).and_then(|mut s| s.save(&run));
     let id = saved.with_context(|| {
         "the run was not saved (its result is intact: written to --json when given; save it \
          later by running again with --save)"

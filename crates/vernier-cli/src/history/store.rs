@@ -323,14 +323,6 @@ pub trait Store {
     fn run_summaries(&mut self) -> Result<Vec<RunSummary>>;
 }
 
-/// Open (creating or migrating as needed) the store at `loc`.
-pub fn open(loc: &Location) -> Result<Box<dyn Store>> {
-    match loc {
-        Location::Sqlite(p) => Ok(Box::new(super::sqlite::SqliteStore::open(p)?)),
-        Location::Postgres(u) => Ok(Box::new(super::postgres::PgStore::open(u)?)),
-    }
-}
-
 /// The error for a store written by a newer vernier.
 pub fn newer_schema(what: &str, found: i64) -> anyhow::Error {
     anyhow::anyhow!(

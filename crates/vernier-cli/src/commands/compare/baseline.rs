@@ -33,7 +33,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
         }
     }
     // Look the baseline up before measuring: a wrong reference costs nothing.
-    let runs = store::open(&loc)?.runs_at(reference)?;
+    let runs = crate::history::open_store(&loc)?.runs_at(reference)?;
     if runs.is_empty() {
         bail!(
             "no stored run at commit or branch '{reference}' in {}: save one there with `vernier \
