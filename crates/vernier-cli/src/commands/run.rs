@@ -312,12 +312,14 @@ pub fn worker_counters(
         }
         Ok((vernier::stats::median(&times), all))
     };
-    // One batch first: a harness that reads no counter (no `ctr.` token at all) needs no
-    // measure of their cost, and is not kept busy for it.
+    // One batch first: a harness that returns none of the requested events (a Python
+    // worker sends its garbage collections only) needs no measure of their cost, and is not
+    // kept busy for it.
     worker.set_run_options(option.clone());
     let mut first = Batch::default();
     worker.run(BenchRef::Empty, 1, COUNTER_PROBE_SAMPLES, &mut first)?;
-    let (without, with, batch) = if first.counters.is_empty() {
+    let answered = |c: &vernier::samples::CounterColumn| list.contains(&c.event.as_str());
+    let (without, with, batch) = if !first.counters.iter().any(answered) {
         (0.0, 0.0, Samples::default())
     } else {
         worker.set_run_options(Vec::new());
@@ -514,6 +516,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut ctl = a.process.control()?;
     a.process.process_count(&plan, DEFAULT_PROCESSES)?; // `--processes 0`: before any start
     term::install_ctrlc();
+    // The system's audit (reading /proc and /sys) while the first worker starts.
+    let audit = std::thread::spawn(crate::commands::system::audit_and_hint);
 
     // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
@@ -536,7 +540,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     machine.worker_interp = hello.interp.clone();
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
-        system: crate::commands::system::audit_and_hint(),
+        system: audit.join().unwrap_or_default(),
         timer: hello.timer,
         harness: Harness {
             empty_iter_ns: empty.unwrap_or(f64::NAN),
@@ -553,15 +557,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
     });
     let ctx = file.analysis_context();
-    let identity = vernier::result::known::program_identity(
-        &program,
-        &args,
-        if a.cache == crate::runner::cold::CacheMode::Cold {
-            "cold"
-        } else {
-            "hot"
-        },
-    );
+    let identity = vernier::result::known::program_identity(&program, &args, a.cache.name());
     let render = report::Render::for_stdout(a.common.verbose);
     let table = report::Table::new(
         &selected
