@@ -199,11 +199,12 @@ pub fn measure_in_processes(
                 break;
             }
         };
-        // The process's start (an interpreter's, for a script) is spent from its share: the
-        // budget is the benchmark's wall time.
+        // The process's start (an interpreter's, for a script) is spent from its share, the
+        // budget being the benchmark's wall time; at most half of it, so that a start slowed
+        // by a loaded machine leaves the process time to measure.
         let mut plan = series.next_plan();
         let start_ns = clock.now_ns().saturating_sub(started);
-        plan.time_budget_ns = plan.time_budget_ns.saturating_sub(start_ns).max(1);
+        plan.time_budget_ns -= start_ns.min(plan.time_budget_ns / 2);
         let timer = worker.timer();
         let mut target = CostedTarget {
             link: worker.as_mut(),
