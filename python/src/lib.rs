@@ -103,7 +103,11 @@ impl Routine for PyLoop {
 /// `empty_iter_ns`: the cost of an iteration of the same loop around an empty body (measured
 /// by this function on that loop); the benchmark is then analysed against it (`optimized-away`
 /// when its body is not measurably more) instead of against the Rust harness's empty loop.
-#[pyo3(signature = (name, run, *, time=None, quick=false, rounds=0, empty_iter_ns=None))]
+///
+/// `uncounted`: why allocations are not counted when this process has no allocation counter
+/// (the engine counts them in this process only when one is loaded): kept as the benchmark's
+/// `memory-unavailable` diagnostic, so its table says so.
+#[pyo3(signature = (name, run, *, time=None, quick=false, rounds=0, empty_iter_ns=None, uncounted=None))]
 fn measure(
     name: String,
     run: Py<PyAny>,
@@ -111,6 +115,7 @@ fn measure(
     quick: bool,
     rounds: usize,
     empty_iter_ns: Option<f64>,
+    uncounted: Option<String>,
 ) -> PyResult<String> {
     let plan = match (time, quick) {
         (Some(t), _) if t > 0.0 && t.is_finite() => {
@@ -156,6 +161,17 @@ fn measure(
     }
     if let Some(empty) = empty_iter_ns.filter(|e| e.is_finite() && *e > 0.0) {
         against_empty_loop(&mut file, empty);
+    }
+    if let Some(reason) = uncounted {
+        for b in &mut file.benchmarks {
+            if b.memory.is_none() && b.status == vernier::result::Status::Ok {
+                let finding = vernier::diagnostic::Finding::MemoryUnavailable {
+                    reason: reason.clone(),
+                };
+                b.diagnostics
+                    .push(vernier::diagnostic::Diagnostic::from(&finding));
+            }
+        }
     }
     known.record_run(&file, None);
     serde_json::to_string(&file).map_err(|e| PyRuntimeError::new_err(e.to_string()))

@@ -26,6 +26,13 @@ def test_a_pytest_benchmark_file_runs_unchanged(pytester):
     assert all(b["status"] == "ok" for b in f["benchmarks"]), f["benchmarks"]
     for name in names:
         assert "\n" + name in out, out
+    # Allocations are not counted in the pytest process: each benchmark says so, and the
+    # session's table says why, once.
+    for b in f["benchmarks"]:
+        assert "memory" not in b, b["memory"]
+        assert "memory-unavailable" in [d["code"] for d in b["diagnostics"]], b["diagnostics"]
+    assert out.count("allocations per iteration: not counted: the benchmark fixture measures in "
+                     "the pytest process") == 1, out
 
 
 def test_disabled_runs_each_function_once_without_measuring(pytester):

@@ -19,6 +19,8 @@ def measure(
     time: Optional[float] = None,
     quick: bool = False,
     rounds: int = 0,
+    empty_iter_ns: Optional[float] = None,
+    uncounted: Optional[str] = None,
 ) -> str:
     """Measure one benchmark in this process: ``run(iters, clock)`` runs ``iters``
     iterations between two calls of ``clock`` and returns the ticks between them. The result

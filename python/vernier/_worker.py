@@ -261,25 +261,20 @@ def fds():
         raise SystemExit("vernier worker: VERNIER_FDS='{}' is not 'R,W'".format(v))
 
 
-def vary_hash_seed():
-    """Start this worker again with a ``PYTHONHASHSEED`` of its own, as the runner's
-    environment padding varies the layout per process: a hash-dependent benchmark (a set, a
-    dict of strings) then shows its spread between processes instead of one process's luck.
-    The seed is sent in ``hello`` and kept in the result, per process. Kept when the user set
-    one (to reproduce a run). In the runner's allocation-counting process (its interposer
-    preloaded), ``PYTHONMALLOC=malloc`` too, so the interposer sees every object (``_memory``)."""
-    if not hasattr(sys, "orig_argv"):
+def count_every_object():
+    """In the runner's allocation-counting process (its interposer preloaded), make sure
+    ``PYTHONMALLOC=malloc`` is in force, so the interposer sees every object (``_memory``):
+    the runner sets it in that process's environment; a worker started without it (an older
+    runner, a user's own ``PYTHONMALLOC``) starts itself again with it.
+
+    The hash seed needs no restart: ``vernier run`` draws each measuring process's
+    ``PYTHONHASHSEED`` and keeps it in the result, per process; a worker started without one
+    (the runner's first, which only answers the handshake, or a side of ``vernier compare``)
+    has the interpreter's own random seed, different in each process, and sends
+    ``hashseed=random``."""
+    if not hasattr(sys, "orig_argv") or not _memory.needs_malloc_env():
         return
-    again = False
-    if HASHSEED_ENV not in os.environ:
-        seed = int.from_bytes(os.urandom(4), "little") % 4294967295 + 1
-        os.environ[HASHSEED_ENV] = str(seed)
-        again = True
-    if _memory.needs_malloc_env():
-        os.environ["PYTHONMALLOC"] = "malloc"
-        again = True
-    if not again:
-        return
+    os.environ["PYTHONMALLOC"] = "malloc"
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable] + sys.orig_argv[1:])
@@ -288,7 +283,7 @@ def vary_hash_seed():
 def serve(benches):
     """Serve ``benches`` (``(name, Loop)`` pairs) on ``VERNIER_FDS``; returns the exit status."""
     r, w = fds()
-    vary_hash_seed()
+    count_every_object()
     Worker(benches).serve(r, w)
     return 0
 

@@ -18,7 +18,7 @@ _RUN_VALUE_OPTIONS = [
     "--json", "--html", "--time", "--processes", "--cpu", "--counters", "--timeout",
     "--db", "--commit", "--branch", "--machine", "--run-id", "--env-pad",
 ]
-_RUN_FLAGS = ["--quick", "--verbose", "--fifo", "--no-aslr", "--save", "--keep-interrupted"]
+_RUN_FLAGS = ["--quick", "--verbose", "--fifo", "--no-aslr", "--save", "--keep-interrupted", "--no-memory"]
 _COMPARE_VALUE_OPTIONS = ["--json", "--html", "--time", "--processes", "--cpu", "--threshold"]
 _COMPARE_FLAGS = ["--quick", "--fifo", "--no-aslr", "--fail-on-regression"]
 

@@ -52,9 +52,9 @@ pub struct RunArgs {
 /// Process control, shared by `run` and `compare`.
 #[derive(Args, Clone, Debug)]
 pub struct ProcessArgs {
-    /// Worker processes per benchmark, each with its own memory layout (default 3, fewer when
-    /// --time is too short for each to reach a steady state). For `compare`: OLD/NEW process
-    /// pairs (at least 4; default as many as fit --time, at most 10).
+    /// Worker processes per benchmark, each with its own memory layout (default 3, 6 for a
+    /// Python worker, fewer when --time is too short for each to reach a steady state). For
+    /// `compare`: OLD/NEW process pairs (at least 4; default as many as fit --time, at most 10).
     #[arg(long, value_name = "N")]
     pub processes: Option<usize>,
     /// Pin workers to these CPUs (e.g. `1` or `2,3` or `0-3`).
@@ -85,6 +85,13 @@ pub const MAX_ENV_PAD: u64 = 4096;
 pub const MIN_PROCESS_BUDGET_NS: u64 = 100_000_000;
 /// Default number of processes.
 pub const DEFAULT_PROCESSES: usize = 3;
+/// Default number of processes for a Python worker (one that sends its hash seed): each
+/// process has a hash seed and a heap of its own besides its layout, and on a loaded machine
+/// each is a snapshot of the machine's state too; its samples settle to a tight figure
+/// within tens of milliseconds, so the budget goes further as more, shorter processes (with
+/// `sum(x)` over 1000 and 1050 ints under a load of 6-7 on 2 CPUs, five runs of each: their
+/// medians spread 0.49 % and 5.24 % with 3 processes, 0.07-0.37 % with 6).
+pub const PYTHON_PROCESSES: usize = 6;
 /// SCHED_FIFO priority for --fifo: above normal tasks, below the kernel's own threads (50).
 pub const FIFO_PRIORITY: i32 = 10;
 
@@ -139,12 +146,13 @@ impl ProcessArgs {
         })
     }
 
-    pub fn process_count(&self, plan: &Plan) -> Result<usize> {
+    /// `--processes`, else `default` or as many as fit the budget.
+    pub fn process_count(&self, plan: &Plan, default: usize) -> Result<usize> {
         let fit = (plan.time_budget_ns / MIN_PROCESS_BUDGET_NS).max(1) as usize;
         match self.processes {
             Some(0) => bail!("--processes 0: at least one process is needed"),
             Some(n) => Ok(n),
-            None => Ok(DEFAULT_PROCESSES.min(fit)),
+            None => Ok(default.min(fit)),
         }
     }
 }
@@ -183,6 +191,7 @@ pub fn measure_in_processes(
             series.interrupt();
             break;
         }
+        let started = clock.now_ns();
         let mut worker = match launch(pad) {
             Ok(w) => w,
             Err(e) => {
@@ -190,6 +199,12 @@ pub fn measure_in_processes(
                 break;
             }
         };
+        // The process's start (an interpreter's, for a script) is spent from its share, the
+        // budget being the benchmark's wall time; at most half of it, so that a start slowed
+        // by a loaded machine leaves the process time to measure.
+        let mut plan = series.next_plan();
+        let start_ns = clock.now_ns().saturating_sub(started);
+        plan.time_budget_ns -= start_ns.min(plan.time_budget_ns / 2);
         let timer = worker.timer();
         let mut target = CostedTarget {
             link: worker.as_mut(),
@@ -197,7 +212,7 @@ pub fn measure_in_processes(
             clock,
             batch_costs_ns: Vec::new(),
         };
-        let m = measure::measure(&mut target, clock, &series.next_plan(), &timer, on_progress);
+        let m = measure::measure(&mut target, clock, &plan, &timer, on_progress);
         batch_costs.extend(target.batch_costs_ns.iter().copied());
         if !series.add(m, p as u32, 0) {
             break;
@@ -298,10 +313,22 @@ pub fn worker_counters(
         }
         Ok((vernier::stats::median(&times), all))
     };
-    worker.set_run_options(Vec::new());
-    let (without, _) = timed(worker)?;
+    // One batch first: a harness that returns none of the requested events (a Python
+    // worker sends its garbage collections only) needs no measure of their cost, and is not
+    // kept busy for it.
     worker.set_run_options(option.clone());
-    let (with, batch) = timed(worker)?;
+    let mut first = Batch::default();
+    worker.run(BenchRef::Empty, 1, COUNTER_PROBE_SAMPLES, &mut first)?;
+    let answered = |c: &vernier::samples::CounterColumn| list.contains(&c.event.as_str());
+    let (without, with, batch) = if !first.counters.iter().any(answered) {
+        (0.0, 0.0, Samples::default())
+    } else {
+        worker.set_run_options(Vec::new());
+        let (without, _) = timed(worker)?;
+        worker.set_run_options(option.clone());
+        let (with, batch) = timed(worker)?;
+        (without, with, batch)
+    };
 
     let read: Vec<CounterEvent> = CounterEvent::ALL
         .iter()
@@ -366,9 +393,14 @@ pub fn worker_counters(
     }))
 }
 
+/// Budget of the worker's empty-loop measurement. Its median serves only to tell a body from
+/// the loop around it (`optimized-away`), which needs it to a few percent: 40 ms of samples
+/// give that with room (they were 80 ms, a tenth of a one-second run spent on it).
+const EMPTY_LOOP_BUDGET_NS: u64 = 40_000_000;
+
 /// The worker harness's empty-loop cost per iteration, measured once in the first worker.
 fn empty_loop_ns(first: &mut WorkerProcess, plan: &Plan) -> Option<f64> {
-    let empty_plan = plan.rebudget(80_000_000);
+    let empty_plan = plan.rebudget(EMPTY_LOOP_BUDGET_NS);
     let timer = first.hello.timer;
     let mut t = WorkerTarget {
         worker: first,
@@ -443,13 +475,13 @@ fn launch_keeping_seed(
     args: &[OsString],
     ctl: &Control,
     pad: u64,
-    python: bool,
+    hello: &vernier::protocol::Hello,
     rng: &mut Rng,
     seeds: &mut Vec<Option<String>>,
 ) -> Result<Box<dyn WorkerLink>, String> {
     let mut c = ctl.clone();
     c.env_pad = pad;
-    if python && std::env::var_os(PYTHON_HASH_SEED).is_none() {
+    if hello.hash_seed.is_some() && std::env::var_os(PYTHON_HASH_SEED).is_none() {
         let seed = 1 + rng.next_u64() % u64::from(u32::MAX);
         c.env
             .push((PYTHON_HASH_SEED.into(), seed.to_string().into()));
@@ -459,9 +491,23 @@ fn launch_keeping_seed(
     Ok(Box::new(w))
 }
 
+/// Processes per benchmark: `--processes`, else the default for the worker (a Python worker
+/// sends its hash seed).
+fn processes_for(p: &ProcessArgs, plan: &Plan, hello: &vernier::protocol::Hello) -> Result<usize> {
+    let python = hello.hash_seed.is_some();
+    p.process_count(
+        plan,
+        if python {
+            PYTHON_PROCESSES
+        } else {
+            DEFAULT_PROCESSES
+        },
+    )
+}
+
 pub fn run_command(a: &RunArgs) -> Result<i32> {
+    let (program, args) = split_program(&a.program);
     if a.common.instructions {
-        let (program, args) = split_program(&a.program);
         let timeout = a.process.control()?.timeout;
         return crate::runner::counted::run_instructions(&a.common, &program, &args, &[], timeout);
     }
@@ -469,17 +515,19 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let filter = a.common.filter()?;
     let selection = a.common.counters()?;
     let mut ctl = a.process.control()?;
-    let processes = a.process.process_count(&plan)?;
-    let (program, args) = split_program(&a.program);
+    a.process.process_count(&plan, DEFAULT_PROCESSES)?; // `--processes 0`: before any start
     term::install_ctrlc();
+    // The system's audit (reading /proc and /sys) while the first worker starts.
+    let audit = std::thread::spawn(crate::commands::system::audit_and_hint);
 
     // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+    let processes = processes_for(&a.process, &plan, &first.hello)?;
     let names = first.names.clone();
     let selected = crate::args::select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
-    let own = vernier::session::calibrate::calibrate_harness(&runner_timer, &plan);
+    let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
     let empty = empty_loop_ns(&mut first, &plan);
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
     let mut counting =
@@ -493,7 +541,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     machine.worker_interp = hello.interp.clone();
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
-        system: crate::commands::system::audit_and_hint(),
+        system: audit.join().unwrap_or_default(),
         timer: hello.timer,
         harness: Harness {
             empty_iter_ns: empty.unwrap_or(f64::NAN),
@@ -510,15 +558,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
     });
     let ctx = file.analysis_context();
-    let identity = vernier::result::known::program_identity(
-        &program,
-        &args,
-        if a.cache == crate::runner::cold::CacheMode::Cold {
-            "cold"
-        } else {
-            "hot"
-        },
-    );
+    let identity = vernier::result::known::program_identity(&program, &args, a.cache.name());
     let render = report::Render::for_stdout(a.common.verbose);
     let table = report::Table::new(
         &selected
@@ -540,9 +580,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let pads = paddings(&a.process, processes, &mut rng);
         let name = &names[i];
         let mut peaks = Vec::new();
-        let (mut seeds, python) = (Vec::new(), hello.hash_seed.is_some());
+        let mut seeds = Vec::new();
         let mut launch =
-            |pad| launch_keeping_seed(&program, &args, &ctl, pad, python, &mut rng, &mut seeds);
+            |pad| launch_keeping_seed(&program, &args, &ctl, pad, &hello, &mut rng, &mut seeds);
         let m = measure_in_processes(
             &mut launch,
             &MonotonicClock,

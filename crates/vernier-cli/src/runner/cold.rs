@@ -15,6 +15,16 @@ pub enum CacheMode {
     Cold,
 }
 
+impl CacheMode {
+    /// The mode as the option spells it (`hot`, `cold`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheMode::Hot => "hot",
+            CacheMode::Cold => "cold",
+        }
+    }
+}
+
 /// Set the plan and the workers' run options for `mode`.
 pub fn apply(mode: CacheMode, plan: &mut Plan, ctl: &mut Control) {
     if mode == CacheMode::Cold {

@@ -158,6 +158,10 @@ impl CountingPass {
                     preload.push(old);
                 }
                 ctl.env.push(("LD_PRELOAD".into(), preload));
+                // A Python worker's objects reach malloc, and the interposer, only without
+                // its small-object allocator; set here, the worker needs no restart of its own
+                // to set it (another program ignores the variable).
+                ctl.env.push(("PYTHONMALLOC".into(), "malloc".into()));
                 None
             }
         };

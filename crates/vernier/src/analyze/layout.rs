@@ -17,6 +17,11 @@ pub(super) struct Layout {
     pub(super) within: f64,
     /// Half-width of the t-interval on the processes' medians.
     pub(super) half_width_ns: f64,
+    /// The median of the processes' medians: each layout one draw, whatever its number of
+    /// samples.
+    pub(super) median_of_medians_ns: f64,
+    /// Processes (or rounds) with enough samples to count as draws.
+    pub(super) draws: usize,
     pub(super) significant: bool,
 }
 
@@ -46,6 +51,8 @@ pub(super) fn layout_spread(processes: &[ProcessFigure]) -> Option<Layout> {
         within,
         half_width_ns: stats::t975(meds.len() - 1) * stats::std_dev(&meds)
             / (meds.len() as f64).sqrt(),
+        median_of_medians_ns: stats::median(&meds),
+        draws: meds.len(),
         significant: spread > LAYOUT_MIN_SPREAD && spread > 2.0 * within,
     })
 }

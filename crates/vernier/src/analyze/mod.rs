@@ -444,6 +444,14 @@ fn widen(
 ) {
     let groups = per_group(main, |s| (s.process << 16) | s.round);
     if let Some(g) = layout_spread(&groups) {
+        // Three or more processes (or rounds) that disagree beyond their own intervals are
+        // draws of the layout: the headline is their median, each draw weighing the same. The
+        // pooled samples' median would follow whichever process kept the most steady samples
+        // (one whose warm-up ended early), and move from run to run by the whole spread. (Of
+        // two draws there is no median to prefer to the pooled samples'.)
+        if g.significant && g.draws >= 3 {
+            per_iter.median_ns = g.median_of_medians_ns;
+        }
         // With few draws a t-interval on their medians is uselessly wide (t = 12.7 for two):
         // the interval then simply covers every draw's median.
         let hw = if groups.len() > 3 {

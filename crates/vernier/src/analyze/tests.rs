@@ -232,6 +232,39 @@ fn two_processes(per_iter: impl Fn(usize) -> f64) -> Measurement {
     m
 }
 
+/// `synth` in three processes: samples 0-1799 in process 0, 1800-1899 in 1, the rest in 2.
+fn three_unequal_processes(per_iter: impl Fn(usize) -> f64) -> Measurement {
+    let mut m = synth(8192, 20.0, per_iter);
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        s.process = (i >= 1800) as u32 + (i >= 1900) as u32;
+    }
+    m
+}
+
+#[test]
+fn processes_that_disagree_weigh_the_same_in_the_headline() {
+    // Three layouts: process 0 keeps 1800 samples at 4.0 ns, processes 1 and 2 keep 100 each
+    // at 4.8 ns. The pooled median would be process 0's; each layout is one draw, so the
+    // headline is the median of the three processes' medians, with process 0 in the interval.
+    let m = three_unequal_processes(|i| if i < 1800 { 4.0 } else { 4.8 } * wiggle(i));
+    let a = analyze(&m, &ctx());
+    assert_flags(&a, Code::LayoutSensitive, true);
+    assert!(
+        (a.per_iter.median_ns - 4.8).abs() < 0.02,
+        "{:?}",
+        a.per_iter
+    );
+    assert!(a.per_iter.ci95_ns[0] <= 4.0 * 1.001, "{:?}", a.per_iter);
+    // Processes that agree: the pooled median, as before.
+    let a = analyze(&three_unequal_processes(|i| 4.0 * wiggle(i)), &ctx());
+    assert_flags(&a, Code::LayoutSensitive, false);
+    assert!(
+        (a.per_iter.median_ns - 4.0).abs() < 0.01,
+        "{:?}",
+        a.per_iter
+    );
+}
+
 #[test]
 fn layout_is_not_blamed_for_what_the_core_speed_explains() {
     // Process 1 is 8 % slower, and so is its core (below the 10 % of a slow state).

@@ -6,6 +6,7 @@
 
 use super::{Measurement, StopReason};
 use crate::plan::Plan;
+use crate::samples::Phase;
 
 /// The parts measured so far of one benchmark, and the plan of the next.
 #[derive(Clone, Debug)]
@@ -32,8 +33,19 @@ impl Series {
     /// Add a part's measurement as `process` and `round`; whether the series may go on (the
     /// part neither failed nor was interrupted).
     pub fn add(&mut self, m: Measurement, process: u32, round: u32) -> bool {
-        if self.merged.samples.is_empty() && m.error.is_none() && self.plan.fixed_iters.is_none() {
+        // The first part that ended its calibration sets the count (and the merged
+        // measurement's) for the rest. A part whose budget ran out while it calibrated (a
+        // worker that took its share to start) found none: the next part calibrates instead
+        // of every later part measuring at the count it stopped at.
+        let calibrated = m
+            .samples
+            .samples
+            .iter()
+            .any(|s| s.phase != Phase::Calibration);
+        if calibrated && m.error.is_none() && self.plan.fixed_iters.is_none() {
             self.plan.fixed_iters = Some(m.iters_per_sample);
+            self.merged.iters_per_sample = m.iters_per_sample;
+            self.merged.steady = m.steady;
         }
         self.merged.append(m, process, round);
         !self.ended()
@@ -70,7 +82,7 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::samples::{Phase, Sample};
+    use crate::samples::Sample;
 
     fn part(iters: u64, ns: &[u64], stop: StopReason, error: Option<&str>) -> Measurement {
         let mut m = Measurement::empty();
@@ -131,6 +143,22 @@ mod tests {
         let mut t = Series::new(Plan::quick());
         t.interrupt();
         assert_eq!(t.measurement().stop, StopReason::Interrupted);
+    }
+
+    #[test]
+    fn a_part_that_never_ended_its_calibration_sets_no_count() {
+        let mut s = Series::new(Plan::quick());
+        let mut first = part(1, &[5, 5, 5], StopReason::Budget, None);
+        for x in &mut first.samples.samples {
+            x.phase = Phase::Calibration;
+        }
+        assert!(s.add(first, 0, 0));
+        assert_eq!(s.next_plan().fixed_iters, None, "the next part calibrates");
+        assert!(s.add(part(16, &[80, 81], StopReason::Budget, None), 1, 0));
+        assert_eq!(s.next_plan().fixed_iters, Some(16));
+        let m = s.into_measurement();
+        assert_eq!(m.iters_per_sample, 16);
+        assert_eq!(m.samples.len(), 5);
     }
 
     #[test]

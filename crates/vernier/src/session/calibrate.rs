@@ -45,19 +45,7 @@ const CHAIN_LEN: u64 = 1000;
 /// around an empty body, the cost of a sample with no iterations, and the cycle time (from a
 /// chain of dependent one-cycle additions).
 pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
-    let short = plan.rebudget(SELF_BUDGET_NS);
-    let measured = |routine: &mut dyn Routine| -> (f64, Measurement) {
-        let mut t = InProcess { routine, timer };
-        let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
-        let median = self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN);
-        (median, m)
-    };
-    let (empty_iter_ns, _) = measured(&mut Plain(|| ()));
-    let mut x = 0u64;
-    let (chain, chain_m) = measured(&mut Plain(move || {
-        x = crate::workload::kernels::add_chain(x, black_box(CHAIN_LEN));
-        x
-    }));
+    let (empty_iter_ns, _) = self_measured(timer, plan, &mut Plain(|| ()));
     let mut zero = Plain(|| ());
     let mut costs: Vec<f64> = (0..2000)
         .map(|_| timer.ticks_to_ns_f64(zero.sample(timer, 0)))
@@ -66,6 +54,27 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
     Harness {
         empty_iter_ns,
         sample_cost_ns: costs[costs.len() / 2],
+        ..calibrate_cycle(timer, plan)
+    }
+}
+
+/// The cycle time (an add chain) and the machine's far-outlier share measured with it: what a
+/// runner needs of its own calibration when the loop's costs are the worker's (`vernier run`
+/// measures the worker's empty loop itself, so the runner's own would be thrown away). The
+/// loop costs are NaN.
+pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
+    let mut x = 0u64;
+    let (chain, chain_m) = self_measured(
+        timer,
+        plan,
+        &mut Plain(move || {
+            x = crate::workload::kernels::add_chain(x, black_box(CHAIN_LEN));
+            x
+        }),
+    );
+    Harness {
+        empty_iter_ns: f64::NAN,
+        sample_cost_ns: f64::NAN,
         cycle_ns: chain / CHAIN_LEN as f64,
         cycle_source: "add-chain".into(),
         runner_batch_cost_ns: None,
@@ -74,6 +83,16 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
         known_cycle_ns: None,
         clock_ghz: None,
     }
+}
+
+/// One start-up self-measurement of `routine` in this process: its per-iteration median (NaN
+/// when it could not be measured, see [`self_measurement`]) and the measurement.
+fn self_measured(timer: &Timer, plan: &Plan, routine: &mut dyn Routine) -> (f64, Measurement) {
+    let short = plan.rebudget(SELF_BUDGET_NS);
+    let mut t = InProcess { routine, timer };
+    let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
+    let median = self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN);
+    (median, m)
 }
 
 /// Measure what reading `set` around a sample costs, the way the samples read it: pairs of
