@@ -660,6 +660,8 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
     bench->body = std::make_shared<B>(std::forward<Body>(body));
     bench->loop = &detail::thread_loop<B>;
     if (threads.empty()) threads = detail::default_thread_counts();
+    // At most 65535 threads (the pool's release value holds the count taking part).
+    for (int& t : threads) t = t < 1 ? 1 : (t > 65535 ? 65535 : t);
     for (int t : threads) bench->size = std::max(bench->size, t);
     for (int t : threads) {
         auto e = std::make_shared<detail::ThreadedEntry>();
@@ -1113,6 +1115,12 @@ struct ThreadClock {
     }
 };
 
+/// The longest time between a pool thread's clock reading (after its last round, or when the
+/// pool arms) and the release, past which the pool arms first (the Rust harness's
+/// ARM_LEAD_NS), at most kMaxArms times.
+constexpr std::uint64_t kArmLeadNs = 20000;
+constexpr int kMaxArms = 2;
+
 /// Threads 1..size-1 of a threaded benchmark (thread 0 is the measuring thread), started once
 /// and kept until destroyed. A round releases `active` threads for `iters` iterations each.
 struct ThreadPool {
@@ -1133,6 +1141,8 @@ struct ThreadPool {
     std::unique_ptr<std::atomic<std::uint64_t>[]> finish;
     /// Each thread's own clocks after its last round (ThreadClock::read).
     std::unique_ptr<std::atomic<std::uint64_t>[]> cpu, wait;
+    /// Each thread's monotonic clock (ns) when it last armed.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> armed_at;
     /// Thread 0's clocks (opened by the thread that starts the pool and measures).
     ThreadClock clock0;
     std::mutex m;
@@ -1145,10 +1155,12 @@ struct ThreadPool {
         : loop(l), body(b), clock(c), pinned(threads_pinned()),
           finish(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]),
           cpu(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]),
-          wait(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]) {
+          wait(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]),
+          armed_at(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]) {
         for (int k = 0; k < size; ++k) {
             cpu[static_cast<std::size_t>(k)].store(0);
             wait[static_cast<std::size_t>(k)].store(ThreadClock::kUnknown);
+            armed_at[static_cast<std::size_t>(k)].store(0);
         }
         const std::vector<int>& cpus = allowed_cpus();
         if (pinned) pin_thread_to(cpus[0]);
@@ -1228,8 +1240,10 @@ struct ThreadPool {
             if (a != seen_arm) {
                 // A timed release comes once every thread taking part has read its clocks.
                 seen_arm = a;
-                if (k < active.load(std::memory_order_relaxed)) {
+                if (k < taking_part(a)) {
                     store_reading(k, clock_k, true);
+                    armed_at[static_cast<std::size_t>(k)].store(monotonic_now_ns(),
+                                                                 std::memory_order_relaxed);
                     armed.fetch_add(1, std::memory_order_release);
                     // Hand the CPU to the releasing thread at once if it waits for this one.
                     sched_yield();
@@ -1237,24 +1251,37 @@ struct ThreadPool {
                 continue;
             }
             seen = release.load(std::memory_order_acquire);
-            if (k >= active.load(std::memory_order_relaxed)) continue;
+            if (k >= taking_part(seen)) continue;
             const std::uint64_t t = share(k, iters.load(std::memory_order_relaxed));
             finish[static_cast<std::size_t>(k)].store(t, std::memory_order_relaxed);
             store_reading(k, clock_k, false);
+            armed_at[static_cast<std::size_t>(k)].store(monotonic_now_ns(),
+                                                         std::memory_order_relaxed);
             done.fetch_add(1, std::memory_order_release);
         }
     }
 
-    /// Bump `counter` (a new round or arming) and wake the threads that blocked.
-    void bump(std::atomic<std::uint64_t>& counter) {
+    /// Bits of a release or arming value holding the thread count taking part (the rest count
+    /// the rounds): a thread that wakes late reads who takes part in the round it sees.
+    static constexpr unsigned kPartBits = 16;
+    static int taking_part(std::uint64_t value) {
+        return static_cast<int>(value & ((std::uint64_t{1} << kPartBits) - 1));
+    }
+
+    /// Signal a new round (or arming) of `n` threads on `counter` (written by thread 0 alone)
+    /// and wake the threads that blocked.
+    void bump(std::atomic<std::uint64_t>& counter, int n) {
+        const std::uint64_t next =
+            (((counter.load(std::memory_order_relaxed) >> kPartBits) + 1) << kPartBits) |
+            static_cast<std::uint64_t>(n);
         if (parked.load() > 0) {
             {
                 std::lock_guard<std::mutex> lock(m);
-                counter.fetch_add(1, std::memory_order_release);
+                counter.store(next, std::memory_order_release);
             }
             cv.notify_all();
         } else {
-            counter.fetch_add(1, std::memory_order_release);
+            counter.store(next, std::memory_order_release);
         }
     }
 
@@ -1267,32 +1294,40 @@ struct ThreadPool {
         done.store(0, std::memory_order_relaxed);
         iters.store(its, std::memory_order_relaxed);
         active.store(n, std::memory_order_relaxed);
-        if (cpu_before) {
-            if (n > 1) {
+        std::uint64_t t0 = 0;
+        for (int arms = 0;; ++arms) {
+            if (arms > 0) {
                 armed.store(0, std::memory_order_relaxed);
-                bump(arm);
+                bump(arm, n);
                 unsigned spins = 0;
                 while (armed.load(std::memory_order_acquire) < n - 1) {
                     cpu_relax();
                     if (++spins % kSpinsPerYield == 0) sched_yield();
                 }
             }
-            for (int k = 1; k < n; ++k) {
-                cpu_before[k] = cpu[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
-                wait_before[k] = wait[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
+            std::uint64_t oldest = ~std::uint64_t{0};
+            if (cpu_before) {
+                for (int k = 1; k < n; ++k) {
+                    const auto at = static_cast<std::size_t>(k);
+                    cpu_before[k] = cpu[at].load(std::memory_order_relaxed);
+                    wait_before[k] = wait[at].load(std::memory_order_relaxed);
+                    oldest = std::min(oldest, armed_at[at].load(std::memory_order_relaxed));
+                }
+                clock0.read(cpu_before[0], wait_before[0], true);
             }
-            clock0.read(cpu_before[0], wait_before[0], true);
-        }
-        std::uint64_t t0;
 #if defined(__x86_64__)
-        if (clock == ClockKind::tsc) {
-            t0 = TscClock::start();
-        } else
+            if (clock == ClockKind::tsc) {
+                t0 = TscClock::start();
+            } else
 #endif
-        {
-            t0 = MonotonicClock::start();
+            {
+                t0 = MonotonicClock::start();
+            }
+            // Arm again when a thread's reading lies too long before the release.
+            const bool late = oldest != ~std::uint64_t{0} && monotonic_now_ns() - oldest > kArmLeadNs;
+            if (!late || arms >= kMaxArms) break;
         }
-        bump(release);
+        bump(release, n);
         finish[0].store(share(0, its), std::memory_order_relaxed);
         store_reading(0, clock0, false);
         unsigned spins = 0;

@@ -208,7 +208,9 @@ pub enum Interruption {
     ThreadsWaited {
         threads: usize,
         speedup: f64,
-        on_cpu_speedup: f64,
+        /// `None` when the samples held too little work to compute it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_cpu_speedup: Option<f64>,
         below: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cpu_wait_share: Option<f64>,

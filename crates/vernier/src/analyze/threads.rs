@@ -38,6 +38,15 @@ pub const INTERRUPTING_WAIT: f64 = 0.01;
 /// already moves a speed-up by more than the intervals of a quiet run.
 pub const NOTABLE_WAIT: f64 = 0.05;
 
+/// The least work a sample must hold for its scaling to be judged (its iterations at one
+/// thread's time per iteration): with less, the release itself (a cache line crossing to
+/// every thread) and each thread's clock readings (a system call and a `pread`, about a
+/// microsecond on a virtual machine) are a visible part of the time, and private work reads as
+/// contended. A calibrated run's samples hold more; a budget cut short (`--quick` on a loaded
+/// machine), or samples lengthened by waits for a CPU rather than by work (calibration stops
+/// early then), can hold less.
+pub const MIN_JUDGED_SAMPLE_NS: f64 = 10_000.0;
+
 /// The figures of one thread count, from its headline samples.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThreadFigures {
@@ -280,13 +289,8 @@ pub fn contended_below(threads: usize) -> f64 {
 /// `contended` on the wall clock alone: the whole interval of the speed-up below
 /// [`contended_below`]. Never for one thread.
 pub fn contended(s: &Speedup, threads: usize) -> Option<Finding> {
-    judge(
-        s,
-        threads,
-        None,
-        &ThreadTime::default(),
-        &ThreadTime::default(),
-    )
+    let none = ThreadTime::default();
+    judge(s, threads, None, f64::INFINITY, &none, &none)
 }
 
 /// The speed-up with the waits for a CPU left out: `T × one / this` of the time per
@@ -302,7 +306,8 @@ pub fn on_cpu_speedup(one: &ThreadTime, this: &ThreadTime, threads: usize) -> Op
 }
 
 /// What poor scaling at `threads` threads means (speed-up `s` over one thread; `one` and
-/// `this` where each run's time went; `cpus` the CPUs the run could use):
+/// `this` where each run's time went; `cpus` the CPUs the run could use; `work_ns` what a
+/// sample's iterations take one thread alone):
 ///
 /// - scaling at least half of perfect (the interval reaching [`contended_below`]): nothing;
 /// - poor on the wall clock and with the waits for a CPU left out too (or the threads off
@@ -311,11 +316,15 @@ pub fn on_cpu_speedup(one: &ThreadTime, this: &ThreadTime, threads: usize) -> Op
 /// - poor on the wall clock only, the threads waiting for a CPU (or, where the wait is
 ///   unknown, off their CPUs) a notable share of the time: not `contended`. With more
 ///   threads than CPUs `oversubscribed` (which carries the wait) says it; otherwise an
-///   `interrupted` finding names the share.
+///   `interrupted` finding names the share;
+/// - samples holding less work than [`MIN_JUDGED_SAMPLE_NS`]: the speed-up with the waits
+///   left out is not computed (its error is too large), and without notable waits nothing is
+///   said (`timer-limited` covers short samples).
 pub fn judge(
     s: &Speedup,
     threads: usize,
     cpus: Option<u32>,
+    work_ns: f64,
     one: &ThreadTime,
     this: &ThreadTime,
 ) -> Option<Finding> {
@@ -323,7 +332,8 @@ pub fn judge(
     if threads <= 1 || s.speedup_ci95[1] >= below {
         return None;
     }
-    let on_cpu = on_cpu_speedup(one, this, threads);
+    let judged = work_ns >= MIN_JUDGED_SAMPLE_NS;
+    let on_cpu = on_cpu_speedup(one, this, threads).filter(|_| judged);
     let contended = Finding::Contended {
         threads,
         speedup: s.speedup,
@@ -333,19 +343,22 @@ pub fn judge(
         cpu_wait_share: this.cpu_wait_share,
     };
     let away = this.cpu_wait_share.or(this.off_cpu_share);
-    match (on_cpu, away) {
-        (Some(b), Some(w)) if b >= below && w >= NOTABLE_WAIT => {
-            let over = cpus.is_some_and(|c| threads > c as usize);
-            (!over).then_some(Finding::Interrupted(Interruption::ThreadsWaited {
-                threads,
-                speedup: s.speedup,
-                on_cpu_speedup: b,
-                below,
-                cpu_wait_share: this.cpu_wait_share,
-                off_cpu_share: this.off_cpu_share,
-            }))
-        }
-        _ => Some(contended),
+    let waited = away.is_some_and(|w| w >= NOTABLE_WAIT) && on_cpu.is_none_or(|b| b >= below);
+    let known = on_cpu.is_some() || away.is_some();
+    if waited {
+        let over = cpus.is_some_and(|c| threads > c as usize);
+        (!over).then_some(Finding::Interrupted(Interruption::ThreadsWaited {
+            threads,
+            speedup: s.speedup,
+            on_cpu_speedup: on_cpu,
+            below,
+            cpu_wait_share: this.cpu_wait_share,
+            off_cpu_share: this.off_cpu_share,
+        }))
+    } else if known && !judged {
+        None
+    } else {
+        Some(contended)
     }
 }
 
@@ -469,7 +482,7 @@ mod tests {
         let pt = per(wall, 0.01);
         let f2 = figures(&timed(two, 5, 2), &idx, &pt).unwrap();
         let s = speedup(&per(one.0 as f64 / 100.0, 0.01), &pt, 2).unwrap();
-        judge(&s, 2, Some(2), &f1.time, &f2.time)
+        judge(&s, 2, Some(2), 1e5, &f1.time, &f2.time)
     }
 
     #[test]
@@ -488,7 +501,7 @@ mod tests {
         else {
             panic!("not contended, the wait named instead: {f:?}")
         };
-        assert!((on_cpu_speedup - 2.0).abs() < 1e-9);
+        assert!((on_cpu_speedup.unwrap() - 2.0).abs() < 1e-9);
         assert!((cpu_wait_share.unwrap() - 1500.0 / 3500.0).abs() < 1e-9);
         assert!(crate::diagnostic::words::message(&f).contains("threads waited for a CPU 43 %"));
         // The finding round-trips through the result file's diagnostic (its `data`).
@@ -500,7 +513,7 @@ mod tests {
         let f1 = figures(&timed(&[one], 5, 1), &idx, &per(10.0, 0.01)).unwrap();
         let f2 = figures(&timed(&loaded, 5, 1), &idx, &per(25.0, 0.01)).unwrap();
         let s = speedup(&per(10.0, 0.01), &per(25.0, 0.01), 2).unwrap();
-        assert_eq!(judge(&s, 2, Some(1), &f1.time, &f2.time), None);
+        assert_eq!(judge(&s, 2, Some(1), 1e5, &f1.time, &f2.time), None);
         assert!(matches!(
             oversubscribed(&f2),
             Some(Finding::Oversubscribed {
@@ -537,6 +550,26 @@ mod tests {
         // Nothing but the wall clock (an older harness): contended, as before.
         let s = speedup(&per(10.0, 0.01), &per(50.0, 0.01), 2).unwrap();
         assert_eq!(contended(&s, 2).map(|f| f.code()), Some(Code::Contended));
+        // Samples holding too little work for the release and the clock readings to vanish
+        // in them: not judged (private counters read 0.4× in 400 ns samples)...
+        let idx: Vec<usize> = (0..5).collect();
+        let on = |t: &[(u64, u64, Option<u64>)]| {
+            figures(&timed(t, 5, 2), &idx, &per(10.0, 0.01))
+                .unwrap()
+                .time
+        };
+        let (one_t, busy) = (on(&[(80, 80, Some(0))]), on(&[(400, 400, Some(0)); 2]));
+        assert_eq!(judge(&s, 2, Some(2), 400.0, &one_t, &busy), None);
+        // ... unless the threads waited for a CPU most of the time: that is said.
+        let waits = on(&[(80, 80, Some(0)), (3_000_000, 100, Some(2_999_000))]);
+        let f = judge(&s, 2, Some(2), 400.0, &one_t, &waits).unwrap();
+        assert!(matches!(
+            f,
+            Finding::Interrupted(Interruption::ThreadsWaited {
+                on_cpu_speedup: None,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -222,11 +222,14 @@ fn interrupted(i: &Interruption) -> String {
                      out)",
                 ),
             };
+            let left_out = on_cpu_speedup
+                .map(|b| format!(", {b:.2}× with that time left out"))
+                .unwrap_or_default();
             format!(
                 "{why}: the scaling reflects the machine's load, not the code; re-run on an \
                  idle machine or with fewer threads. {threads} threads did {speedup:.2}× the \
                  work of one per unit of time (below the {below:.2}× of half of perfect \
-                 scaling), {on_cpu_speedup:.2}× with that time left out{unknown}."
+                 scaling){left_out}{unknown}."
             )
         }
     }
@@ -445,9 +448,11 @@ pub fn explanation(code: Code) -> &'static str {
              noise`)."
         }
         Code::Interrupted => {
-            "a share of samples saw a context switch or a CPU migration (excluded unless \
-             --keep-interrupted; -v gives the count and how far they move the median). Pin \
-             (--cpu) and quiet the machine."
+            "a share of samples saw a context switch or a CPU migration, or (threads) a thread \
+             waiting for a CPU (excluded unless --keep-interrupted; -v gives the count and how \
+             far they move the median); a threaded benchmark's poor scaling may be its threads' \
+             waits for a CPU rather than contention (the message gives the share). Pin (--cpu) \
+             and quiet the machine."
         }
         Code::LayoutSensitive => {
             "processes with different memory layouts (environment size) disagree beyond their \

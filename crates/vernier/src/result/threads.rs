@@ -99,10 +99,10 @@ pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     scaling.against_one = speedup(&one.per_iter, &r.per_iter, t);
     let one_time = one.scaling.as_ref().map(|s| s.time).unwrap_or_default();
     scaling.on_cpu_speedup = on_cpu_speedup(&one_time, &scaling.time, t);
-    let found = scaling
-        .against_one
-        .as_ref()
-        .and_then(|s| judge(s, t, scaling.cpus, &one_time, &scaling.time));
+    let found = scaling.against_one.as_ref().and_then(|s| {
+        let work_ns = one.per_iter.median_ns * r.iters_per_sample as f64;
+        judge(s, t, scaling.cpus, work_ns, &one_time, &scaling.time)
+    });
     if let Some(f) = found {
         r.diagnostics.push(Diagnostic::from(&f));
     }
@@ -139,6 +139,7 @@ mod tests {
         r.threads = Some(threads);
         r.per_iter.median_ns = median_ns;
         r.per_iter.run_ci95_ns = [median_ns * 0.99, median_ns * 1.01];
+        r.iters_per_sample = 10_000;
         r.scaling = Some(Scaling {
             throughput_per_s: threads as f64 * 1e9 / median_ns,
             throughput_ci95: [1.0, 2.0],

@@ -9,10 +9,12 @@
 //! is kept too ([`Routine::thread_times`]), for the imbalance between them.
 //!
 //! Each thread also reads its own clocks ([`thread_clock`](super::thread_clock): time on a
-//! CPU, run-queue wait) outside the timed region: before a timed release (thread 0 asks the
-//! pool to arm, each thread reads its clocks and says so, thread 0 reads its own and releases)
-//! and after its finish. The window of each thread's figures is its sample plus the moment
-//! between its reading and the release (microseconds while the threads have their CPUs).
+//! CPU, run-queue wait) outside the timed region: after its finish in every round (its
+//! reading before the next one), and thread 0 just before each release. When a pool thread's
+//! reading is older than [`ARM_LEAD_NS`] at a timed release (the first sample of a batch, a
+//! thread that waited long for the others or for a CPU), thread 0 first asks the pool to arm:
+//! each thread taking part reads its clocks again, says so and yields. The window of each
+//! thread's figures is thus its sample plus at most about that lead.
 //!
 //! When the run is pinned ([`set_pinned`], the protocol's `pin=1`), thread k is pinned to the
 //! k-th CPU of the process's affinity mask (wrapping when there are more threads than CPUs).
@@ -36,6 +38,14 @@ pub const SPIN_BEFORE_PARK_NS: u64 = 2_000_000;
 /// Spins between two `yield`s while waiting: a waiting thread that shares its CPU with a
 /// working one (more threads than CPUs) gives it the CPU instead of burning its slice.
 const SPINS_PER_YIELD: u32 = 256;
+/// The longest time between a pool thread's clock reading and the release: past it the pool
+/// arms (each thread reads its clocks again) first, so that a thread's figures stay those of
+/// its sample. Longer than the gap between two samples of a batch with the threads on their
+/// CPUs, so that arming costs nothing then.
+pub const ARM_LEAD_NS: u64 = 20_000;
+/// How many times a release arms the pool at most before it goes on with the readings it has
+/// (each arming waits for every thread to get a CPU: on a loaded machine, time slices).
+const MAX_ARMS: u32 = 2;
 /// A run-queue wait not known (`Shared::wait`).
 const UNKNOWN: u64 = u64::MAX;
 
@@ -123,6 +133,22 @@ fn wait_for(ready: &dyn Fn() -> bool, park_after: Option<(&AtomicBool, Duration)
     }
 }
 
+/// Bits of a release or arming value that hold the thread count taking part (the rest count
+/// the rounds): a thread that wakes late reads who takes part in the round it sees, not in a
+/// later one being prepared.
+const PART_BITS: u32 = 16;
+
+/// Signal a new round (or arming) of `threads` threads on `counter` (thread 0 alone writes it).
+fn signal(counter: &AtomicU64, threads: usize) {
+    let next = ((counter.load(Ordering::Relaxed) >> PART_BITS) + 1) << PART_BITS;
+    counter.store(next | threads as u64, Ordering::Release);
+}
+
+/// The thread count taking part in the round (or arming) signalled by `value`.
+fn taking_part(value: u64) -> usize {
+    (value & ((1 << PART_BITS) - 1)) as usize
+}
+
 /// What the threads of a pool share.
 struct Shared {
     timer: Timer,
@@ -132,6 +158,8 @@ struct Shared {
     /// counts itself in `armed`.
     arm: AtomicU64,
     armed: AtomicUsize,
+    /// Each thread's monotonic clock when it last armed.
+    armed_at: Vec<AtomicU64>,
     iters: AtomicU64,
     /// Threads taking part in the current round (the benchmark's T).
     active: AtomicUsize,
@@ -202,6 +230,12 @@ struct Pool<F> {
 
 impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
     fn start(body: Arc<F>, size: usize, timer: Timer) -> Result<Pool<F>, String> {
+        if size >= 1 << PART_BITS {
+            return Err(format!(
+                "{size} threads: at most {} threads per benchmark",
+                (1 << PART_BITS) - 1
+            ));
+        }
         let pinned = PINNED.load(Ordering::Relaxed);
         let cpus = allowed_cpus();
         let shared = Arc::new(Shared {
@@ -209,6 +243,7 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
             release: AtomicU64::new(0),
             arm: AtomicU64::new(0),
             armed: AtomicUsize::new(0),
+            armed_at: (0..size).map(|_| AtomicU64::new(0)).collect(),
             iters: AtomicU64::new(0),
             active: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
@@ -251,16 +286,26 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
         sh.iters.store(iters, Ordering::Relaxed);
         sh.active.store(threads, Ordering::Relaxed);
         let others = threads - 1;
-        if iters > 0 && others > 0 {
+        let mut arms = 0;
+        let (t0, before) = loop {
+            let mut before: Vec<Reading> = (0..threads).map(|k| sh.reading(k)).collect();
+            before[0] = self.clock0.read_before();
+            let oldest = (1..threads)
+                .map(|k| sh.armed_at[k].load(Ordering::Relaxed))
+                .min();
+            let t0 = sh.timer.start();
+            let late = oldest
+                .is_some_and(|a| crate::timer::monotonic_ns().saturating_sub(a) > ARM_LEAD_NS);
+            if iters == 0 || !late || arms >= MAX_ARMS {
+                break (t0, before);
+            }
             sh.armed.store(0, Ordering::Relaxed);
-            sh.arm.fetch_add(1, Ordering::Release);
+            signal(&sh.arm, threads);
             self.unpark_parked(threads);
             wait_for(&|| sh.armed.load(Ordering::Acquire) >= others, None);
-        }
-        let mut before: Vec<Reading> = (0..threads).map(|k| sh.reading(k)).collect();
-        before[0] = self.clock0.read_before();
-        let t0 = sh.timer.start();
-        sh.release.fetch_add(1, Ordering::Release);
+            arms += 1;
+        };
+        signal(&sh.release, threads);
         self.unpark_parked(threads);
         let own = panic::catch_unwind(AssertUnwindSafe(|| {
             vernier_measured_loop_threads(&*self.body, 0, iters, &sh.timer)
@@ -326,8 +371,9 @@ fn serve<F: Fn(usize) -> R, R>(k: usize, sh: &Shared, body: &F, cpu: Option<usiz
             // A timed release comes once every thread taking part has read its clocks (so no
             // release can have come before this thread's reading).
             seen_arm = arm;
-            if k < sh.active.load(Ordering::Relaxed) {
+            if k < taking_part(arm) {
                 sh.store_reading(k, clock.read_before());
+                sh.armed_at[k].store(crate::timer::monotonic_ns(), Ordering::Relaxed);
                 sh.armed.fetch_add(1, Ordering::Release);
                 // Hand the CPU to the releasing thread at once if it waits for this one (so
                 // the moment between this reading and the release stays short).
@@ -336,7 +382,7 @@ fn serve<F: Fn(usize) -> R, R>(k: usize, sh: &Shared, body: &F, cpu: Option<usiz
             continue;
         }
         seen = sh.release.load(Ordering::Acquire);
-        if k >= sh.active.load(Ordering::Relaxed) {
+        if k >= taking_part(seen) {
             continue;
         }
         let iters = sh.iters.load(Ordering::Relaxed);
@@ -351,6 +397,7 @@ fn serve<F: Fn(usize) -> R, R>(k: usize, sh: &Shared, body: &F, cpu: Option<usiz
             }
         }
         sh.store_reading(k, clock.read_after());
+        sh.armed_at[k].store(crate::timer::monotonic_ns(), Ordering::Relaxed);
         sh.done.fetch_add(1, Ordering::Release);
     }
 }
