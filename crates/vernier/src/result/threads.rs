@@ -4,7 +4,9 @@
 
 use super::BenchmarkResult;
 use crate::analyze::nan::{nan_as_null, nan_pair};
-use crate::analyze::threads::{judge, on_cpu_speedup, speedup, Speedup, ThreadFigures, ThreadTime};
+use crate::analyze::threads::{
+    judge, on_cpu_speedup, speedup, Speedup, ThreadFigures, ThreadTime, MIN_JUDGED_SAMPLE_NS,
+};
 use crate::diagnostic::{Code, Diagnostic, Finding, Interruption};
 use serde::{Deserialize, Serialize};
 
@@ -98,11 +100,15 @@ pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     };
     scaling.against_one = speedup(&one.per_iter, &r.per_iter, t);
     let one_time = one.scaling.as_ref().map(|s| s.time).unwrap_or_default();
-    scaling.on_cpu_speedup = on_cpu_speedup(&one_time, &scaling.time, t);
-    let found = scaling.against_one.as_ref().and_then(|s| {
-        let work_ns = one.per_iter.median_ns * r.iters_per_sample as f64;
-        judge(s, t, scaling.cpus, work_ns, &one_time, &scaling.time)
-    });
+    // What a sample's iterations take one thread alone: too little, and the speed-up with the
+    // waits left out is not given (its error is too large; `judge`).
+    let work_ns = one.per_iter.median_ns * r.iters_per_sample as f64;
+    scaling.on_cpu_speedup =
+        on_cpu_speedup(&one_time, &scaling.time, t).filter(|_| work_ns >= MIN_JUDGED_SAMPLE_NS);
+    let found = scaling
+        .against_one
+        .as_ref()
+        .and_then(|s| judge(s, t, scaling.cpus, work_ns, &one_time, &scaling.time));
     if let Some(f) = found {
         r.diagnostics.push(Diagnostic::from(&f));
     }
