@@ -485,12 +485,19 @@ struct ThreadedBench {
     std::shared_ptr<ThreadPool> pool;
 };
 
-/// One thread count of a threaded benchmark; `ticks[k * samples + s]`: thread k's time from
-/// the release of sample s of the last batch to its finish.
+/// One thread count of a threaded benchmark and its threads' figures in the last batch, one
+/// value per sample s and thread k at `s * threads + k`: `ticks`, the time from the release
+/// to the thread's finish; `cpu_ns`, its time on a CPU and `wait_ns`, its run-queue wait
+/// (runnable, waiting for a CPU; meaningful only with `waits_known`) over its window, from its
+/// clock readings before the release to those after its finish (docs/threads.md).
 struct ThreadedEntry {
     std::shared_ptr<ThreadedBench> bench;
     int threads = 1;
-    std::vector<std::uint64_t> ticks;
+    std::vector<std::uint64_t> ticks, cpu_ns, wait_ns;
+    bool waits_known = true;
+    /// The batch (`current_batch()`) the figures belong to: a new batch starts them afresh,
+    /// while one measured a sample per call (cold caches, allocation counts) appends.
+    std::uint64_t batch = 0;
 };
 
 /// The RunFn of a threaded benchmark (section 4).
@@ -653,6 +660,8 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
     bench->body = std::make_shared<B>(std::forward<Body>(body));
     bench->loop = &detail::thread_loop<B>;
     if (threads.empty()) threads = detail::default_thread_counts();
+    // At most 65535 threads (the pool's release value holds the count taking part).
+    for (int& t : threads) t = t < 1 ? 1 : (t > 65535 ? 65535 : t);
     for (int t : threads) bench->size = std::max(bench->size, t);
     for (int t : threads) {
         auto e = std::make_shared<detail::ThreadedEntry>();
@@ -688,6 +697,7 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
 #include <new>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -1055,6 +1065,62 @@ inline void cpu_relax() {
 #endif
 }
 
+/// A thread's own clocks (the Rust harness's `workload::thread_clock`): its time on a CPU
+/// and, where the kernel keeps it, its run-queue wait (second field of
+/// /proc/thread-self/schedstat, ns). Opened by the thread it reads; read outside every timed
+/// region (a system call and a pread).
+struct ThreadClock {
+    int fd = -1;
+    ThreadClock() : fd(::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+    ~ThreadClock() {
+        if (fd >= 0) ::close(fd);
+    }
+    ThreadClock(const ThreadClock&) = delete;
+    ThreadClock& operator=(const ThreadClock&) = delete;
+
+    static constexpr std::uint64_t kUnknown = ~std::uint64_t{0};
+
+    static std::uint64_t cpu_now() {
+        timespec ts{};
+        return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+                   ? static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+                         static_cast<std::uint64_t>(ts.tv_nsec)
+                   : 0;
+    }
+
+    /// The run-queue wait in ns (kUnknown where the kernel does not say).
+    std::uint64_t wait_now() const {
+        if (fd < 0) return kUnknown;
+        char buf[96];
+        const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+        if (n <= 0) return kUnknown;
+        buf[n] = '\0';
+        const char* p = std::strchr(buf, ' ');
+        if (!p) return kUnknown;
+        char* end = nullptr;
+        const unsigned long long w = std::strtoull(p + 1, &end, 10);
+        return end != p + 1 ? w : kUnknown;
+    }
+
+    /// Both clocks before a measured region (the on-CPU clock last, so the reads' own cost
+    /// stays out of it) or after one (the on-CPU clock first).
+    void read(std::uint64_t& cpu_ns, std::uint64_t& wait_ns, bool before) const {
+        if (before) {
+            wait_ns = wait_now();
+            cpu_ns = cpu_now();
+        } else {
+            cpu_ns = cpu_now();
+            wait_ns = wait_now();
+        }
+    }
+};
+
+/// The longest time between a pool thread's clock reading (after its last round, or when the
+/// pool arms) and the release, past which the pool arms first (the Rust harness's
+/// ARM_LEAD_NS), at most kMaxArms times.
+constexpr std::uint64_t kArmLeadNs = 20000;
+constexpr int kMaxArms = 2;
+
 /// Threads 1..size-1 of a threaded benchmark (thread 0 is the measuring thread), started once
 /// and kept until destroyed. A round releases `active` threads for `iters` iterations each.
 struct ThreadPool {
@@ -1063,12 +1129,22 @@ struct ThreadPool {
     ClockKind clock;
     bool pinned;
     std::atomic<std::uint64_t> release{0};
+    /// Bumped before a timed release: each thread taking part reads its clocks, then counts
+    /// itself in `armed`; the release comes once all have.
+    std::atomic<std::uint64_t> arm{0};
+    std::atomic<int> armed{0};
     std::atomic<std::uint64_t> iters{0};
     std::atomic<int> active{0};
     std::atomic<int> done{0};
     std::atomic<int> parked{0};
     std::atomic<bool> stop{false};
     std::unique_ptr<std::atomic<std::uint64_t>[]> finish;
+    /// Each thread's own clocks after its last round (ThreadClock::read).
+    std::unique_ptr<std::atomic<std::uint64_t>[]> cpu, wait;
+    /// Each thread's monotonic clock (ns) when it last armed.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> armed_at;
+    /// Thread 0's clocks (opened by the thread that starts the pool and measures).
+    ThreadClock clock0;
     std::mutex m;
     std::condition_variable cv;
     std::string error;
@@ -1077,12 +1153,20 @@ struct ThreadPool {
 
     ThreadPool(ThreadLoopFn l, void* b, ClockKind c, int size)
         : loop(l), body(b), clock(c), pinned(threads_pinned()),
-          finish(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]) {
+          finish(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]),
+          cpu(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]),
+          wait(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]),
+          armed_at(new std::atomic<std::uint64_t>[static_cast<std::size_t>(size)]) {
+        for (int k = 0; k < size; ++k) {
+            cpu[static_cast<std::size_t>(k)].store(0);
+            wait[static_cast<std::size_t>(k)].store(ThreadClock::kUnknown);
+            armed_at[static_cast<std::size_t>(k)].store(0);
+        }
         const std::vector<int>& cpus = allowed_cpus();
         if (pinned) pin_thread_to(cpus[0]);
         for (int k = 1; k < size; ++k) {
-            const int cpu = pinned ? cpus[static_cast<std::size_t>(k) % cpus.size()] : -1;
-            threads.emplace_back([this, k, cpu] { serve(k, cpu); });
+            const int pin = pinned ? cpus[static_cast<std::size_t>(k) % cpus.size()] : -1;
+            threads.emplace_back([this, k, pin] { serve(k, pin); });
         }
     }
 
@@ -1121,59 +1205,131 @@ struct ThreadPool {
         return MonotonicClock::stop();
     }
 
-    void serve(int k, int cpu) {
-        if (cpu >= 0) pin_thread_to(cpu);
-        std::uint64_t seen = 0;
+    void store_reading(int k, const ThreadClock& c, bool before) {
+        std::uint64_t on = 0, w = 0;
+        c.read(on, w, before);
+        cpu[static_cast<std::size_t>(k)].store(on, std::memory_order_relaxed);
+        wait[static_cast<std::size_t>(k)].store(w, std::memory_order_relaxed);
+    }
+
+    void serve(int k, int pin) {
+        if (pin >= 0) pin_thread_to(pin);
+        const ThreadClock clock_k;
+        std::uint64_t seen = 0, seen_arm = 0;
         for (;;) {
             const std::uint64_t since = monotonic_now_ns();
             unsigned spins = 0;
-            while (release.load(std::memory_order_acquire) == seen && !stop.load()) {
+            const auto idle = [&] {
+                return release.load(std::memory_order_acquire) == seen &&
+                       arm.load(std::memory_order_acquire) == seen_arm && !stop.load();
+            };
+            while (idle()) {
                 cpu_relax();
                 if (++spins % kSpinsPerYield == 0) {
                     sched_yield();
                     if (monotonic_now_ns() - since > kSpinBeforeParkNs) {
                         std::unique_lock<std::mutex> lock(m);
                         parked.fetch_add(1);
-                        cv.wait(lock, [&] {
-                            return release.load(std::memory_order_acquire) != seen || stop.load();
-                        });
+                        cv.wait(lock, [&] { return !idle(); });
                         parked.fetch_sub(1);
                     }
                 }
             }
             if (stop.load()) return;
+            const std::uint64_t a = arm.load(std::memory_order_acquire);
+            if (a != seen_arm) {
+                // A timed release comes once every thread taking part has read its clocks.
+                seen_arm = a;
+                if (k < taking_part(a)) {
+                    store_reading(k, clock_k, true);
+                    armed_at[static_cast<std::size_t>(k)].store(monotonic_now_ns(),
+                                                                 std::memory_order_relaxed);
+                    armed.fetch_add(1, std::memory_order_release);
+                    // Hand the CPU to the releasing thread at once if it waits for this one.
+                    sched_yield();
+                }
+                continue;
+            }
             seen = release.load(std::memory_order_acquire);
-            if (k >= active.load(std::memory_order_relaxed)) continue;
+            if (k >= taking_part(seen)) continue;
             const std::uint64_t t = share(k, iters.load(std::memory_order_relaxed));
             finish[static_cast<std::size_t>(k)].store(t, std::memory_order_relaxed);
+            store_reading(k, clock_k, false);
+            armed_at[static_cast<std::size_t>(k)].store(monotonic_now_ns(),
+                                                         std::memory_order_relaxed);
             done.fetch_add(1, std::memory_order_release);
         }
     }
 
+    /// Bits of a release or arming value holding the thread count taking part (the rest count
+    /// the rounds): a thread that wakes late reads who takes part in the round it sees.
+    static constexpr unsigned kPartBits = 16;
+    static int taking_part(std::uint64_t value) {
+        return static_cast<int>(value & ((std::uint64_t{1} << kPartBits) - 1));
+    }
+
+    /// Signal a new round (or arming) of `n` threads on `counter` (written by thread 0 alone)
+    /// and wake the threads that blocked.
+    void bump(std::atomic<std::uint64_t>& counter, int n) {
+        const std::uint64_t next =
+            (((counter.load(std::memory_order_relaxed) >> kPartBits) + 1) << kPartBits) |
+            static_cast<std::uint64_t>(n);
+        if (parked.load() > 0) {
+            {
+                std::lock_guard<std::mutex> lock(m);
+                counter.store(next, std::memory_order_release);
+            }
+            cv.notify_all();
+        } else {
+            counter.store(next, std::memory_order_release);
+        }
+    }
+
     /// Release `n` threads (this one as thread 0) for `its` iterations each; the release's
-    /// clock reading, each thread's finish in `finish`.
-    std::uint64_t round(int n, std::uint64_t its) {
+    /// clock reading, each thread's finish in `finish` and (a timed round: the pool arms
+    /// first) its clocks before the release in `cpu_before`/`wait_before` (after it:
+    /// `cpu`/`wait`).
+    std::uint64_t round(int n, std::uint64_t its, std::uint64_t* cpu_before = nullptr,
+                        std::uint64_t* wait_before = nullptr) {
         done.store(0, std::memory_order_relaxed);
         iters.store(its, std::memory_order_relaxed);
         active.store(n, std::memory_order_relaxed);
-        const bool wake = parked.load() > 0;
-        std::uint64_t t0;
+        std::uint64_t t0 = 0;
+        for (int arms = 0;; ++arms) {
+            if (arms > 0) {
+                armed.store(0, std::memory_order_relaxed);
+                bump(arm, n);
+                unsigned spins = 0;
+                while (armed.load(std::memory_order_acquire) < n - 1) {
+                    cpu_relax();
+                    if (++spins % kSpinsPerYield == 0) sched_yield();
+                }
+            }
+            std::uint64_t oldest = ~std::uint64_t{0};
+            if (cpu_before) {
+                for (int k = 1; k < n; ++k) {
+                    const auto at = static_cast<std::size_t>(k);
+                    cpu_before[k] = cpu[at].load(std::memory_order_relaxed);
+                    wait_before[k] = wait[at].load(std::memory_order_relaxed);
+                    oldest = std::min(oldest, armed_at[at].load(std::memory_order_relaxed));
+                }
+                clock0.read(cpu_before[0], wait_before[0], true);
+            }
 #if defined(__x86_64__)
-        if (clock == ClockKind::tsc) {
-            t0 = TscClock::start();
-        } else
+            if (clock == ClockKind::tsc) {
+                t0 = TscClock::start();
+            } else
 #endif
-        {
-            t0 = MonotonicClock::start();
+            {
+                t0 = MonotonicClock::start();
+            }
+            // Arm again when a thread's reading lies too long before the release.
+            const bool late = oldest != ~std::uint64_t{0} && monotonic_now_ns() - oldest > kArmLeadNs;
+            if (!late || arms >= kMaxArms) break;
         }
-        if (wake) {
-            std::lock_guard<std::mutex> lock(m);
-            release.fetch_add(1, std::memory_order_release);
-        } else {
-            release.fetch_add(1, std::memory_order_release);
-        }
-        if (wake) cv.notify_all();
+        bump(release, n);
         finish[0].store(share(0, its), std::memory_order_relaxed);
+        store_reading(0, clock0, false);
         unsigned spins = 0;
         while (done.load(std::memory_order_acquire) < n - 1) {
             cpu_relax();
@@ -1192,21 +1348,38 @@ inline void run_threaded(void* state, ClockKind clock, std::uint64_t iters,
     if (fresh) b.pool = std::make_shared<ThreadPool>(b.loop, b.body.get(), clock, b.size);
     ThreadPool& pool = *b.pool;
     const auto n = static_cast<std::size_t>(e.threads);
-    e.ticks.assign(n * samples, 0);
+    if (e.batch != current_batch() || current_batch() == 0) {
+        e.ticks.clear();
+        e.cpu_ns.clear();
+        e.wait_ns.clear();
+        e.waits_known = true;
+        e.batch = current_batch();
+    }
+    e.ticks.reserve(e.ticks.size() + n * samples);
+    e.cpu_ns.reserve(e.cpu_ns.size() + n * samples);
+    e.wait_ns.reserve(e.wait_ns.size() + n * samples);
+    std::vector<std::uint64_t> cpu_before(n), wait_before(n);
     for (std::size_t s = 0; s < samples; ++s) {
         // Threads that blocked since the last sample are woken by an untimed round first, so
-        // that the timed one releases threads all waiting on a CPU.
-        // A new pool's threads, which may not have run yet, are woken the same way.
+        // that the timed one releases threads all waiting on a CPU; a new pool's threads,
+        // which may not have run yet, and readings grown old are renewed the same way.
         if (fresh || pool.parked.load() > 0) pool.round(e.threads, 0);
         fresh = false;
         meter_start(meter, s);
-        const std::uint64_t t0 = pool.round(e.threads, iters);
+        const std::uint64_t t0 =
+            pool.round(e.threads, iters, cpu_before.data(), wait_before.data());
         meter_stop(meter, s);
         std::uint64_t last = 0;
         for (std::size_t k = 0; k < n; ++k) {
             const std::uint64_t t = pool.finish[k].load(std::memory_order_relaxed) - t0;
-            e.ticks[k * samples + s] = t;
+            e.ticks.push_back(t);
             last = std::max(last, t);
+            const std::uint64_t on = pool.cpu[k].load(std::memory_order_relaxed);
+            const std::uint64_t w = pool.wait[k].load(std::memory_order_relaxed);
+            e.cpu_ns.push_back(on > cpu_before[k] ? on - cpu_before[k] : 0);
+            const bool known = w != ThreadClock::kUnknown && wait_before[k] != ThreadClock::kUnknown;
+            e.waits_known = e.waits_known && known;
+            e.wait_ns.push_back(known && w > wait_before[k] ? w - wait_before[k] : 0);
         }
         ticks[s] = last;
         if (pool.error_thread >= 0) {
@@ -2008,22 +2181,32 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             append_u64(reply, wide_ns);
         }
         if (counters) state.counters.append_tokens(reply, ns.size());
-        if (index < entries.size() && entries[index].threads > 0 && !cold) {
-            // Each thread's own time, release to finish (docs/threads.md).
+        if (index < entries.size() && entries[index].threads > 0) {
+            // Each thread's own time, release to finish, and its time on a CPU and run-queue
+            // wait over the sample (docs/threads.md).
             const auto& e = *static_cast<const ThreadedEntry*>(entries[index].state.get());
             reply += " cpus=";
             append_u64(reply, allowed_cpus().size());
-            const std::size_t n = ns.size();
-            for (std::size_t k = 0; k < static_cast<std::size_t>(e.threads); ++k) {
-                reply += " thread_ns.";
-                append_u64(reply, k);
-                reply += '=';
-                for (std::size_t i = 0; i < n; ++i) {
-                    if (i) reply += ',';
-                    const std::size_t at = k * n + i;
-                    append_u64(reply, at < e.ticks.size() ? timer.to_ns(e.ticks[at]) : 0);
+            const std::size_t n = ns.size(), t = static_cast<std::size_t>(e.threads);
+            const auto column = [&](const char* field, const std::vector<std::uint64_t>& v,
+                                    bool ticks_to_ns) {
+                for (std::size_t k = 0; k < t; ++k) {
+                    reply += ' ';
+                    reply += field;
+                    reply += '.';
+                    append_u64(reply, k);
+                    reply += '=';
+                    for (std::size_t i = 0; i < n; ++i) {
+                        if (i) reply += ',';
+                        const std::size_t at = i * t + k;
+                        const std::uint64_t x = at < v.size() ? v[at] : 0;
+                        append_u64(reply, ticks_to_ns ? timer.to_ns(x) : x);
+                    }
                 }
-            }
+            };
+            column("thread_ns", e.ticks, true);
+            column("thread_cpu_ns", e.cpu_ns, false);
+            if (e.waits_known) column("thread_wait_ns", e.wait_ns, false);
         }
         if (memory) append_memory_tokens(reply, state.mem);
     } else {
@@ -2179,7 +2362,41 @@ struct StandaloneResult {
     Summary summary;
     std::uint64_t iters = 0;
     bool warmup_settled = true;
+    /// A threaded benchmark's measured samples: its threads' own time and run-queue wait
+    /// (each clipped to the thread's own time), ns summed, and the samples in which a thread
+    /// waited for a CPU longer than 1 % of the sample (the Rust analysis's INTERRUPTING_WAIT);
+    /// the waits only with `waits_known`.
+    double thread_own_ns = 0, thread_wait_ns = 0;
+    std::size_t samples = 0, waited_samples = 0;
+    bool waits_known = false;
 };
+
+/// Add the threads' own time and waits of the last batch of threaded benchmark `index` (if
+/// it is one) to `res`.
+inline void add_thread_waits(const Timer& timer, std::size_t index, StandaloneResult& res) {
+    auto& entries = registry();
+    if (index >= entries.size() || entries[index].threads == 0) return;
+    const auto& e = *static_cast<const ThreadedEntry*>(entries[index].state.get());
+    res.waits_known = e.waits_known && !e.wait_ns.empty();
+    if (!res.waits_known) return;
+    const std::size_t t = static_cast<std::size_t>(e.threads);
+    for (std::size_t s = 0; s + 1 <= e.ticks.size() / t; ++s) {
+        double wall = 0;
+        bool waited = false;
+        for (std::size_t k = 0; k < t; ++k) {
+            wall = std::max(wall, static_cast<double>(timer.to_ns(e.ticks[s * t + k])));
+        }
+        for (std::size_t k = 0; k < t; ++k) {
+            const double own = static_cast<double>(timer.to_ns(e.ticks[s * t + k]));
+            const double w = std::min(own, static_cast<double>(e.wait_ns[s * t + k]));
+            res.thread_own_ns += own;
+            res.thread_wait_ns += w;
+            waited = waited || w > 0.01 * wall;
+        }
+        res.samples += 1;
+        res.waited_samples += waited ? 1 : 0;
+    }
+}
 
 /// Measure benchmark `index` (npos: the empty loop) standalone within `budget_ns`.
 inline StandaloneResult measure_standalone(const Timer& timer, std::size_t index,
@@ -2236,6 +2453,7 @@ inline StandaloneResult measure_standalone(const Timer& timer, std::size_t index
                 const std::size_t batch = static_cast<std::size_t>(
                     std::clamp(batch_budget / sample_ns, 1.0, 1000.0));
                 measure_batch(timer, index, iters, batch, ns);
+                add_thread_waits(timer, index, res);
                 for (auto t : ns) kept.push_back(static_cast<double>(t) / static_cast<double>(iters));
                 if (elapsed() >= budget_ns) {
                     state = State::done;
@@ -2384,6 +2602,45 @@ inline bool parse_shard(const std::string& v, std::uint64_t& index, std::uint64_
     return true;
 }
 
+/// The threaded benchmarks' figures after the table: throughput (all threads' operations per
+/// second, from the median), the speed-up against the same benchmark's one-thread run when it
+/// was measured, and the share of the threads' time spent waiting for a CPU.
+inline void print_thread_figures(
+    const std::vector<std::pair<std::size_t, StandaloneResult>>& threaded) {
+    if (threaded.empty()) return;
+    const auto& entries = registry();
+    const auto base = [&](std::size_t i) {
+        const std::string& name = entries[i].name;
+        return name.substr(0, name.rfind("/threads:"));
+    };
+    std::printf("\nthreads (throughput from the median; speed-up against the same benchmark at 1 "
+                "thread):\n");
+    for (const auto& [i, r] : threaded) {
+        const int t = entries[i].threads;
+        const double median = r.summary.median;
+        std::printf("  %s: %s Mops/s", entries[i].name.c_str(),
+                    fmt_sig(median > 0 ? t * 1e3 / median : 0.0, 4).c_str());
+        for (const auto& [j, one] : threaded) {
+            if (entries[j].threads == 1 && base(j) == base(i) && median > 0) {
+                std::printf(", %s\xc3\x97 one thread", fmt_sig(t * one.summary.median / median, 3).c_str());
+            }
+        }
+        if (r.waits_known && r.thread_own_ns > 0 && r.samples > 0) {
+            std::printf("; a thread waited for a CPU in %zu of %zu samples (%s %% of the threads' "
+                        "time)",
+                        r.waited_samples, r.samples,
+                        fmt_sig(100.0 * r.thread_wait_ns / r.thread_own_ns, 2).c_str());
+        }
+        if (t > static_cast<int>(allowed_cpus().size())) {
+            std::printf(" [%d threads on %zu CPUs]", t, allowed_cpus().size());
+        }
+        std::printf("\n");
+    }
+    std::printf("A thread that waited for a CPU (other load, more threads than CPUs) lowers the "
+                "speed-up without any contention: the vernier runner leaves such samples out and "
+                "flags poor scaling `contended` only when it is the code's.\n");
+}
+
 inline int standalone(int argc, char** argv) {
     const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
     double budget_s = kDefaultBudgetS;
@@ -2512,6 +2769,7 @@ inline int standalone(int argc, char** argv) {
     std::size_t width = 0;
     for (auto i : chosen) width = std::max(width, entries[i].name.size());
     int status = 0;
+    std::vector<std::pair<std::size_t, StandaloneResult>> threaded;
     for (auto i : chosen) {
         const int w = static_cast<int>(width);
         std::printf("%-*s  ", w, entries[i].name.c_str());
@@ -2540,7 +2798,9 @@ inline int standalone(int argc, char** argv) {
         if (!r.warmup_settled) std::printf("  [warm-up not over within its budget]");
         std::printf("\n");
         std::fflush(stdout);
+        if (entries[i].threads > 0) threaded.emplace_back(i, r);
     }
+    print_thread_figures(threaded);
     std::printf("\nrobust σ = IQR/1.349 of the per-sample T_iter.\n"
                 "Quick estimates, with no interval: one process cannot see how far the core's "
                 "speed and the memory layout move a figure from one run to the next, so it "

@@ -139,17 +139,8 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         period_ns: Option<f64>,
     },
-    /// `samples` of `of` steady samples saw a context switch or a CPU migration.
-    Interrupted {
-        samples: usize,
-        of: usize,
-        share: f64,
-        median_with_ns: f64,
-        /// `None` when every steady sample was interrupted.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        median_without_ns: Option<f64>,
-        estimates: Estimates,
-    },
+    /// Samples interrupted, or threads that waited for a CPU ([`Interruption`]).
+    Interrupted(Interruption),
     /// The `processes` medians span `lo_ns`..`hi_ns` (relative `spread`), beyond their own
     /// intervals (largest relative half-width `within`).
     LayoutSensitive {
@@ -167,16 +158,65 @@ pub enum Finding {
     CoreSlowed(Slowed),
     /// At `threads` threads, throughput is `speedup` × one thread's (95 % interval
     /// `speedup_ci95`), all of it below `below` (half the thread count's growth).
+    /// `on_cpu_speedup`: the same with the waits for a CPU left out, and `cpu_wait_share`
+    /// the share of the threads' time spent waiting for one, where known.
     Contended {
         threads: usize,
         speedup: f64,
         speedup_ci95: [f64; 2],
         below: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_cpu_speedup: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_wait_share: Option<f64>,
     },
-    /// `threads` threads on `cpus` CPUs.
-    Oversubscribed { threads: usize, cpus: u32 },
+    /// `threads` threads on `cpus` CPUs; `cpu_wait_share` of their time waiting for a CPU,
+    /// where known.
+    Oversubscribed {
+        threads: usize,
+        cpus: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_wait_share: Option<f64>,
+    },
     /// Allocations were asked for and could not be counted; `reason` names the cause and fix.
     MemoryUnavailable { reason: String },
+}
+
+/// What interrupted a benchmark (`interrupted`), told apart by their figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Interruption {
+    /// `samples` of `of` steady samples saw a context switch or a CPU migration, or (a
+    /// threaded benchmark) a thread waiting for a CPU; `cpu_wait_share` of the threads' time
+    /// in the steady samples was spent waiting for one, where known.
+    Samples {
+        samples: usize,
+        of: usize,
+        share: f64,
+        median_with_ns: f64,
+        /// `None` when every steady sample was interrupted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        median_without_ns: Option<f64>,
+        estimates: Estimates,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_wait_share: Option<f64>,
+    },
+    /// At `threads` threads throughput is `speedup` × one thread's, below `below`, but with
+    /// the waits for a CPU left out it is `on_cpu_speedup` ×: the threads waited for a CPU
+    /// `cpu_wait_share` of their time (or, where that is unknown, were off their CPUs
+    /// `off_cpu_share` of it). The scaling is the machine's load, not the code's.
+    ThreadsWaited {
+        threads: usize,
+        speedup: f64,
+        /// `None` when the samples held too little work to compute it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_cpu_speedup: Option<f64>,
+        below: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpu_wait_share: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        off_cpu_share: Option<f64>,
+    },
 }
 
 /// The evidence that a benchmark's work was removed (`optimized-away`).
@@ -288,7 +328,7 @@ impl Finding {
             Finding::Unstable { .. } => Code::Unstable,
             Finding::TimerLimited { .. } => Code::TimerLimited,
             Finding::Outliers { .. } => Code::Outliers,
-            Finding::Interrupted { .. } => Code::Interrupted,
+            Finding::Interrupted(_) => Code::Interrupted,
             Finding::LayoutSensitive { .. } => Code::LayoutSensitive,
             Finding::DebugBuild => Code::DebugBuild,
             Finding::CountersUnavailable { .. } => Code::CountersUnavailable,

@@ -92,8 +92,61 @@ pub struct Samples {
     /// `i`'s release to thread `k`'s finish (`None` where a batch did not carry it). Empty for
     /// a benchmark of one thread without the pool.
     pub thread_ns: Vec<Vec<Option<u64>>>,
+    /// Per thread, its time on a CPU over sample `i`'s window (`thread_cpu_ns[k][i]`, ns; see
+    /// `measure::Batch`); `None` where a batch did not carry it; empty when none did.
+    pub thread_cpu_ns: Vec<Vec<Option<u64>>>,
+    /// Per thread, its run-queue wait (runnable, waiting for a CPU) over the same window;
+    /// `None` where unknown; empty when never known.
+    pub thread_wait_ns: Vec<Vec<Option<u64>>>,
     /// The CPUs the process running a threaded benchmark could use (its affinity mask).
     pub cpus: Option<u32>,
+}
+
+/// Append a batch's per-thread columns `cols` (values of its last `count` samples) to
+/// `into`, the other columns' place in the batch left without a value; nothing for an empty
+/// batch column set (a column set absent until now stays empty).
+fn push_thread_cols(into: &mut Vec<Vec<Option<u64>>>, len: usize, count: usize, cols: &[Vec<u64>]) {
+    if cols.is_empty() {
+        for t in into.iter_mut() {
+            t.resize(len, None);
+        }
+        return;
+    }
+    let start = len.saturating_sub(count);
+    if into.len() < cols.len() {
+        into.resize(cols.len(), Vec::new());
+    }
+    for (k, t) in into.iter_mut().enumerate() {
+        t.resize(start, None);
+        let col = cols.get(k).map_or(&[][..], |c| &c[..c.len().min(count)]);
+        t.extend(col.iter().map(|&v| Some(v)));
+        t.resize(len, None);
+    }
+}
+
+/// Append `other`'s per-thread columns after `before` samples of `into` (now `len` long).
+fn extend_thread_cols(
+    into: &mut Vec<Vec<Option<u64>>>,
+    before: usize,
+    len: usize,
+    other: &[Vec<Option<u64>>],
+) {
+    if other.is_empty() {
+        for t in into.iter_mut() {
+            t.resize(len, None);
+        }
+        return;
+    }
+    if into.len() < other.len() {
+        into.resize(other.len(), Vec::new());
+    }
+    for (k, t) in into.iter_mut().enumerate() {
+        t.resize(before, None);
+        if let Some(o) = other.get(k) {
+            t.extend_from_slice(o);
+        }
+        t.resize(len, None);
+    }
 }
 
 impl Samples {
@@ -136,7 +189,12 @@ impl Samples {
         if !self.wide_ns.is_empty() {
             self.wide_ns.resize(self.samples.len(), None);
         }
-        for t in &mut self.thread_ns {
+        for t in self
+            .thread_ns
+            .iter_mut()
+            .chain(&mut self.thread_cpu_ns)
+            .chain(&mut self.thread_wait_ns)
+        {
             t.resize(self.samples.len(), None);
         }
         // Columns absent from this batch stay aligned, with no value (never a zero).
@@ -171,23 +229,18 @@ impl Samples {
         }
     }
 
-    /// Record the threads' own times of the last `count` samples (one batch): `cols[k]` is
-    /// thread `k`'s column. Nothing is stored for a batch without threads.
-    pub fn push_threads(&mut self, count: usize, cols: &[Vec<u64>], cpus: Option<u32>) {
-        if cols.is_empty() {
+    /// Record the threads' figures of the last `count` samples (one batch): `[own, cpu, wait]`
+    /// columns per thread (`thread_ns`, `thread_cpu_ns`, `thread_wait_ns`; the last two may be
+    /// empty). Nothing is stored for a batch without threads.
+    pub fn push_threads(&mut self, count: usize, cols: [&[Vec<u64>]; 3], cpus: Option<u32>) {
+        let [own, cpu, wait] = cols;
+        if own.is_empty() {
             return;
         }
         let len = self.samples.len();
-        let start = len.saturating_sub(count);
-        if self.thread_ns.len() < cols.len() {
-            self.thread_ns.resize(cols.len(), Vec::new());
-        }
-        for (k, t) in self.thread_ns.iter_mut().enumerate() {
-            t.resize(start, None);
-            let col = cols.get(k).map_or(&[][..], |c| &c[..c.len().min(count)]);
-            t.extend(col.iter().map(|&v| Some(v)));
-            t.resize(len, None);
-        }
+        push_thread_cols(&mut self.thread_ns, len, count, own);
+        push_thread_cols(&mut self.thread_cpu_ns, len, count, cpu);
+        push_thread_cols(&mut self.thread_wait_ns, len, count, wait);
         self.cpus = cpus.or(self.cpus);
     }
 
@@ -196,16 +249,10 @@ impl Samples {
         let before = self.samples.len();
         self.push_batch(&other.samples, &other.counters);
         if !other.thread_ns.is_empty() {
-            if self.thread_ns.len() < other.thread_ns.len() {
-                self.thread_ns.resize(other.thread_ns.len(), Vec::new());
-            }
-            for (k, t) in self.thread_ns.iter_mut().enumerate() {
-                t.resize(before, None);
-                if let Some(o) = other.thread_ns.get(k) {
-                    t.extend_from_slice(o);
-                }
-                t.resize(self.samples.len(), None);
-            }
+            let len = self.samples.len();
+            extend_thread_cols(&mut self.thread_ns, before, len, &other.thread_ns);
+            extend_thread_cols(&mut self.thread_cpu_ns, before, len, &other.thread_cpu_ns);
+            extend_thread_cols(&mut self.thread_wait_ns, before, len, &other.thread_wait_ns);
             self.cpus = other.cpus.or(self.cpus);
         }
         if !other.probe_ns.is_empty() {

@@ -478,6 +478,8 @@ impl WorkerProcess {
         out.probe_ns = b.probe_ns;
         out.wide_ns = b.wide_ns;
         out.thread_ns = b.thread_ns;
+        out.thread_cpu_ns = b.thread_cpu_ns;
+        out.thread_wait_ns = b.thread_wait_ns;
         out.cpus = b.cpus;
         out.memory = b.memory;
         Ok(())

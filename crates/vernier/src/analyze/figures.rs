@@ -110,4 +110,8 @@ pub struct Interrupted {
     pub median_without_ns: f64,
     /// Whether the estimates exclude them (the default; `--keep-interrupted` keeps them).
     pub excluded: bool,
+    /// A threaded benchmark's threads' share of their time in the steady samples spent
+    /// waiting for a CPU, where known (a sample in which one waited counts as interrupted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_share: Option<f64>,
 }

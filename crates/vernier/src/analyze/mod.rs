@@ -295,7 +295,7 @@ fn headline_samples(
     m: &Measurement,
     ctx: &Context,
 ) -> (Vec<usize>, Option<Interrupted>, Vec<bool>) {
-    let flags = interrupted_flags(m, ctx);
+    let flags = merge_flags(interrupted_flags(m, ctx), threads::waited_flags(m));
     let all_main = steady_main(m);
     let is_int = |i: usize| flags.get(i).copied().unwrap_or(false);
     let clean: Vec<usize> = all_main.iter().copied().filter(|&i| !is_int(i)).collect();
@@ -320,6 +320,7 @@ fn headline_samples(
             median_without_ns: med(&clean),
             // Exclude unless asked not to, or unless nothing would be left.
             excluded: !ctx.keep_interrupted && k > 0 && !clean.is_empty(),
+            cpu_wait_share: threads::cpu_wait_share(m, &all_main),
         }
     });
     let main = if interrupted.is_some_and(|i| i.excluded) {
@@ -328,6 +329,16 @@ fn headline_samples(
         all_main
     };
     (main, interrupted, flags)
+}
+
+/// A sample interrupted by either rule (its measuring thread's context switches, any
+/// thread's wait for a CPU); empty when neither was known.
+fn merge_flags(a: Vec<bool>, b: Vec<bool>) -> Vec<bool> {
+    match (a.is_empty(), b.is_empty()) {
+        (_, true) => a,
+        (true, false) => b,
+        (false, false) => a.iter().zip(&b).map(|(x, y)| *x || *y).collect(),
+    }
 }
 
 /// The per-iteration estimates of the headline samples, before any widening.

@@ -8,7 +8,7 @@ use super::{
     INTERRUPTED_FRACTION, INTERRUPTED_MANY, NONLINEAR_R2, NONLINEAR_REL, NONLINEAR_SIGMAS,
     OUTLIER_FRACTION, OUTLIER_NOISE_FACTOR, TIMER_LIMITED_SLACK, UNSTABLE_REL_CI,
 };
-use crate::diagnostic::{Estimates, Finding, Slowed, SpeedReference};
+use crate::diagnostic::{Estimates, Finding, Interruption, Slowed, SpeedReference};
 use crate::measure::StopReason;
 use crate::stats::steady::WarmupClass;
 
@@ -144,7 +144,7 @@ fn interrupted(f: &Figures, ctx: &Context) -> Option<Finding> {
             && (!i.excluded || i.share > INTERRUPTED_MANY || shift > f.half_width())
     };
     let i = f.interrupted.filter(matters)?;
-    Some(Finding::Interrupted {
+    Some(Finding::Interrupted(Interruption::Samples {
         samples: i.samples,
         of: i.of,
         share: i.share,
@@ -157,7 +157,8 @@ fn interrupted(f: &Figures, ctx: &Context) -> Option<Finding> {
         } else {
             Estimates::KeptAllInterrupted
         },
-    })
+        cpu_wait_share: i.cpu_wait_share,
+    }))
 }
 
 fn counters_unavailable(_: &Figures, ctx: &Context) -> Option<Finding> {

@@ -2,7 +2,7 @@
 //! report's short forms, and each code's general explanation. The one place a diagnostic's
 //! text is written; analysis only fills in a [`Finding`], and nothing reads a message back.
 
-use super::{Code, CycleSource, Estimates, Finding, Removed, Slowed, SpeedReference};
+use super::{Code, CycleSource, Estimates, Finding, Interruption, Removed, Slowed, SpeedReference};
 use crate::units::format_ns;
 
 /// What to do about `optimized-away`.
@@ -73,35 +73,7 @@ pub fn message(f: &Finding) -> String {
                 100.0 * *far as f64 / *of as f64
             )
         }
-        Finding::Interrupted {
-            samples,
-            of,
-            share,
-            median_with_ns,
-            median_without_ns,
-            estimates,
-        } => {
-            let without = median_without_ns.unwrap_or(f64::NAN);
-            let shift = (median_with_ns / without - 1.0) * 100.0;
-            let what = match estimates {
-                Estimates::Excluded => {
-                    "excluded from the estimates (--keep-interrupted keeps them)"
-                }
-                Estimates::KeptAsAsked => "kept in the estimates (--keep-interrupted)",
-                Estimates::KeptAllInterrupted => {
-                    "kept in the estimates: every steady sample was interrupted"
-                }
-            };
-            format!(
-                "{samples} of {of} steady samples ({:.1} %) had a context switch or a CPU \
-                 migration, {what}; median {} with them, {} without ({shift:+.2} %). Another \
-                 task shares the CPU or the benchmark blocks (sleeps, I/O, locks): pin it to a \
-                 quiet CPU (--cpu) and see `vernier system show`.",
-                share * 100.0,
-                format_ns(*median_with_ns),
-                format_ns(without),
-            )
-        }
+        Finding::Interrupted(i) => interrupted(i),
         Finding::LayoutSensitive {
             processes,
             spread,
@@ -132,21 +104,133 @@ pub fn message(f: &Finding) -> String {
             speedup,
             speedup_ci95,
             below,
+            on_cpu_speedup,
+            cpu_wait_share,
         } => format!(
             "{threads} threads together do {speedup:.2}× the work of one thread per unit of time \
-             (95 % interval {:.2}–{:.2}×), less than the {below:.2}× of throughput growing half \
+             (95 % interval {:.2}–{:.2}×{}), less than the {below:.2}× of throughput growing half \
              as fast as the threads: they wait for each other (a lock, an atomic, a cache line \
              written by several threads). Give each thread its own data, on its own cache line \
              (alignas(64), #[repr(align(64))]), and combine at the end (docs/threads.md).",
-            speedup_ci95[0], speedup_ci95[1]
+            speedup_ci95[0],
+            speedup_ci95[1],
+            on_cpu_detail(*on_cpu_speedup, *cpu_wait_share)
         ),
-        Finding::Oversubscribed { threads, cpus } => format!(
-            "{threads} threads on {cpus} CPUs: threads took turns on a CPU, so the figure \
+        Finding::Oversubscribed {
+            threads,
+            cpus,
+            cpu_wait_share,
+        } => format!(
+            "{threads} threads on {cpus} CPUs: threads took turns on a CPU{}, so the figure \
              includes the scheduler's time slices. Use at most {cpus} threads, or give the run \
-             more CPUs (--cpu)."
+             more CPUs (--cpu).",
+            cpu_wait_share
+                .map(|w| format!(" (they waited for one {} of the time)", percent(w)))
+                .unwrap_or_default()
         ),
         Finding::MemoryUnavailable { reason } => {
             format!("allocations were not counted: {reason}")
+        }
+    }
+}
+
+/// A share as a percentage: whole percents, one decimal below 10 %.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p < 10.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.0} %")
+    }
+}
+
+/// What `contended` adds when the threads' own clocks were read: the speed-up with the waits
+/// for a CPU left out, which is what makes the finding the code's.
+fn on_cpu_detail(on_cpu_speedup: Option<f64>, cpu_wait_share: Option<f64>) -> String {
+    match (on_cpu_speedup, cpu_wait_share) {
+        (Some(b), Some(w)) => format!(
+            "; {b:.2}× with their waits for a CPU left out, which took {} of their time",
+            percent(w)
+        ),
+        (Some(b), None) => format!("; {b:.2}× counting only their time on a CPU"),
+        (None, _) => String::new(),
+    }
+}
+
+fn interrupted(i: &Interruption) -> String {
+    match i {
+        Interruption::Samples {
+            samples,
+            of,
+            share,
+            median_with_ns,
+            median_without_ns,
+            estimates,
+            cpu_wait_share,
+        } => {
+            let without = median_without_ns.unwrap_or(f64::NAN);
+            let shift = (median_with_ns / without - 1.0) * 100.0;
+            let what = match estimates {
+                Estimates::Excluded => {
+                    "excluded from the estimates (--keep-interrupted keeps them)"
+                }
+                Estimates::KeptAsAsked => "kept in the estimates (--keep-interrupted)",
+                Estimates::KeptAllInterrupted => {
+                    "kept in the estimates: every steady sample was interrupted"
+                }
+            };
+            let (cause, waited) = match cpu_wait_share {
+                Some(w) => (
+                    "a context switch, a CPU migration or a thread waiting for a CPU",
+                    format!(
+                        " (the threads waited for a CPU {} of their time)",
+                        percent(*w)
+                    ),
+                ),
+                None => ("a context switch or a CPU migration", String::new()),
+            };
+            format!(
+                "{samples} of {of} steady samples ({:.1} %) had {cause}{waited}, {what}; median \
+                 {} with them, {} without ({shift:+.2} %). Another task shares the CPU or the \
+                 benchmark blocks (sleeps, I/O, locks): pin it to a quiet CPU (--cpu) and see \
+                 `vernier system show`.",
+                share * 100.0,
+                format_ns(*median_with_ns),
+                format_ns(without),
+            )
+        }
+        Interruption::ThreadsWaited {
+            threads,
+            speedup,
+            on_cpu_speedup,
+            below,
+            cpu_wait_share,
+            off_cpu_share,
+        } => {
+            let (why, unknown) = match (cpu_wait_share, off_cpu_share) {
+                (Some(w), _) => (
+                    format!("threads waited for a CPU {} of the time", percent(*w)),
+                    "",
+                ),
+                (None, o) => (
+                    format!(
+                        "threads were off their CPUs {} of the time",
+                        o.map_or_else(|| "part".to_string(), percent)
+                    ),
+                    " (this system does not say whether they waited for a CPU or blocked on a \
+                     lock: /proc/thread-self/schedstat is missing, so contention is not ruled \
+                     out)",
+                ),
+            };
+            let left_out = on_cpu_speedup
+                .map(|b| format!(", {b:.2}× with that time left out"))
+                .unwrap_or_default();
+            format!(
+                "{why}: the scaling reflects the machine's load, not the code; re-run on an \
+                 idle machine or with fewer threads. {threads} threads did {speedup:.2}× the \
+                 work of one per unit of time (below the {below:.2}× of half of perfect \
+                 scaling){left_out}{unknown}."
+            )
         }
     }
 }
@@ -364,9 +448,11 @@ pub fn explanation(code: Code) -> &'static str {
              noise`)."
         }
         Code::Interrupted => {
-            "a share of samples saw a context switch or a CPU migration (excluded unless \
-             --keep-interrupted; -v gives the count and how far they move the median). Pin \
-             (--cpu) and quiet the machine."
+            "a share of samples saw a context switch or a CPU migration, or (threads) a thread \
+             waiting for a CPU (excluded unless --keep-interrupted; -v gives the count and how \
+             far they move the median); a threaded benchmark's poor scaling may be its threads' \
+             waits for a CPU rather than contention (the message gives the share). Pin (--cpu) \
+             and quiet the machine."
         }
         Code::LayoutSensitive => {
             "processes with different memory layouts (environment size) disagree beyond their \

@@ -72,8 +72,7 @@ pub fn sample_routine(
     count: usize,
     out: &mut Batch,
 ) -> Result<(), String> {
-    let ns = &mut out.ns;
-    let first = ns.len();
+    let first = out.ns.len();
     let mut deltas: Vec<CounterSample> = Vec::new();
     if counters.is_some() {
         deltas.reserve(count);
@@ -82,8 +81,8 @@ pub fn sample_routine(
         for _ in 0..count {
             let mut meter = Meter::with_counters(timer, counters.as_deref_mut());
             let ticks = routine.sample_metered(&mut meter, iters);
-            ns.push(timer.ticks_to_ns(ticks));
-            push_threads(&mut out.thread_ns, &mut out.cpus, &*routine, timer);
+            out.ns.push(timer.ticks_to_ns(ticks));
+            push_threads(out, &*routine, timer);
             if let Some(c) = counters.as_deref() {
                 deltas.push(c.sample());
             }
@@ -99,14 +98,32 @@ pub fn sample_routine(
     r
 }
 
-/// A threaded routine's last sample: each thread's own time into its column.
-fn push_threads(cols: &mut Vec<Vec<u64>>, cpus: &mut Option<u32>, r: &dyn Routine, timer: &Timer) {
-    let ticks = r.thread_ticks();
-    cols.resize(cols.len().max(ticks.len()), Vec::new());
-    for (c, &t) in cols.iter_mut().zip(ticks) {
-        c.push(timer.ticks_to_ns(t));
+/// A threaded routine's last sample: each thread's own time, on-CPU time and run-queue wait
+/// into its columns (the waits only while every sample so far had them).
+fn push_threads(out: &mut Batch, r: &dyn Routine, timer: &Timer) {
+    let Some(t) = r.thread_times() else {
+        return;
+    };
+    let first = out.thread_ns.first().map_or(0, Vec::len);
+    let push = |cols: &mut Vec<Vec<u64>>, xs: &mut dyn Iterator<Item = u64>| {
+        for (k, x) in xs.enumerate() {
+            if cols.len() <= k {
+                cols.push(Vec::new());
+            }
+            cols[k].push(x);
+        }
+    };
+    push(
+        &mut out.thread_ns,
+        &mut t.ticks.iter().map(|&x| timer.ticks_to_ns(x)),
+    );
+    push(&mut out.thread_cpu_ns, &mut t.cpu_ns.iter().copied());
+    if t.wait_ns.is_empty() || out.thread_wait_ns.first().map_or(0, Vec::len) != first {
+        out.thread_wait_ns.clear();
+    } else {
+        push(&mut out.thread_wait_ns, &mut t.wait_ns.iter().copied());
     }
-    *cpus = r.cpus().or(*cpus);
+    out.cpus = r.cpus().or(out.cpus);
 }
 
 fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

@@ -54,6 +54,13 @@ pub struct Batch {
     /// A threaded benchmark's threads (`crate::workload::threads`): per thread, the time from
     /// the sample's release to that thread's finish (ns), aligned with `ns`. Empty otherwise.
     pub thread_ns: Vec<Vec<u64>>,
+    /// Per thread, its time on a CPU (ns) over the sample's window (from its clock reading
+    /// before the release to the one after its finish), aligned with `thread_ns`; empty when
+    /// the harness did not read it.
+    pub thread_cpu_ns: Vec<Vec<u64>>,
+    /// Per thread, its run-queue wait (ns, runnable but waiting for a CPU) over the same
+    /// window; empty where the kernel does not say.
+    pub thread_wait_ns: Vec<Vec<u64>>,
     /// The CPUs the process that ran a threaded benchmark could use.
     pub cpus: Option<u32>,
     /// Allocation counts per sample (`memory=1`), or why the target cannot count them.
@@ -68,6 +75,8 @@ impl Batch {
         self.probe_ns = None;
         self.wide_ns = None;
         self.thread_ns.clear();
+        self.thread_cpu_ns.clear();
+        self.thread_wait_ns.clear();
         self.cpus = None;
         self.memory = None;
     }
@@ -321,8 +330,12 @@ impl Policy for Single<'_> {
         self.samples.push_batch(&new, &batch.counters);
         self.samples
             .set_probe(new.len(), batch.probe_adds, batch.probe_ns, batch.wide_ns);
-        self.samples
-            .push_threads(new.len(), &batch.thread_ns, batch.cpus);
+        let cols = [
+            &batch.thread_ns[..],
+            &batch.thread_cpu_ns[..],
+            &batch.thread_wait_ns[..],
+        ];
+        self.samples.push_threads(new.len(), cols, batch.cpus);
         if ask.phase != Phase::Calibration && self.main.is_some() {
             self.main_idx.extend(first..self.samples.len());
         }

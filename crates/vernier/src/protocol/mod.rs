@@ -332,9 +332,11 @@ pub fn samples_line(batch: &Batch) -> String {
     if let Some(c) = batch.cpus.filter(|_| !batch.thread_ns.is_empty()) {
         let _ = write!(s, " cpus={c}");
     }
-    for (k, t) in batch.thread_ns.iter().enumerate() {
-        let _ = write!(s, " thread_ns.{k}=");
-        join_into(&mut s, t);
+    for (field, cols) in thread_columns(batch) {
+        for (k, t) in cols.iter().enumerate() {
+            let _ = write!(s, " {field}.{k}=");
+            join_into(&mut s, t);
+        }
     }
     for c in batch.counters.iter().filter(|c| c.scaled.contains(&true)) {
         let _ = write!(s, " scaled.{}=", c.event);
@@ -349,6 +351,16 @@ pub fn samples_line(batch: &Batch) -> String {
         memory::append_tokens(&mut s, m);
     }
     s
+}
+
+/// A threaded batch's per-thread columns by token name (docs/threads.md): each thread's own
+/// time, then (when read) its on-CPU time and run-queue wait over the sample's window.
+fn thread_columns(batch: &Batch) -> [(&'static str, &Vec<Vec<u64>>); 3] {
+    [
+        ("thread_ns", &batch.thread_ns),
+        ("thread_cpu_ns", &batch.thread_cpu_ns),
+        ("thread_wait_ns", &batch.thread_wait_ns),
+    ]
 }
 
 fn join_into(s: &mut String, xs: &[u64]) {
@@ -397,6 +409,35 @@ pub fn clip(line: &str) -> String {
         format!("{}…", &line[..end])
     } else {
         line.to_string()
+    }
+}
+
+/// One thread's column of a `samples` reply (`NAME.K=v1,…`): thread `K`'s values, in order.
+fn push_thread_column(
+    batch: &mut Batch,
+    name: &str,
+    k: &str,
+    v: &str,
+    count: usize,
+    line: &str,
+) -> Result<(), String> {
+    let cols = match name {
+        "thread_ns" => &mut batch.thread_ns,
+        "thread_cpu_ns" => &mut batch.thread_cpu_ns,
+        _ => &mut batch.thread_wait_ns,
+    };
+    let field = format!("{name}.{k}");
+    let col = parse_list(v, &field, line)?;
+    match k.parse::<usize>() {
+        Ok(k) if k == cols.len() && col.len() == count => {
+            cols.push(col);
+            Ok(())
+        }
+        _ => Err(format!(
+            "malformed reply: field '{field}' is not the next thread's column of {count} values \
+             ('{}')",
+            clip(line)
+        )),
     }
 }
 
@@ -474,18 +515,11 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             });
         } else if let Some(ev) = k.strip_prefix("scaled.") {
             scaled.push((ev.to_string(), v.to_string()));
-        } else if let Some(k) = k.strip_prefix("thread_ns.") {
-            let field = format!("thread_ns.{k}");
-            let col = parse_list(v, &field, line)?;
-            match k.parse::<usize>() {
-                Ok(k) if k == batch.thread_ns.len() && col.len() == count => batch.thread_ns.push(col),
-                _ => {
-                    return Err(format!(
-                        "malformed reply: field '{field}' is not the next thread's column of                          {count} values ('{}')",
-                        clip(line)
-                    ))
-                }
-            }
+        } else if let Some((name, k)) = k
+            .split_once('.')
+            .filter(|(n, _)| ["thread_ns", "thread_cpu_ns", "thread_wait_ns"].contains(n))
+        {
+            push_thread_column(&mut batch, name, k, v, count, line)?;
         } else if k == "cpus" {
             batch.cpus = Some(parse_value(v, "cpus", line)?.min(u32::MAX as u64) as u32);
         } else if k == "mem.unavailable" {
@@ -538,6 +572,16 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             c.event,
             c.values.len()
         ));
+    }
+    let threads = batch.thread_ns.len();
+    for (field, cols) in thread_columns(&batch).into_iter().skip(1) {
+        if !cols.is_empty() && cols.len() != threads {
+            return Err(format!(
+                "malformed reply: {} '{field}' columns for {threads} threads ('{}')",
+                cols.len(),
+                clip(line)
+            ));
+        }
     }
     batch.memory = memory::from_tokens(&mem, mem_unavailable, count)?;
     Ok(batch)
@@ -774,6 +818,27 @@ mod tests {
         assert!(parse_samples("samples 2 ns=5,4 thread_ns.0=1", 2).is_err());
         assert!(parse_samples("samples 1 ns=5 thread_ns.1=1", 1).is_err());
         assert!(parse_samples("samples 1 ns=5 cpus=x", 1).is_err());
+        // The threads' on-CPU time and run-queue wait: carried when read, absent (unknown) from
+        // an older worker's reply, which parses as before.
+        assert!(b.thread_cpu_ns.is_empty() && b.thread_wait_ns.is_empty());
+        let timed = "samples 2 ns=50,40 cpus=2 thread_ns.0=20,40 thread_ns.1=50,30 \
+                     thread_cpu_ns.0=20,39 thread_cpu_ns.1=21,30 thread_wait_ns.0=0,1 \
+                     thread_wait_ns.1=29,0";
+        let t = parse_samples(timed, 2).unwrap();
+        assert_eq!(t.thread_cpu_ns, vec![vec![20, 39], vec![21, 30]]);
+        assert_eq!(t.thread_wait_ns, vec![vec![0, 1], vec![29, 0]]);
+        assert_eq!(samples_line(&t), timed);
+        // On-CPU times without waits (a kernel without schedstat).
+        let no_wait = "samples 1 ns=5 cpus=2 thread_ns.0=5 thread_ns.1=4 thread_cpu_ns.0=5 \
+                       thread_cpu_ns.1=4";
+        let n = parse_samples(no_wait, 1).unwrap();
+        assert!(n.thread_wait_ns.is_empty() && n.thread_cpu_ns.len() == 2);
+        assert_eq!(samples_line(&n), no_wait);
+        // A column per thread, or none.
+        let short = "samples 1 ns=5 thread_ns.0=5 thread_ns.1=4 thread_wait_ns.0=1";
+        assert!(parse_samples(short, 1)
+            .unwrap_err()
+            .contains("1 'thread_wait_ns' columns for 2 threads"));
     }
 
     #[test]

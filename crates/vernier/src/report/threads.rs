@@ -39,6 +39,17 @@ pub fn line(b: &BenchmarkResult) -> Option<String> {
         "; each thread {} per op",
         format_ns(s.thread_per_iter_ns)
     ));
+    if let Some(w) = s.time.cpu_wait_share.filter(|&w| w > 0.0) {
+        out.push_str(&format!(
+            "; waited for a CPU {:.1} % of the time",
+            w * 100.0
+        ));
+    }
+    if let (Some(b), Some(a)) = (s.on_cpu_speedup, &s.against_one) {
+        if (b / a.speedup - 1.0).abs() > 0.1 {
+            out.push_str(&format!("; {b:.2}× with the waits left out"));
+        }
+    }
     if s.imbalance.is_finite() && t > 1 {
         out.push_str(&format!(
             "; last thread {:.1} % after the first (median; worst {:.1} %)",

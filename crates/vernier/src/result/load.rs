@@ -339,8 +339,14 @@ fn validate_samples(name: Option<&str>, s: &super::SamplesJson) -> Result<(), In
         ));
     }
     same_len("samples.wide_ns", s.wide_ns.len(), true)?;
-    for (k, t) in s.thread_ns.iter().enumerate() {
-        same_len(&format!("samples.thread_ns[{k}]"), t.len(), false)?;
+    for (field, cols) in [
+        ("thread_ns", &s.thread_ns),
+        ("thread_cpu_ns", &s.thread_cpu_ns),
+        ("thread_wait_ns", &s.thread_wait_ns),
+    ] {
+        for (k, t) in cols.iter().enumerate() {
+            same_len(&format!("samples.{field}[{k}]"), t.len(), false)?;
+        }
     }
     if !s.wide_ns.is_empty() && s.probe_ns.is_empty() {
         return Err(bad(

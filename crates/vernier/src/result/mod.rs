@@ -189,6 +189,15 @@ pub struct SamplesJson {
     /// thread's finish (`ns` is the last of them). Absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_ns: Vec<Vec<Option<u64>>>,
+    /// Per thread, its time on a CPU (ns) over each sample's window: from its clock reading
+    /// before the release to the one after its finish (docs/threads.md). Absent when not
+    /// read (older files and harnesses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_cpu_ns: Vec<Vec<Option<u64>>>,
+    /// Per thread, its run-queue wait (ns runnable but waiting for a CPU) over the same
+    /// window. Absent where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_wait_ns: Vec<Vec<Option<u64>>>,
     /// The CPUs the process running a threaded benchmark could use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<u32>,
@@ -488,6 +497,8 @@ impl BenchmarkResult {
                 probe_adds: m.samples.probe_adds,
                 wide_ns: m.samples.wide_ns.clone(),
                 thread_ns: m.samples.thread_ns.clone(),
+                thread_cpu_ns: m.samples.thread_cpu_ns.clone(),
+                thread_wait_ns: m.samples.thread_wait_ns.clone(),
                 cpus: m.samples.cpus,
             },
         }
@@ -648,6 +659,8 @@ impl BenchmarkResult {
                 probe_adds: c.probe_adds,
                 wide_ns: c.wide_ns.clone(),
                 thread_ns: c.thread_ns.clone(),
+                thread_cpu_ns: c.thread_cpu_ns.clone(),
+                thread_wait_ns: c.thread_wait_ns.clone(),
                 cpus: c.cpus,
             },
             iters_per_sample: self.iters_per_sample,

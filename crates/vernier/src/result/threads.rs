@@ -4,8 +4,10 @@
 
 use super::BenchmarkResult;
 use crate::analyze::nan::{nan_as_null, nan_pair};
-use crate::analyze::threads::{contended, speedup, Speedup, ThreadFigures};
-use crate::diagnostic::{Code, Diagnostic};
+use crate::analyze::threads::{
+    judge, on_cpu_speedup, speedup, Speedup, ThreadFigures, ThreadTime, MIN_JUDGED_SAMPLE_NS,
+};
+use crate::diagnostic::{Code, Diagnostic, Finding, Interruption};
 use serde::{Deserialize, Serialize};
 
 /// The suffix of a threaded benchmark's name: `NAME/threads:T`.
@@ -41,9 +43,16 @@ pub struct Scaling {
     /// The CPUs the process could use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<u32>,
+    /// Where the threads' time went (on a CPU, waiting for one), where the harness read it.
+    #[serde(default, flatten)]
+    pub time: ThreadTime,
     /// Against the same benchmark's one-thread run (absent without one).
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub against_one: Option<Speedup>,
+    /// The speed-up with the waits for a CPU left out (of the time per operation less the
+    /// run-queue wait, else of the on-CPU time), beside the one-thread run, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_cpu_speedup: Option<f64>,
 }
 
 impl Scaling {
@@ -55,20 +64,32 @@ impl Scaling {
             imbalance: t.imbalance,
             imbalance_max: t.imbalance_max,
             cpus: t.cpus,
+            time: t.time,
             against_one: None,
+            on_cpu_speedup: None,
         }
     }
 }
 
+/// Whether `d` is a finding [`relate`] makes (replaced on a re-analysis).
+fn related(d: &Diagnostic) -> bool {
+    d.code == Code::Contended
+        || matches!(
+            d.finding(),
+            Some(Finding::Interrupted(Interruption::ThreadsWaited { .. }))
+        )
+}
+
 /// Set benchmark `r` beside its one-thread run among `others` (the same `NAME`, 1 thread,
-/// measured): its speed-up and efficiency, and `contended` when throughput grows less than
-/// half as fast as the threads. Any earlier `contended` on `r` is replaced (a re-analysis).
+/// measured): its speed-up and efficiency, and when throughput grows less than half as fast
+/// as the threads, what [`judge`] makes of it (`contended`, or the threads' waits for a CPU).
+/// Any earlier such finding on `r` is replaced (a re-analysis).
 pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     let (Some(t), Some((base, _))) = (r.threads, split_name(&r.name)) else {
         return;
     };
     let base = base.to_string();
-    r.diagnostics.retain(|d| d.code != Code::Contended);
+    r.diagnostics.retain(|d| !related(d));
     let one = others.iter().find(|o| {
         o.threads == Some(1)
             && o.status == super::Status::Ok
@@ -78,7 +99,17 @@ pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
         return;
     };
     scaling.against_one = speedup(&one.per_iter, &r.per_iter, t);
-    if let Some(f) = scaling.against_one.as_ref().and_then(|s| contended(s, t)) {
+    let one_time = one.scaling.as_ref().map(|s| s.time).unwrap_or_default();
+    // What a sample's iterations take one thread alone: too little, and the speed-up with the
+    // waits left out is not given (its error is too large; `judge`).
+    let work_ns = one.per_iter.median_ns * r.iters_per_sample as f64;
+    scaling.on_cpu_speedup =
+        on_cpu_speedup(&one_time, &scaling.time, t).filter(|_| work_ns >= MIN_JUDGED_SAMPLE_NS);
+    let found = scaling
+        .against_one
+        .as_ref()
+        .and_then(|s| judge(s, t, scaling.cpus, work_ns, &one_time, &scaling.time));
+    if let Some(f) = found {
         r.diagnostics.push(Diagnostic::from(&f));
     }
 }
@@ -114,6 +145,7 @@ mod tests {
         r.threads = Some(threads);
         r.per_iter.median_ns = median_ns;
         r.per_iter.run_ci95_ns = [median_ns * 0.99, median_ns * 1.01];
+        r.iters_per_sample = 10_000;
         r.scaling = Some(Scaling {
             throughput_per_s: threads as f64 * 1e9 / median_ns,
             throughput_ci95: [1.0, 2.0],
@@ -121,7 +153,9 @@ mod tests {
             imbalance: 0.0,
             imbalance_max: 0.0,
             cpus: Some(2),
+            time: ThreadTime::default(),
             against_one: None,
+            on_cpu_speedup: None,
         });
         r
     }

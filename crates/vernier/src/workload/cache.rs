@@ -4,7 +4,7 @@
 //! `Suite::bench_cold` use it; `docs/experiments.md` says what it costs and what it measures.
 
 use crate::timer::Timer;
-use crate::workload::routine::{Meter, Routine};
+use crate::workload::routine::{Meter, Routine, ThreadTimes};
 
 /// Where the last-level cache's size is read: one directory per cache of CPU 0.
 pub const SYSFS_CACHE_DIR: &str = "/sys/devices/system/cpu/cpu0/cache";
@@ -108,6 +108,19 @@ impl Routine for Cold<'_> {
 
     fn prepare(&mut self) {
         self.inner.prepare()
+    }
+
+    // A threaded routine keeps its threads' figures with cold caches too.
+    fn thread_times(&self) -> Option<&ThreadTimes> {
+        self.inner.thread_times()
+    }
+
+    fn threads(&self) -> Option<usize> {
+        self.inner.threads()
+    }
+
+    fn cpus(&self) -> Option<u32> {
+        self.inner.cpus()
     }
 }
 

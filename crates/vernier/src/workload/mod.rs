@@ -9,12 +9,14 @@
 //! - `input`: the seeded generator and input pools;
 //! - `cache`: cold-cache routines (the evictor walked before each sample);
 //! - `kernels`: fixed workloads (the add chain of the core-speed probe, pointer chases);
-//! - `threads`: threaded benchmarks, a pool of threads released together for each sample.
+//! - `threads`: threaded benchmarks, a pool of threads released together for each sample;
+//! - `thread_clock`: a thread's on-CPU time and run-queue wait, read outside the timed region.
 
 pub mod cache;
 pub mod input;
 pub mod kernels;
 pub mod routine;
+pub mod thread_clock;
 pub mod threads;
 
 use routine::Routine;

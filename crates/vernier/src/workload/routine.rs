@@ -32,10 +32,9 @@ pub trait Routine {
     fn loop_addr(&self) -> usize {
         0
     }
-    /// A threaded routine's last sample: each thread's ticks from the release to its finish
-    /// (empty for a routine without threads).
-    fn thread_ticks(&self) -> &[u64] {
-        &[]
+    /// A threaded routine's last sample, per thread (`None` for a routine without threads).
+    fn thread_times(&self) -> Option<&ThreadTimes> {
+        None
     }
     /// A threaded routine's thread count.
     fn threads(&self) -> Option<usize> {
@@ -45,6 +44,19 @@ pub trait Routine {
     fn cpus(&self) -> Option<u32> {
         None
     }
+}
+
+/// A threaded routine's last sample, one value per thread.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadTimes {
+    /// Ticks from the release to the thread's finish.
+    pub ticks: Vec<u64>,
+    /// The thread's time on a CPU (ns) over its window: from its last reading before the
+    /// release to its reading after its finish (`thread_clock`).
+    pub cpu_ns: Vec<u64>,
+    /// The thread's run-queue wait (ns) over the same window; empty where the kernel does not
+    /// say.
+    pub wait_ns: Vec<u64>,
 }
 
 /// The address of a function, as a number (for [`Routine::loop_addr`]).

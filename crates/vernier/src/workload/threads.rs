@@ -6,14 +6,23 @@
 //! pool costs no CPU). A sample is one release: thread 0 reads the clock, bumps the release
 //! counter, runs its iterations; each thread reads the same clock when its own iterations end.
 //! The sample's time is from the release to the last thread's finish; each thread's own time
-//! is kept too ([`Routine::thread_ticks`]), for the imbalance between them.
+//! is kept too ([`Routine::thread_times`]), for the imbalance between them.
+//!
+//! Each thread also reads its own clocks ([`thread_clock`](super::thread_clock): time on a
+//! CPU, run-queue wait) outside the timed region: after its finish in every round (its
+//! reading before the next one), and thread 0 just before each release. When a pool thread's
+//! reading is older than [`ARM_LEAD_NS`] at a timed release (the first sample of a batch, a
+//! thread that waited long for the others or for a CPU), thread 0 first asks the pool to arm:
+//! each thread taking part reads its clocks again, says so and yields. The window of each
+//! thread's figures is thus its sample plus at most about that lead.
 //!
 //! When the run is pinned ([`set_pinned`], the protocol's `pin=1`), thread k is pinned to the
 //! k-th CPU of the process's affinity mask (wrapping when there are more threads than CPUs).
 //! A body that panics in any thread ends the pool: every thread finishes its sample and is
 //! joined before the panic reaches the measuring code, so nothing is left running.
 
-use super::routine::Routine;
+use super::routine::{Routine, ThreadTimes};
+use super::thread_clock::{Reading, ThreadClock};
 use crate::timer::Timer;
 use std::hint::black_box;
 use std::panic::{self, AssertUnwindSafe};
@@ -29,6 +38,16 @@ pub const SPIN_BEFORE_PARK_NS: u64 = 2_000_000;
 /// Spins between two `yield`s while waiting: a waiting thread that shares its CPU with a
 /// working one (more threads than CPUs) gives it the CPU instead of burning its slice.
 const SPINS_PER_YIELD: u32 = 256;
+/// The longest time between a pool thread's clock reading and the release: past it the pool
+/// arms (each thread reads its clocks again) first, so that a thread's figures stay those of
+/// its sample. Longer than the gap between two samples of a batch with the threads on their
+/// CPUs, so that arming costs nothing then.
+pub const ARM_LEAD_NS: u64 = 20_000;
+/// How many times a release arms the pool at most before it goes on with the readings it has
+/// (each arming waits for every thread to get a CPU: on a loaded machine, time slices).
+const MAX_ARMS: u32 = 2;
+/// A run-queue wait not known (`Shared::wait`).
+const UNKNOWN: u64 = u64::MAX;
 
 /// A value alone on its cache line (64 bytes, aligned): per-thread data in a threaded benchmark
 /// that no other thread's writes share a line with (docs/threads.md).
@@ -114,11 +133,33 @@ fn wait_for(ready: &dyn Fn() -> bool, park_after: Option<(&AtomicBool, Duration)
     }
 }
 
+/// Bits of a release or arming value that hold the thread count taking part (the rest count
+/// the rounds): a thread that wakes late reads who takes part in the round it sees, not in a
+/// later one being prepared.
+const PART_BITS: u32 = 16;
+
+/// Signal a new round (or arming) of `threads` threads on `counter` (thread 0 alone writes it).
+fn signal(counter: &AtomicU64, threads: usize) {
+    let next = ((counter.load(Ordering::Relaxed) >> PART_BITS) + 1) << PART_BITS;
+    counter.store(next | threads as u64, Ordering::Release);
+}
+
+/// The thread count taking part in the round (or arming) signalled by `value`.
+fn taking_part(value: u64) -> usize {
+    (value & ((1 << PART_BITS) - 1)) as usize
+}
+
 /// What the threads of a pool share.
 struct Shared {
     timer: Timer,
     /// Bumped by thread 0 to release a sample (or, with `iters` 0, an untimed wake-up round).
     release: AtomicU64,
+    /// Bumped by thread 0 before a timed release: each taking part reads its clocks and
+    /// counts itself in `armed`.
+    arm: AtomicU64,
+    armed: AtomicUsize,
+    /// Each thread's monotonic clock when it last armed.
+    armed_at: Vec<AtomicU64>,
     iters: AtomicU64,
     /// Threads taking part in the current round (the benchmark's T).
     active: AtomicUsize,
@@ -126,6 +167,9 @@ struct Shared {
     done: AtomicUsize,
     /// Each thread's clock reading at its finish.
     finish: Vec<AtomicU64>,
+    /// Each thread's own clocks after its last round (`UNKNOWN` wait: the kernel does not say).
+    cpu: Vec<AtomicU64>,
+    wait: Vec<AtomicU64>,
     parked: Vec<AtomicBool>,
     stop: AtomicBool,
     /// The first panic: thread and message.
@@ -133,6 +177,20 @@ struct Shared {
 }
 
 impl Shared {
+    fn store_reading(&self, k: usize, r: Reading) {
+        self.cpu[k].store(r.cpu_ns, Ordering::Relaxed);
+        self.wait[k].store(r.wait_ns.unwrap_or(UNKNOWN), Ordering::Relaxed);
+    }
+
+    /// Thread `k`'s reading after its last round (read after that round's `done`).
+    fn reading(&self, k: usize) -> Reading {
+        let w = self.wait[k].load(Ordering::Relaxed);
+        Reading {
+            cpu_ns: self.cpu[k].load(Ordering::Relaxed),
+            wait_ns: (w != UNKNOWN).then_some(w),
+        }
+    }
+
     fn record_panic(&self, k: usize, p: Box<dyn std::any::Any + Send>) {
         let msg = p
             .downcast_ref::<&str>()
@@ -166,19 +224,32 @@ struct Pool<F> {
     body: Arc<F>,
     handles: Vec<JoinHandle<()>>,
     pinned: bool,
+    /// Thread 0's clocks (opened by the thread that started the pool and measures).
+    clock0: ThreadClock,
 }
 
 impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
     fn start(body: Arc<F>, size: usize, timer: Timer) -> Result<Pool<F>, String> {
+        if size >= 1 << PART_BITS {
+            return Err(format!(
+                "{size} threads: at most {} threads per benchmark",
+                (1 << PART_BITS) - 1
+            ));
+        }
         let pinned = PINNED.load(Ordering::Relaxed);
         let cpus = allowed_cpus();
         let shared = Arc::new(Shared {
             timer,
             release: AtomicU64::new(0),
+            arm: AtomicU64::new(0),
+            armed: AtomicUsize::new(0),
+            armed_at: (0..size).map(|_| AtomicU64::new(0)).collect(),
             iters: AtomicU64::new(0),
             active: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             finish: (0..size).map(|_| AtomicU64::new(0)).collect(),
+            cpu: (0..size).map(|_| AtomicU64::new(0)).collect(),
+            wait: (0..size).map(|_| AtomicU64::new(UNKNOWN)).collect(),
             parked: (0..size).map(|_| AtomicBool::new(false)).collect(),
             stop: AtomicBool::new(false),
             panic: Mutex::new(None),
@@ -191,6 +262,7 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
             body,
             handles: Vec::new(),
             pinned,
+            clock0: ThreadClock::open(),
         };
         for k in 1..size {
             let (sh, body) = (Arc::clone(&pool.shared), Arc::clone(&pool.body));
@@ -205,14 +277,55 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
     }
 
     /// Release `threads` threads for `iters` iterations each; thread 0 is this one. Returns
-    /// the release's clock reading; each thread's finish is in `shared.finish`.
-    fn round(&self, threads: usize, iters: u64) -> Result<u64, String> {
+    /// the release's clock reading and each thread's clock readings before it (taken when the
+    /// pool armed, for a timed round); each thread's finish is in `shared.finish`, its readings
+    /// after it in `shared.cpu`/`wait`.
+    fn round(&self, threads: usize, iters: u64) -> Result<(u64, Vec<Reading>), String> {
         let sh = &*self.shared;
         sh.done.store(0, Ordering::Relaxed);
         sh.iters.store(iters, Ordering::Relaxed);
         sh.active.store(threads, Ordering::Relaxed);
-        let t0 = sh.timer.start();
-        sh.release.fetch_add(1, Ordering::Release);
+        let others = threads - 1;
+        let mut arms = 0;
+        let (t0, before) = loop {
+            let mut before: Vec<Reading> = (0..threads).map(|k| sh.reading(k)).collect();
+            before[0] = self.clock0.read_before();
+            let oldest = (1..threads)
+                .map(|k| sh.armed_at[k].load(Ordering::Relaxed))
+                .min();
+            let t0 = sh.timer.start();
+            let late = oldest
+                .is_some_and(|a| crate::timer::monotonic_ns().saturating_sub(a) > ARM_LEAD_NS);
+            if iters == 0 || !late || arms >= MAX_ARMS {
+                break (t0, before);
+            }
+            sh.armed.store(0, Ordering::Relaxed);
+            signal(&sh.arm, threads);
+            self.unpark_parked(threads);
+            wait_for(&|| sh.armed.load(Ordering::Acquire) >= others, None);
+            arms += 1;
+        };
+        signal(&sh.release, threads);
+        self.unpark_parked(threads);
+        let own = panic::catch_unwind(AssertUnwindSafe(|| {
+            vernier_measured_loop_threads(&*self.body, 0, iters, &sh.timer)
+        }));
+        match own {
+            Ok(t) => sh.finish[0].store(t, Ordering::Relaxed),
+            Err(p) => sh.record_panic(0, p),
+        }
+        sh.store_reading(0, self.clock0.read_after());
+        wait_for(&|| sh.done.load(Ordering::Acquire) >= others, None);
+        let failed = sh.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match failed {
+            Some((k, msg)) => Err(format!("thread {k} of {threads}: {msg}")),
+            None => Ok((t0, before)),
+        }
+    }
+
+    /// Wake the parked threads among the first `threads` (they see the new round once up).
+    fn unpark_parked(&self, threads: usize) {
+        let sh = &*self.shared;
         for (k, h) in self
             .handles
             .iter()
@@ -222,20 +335,6 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Pool<F> {
             if sh.parked[k + 1].load(Ordering::SeqCst) {
                 h.thread().unpark();
             }
-        }
-        let own = panic::catch_unwind(AssertUnwindSafe(|| {
-            vernier_measured_loop_threads(&*self.body, 0, iters, &sh.timer)
-        }));
-        match own {
-            Ok(t) => sh.finish[0].store(t, Ordering::Relaxed),
-            Err(p) => sh.record_panic(0, p),
-        }
-        let others = threads - 1;
-        wait_for(&|| sh.done.load(Ordering::Acquire) >= others, None);
-        let failed = sh.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
-        match failed {
-            Some((k, msg)) => Err(format!("thread {k} of {threads}: {msg}")),
-            None => Ok(t0),
         }
     }
 
@@ -252,18 +351,38 @@ fn serve<F: Fn(usize) -> R, R>(k: usize, sh: &Shared, body: &F, cpu: Option<usiz
     if let Some(c) = cpu {
         pin_to(c);
     }
+    let clock = ThreadClock::open();
     let park = Duration::from_nanos(SPIN_BEFORE_PARK_NS);
-    let mut seen = 0u64;
+    let (mut seen, mut seen_arm) = (0u64, 0u64);
     loop {
         wait_for(
-            &|| sh.release.load(Ordering::Acquire) != seen || sh.stop.load(Ordering::Acquire),
+            &|| {
+                sh.release.load(Ordering::Acquire) != seen
+                    || sh.arm.load(Ordering::Acquire) != seen_arm
+                    || sh.stop.load(Ordering::Acquire)
+            },
             Some((&sh.parked[k], park)),
         );
         if sh.stop.load(Ordering::Acquire) {
             return;
         }
+        let arm = sh.arm.load(Ordering::Acquire);
+        if arm != seen_arm {
+            // A timed release comes once every thread taking part has read its clocks (so no
+            // release can have come before this thread's reading).
+            seen_arm = arm;
+            if k < taking_part(arm) {
+                sh.store_reading(k, clock.read_before());
+                sh.armed_at[k].store(crate::timer::monotonic_ns(), Ordering::Relaxed);
+                sh.armed.fetch_add(1, Ordering::Release);
+                // Hand the CPU to the releasing thread at once if it waits for this one (so
+                // the moment between this reading and the release stays short).
+                std::thread::yield_now();
+            }
+            continue;
+        }
         seen = sh.release.load(Ordering::Acquire);
-        if k >= sh.active.load(Ordering::Relaxed) {
+        if k >= taking_part(seen) {
             continue;
         }
         let iters = sh.iters.load(Ordering::Relaxed);
@@ -277,6 +396,8 @@ fn serve<F: Fn(usize) -> R, R>(k: usize, sh: &Shared, body: &F, cpu: Option<usiz
                 sh.record_panic(k, p);
             }
         }
+        sh.store_reading(k, clock.read_after());
+        sh.armed_at[k].store(crate::timer::monotonic_ns(), Ordering::Relaxed);
         sh.done.fetch_add(1, Ordering::Release);
     }
 }
@@ -304,8 +425,8 @@ pub(crate) struct PoolSlot<F> {
 pub(crate) struct Threaded<F> {
     pub(crate) slot: Arc<Mutex<PoolSlot<F>>>,
     pub(crate) threads: usize,
-    /// The last sample's thread times, in ticks from the release.
-    last: Vec<u64>,
+    /// The last sample's thread times.
+    last: ThreadTimes,
     cpus: u32,
 }
 
@@ -328,7 +449,7 @@ where
                 Threaded {
                     slot: Arc::clone(&slot),
                     threads: t,
-                    last: Vec::new(),
+                    last: ThreadTimes::default(),
                     cpus: 0,
                 },
             )
@@ -364,15 +485,30 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Routine for Threaded
             } else {
                 Ok(())
             };
-            woken.and_then(|()| pool.round(t, iters)).map(|t0| {
-                let finish = &pool.shared.finish;
-                self.last.clear();
-                self.last
-                    .extend((0..t).map(|k| finish[k].load(Ordering::Relaxed).wrapping_sub(t0)));
-            })
+            woken
+                .and_then(|()| pool.round(t, iters))
+                .map(|(t0, before)| {
+                    let sh = &pool.shared;
+                    let last = &mut self.last;
+                    last.ticks.clear();
+                    last.cpu_ns.clear();
+                    last.wait_ns.clear();
+                    let mut waits_known = true;
+                    for (k, b) in before.iter().enumerate() {
+                        last.ticks
+                            .push(sh.finish[k].load(Ordering::Relaxed).wrapping_sub(t0));
+                        let (cpu, wait) = sh.reading(k).since(b);
+                        last.cpu_ns.push(cpu);
+                        waits_known &= wait.is_some();
+                        last.wait_ns.push(wait.unwrap_or(0));
+                    }
+                    if !waits_known {
+                        last.wait_ns.clear();
+                    }
+                })
         };
         match outcome {
-            Ok(()) => self.last.iter().copied().max().unwrap_or(0),
+            Ok(()) => self.last.ticks.iter().copied().max().unwrap_or(0),
             Err(msg) => {
                 // Every thread is joined before the failure goes on: none is left behind.
                 slot.pool = None;
@@ -384,8 +520,8 @@ impl<F: Fn(usize) -> R + Send + Sync + 'static, R: 'static> Routine for Threaded
 
     fn prepare(&mut self) {}
 
-    fn thread_ticks(&self) -> &[u64] {
-        &self.last
+    fn thread_times(&self) -> Option<&ThreadTimes> {
+        Some(&self.last)
     }
 
     fn threads(&self) -> Option<usize> {
@@ -431,7 +567,12 @@ mod tests {
         three.sample(&timer, 10);
         let got: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         assert_eq!(got, vec![20, 20, 20]);
-        assert_eq!(three.thread_ticks().len(), 3);
+        let times = three.thread_times().unwrap();
+        assert_eq!(times.ticks.len(), 3);
+        assert_eq!(times.cpu_ns.len(), 3);
+        // Run-queue waits: one per thread where the kernel keeps them, none elsewhere.
+        let known = std::path::Path::new("/proc/thread-self/schedstat").exists();
+        assert_eq!(times.wait_ns.len(), if known { 3 } else { 0 });
         // A panicking thread: the sample panics with its message, the pool is gone.
         let mut bad = routines(
             |k: usize| {

@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use vernier::analyze::threads::contended_below;
+use vernier::diagnostic::{Code, Finding, Interruption};
 use vernier::result::threads::name;
 use vernier::result::ResultFile;
 use vernier::workload::threads::CacheLine;
@@ -14,6 +16,9 @@ type Padded = CacheLine<AtomicU64>;
 type Pair = CacheLine<[AtomicU64; 2]>;
 
 const COUNTS: [usize; 2] = [1, 2];
+
+/// The note after a speed-up whose threads took turns on a CPU (not `contended`).
+const WAITED: &str = " (threads waited for a CPU)";
 
 pub fn register(s: &mut Suite) {
     let own: Arc<Vec<Padded>> = Arc::new((0..COUNTS.len()).map(|_| Padded::default()).collect());
@@ -35,13 +40,14 @@ pub fn lesson(file: &ResultFile) -> Option<String> {
     let speedup = |base: &str| {
         let b = file.benchmarks.iter().find(|b| b.name == name(base, 2))?;
         let s = b.scaling.as_ref()?.against_one?;
-        let contended = b
-            .diagnostics
-            .iter()
-            .any(|d| d.code == vernier::diagnostic::Code::Contended);
-        Some((s.speedup, contended))
+        let note = b.diagnostics.iter().find_map(|d| match d.finding() {
+            _ if d.code == Code::Contended => Some(" (contended)"),
+            Some(Finding::Interrupted(Interruption::ThreadsWaited { .. })) => Some(WAITED),
+            _ => None,
+        });
+        Some((s.speedup, note.unwrap_or_default()))
     };
-    let word = |(s, c): (f64, bool)| format!("{s:.2}×{}", if c { " (contended)" } else { "" });
+    let word = |(s, note): (f64, &str)| format!("{s:.2}×{note}");
     let private = speedup("counter per thread")?;
     let (shared, pair) = (
         speedup("one shared counter")?,
@@ -54,11 +60,12 @@ pub fn lesson(file: &ResultFile) -> Option<String> {
         word(shared),
         word(pair)
     );
-    Some(if private.1 {
+    let took_turns = [shared.1, pair.1].contains(&WAITED);
+    Some(if private.0 < contended_below(2) || took_turns {
         format!(
-            "{figures}: even the private counters did not scale, so the second thread did not \
-             get a CPU of its own beside the first (the machine is busy); run it again on a \
-             quiet machine (docs/threads.md)."
+            "{figures}: the threads did not all get a CPU of their own at the same time (the \
+             machine is busy), so the sharing did not show; run it again on a quiet machine \
+             (docs/threads.md)."
         )
     } else {
         format!(
