@@ -47,7 +47,7 @@ pub fn finish(
                 .diagnostics
                 .iter()
                 .any(|d| d.code() == crate::diagnostic::Code::OptimizedAway);
-            if removed {
+            if removed || analyze::near_empty_loop(&an, ctx.analysis) {
                 count(&an)
             } else {
                 None

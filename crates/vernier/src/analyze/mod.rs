@@ -28,7 +28,8 @@ pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 pub use layout::LAYOUT_MIN_SPREAD;
 use layout::{figures_by, layout_spread, per_group};
 pub use removed::{
-    weigh_instructions, InstructionsCheck, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
+    near_empty_loop, weigh_instructions, InstructionsCheck, NEAR_EMPTY_CYCLES, OPTIMIZED_AWAY_FIX,
+    OPTIMIZED_AWAY_INSTRUCTIONS,
 };
 
 use crate::diagnostic::{Cycle, CycleSource, Finding};

@@ -455,11 +455,15 @@ fn an_instruction_count_clears_or_confirms_what_time_could_not_tell() {
         ..folded
     };
     assert!(!unread.removed());
-    // Nothing flagged: nothing to weigh.
+    // Not flagged by time (a removed body's loop a cycle slower than the empty loop's, by
+    // where its code lies): a count that says removed flags it; one that says work leaves it.
     let clean = steady(8192, 4.0);
     let mut b = clean.clone();
-    weigh_instructions(&mut b, &none);
+    weigh_instructions(&mut b, &work);
     assert_eq!(codes(&b), codes(&clean));
+    weigh_instructions(&mut b, &none);
+    assert!(codes(&b).contains(&Code::OptimizedAway));
+    assert!(!codes(&clean).contains(&Code::OptimizedAway));
 }
 
 #[test]
