@@ -185,7 +185,7 @@ pub fn measure_in_processes(
     peaks: &mut Vec<Option<u64>>,
     on_progress: &mut dyn FnMut(&measure::Progress),
 ) -> Measurement {
-    let mut series = Series::new(plan.share(pads.len().max(1)), pads.len());
+    let mut series = Series::new(plan.share(pads.len().max(1)));
     for (p, &pad) in pads.iter().enumerate() {
         if term::interrupted() {
             series.interrupt();

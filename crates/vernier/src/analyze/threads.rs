@@ -38,13 +38,13 @@ pub const INTERRUPTING_WAIT: f64 = 0.01;
 /// already moves a speed-up by more than the intervals of a quiet run.
 pub const NOTABLE_WAIT: f64 = 0.05;
 
-/// The least work a sample must hold for its scaling to be judged (its iterations at one
-/// thread's time per iteration): with less, the release itself (a cache line crossing to
+/// The least time a sample's threads must run (release to finish, their waits for a CPU left
+/// out) for its scaling to be judged: with less, the release itself (a cache line crossing to
 /// every thread) and each thread's clock readings (a system call and a `pread`, about a
 /// microsecond on a virtual machine) are a visible part of the time, and private work reads as
-/// contended. A calibrated run's samples hold more; a budget cut short (`--quick` on a loaded
-/// machine), or samples lengthened by waits for a CPU rather than by work (calibration stops
-/// early then), can hold less.
+/// contended. A calibrated run's samples are longer; a budget cut short (`--quick` on a loaded
+/// machine), or samples lengthened by waits for a CPU rather than by running (calibration
+/// stops early then), can be shorter.
 pub const MIN_JUDGED_SAMPLE_NS: f64 = 10_000.0;
 
 /// The figures of one thread count, from its headline samples.
@@ -306,8 +306,8 @@ pub fn on_cpu_speedup(one: &ThreadTime, this: &ThreadTime, threads: usize) -> Op
 }
 
 /// What poor scaling at `threads` threads means (speed-up `s` over one thread; `one` and
-/// `this` where each run's time went; `cpus` the CPUs the run could use; `work_ns` what a
-/// sample's iterations take one thread alone):
+/// `this` where each run's time went; `cpus` the CPUs the run could use; `work_ns` how long a
+/// sample's threads ran, their waits for a CPU left out):
 ///
 /// - scaling at least half of perfect (the interval reaching [`contended_below`]): nothing;
 /// - poor on the wall clock and with the waits for a CPU left out too (or the threads off
@@ -317,9 +317,10 @@ pub fn on_cpu_speedup(one: &ThreadTime, this: &ThreadTime, threads: usize) -> Op
 ///   unknown, off their CPUs) a notable share of the time: not `contended`. With more
 ///   threads than CPUs `oversubscribed` (which carries the wait) says it; otherwise an
 ///   `interrupted` finding names the share;
-/// - samples holding less work than [`MIN_JUDGED_SAMPLE_NS`]: the speed-up with the waits
-///   left out is not computed (its error is too large), and without notable waits nothing is
-///   said (`timer-limited` covers short samples).
+/// - samples shorter than [`MIN_JUDGED_SAMPLE_NS`]: the speed-up with the waits left out is
+///   not computed (its error is too large), and without notable waits no verdict is given
+///   (the speed-up and its interval stand in the result alone). Only a budget cut very short
+///   makes samples that short.
 pub fn judge(
     s: &Speedup,
     threads: usize,

@@ -150,6 +150,9 @@ pub struct Measurement {
     pub steady: Option<SteadyState>,
     /// The target's error, when it failed part-way (samples before it are kept).
     pub error: Option<String>,
+    /// The calibration ended: `iters_per_sample` is the count it found (or the one asked for),
+    /// not one it was still trying when the measurement failed or was interrupted.
+    pub calibrated: bool,
 }
 
 impl Measurement {
@@ -162,6 +165,7 @@ impl Measurement {
             stop: StopReason::Budget,
             steady: None,
             error: None,
+            calibrated: false,
         }
     }
 
@@ -183,6 +187,7 @@ impl Measurement {
         self.samples.extend(&s);
         self.wall_ns += other.wall_ns;
         self.stop = other.stop;
+        self.calibrated |= other.calibrated;
         if other.error.is_some() {
             self.error = other.error;
         }
@@ -422,6 +427,7 @@ pub fn measure(
     let stop = sampler.run(&mut [target], on_progress);
     let wall_ns = sampler.elapsed_ns();
     // Short of a calibrated count, the count calibration had reached.
+    let calibrated = sampler.calibrated().is_some();
     let iters_per_sample = match sampler.calibrated() {
         Some(c) => c.iters,
         None if started => sampler.calibration().iters,
@@ -451,6 +457,7 @@ pub fn measure(
         stop,
         steady,
         error,
+        calibrated,
     }
 }
 

@@ -79,7 +79,8 @@ pub trait Policy {
 /// The fixed limits of a sampler.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
-    /// Hard wall-clock budget, calibration included.
+    /// Wall-clock budget, calibration included (the first collecting round after calibration
+    /// is taken even when calibration spent it all).
     pub budget_ns: u64,
     /// Samples per side in each calibration round.
     pub calibration_samples: usize,
@@ -104,6 +105,8 @@ pub struct Sampler<'c, P: Policy> {
     /// Calibration: the slowest side's fastest sample in the current round.
     best_ns: u64,
     samples: usize,
+    /// Collecting rounds handed out.
+    rounds: usize,
     rel_ci: Option<f64>,
     stop: StopReason,
     error: Option<(usize, String)>,
@@ -132,6 +135,7 @@ impl<'c, P: Policy> Sampler<'c, P> {
             pos: 0,
             best_ns: 0,
             samples: 0,
+            rounds: 0,
             rel_ci: None,
             stop: StopReason::Budget,
             error: None,
@@ -172,10 +176,15 @@ impl<'c, P: Policy> Sampler<'c, P> {
                     })
                     .collect()
             } else {
+                // The first collecting round is taken whatever the budget left: a calibration
+                // whose last round overran the budget (samples lengthened by waits for a CPU,
+                // or each evicting the caches first) still yields measured samples, at the
+                // cost of that round's time.
                 let elapsed_ns = self.elapsed();
-                if elapsed_ns >= self.limits.budget_ns {
+                if elapsed_ns >= self.limits.budget_ns && self.rounds > 0 {
                     return self.finish(StopReason::Budget);
                 }
+                self.rounds += 1;
                 let at = Round {
                     iters: self.calibrated.map_or(1, |c| c.iters),
                     est_sample_ns: self.est_sample_ns,
@@ -416,6 +425,25 @@ mod tests {
         );
         let mut s = sampler(Single::new(plan), clock, goal, limits);
         drive(&mut s, clock, [10, 0], None)
+    }
+
+    #[test]
+    fn a_calibration_that_overran_the_budget_is_followed_by_one_collecting_round() {
+        // 1 ms per iteration against a 20 µs goal and a 5 ms budget: the first calibration
+        // round (5 samples of one iteration) spends the whole budget, and the calibration ends
+        // at its deadline. One collecting round follows, then the budget stops the sampler.
+        let clock = MockClock::default();
+        let plan = Plan::default();
+        let mut s = sampler(Single::new(&plan), &clock, 20_000, (1 << 20, 5_000_000, 5));
+        let script = drive(&mut s, &clock, [1_000_000, 0], None);
+        let phases: Vec<(Phase, u64, usize)> = script
+            .asks
+            .iter()
+            .map(|a| (a.phase, a.iters, a.count))
+            .collect();
+        assert_eq!(phases, [(Phase::Calibration, 1, 5), (Phase::Warmup, 1, 1)]);
+        assert_eq!(script.stop, StopReason::Budget);
+        assert!(s.calibrated().is_some());
     }
 
     #[test]

@@ -417,6 +417,48 @@ fn stop_str(s: StopReason) -> &'static str {
     }
 }
 
+/// One entry per process that took samples, in index order. A process with samples in the
+/// headline has its figures from them (`samples` counts them); a process without (all its
+/// samples in a slow state of the core, in warm-up or in calibration) is still listed, so
+/// that its padding, hash seed and peak memory are kept, with the median of its own samples
+/// past calibration (of all of them when it took no other) and `samples` 0.
+fn process_entries(
+    s: &[Sample],
+    headline: &[crate::analyze::ProcessFigure],
+    env_pad: &dyn Fn(u32) -> u64,
+) -> Vec<ProcessJson> {
+    let entry = |index: u32, median_ns: f64, ci: (f64, f64), samples: usize| ProcessJson {
+        index,
+        env_pad_bytes: env_pad(index),
+        median_ns,
+        ci95_ns: [ci.0, ci.1],
+        samples,
+        hash_seed: None,
+        peak_rss_bytes: None,
+    };
+    let mut out: Vec<ProcessJson> = headline
+        .iter()
+        .map(|p| entry(p.index, p.median_ns, p.ci95_ns, p.samples))
+        .collect();
+    let mut by: BTreeMap<u32, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for x in s {
+        if !headline.iter().any(|p| p.index == x.process) {
+            let (past, all) = by.entry(x.process).or_default();
+            if x.phase != Phase::Calibration {
+                past.push(x.per_iter_ns());
+            }
+            all.push(x.per_iter_ns());
+        }
+    }
+    for (index, (past, all)) in by {
+        let v = if past.is_empty() { all } else { past };
+        let ci = crate::stats::median_interval(&v);
+        out.push(entry(index, ci.median, (ci.lo, ci.hi), 0));
+    }
+    out.sort_by_key(|p| p.index);
+    out
+}
+
 impl BenchmarkResult {
     /// Assemble a benchmark's entry from its measurement and analysis.
     pub fn new(
@@ -442,19 +484,7 @@ impl BenchmarkResult {
             warmup: a.warmup,
             counters: (!a.counters.is_empty()).then(|| a.counters.clone()),
             interrupted: a.interrupted,
-            processes: a
-                .processes
-                .iter()
-                .map(|p| ProcessJson {
-                    index: p.index,
-                    env_pad_bytes: env_pad(p.index),
-                    median_ns: p.median_ns,
-                    ci95_ns: [p.ci95_ns.0, p.ci95_ns.1],
-                    samples: p.samples,
-                    hash_seed: None,
-                    peak_rss_bytes: None,
-                })
-                .collect(),
+            processes: process_entries(s, &a.processes, env_pad),
             // Worded here, from the findings: the file's `message` is for its readers.
             diagnostics: a.diagnostics.iter().map(Diagnostic::from).collect(),
             steady_samples: a.steady_samples,
@@ -671,6 +701,8 @@ impl BenchmarkResult {
                 class: self.warmup.class,
             }),
             error: self.error.clone(),
+            // A stored result holds the count it measured at.
+            calibrated: self.iters_per_sample > 0,
         }
     }
 }
@@ -781,5 +813,38 @@ mod tests {
         assert!(old.probe_ns.is_empty() && old.probe_adds == 0);
         let plain = serde_json::to_value(&old).unwrap();
         assert!(plain.get("probe_ns").is_none() && plain.get("probe_adds").is_none());
+    }
+
+    #[test]
+    fn every_process_that_took_samples_is_listed_with_or_without_headline_samples() {
+        let sample = |process, phase, ns| Sample {
+            iters: 10,
+            ns,
+            t_ns: 0,
+            process,
+            round: 0,
+            phase,
+        };
+        let s = [
+            sample(0, Phase::Calibration, 900),
+            sample(0, Phase::Measure, 300),
+            sample(0, Phase::Measure, 310),
+            sample(1, Phase::Measure, 100),
+            sample(2, Phase::Calibration, 700),
+        ];
+        // Only process 1 is in the headline (process 0 ran in a slow state of the core,
+        // process 2 ran out of time while it calibrated).
+        let headline = [crate::analyze::ProcessFigure {
+            index: 1,
+            median_ns: 10.0,
+            ci95_ns: (9.0, 11.0),
+            samples: 1,
+        }];
+        let e = process_entries(&s, &headline, &|p| 64 * u64::from(p));
+        let got: Vec<(u32, u64, f64, usize)> = e
+            .iter()
+            .map(|p| (p.index, p.env_pad_bytes, p.median_ns, p.samples))
+            .collect();
+        assert_eq!(got, [(0, 0, 30.5, 0), (1, 64, 10.0, 1), (2, 128, 70.0, 0)]);
     }
 }

@@ -100,9 +100,15 @@ pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     };
     scaling.against_one = speedup(&one.per_iter, &r.per_iter, t);
     let one_time = one.scaling.as_ref().map(|s| s.time).unwrap_or_default();
-    // What a sample's iterations take one thread alone: too little, and the speed-up with the
-    // waits left out is not given (its error is too large; `judge`).
-    let work_ns = one.per_iter.median_ns * r.iters_per_sample as f64;
+    // How long a sample's threads ran, with their waits for a CPU left out (the wall time
+    // where the waits are unknown): too little, and the release's and the clock readings' own
+    // cost weigh on the speed-up (`judge`). A contended body's samples hold few iterations, each
+    // slow: their length, not their count at one thread's pace, is what the costs weigh against.
+    let iters = r.iters_per_sample as f64;
+    let work_ns = scaling
+        .time
+        .unwaited_per_iter_ns
+        .map_or(r.per_iter.median_ns * iters, |u| u * iters);
     scaling.on_cpu_speedup =
         on_cpu_speedup(&one_time, &scaling.time, t).filter(|_| work_ns >= MIN_JUDGED_SAMPLE_NS);
     let found = scaling

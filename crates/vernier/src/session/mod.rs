@@ -178,10 +178,7 @@ impl Suite {
             );
         }
         let mut json_failed = false;
-        let mut acc: Vec<Series> = selected
-            .iter()
-            .map(|_| Series::new(plan.clone(), rounds))
-            .collect();
+        let mut acc: Vec<Series> = selected.iter().map(|_| Series::new(plan.clone())).collect();
         let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let mut done = vec![false; selected.len()];
         for round in 0..rounds {
