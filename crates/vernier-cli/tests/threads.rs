@@ -251,4 +251,12 @@ fn rust_sharing_lesson_as_a_worker_and_standalone() {
         .unwrap();
     let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{}", cli::text(&o)));
     check(&f, "panics/threads:2", "thread 1 of 2: thread one gives up");
+    // The failed benchmark is named at the end and the status says the run is not whole (a
+    // `cargo bench` in CI fails), everything else measured and saved.
+    assert_eq!(o.status.code(), Some(1), "{}", cli::text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1 benchmark(s) failed: panics/threads:2"),
+        "{}",
+        cli::text(&o)
+    );
 }

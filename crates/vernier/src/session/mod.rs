@@ -95,6 +95,12 @@ impl Suite {
                 let _ = writeln!(out, "{}", table.row(result));
             }
         });
+        let mut failures: Vec<String> = file
+            .benchmarks
+            .iter()
+            .filter(|b| b.status == crate::result::Status::Failed)
+            .map(|b| b.name.clone())
+            .collect();
         if !self.pairs.is_empty() {
             let cf = pairs::run_suite_pairs(
                 &mut self,
@@ -104,12 +110,21 @@ impl Suite {
             if !cf.comparisons.is_empty() || !cf.failed.is_empty() {
                 let _ = write!(out, "\n{}", report::compare::table_fitted(&cf, render));
             }
+            failures.extend(cf.failed.iter().map(|f| f.name.clone()));
         }
+        // Said at the end, after everything measured is printed and saved.
+        let failed = || {
+            if failures.is_empty() {
+                Ok(())
+            } else {
+                Err(SuiteError::Failed(failures.clone()))
+            }
+        };
         if file.benchmarks.is_empty() {
             if self.pairs.is_empty() {
                 let _ = writeln!(out, "no benchmark matches the filter");
             }
-            return Ok(());
+            return failed();
         }
         known.record_run(&file, identity.as_deref());
         let _ = write!(out, "{}", report::after_table(&file, &table));
@@ -121,7 +136,7 @@ impl Suite {
             "For layout randomisation across processes and the full analysis: vernier run -- {}",
             std::env::args().next().unwrap_or_default()
         );
-        Ok(())
+        failed()
     }
 
     /// Measure every selected benchmark in this process; `on_event` sees each step. Returns

@@ -26,6 +26,10 @@ pub enum SuiteError {
     /// Serving a runner failed (the link to it broke, or it sent nonsense).
     #[error("vernier worker: {0}")]
     Worker(String),
+    /// Benchmarks failed (a panic, a body that stopped): everything else was measured, printed
+    /// and saved; the status says the run is not whole, as under `vernier run`.
+    #[error("vernier: {} benchmark(s) failed: {}", .0.len(), .0.join(", "))]
+    Failed(Vec<String>),
 }
 
 impl SuiteError {
