@@ -27,6 +27,9 @@ pub struct Plan {
     /// Skip the doubling and use this many iterations per sample (set by a runner so every
     /// process of a benchmark uses the count calibrated by the first).
     pub fixed_iters: Option<u64>,
+    /// The count the calibration starts from: 1, or where an earlier part of the same
+    /// benchmark (a process, a round) had its calibration cut short by the deadline.
+    pub start_iters: u64,
     /// Upper bound on iterations per sample (a guard against a body the compiler removed:
     /// doubling would otherwise go on for ever).
     pub max_iters: u64,
@@ -104,6 +107,7 @@ impl Plan {
             min_steady_samples: MIN_STEADY_SAMPLES,
             calibration_samples: 3,
             fixed_iters: None,
+            start_iters: 1,
             max_iters: 1 << 40,
             probe_adds: PROBE_ADDS,
         }

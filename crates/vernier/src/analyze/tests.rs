@@ -56,7 +56,7 @@ fn synth(n: u64, intercept: f64, per_iter: impl Fn(usize) -> f64) -> Measurement
             class: WarmupClass::Flat,
         }),
         error: None,
-        calibrated: true,
+        calibration: crate::measure::CalibrationEnd::Found,
     }
 }
 

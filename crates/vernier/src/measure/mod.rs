@@ -150,9 +150,9 @@ pub struct Measurement {
     pub steady: Option<SteadyState>,
     /// The target's error, when it failed part-way (samples before it are kept).
     pub error: Option<String>,
-    /// The calibration ended: `iters_per_sample` is the count it found (or the one asked for),
-    /// not one it was still trying when the measurement failed or was interrupted.
-    pub calibrated: bool,
+    /// How the calibration ended: with `iters_per_sample` found, cut short by its deadline,
+    /// or not at all.
+    pub calibration: CalibrationEnd,
 }
 
 impl Measurement {
@@ -165,7 +165,7 @@ impl Measurement {
             stop: StopReason::Budget,
             steady: None,
             error: None,
-            calibrated: false,
+            calibration: CalibrationEnd::NotEnded,
         }
     }
 
@@ -187,7 +187,9 @@ impl Measurement {
         self.samples.extend(&s);
         self.wall_ns += other.wall_ns;
         self.stop = other.stop;
-        self.calibrated |= other.calibrated;
+        if other.calibration == CalibrationEnd::Found {
+            self.calibration = CalibrationEnd::Found;
+        }
         if other.error.is_some() {
             self.error = other.error;
         }
@@ -237,6 +239,24 @@ pub struct Calibration {
 pub struct Calibrated {
     pub iters: u64,
     pub est_sample_ns: f64,
+    /// The count was found (the goal met, the ceiling reached, or a fixed count asked for),
+    /// not left where the deadline cut the calibration short.
+    pub found: bool,
+    /// The count a calibration continued from here would try next (`iters` when found).
+    pub next_iters: u64,
+}
+
+/// How a measurement's calibration ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalibrationEnd {
+    /// It did not end: the measurement failed or was interrupted while calibrating.
+    NotEnded,
+    /// The count was found: the measurement's `iters_per_sample`.
+    Found,
+    /// Its deadline cut it short (the rounds took longer than the count's samples: a slow
+    /// first call, threads started, waits for a CPU): a later part of the same benchmark
+    /// continues it from `next_iters`.
+    CutShort { next_iters: u64 },
 }
 
 impl Calibration {
@@ -250,20 +270,29 @@ impl Calibration {
         }
     }
 
+    /// The same calibration starting from `iters` (where an earlier part's was cut short)
+    /// instead of 1; a fixed count is kept.
+    pub fn starting_at(mut self, iters: u64) -> Self {
+        if !self.fixed {
+            self.iters = iters.clamp(1, self.max_iters.max(1));
+        }
+        self
+    }
+
     /// A round at `iters` whose fastest sample took `best_ns`, `elapsed_ns` into the budget:
     /// the count to measure with, or `None` and the next round's count in `iters`.
     pub fn step(&mut self, best_ns: u64, elapsed_ns: u64) -> Option<Calibrated> {
-        if best_ns >= self.goal_ns
-            || self.fixed
-            || self.iters >= self.max_iters
-            || elapsed_ns as f64 >= self.deadline_ns
-        {
+        let found = best_ns >= self.goal_ns || self.fixed || self.iters >= self.max_iters;
+        let next = next_calibration_count(self.iters, best_ns, self.goal_ns, self.max_iters);
+        if found || elapsed_ns as f64 >= self.deadline_ns {
             return Some(Calibrated {
                 iters: self.iters,
                 est_sample_ns: best_ns.max(1) as f64,
+                found,
+                next_iters: if found { self.iters } else { next },
             });
         }
-        self.iters = next_calibration_count(self.iters, best_ns, self.goal_ns, self.max_iters);
+        self.iters = next;
         None
     }
 }
@@ -410,7 +439,8 @@ pub fn measure(
         plan.max_iters,
         plan.fixed_iters,
         plan.time_budget_ns,
-    );
+    )
+    .starting_at(plan.start_iters);
     let limits = Limits {
         budget_ns: plan.time_budget_ns,
         calibration_samples: plan.calibration_samples,
@@ -427,7 +457,13 @@ pub fn measure(
     let stop = sampler.run(&mut [target], on_progress);
     let wall_ns = sampler.elapsed_ns();
     // Short of a calibrated count, the count calibration had reached.
-    let calibrated = sampler.calibrated().is_some();
+    let calibration = match sampler.calibrated() {
+        Some(c) if c.found => CalibrationEnd::Found,
+        Some(c) => CalibrationEnd::CutShort {
+            next_iters: c.next_iters,
+        },
+        None => CalibrationEnd::NotEnded,
+    };
     let iters_per_sample = match sampler.calibrated() {
         Some(c) => c.iters,
         None if started => sampler.calibration().iters,
@@ -457,7 +493,7 @@ pub fn measure(
         stop,
         steady,
         error,
-        calibrated,
+        calibration,
     }
 }
 

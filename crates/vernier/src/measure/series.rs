@@ -4,8 +4,9 @@
 //! ends the series with what was measured before it kept. The one multi-part driver policy:
 //! `vernier run`'s processes and a standalone suite's rounds both go through it.
 
-use super::{Measurement, StopReason};
+use super::{CalibrationEnd, Measurement, StopReason};
 use crate::plan::Plan;
+use crate::samples::Phase;
 
 /// The parts measured so far of one benchmark, and the plan of the next.
 #[derive(Clone, Debug)]
@@ -32,16 +33,35 @@ impl Series {
     /// Add a part's measurement as `process` and `round`; whether the series may go on (the
     /// part neither failed nor was interrupted).
     pub fn add(&mut self, m: Measurement, process: u32, round: u32) -> bool {
-        // The first part whose calibration ended sets the count (and the merged measurement's)
-        // for the rest. Every part that is neither failed nor interrupted ends its calibration
-        // (the calibration has a deadline in the budget, and the sampler always takes a
-        // collecting round after it).
-        if m.error.is_none() && m.calibrated && self.plan.fixed_iters.is_none() {
-            self.plan.fixed_iters = Some(m.iters_per_sample);
-            self.merged.iters_per_sample = m.iters_per_sample;
-            self.merged.steady = m.steady;
+        // The first part whose calibration found its count sets it (and the merged
+        // measurement's) for the rest. A part whose calibration its deadline cut short (a slow
+        // first call, threads started, waits for a CPU: its samples far shorter than the goal)
+        // measured at the count it reached; the next part goes on calibrating from there
+        // rather than keeping a count that may be 1.
+        let mut reached = None;
+        if m.error.is_none() && self.plan.fixed_iters.is_none() {
+            match m.calibration {
+                CalibrationEnd::Found => {
+                    self.plan.fixed_iters = Some(m.iters_per_sample);
+                    self.merged.iters_per_sample = m.iters_per_sample;
+                    self.merged.steady = m.steady;
+                    // The parts before it were calibrating in effect: their samples, at counts
+                    // short of the one found, stay in the file as calibration's.
+                    for x in &mut self.merged.samples.samples {
+                        x.phase = Phase::Calibration;
+                    }
+                }
+                CalibrationEnd::CutShort { next_iters } => {
+                    self.plan.start_iters = self.plan.start_iters.max(next_iters);
+                    reached = Some(m.iters_per_sample);
+                }
+                CalibrationEnd::NotEnded => {}
+            }
         }
         self.merged.append(m, process, round);
+        if let Some(n) = reached {
+            self.merged.iters_per_sample = self.merged.iters_per_sample.max(n);
+        }
         !self.ended()
     }
 
@@ -76,7 +96,7 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::samples::{Phase, Sample};
+    use crate::samples::Sample;
 
     fn part(iters: u64, ns: &[u64], stop: StopReason, error: Option<&str>) -> Measurement {
         let mut m = Measurement::empty();
@@ -97,7 +117,7 @@ mod tests {
         m.wall_ns = 100;
         m.stop = stop;
         m.error = error.map(str::to_string);
-        m.calibrated = true;
+        m.calibration = CalibrationEnd::Found;
         m
     }
 
@@ -146,17 +166,53 @@ mod tests {
         // sets no count.
         let mut s = Series::new(Plan::quick());
         let mut first = part(1, &[5, 5, 5], StopReason::Budget, None);
-        first.calibrated = false;
+        first.calibration = CalibrationEnd::NotEnded;
         for x in &mut first.samples.samples {
             x.phase = Phase::Calibration;
         }
         assert!(s.add(first, 0, 0));
         assert_eq!(s.next_plan().fixed_iters, None, "the next part calibrates");
+        assert_eq!(s.next_plan().start_iters, 1);
         assert!(s.add(part(16, &[80, 81], StopReason::Budget, None), 1, 0));
         assert_eq!(s.next_plan().fixed_iters, Some(16));
         let m = s.into_measurement();
         assert_eq!(m.iters_per_sample, 16);
         assert_eq!(m.samples.len(), 5);
+    }
+
+    #[test]
+    fn a_calibration_cut_short_is_continued_by_the_next_part_not_kept() {
+        // Threads started on the first sample: the first part's deadline ended its
+        // calibration at one iteration (130 ns samples against a 20 µs goal).
+        let mut s = Series::new(Plan::quick());
+        let mut first = part(1, &[130, 130], StopReason::Budget, None);
+        first.calibration = CalibrationEnd::CutShort { next_iters: 19 };
+        assert!(s.add(first, 0, 0));
+        let next = s.next_plan();
+        assert_eq!((next.fixed_iters, next.start_iters), (None, 19));
+        // The second part finds the count; the third keeps it. The first part's samples
+        // become calibration's: the headline is the found count's.
+        assert!(s.add(part(160, &[20_800, 20_900], StopReason::Budget, None), 1, 0));
+        assert_eq!(s.next_plan().fixed_iters, Some(160));
+        assert_eq!(s.measurement().iters_per_sample, 160);
+        let phases: Vec<Phase> = s
+            .measurement()
+            .samples
+            .samples
+            .iter()
+            .map(|x| x.phase)
+            .collect();
+        use Phase::{Calibration, Measure};
+        assert_eq!(phases, [Calibration, Calibration, Measure, Measure]);
+        // Every part cut short: the count reached last is the merged one.
+        let mut s = Series::new(Plan::quick());
+        for (k, n) in [(0, 1), (1, 19)] {
+            let mut p = part(n, &[130 * n], StopReason::Budget, None);
+            p.calibration = CalibrationEnd::CutShort { next_iters: n * 8 };
+            assert!(s.add(p, k, 0));
+        }
+        assert_eq!(s.next_plan().start_iters, 152);
+        assert_eq!(s.measurement().iters_per_sample, 19);
     }
 
     #[test]

@@ -702,7 +702,7 @@ impl BenchmarkResult {
             }),
             error: self.error.clone(),
             // A stored result holds the count it measured at.
-            calibrated: self.iters_per_sample > 0,
+            calibration: crate::measure::CalibrationEnd::Found,
         }
     }
 }
