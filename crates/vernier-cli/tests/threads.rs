@@ -134,12 +134,16 @@ fn check(f: &ResultFile, failing: &str, message: &str) {
             "{base}: two threads at {s:.2}× one thread's throughput"
         );
         // Contended, or a stated reason why the scaling is not the code's: the threads took
-        // turns on a CPU (the other one busy: the waits for a CPU named).
+        // turns on a CPU (the other one busy: the waits for a CPU named), or samples too short
+        // to judge (`timer-limited`: with both CPUs kept busy by other work, every part's
+        // calibration was cut short by waits, and samples last about a microsecond).
         let two = get(f, &format!("{base}/threads:2"));
         let waited = waited_share(two);
         eprintln!("{base}: waited for a CPU {waited:?}");
         assert!(
-            flagged(two, Code::Contended) || waited.is_some_and(|w| w > 0.0),
+            flagged(two, Code::Contended)
+                || waited.is_some_and(|w| w > 0.0)
+                || flagged(two, Code::TimerLimited),
             "{base}: {:?}",
             two.diagnostics
         );
