@@ -19,6 +19,7 @@
 //! machine runs deterministically in tests against a scripted target (and the sampler can be
 //! driven by hand, batch by batch: see its tests).
 
+pub mod ctrlc;
 pub mod in_process;
 pub mod pairs;
 pub mod sampler;

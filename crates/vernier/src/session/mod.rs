@@ -69,6 +69,9 @@ impl Suite {
         if let Some(path) = &self.options.json {
             crate::result::check_destination(path).map_err(SuiteError::Destination)?;
         }
+        // Ctrl-C stops the measuring and keeps what was measured (a second one ends the
+        // process).
+        measure::ctrlc::install_ctrlc();
         let render = report::Render::for_stdout(false);
         // Output errors (a closed pipe) stop the printing, never the measuring.
         use std::io::Write as _;
@@ -113,15 +116,22 @@ impl Suite {
             failures.extend(cf.failed.iter().map(|f| f.name.clone()));
         }
         // Said at the end, after everything measured is printed and saved.
+        let json = self.options.json.clone();
         let failed = || {
-            if failures.is_empty() {
+            if measure::ctrlc::interrupted() {
+                let kept = json
+                    .as_ref()
+                    .map(|p| format!(" (in {})", p.display()))
+                    .unwrap_or_default();
+                Err(SuiteError::Interrupted(kept))
+            } else if failures.is_empty() {
                 Ok(())
             } else {
                 Err(SuiteError::Failed(failures.clone()))
             }
         };
         if file.benchmarks.is_empty() {
-            if self.pairs.is_empty() {
+            if self.pairs.is_empty() && !measure::ctrlc::interrupted() {
                 let _ = writeln!(out, "no benchmark matches the filter");
             }
             return failed();

@@ -30,13 +30,17 @@ pub enum SuiteError {
     /// and saved; the status says the run is not whole, as under `vernier run`.
     #[error("vernier: {} benchmark(s) failed: {}", .0.len(), .0.join(", "))]
     Failed(Vec<String>),
+    /// Ctrl-C: what was measured before it is printed and saved (status 130).
+    #[error("vernier: interrupted; every benchmark measured before Ctrl-C is kept{0}")]
+    Interrupted(String),
 }
 
 impl SuiteError {
-    /// 0 for `--help`, 1 for anything else.
+    /// 0 for `--help`, 130 after Ctrl-C, 1 for anything else.
     pub fn exit_code(&self) -> i32 {
         match self {
             SuiteError::Usage(_) => 0,
+            SuiteError::Interrupted(_) => 130,
             _ => 1,
         }
     }
