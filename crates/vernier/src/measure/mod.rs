@@ -240,11 +240,9 @@ pub struct Calibration {
 pub struct Calibrated {
     pub iters: u64,
     pub est_sample_ns: f64,
-    /// The count was found (the goal met, the ceiling reached, or a fixed count asked for),
-    /// not left where the deadline cut the calibration short.
-    pub found: bool,
-    /// The count a calibration continued from here would try next (`iters` when found).
-    pub next_iters: u64,
+    /// Found (the goal met, the ceiling reached, or a fixed count asked for), or left where
+    /// the deadline cut the calibration short.
+    pub end: CalibrationEnd,
 }
 
 /// How a measurement's calibration ended.
@@ -289,8 +287,11 @@ impl Calibration {
             return Some(Calibrated {
                 iters: self.iters,
                 est_sample_ns: best_ns.max(1) as f64,
-                found,
-                next_iters: if found { self.iters } else { next },
+                end: if found {
+                    CalibrationEnd::Found
+                } else {
+                    CalibrationEnd::CutShort { next_iters: next }
+                },
             });
         }
         self.iters = next;
@@ -458,13 +459,9 @@ pub fn measure(
     let stop = sampler.run(&mut [target], on_progress);
     let wall_ns = sampler.elapsed_ns();
     // Short of a calibrated count, the count calibration had reached.
-    let calibration = match sampler.calibrated() {
-        Some(c) if c.found => CalibrationEnd::Found,
-        Some(c) => CalibrationEnd::CutShort {
-            next_iters: c.next_iters,
-        },
-        None => CalibrationEnd::NotEnded,
-    };
+    let calibration = sampler
+        .calibrated()
+        .map_or(CalibrationEnd::NotEnded, |c| c.end);
     let iters_per_sample = match sampler.calibrated() {
         Some(c) => c.iters,
         None if started => sampler.calibration().iters,
