@@ -680,6 +680,9 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
 
 // ---------------------------------------------------------------------------------------------
 // 4. Implementation
+//
+// A constant this header shares with the Rust harness or the runner names the Rust definition
+// in its comment; crates/vernier/tests/shared_constants.rs fails when the two differ.
 // ---------------------------------------------------------------------------------------------
 
 #include <algorithm>
@@ -1054,7 +1057,8 @@ inline void pin_thread_to(int cpu) {
 }
 
 /// How long a waiting pool thread spins for the next release before it blocks (the Rust
-/// harness's SPIN_BEFORE_PARK_NS), and spins between two yields.
+/// harness's `threads::SPIN_BEFORE_PARK_NS`), and spins between two yields
+/// (`threads::SPINS_PER_YIELD`).
 constexpr std::uint64_t kSpinBeforeParkNs = 2000000;
 constexpr unsigned kSpinsPerYield = 256;
 
@@ -1118,7 +1122,7 @@ struct ThreadClock {
 
 /// The longest time between a pool thread's clock reading (after its last round, or when the
 /// pool arms) and the release, past which the pool arms first (the Rust harness's
-/// ARM_LEAD_NS), at most kMaxArms times.
+/// `threads::ARM_LEAD_NS`), at most kMaxArms times (`threads::MAX_ARMS`).
 constexpr std::uint64_t kArmLeadNs = 20000;
 constexpr int kMaxArms = 2;
 
@@ -1470,9 +1474,9 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_wide_chain(std::uint6
 }
 
 /// Repetitions of the probe; the fastest is kept (an interrupt in one does not make the core
-/// look slow). The same as the Rust harness (`plan::PROBE_REPEATS`).
+/// look slow). The Rust harness's `plan::PROBE_REPEATS`.
 constexpr int kProbeRepeats = 3;
-/// Longest probe chain a worker accepts (the Rust harness's `MAX_WORKER_PROBE_ADDS`).
+/// Longest probe chain a worker accepts (the protocol's `plan::MAX_PROBE_ADDS`).
 constexpr std::uint64_t kMaxProbeAdds = std::uint64_t{1} << 20;
 
 /// The fastest of `kProbeRepeats` timings of `chain(x, adds)` (the dependent chain, or with

@@ -17,6 +17,8 @@ import time
 
 from . import _loops, _memory
 
+# The package's version, the protocol's and its probe limit are the Rust crate's
+# (crates/vernier/tests/shared_constants.rs checks them).
 VERSION = "0.1.0"
 PROTOCOL = 1
 HASHSEED_ENV = "PYTHONHASHSEED"

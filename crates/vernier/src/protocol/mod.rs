@@ -175,9 +175,7 @@ impl Command {
     }
 }
 
-/// Longest probe chain a worker accepts (about 0.3 ms at 3 GHz): the probe must stay cheap,
-/// and a runner asking for more is broken.
-pub const MAX_PROBE_ADDS: u64 = 1 << 20;
+pub use crate::plan::MAX_PROBE_ADDS;
 
 /// The value of a `probe=<adds>` option: 1 to [`MAX_PROBE_ADDS`] additions.
 pub fn parse_probe_adds(v: &str) -> Option<u64> {
