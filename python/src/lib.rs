@@ -241,6 +241,14 @@ fn save(
     vernier_cli::save_result(&file, db, commit, branch, "pytest").map_err(PyRuntimeError::new_err)
 }
 
+/// The path of the allocation-counting interposer `vernier run` preloads into its counting
+/// process (built with the CLI and embedded in it), written to the cache directory on first
+/// use.
+#[pyfunction]
+fn interposer_path() -> PyResult<PathBuf> {
+    vernier_cli::allocation_interposer().map_err(PyRuntimeError::new_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
@@ -250,6 +258,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_results, m)?)?;
     m.add_function(wrap_pyfunction!(write_result, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(interposer_path, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

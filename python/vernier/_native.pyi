@@ -39,3 +39,7 @@ def write_result(path: Union[str, "PathLike[str]"], text: str) -> None:
 def save(results: List[str], *, db: Optional[str] = None, commit: Optional[str] = None,
          branch: Optional[str] = None) -> None:
     """Keep result files' JSON texts (merged) in the history store, as ``vernier run --save``."""
+
+def interposer_path() -> str:
+    """The allocation-counting interposer ``vernier run`` preloads into its counting process
+    (embedded in the CLI), written to the cache directory on first use."""
