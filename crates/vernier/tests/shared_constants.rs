@@ -1,6 +1,6 @@
 //! The constants a harness shares with the runner and the Rust harness are defined once, in
-//! Rust; the C++ header (`include/vernier.hpp`, which cannot link Rust) and the Python package
-//! (`python/vernier/`) write them again. This test reads those sources and fails when one of
+//! Rust; the C++ header (`include/vernier.hpp`, which cannot link Rust) and the Python package's
+//! Python files (`python/vernier/`) write some of them again. This test reads those sources and fails when one of
 //! their copies differs from the Rust definition, or is no longer found.
 
 use std::path::{Path, PathBuf};
@@ -101,13 +101,8 @@ fn the_cpp_header_s_constants_are_the_rust_ones() {
 
 #[test]
 fn the_python_package_s_constants_are_the_rust_ones() {
-    check_ints(
-        "python/vernier/_worker.py",
-        &[
-            ("PROTOCOL", protocol::VERSION.into()),
-            ("MAX_PROBE_ADDS", plan::MAX_PROBE_ADDS),
-        ],
-    );
+    // The protocol's version and limits are not in the package: the native module serves
+    // the protocol with the Rust crate's loop.
     check_strings(
         "python/vernier/_worker.py",
         &[("VERSION", env!("CARGO_PKG_VERSION"))],
