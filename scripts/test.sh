@@ -11,7 +11,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 # property tests. Each checks a rule or a number exactly, and fails fast.
 cargo test -q -p vernier --lib --test layers --test stats_golden --test compare_stats_golden \
   --test compare_stats_synthetic --test counters_pure --test diagnostic_words --test options_parse \
-  --test protocol_fuzz --test report_snapshot --test result_load
+  --test protocol_fuzz --test report_snapshot --test result_load --test shared_constants
 cargo test -q -p vernier-cli --lib --test compare_gbench --test history --test instructions_parse \
   --test system_show --test system_tune
 # Then everything, the measuring tier included: real benchmarks on this machine, asserting only

@@ -23,6 +23,9 @@ pub struct Series {
     pub points: Vec<Point>,
     #[serde(default)]
     pub change_points: Vec<ChangePoint>,
+    /// The unit the change points were found in (`cycles` or `ns`; their ratios are in it).
+    #[serde(default)]
+    pub unit: vernier::analyze::Unit,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -22,6 +22,67 @@ pub enum HistoryAction {
     /// Exit 2 when the newest commit's runs of some benchmark sit in a new, slower segment (a
     /// confident regression), 0 otherwise: a gate for CI.
     Check(QueryArgs),
+    /// Store result files (of `run` or `demo`, `--json`) as `--save` would, each with the
+    /// machine recorded in it: CI jobs upload their JSON, one job saves them. Every file is
+    /// read first; a bad one is refused, naming it, and nothing is saved.
+    Save(SaveFilesArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct SaveFilesArgs {
+    /// The result files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<std::path::PathBuf>,
+    /// The commit to save the runs under.
+    #[arg(long, value_name = "COMMIT", required = true)]
+    pub commit: String,
+    /// The branch to save the runs under.
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// The history store: sqlite:PATH, a file path, or postgres://USER@HOST:PORT/DATABASE
+    /// (default: $VERNIER_DB, else ~/.local/share/vernier/history.sqlite).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// The machine's name in the fleet, stored beside the fingerprint recorded in each file
+    /// (default: $VERNIER_MACHINE, else the fingerprint alone).
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// The run's identity (default: the CI's own), as for `--save`.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+}
+
+/// `history save FILE… --commit C`: read every file, then save each.
+fn save_files(a: &SaveFilesArgs) -> Result<i32> {
+    let mut files = Vec::new();
+    for path in &a.files {
+        let f = vernier::result::ResultFile::load(path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot save {}: {e} (nothing was saved; `history save` takes result files \
+                 written by `vernier run --json` or `vernier demo --json`)",
+                path.display()
+            )
+        })?;
+        if f.benchmarks.is_empty() {
+            anyhow::bail!(
+                "cannot save {}: it holds no benchmark (nothing was saved)",
+                path.display()
+            );
+        }
+        files.push(f);
+    }
+    let args = crate::args::SaveArgs {
+        save: true,
+        db: a.db.clone(),
+        commit: Some(a.commit.clone()),
+        branch: a.branch.clone(),
+        machine: a.machine.clone(),
+        run_id: a.run_id.clone(),
+    };
+    for f in &files {
+        super::save_file(&args, f, "history save", None)?;
+    }
+    Ok(0)
 }
 
 #[derive(Args, Clone, Debug, Default)]
@@ -83,6 +144,7 @@ pub const EXIT_REGRESSION: i32 = 2;
 pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     let (q, check) = match &a.action {
         Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
+        Some(HistoryAction::Save(s)) => return save_files(s),
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;

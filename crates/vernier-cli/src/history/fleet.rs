@@ -313,6 +313,8 @@ mod tests {
             flags: flags.into(),
             cycles_per_iter: Some(cycles),
             memory: [None, None],
+            unit: None,
+            cycles_run_ci95: [None, None],
         };
         let p = StoredPoint {
             run_id: 1,

@@ -52,6 +52,17 @@ pub fn save_if_asked(
         eprintln!("vernier: the run was interrupted: not saved to the history");
         return Ok(());
     }
+    save_file(args, file, command, shard).map(|_| ())
+}
+
+/// Save `file` to the store `args` name, under its commit, branch and fleet identity; prints
+/// one line saying where, and how long it took. The run's id in the store.
+pub fn save_file(
+    args: &SaveArgs,
+    file: &ResultFile,
+    command: &str,
+    shard: Option<crate::args::Shard>,
+) -> Result<i64> {
     let started = Instant::now();
     let loc = Location::resolve(args.db.as_deref())?;
     let (commit, branch) = git_ref(args);
@@ -83,7 +94,7 @@ pub fn save_if_asked(
         loc.describe(),
         started.elapsed().as_secs_f64() * 1e3
     );
-    Ok(())
+    Ok(id)
 }
 
 /// The environment variable naming the machine in the fleet (overridden by `--machine`).
@@ -228,6 +239,12 @@ pub fn run_row(
                     .and_then(|s| s.cycles_per_iter)
                     .or_else(|| b.counters.as_ref()?.get("cycles_per_iter").copied())
                     .and_then(f),
+                unit: Some(b.headline_unit.as_str().to_string()),
+                cycles_run_ci95: b
+                    .speed
+                    .as_ref()
+                    .and_then(|s| s.cycles_run_ci95)
+                    .map_or([None, None], |c| c.map(f)),
             }
         })
         .collect();

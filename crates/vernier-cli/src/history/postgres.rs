@@ -207,7 +207,17 @@ impl PgStore {
                     &b.memory[1],
                 ],
             )?;
-            tx.execute(&cycles, &[&b.cycles_per_iter, &id, &b.name])?;
+            tx.execute(
+                &cycles,
+                &[
+                    &b.cycles_per_iter,
+                    &b.unit,
+                    &b.cycles_run_ci95[0],
+                    &b.cycles_run_ci95[1],
+                    &id,
+                    &b.name,
+                ],
+            )?;
         }
         if let Some(rk) = &f.run_key {
             tx.execute(
@@ -260,6 +270,8 @@ impl store::Store for PgStore {
                     run_ci95_ns: [r.get(11), r.get(12)],
                     cycles_per_iter: r.get(16),
                     memory: [r.get(17), r.get(18)],
+                    unit: r.get(19),
+                    cycles_run_ci95: [r.get(20), r.get(21)],
                 },
                 machine: r.get(13),
                 run_key: r.get(14),

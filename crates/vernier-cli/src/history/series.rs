@@ -20,6 +20,9 @@ pub struct Series {
     pub machine: String,
     pub points: Vec<StoredPoint>,
     pub change_points: Vec<ChangePoint>,
+    /// The unit its change points were found in: `cycles` when most of its usable runs were
+    /// judged in cycles (and every such run has them), else `ns`.
+    pub unit: vernier::analyze::Unit,
 }
 
 /// More allocations per iteration at the series' newest point than at the point before it
@@ -45,6 +48,55 @@ impl Series {
             && !p.superseded
             && p.bench.median_ns.is_some_and(|m| m.is_finite() && m > 0.0)
             && !p.bench.flags.split(',').any(|f| f == CORE_SLOWED)
+    }
+
+    /// The unit a series of these points is judged in: cycles when more than half of its
+    /// usable points were judged in cycles by their runs, else ns (rows saved before the store
+    /// kept the unit are ns).
+    pub fn unit_of(points: &[StoredPoint]) -> vernier::analyze::Unit {
+        let usable: Vec<&StoredPoint> = points.iter().filter(|p| Self::usable(p)).collect();
+        let in_cycles = usable
+            .iter()
+            .filter(|p| {
+                p.bench.unit.as_deref() == Some("cycles") && p.bench.cycles_per_iter.is_some()
+            })
+            .count();
+        if !usable.is_empty() && 2 * in_cycles > usable.len() {
+            vernier::analyze::Unit::Cycles
+        } else {
+            vernier::analyze::Unit::Ns
+        }
+    }
+
+    /// A point as the change-point search reads it, in `unit`: its median and the run's own
+    /// interval (in cycles: the stored one, else the interval in ns scaled to the cycles).
+    pub fn in_unit(p: &StoredPoint, unit: vernier::analyze::Unit) -> changepoint::Point {
+        let b = &p.bench;
+        let own = b.own_ci95_ns();
+        match (unit, b.cycles_per_iter) {
+            (vernier::analyze::Unit::Cycles, Some(c)) => {
+                let scale = c / b.median_ns.unwrap_or(f64::NAN);
+                let ci = match b.cycles_run_ci95 {
+                    [Some(lo), Some(hi)] => [lo, hi],
+                    _ => [own[0] * scale, own[1] * scale],
+                };
+                changepoint::Point {
+                    median_ns: c,
+                    ci95_ns: ci,
+                    usable: Self::usable(p),
+                }
+            }
+            (vernier::analyze::Unit::Cycles, None) => changepoint::Point {
+                median_ns: f64::NAN,
+                ci95_ns: [f64::NAN; 2],
+                usable: false,
+            },
+            (vernier::analyze::Unit::Ns, _) => changepoint::Point {
+                median_ns: b.median_ns.unwrap_or(f64::NAN),
+                ci95_ns: own,
+                usable: Self::usable(p),
+            },
+        }
     }
 
     /// The commit of the newest place in the series, and the indices of its runs.
@@ -126,14 +178,11 @@ pub fn build(
         .into_iter()
         .map(|((name, machine), mut points)| {
             points.sort_by_key(|p| place(p));
+            let unit = Series::unit_of(&points);
             let cps = changepoint::detect(
                 &points
                     .iter()
-                    .map(|p| changepoint::Point {
-                        median_ns: p.bench.median_ns.unwrap_or(f64::NAN),
-                        ci95_ns: p.bench.own_ci95_ns(),
-                        usable: Series::usable(p),
-                    })
+                    .map(|p| Series::in_unit(p, unit))
                     .collect::<Vec<_>>(),
             );
             Series {
@@ -141,6 +190,7 @@ pub fn build(
                 machine,
                 points,
                 change_points: cps,
+                unit,
             }
         })
         .collect()
@@ -174,6 +224,7 @@ pub fn to_json(series: &[Series], machines: Value) -> HistoryFile {
         .map(|s| doc::Series {
             name: s.name.clone(),
             machine: s.machine.clone(),
+            unit: s.unit,
             points: s
                 .points
                 .iter()

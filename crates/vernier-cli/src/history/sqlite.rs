@@ -226,7 +226,14 @@ impl store::Store for SqliteStore {
                 ])
                 .map_err(err)?;
                 cycles
-                    .execute(params![b.cycles_per_iter, id, b.name])
+                    .execute(params![
+                        b.cycles_per_iter,
+                        b.unit,
+                        b.cycles_run_ci95[0],
+                        b.cycles_run_ci95[1],
+                        id,
+                        b.name
+                    ])
                     .map_err(err)?;
             }
         }
@@ -261,6 +268,8 @@ impl store::Store for SqliteStore {
                         run_ci95_ns: [r.get(11)?, r.get(12)?],
                         cycles_per_iter: r.get(16)?,
                         memory: [r.get(17)?, r.get(18)?],
+                        unit: r.get(19)?,
+                        cycles_run_ci95: [r.get(20)?, r.get(21)?],
                     },
                     machine: r.get(13)?,
                     run_key: r.get(14)?,

@@ -26,12 +26,15 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = MEMORY_STEP as i64;
+pub const SCHEMA_VERSION: i64 = UNIT_STEP as i64;
 
 /// The migration step that adds the fleet's columns.
 pub const FLEET_STEP: usize = 4;
 /// The migration step that adds the allocations and bytes per iteration.
 pub const MEMORY_STEP: usize = 5;
+/// The migration step that adds the unit each benchmark was judged in and its own interval in
+/// cycles.
+pub const UNIT_STEP: usize = 6;
 
 /// Which SQL dialect a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +87,11 @@ pub fn migration(step: usize, d: Dialect) -> Vec<String> {
         MEMORY_STEP => vec![
             "ALTER TABLE benchmarks ADD COLUMN allocs_per_iter DOUBLE PRECISION".into(),
             "ALTER TABLE benchmarks ADD COLUMN bytes_per_iter DOUBLE PRECISION".into(),
+        ],
+        UNIT_STEP => vec![
+            "ALTER TABLE benchmarks ADD COLUMN headline_unit TEXT".into(),
+            "ALTER TABLE benchmarks ADD COLUMN cycles_run_lo DOUBLE PRECISION".into(),
+            "ALTER TABLE benchmarks ADD COLUMN cycles_run_hi DOUBLE PRECISION".into(),
         ],
         _ => Vec::new(),
     }
@@ -220,6 +228,11 @@ pub struct BenchRow {
     pub cycles_per_iter: Option<f64>,
     /// Allocations and bytes per iteration (`memory`; `None` when not counted).
     pub memory: [Option<f64>; 2],
+    /// The unit the run judged the benchmark in (`headline_unit`: `cycles` or `ns`; `None` in
+    /// rows saved before the store kept it).
+    pub unit: Option<String>,
+    /// The run's own interval in cycles (`speed.cycles_run_ci95`).
+    pub cycles_run_ci95: [Option<f64>; 2],
 }
 
 impl BenchRow {
@@ -336,7 +349,7 @@ pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.m
      b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags, \
      b.run_ci95_lo_ns, b.run_ci95_hi_ns, \
      COALESCE(r.machine_name, r.machine_id), r.run_key, r.attempt, b.cycles_per_iter, \
-     b.allocs_per_iter, b.bytes_per_iter \
+     b.allocs_per_iter, b.bytes_per_iter, b.headline_unit, b.cycles_run_lo, b.cycles_run_hi \
      FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
 
 pub const SELECT_MACHINES: &str =
@@ -364,9 +377,10 @@ pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
 pub const SET_RUN_FLEET: &str =
     "UPDATE runs SET machine_name = ?1, run_key = ?2, attempt = ?3, shard = ?4 WHERE id = ?5";
 
-/// A benchmark's cycles per iteration: `?2` the run, `?3` the name.
-pub const SET_BENCH_CYCLES: &str =
-    "UPDATE benchmarks SET cycles_per_iter = ?1 WHERE run_id = ?2 AND name = ?3";
+/// A benchmark's cycles per iteration, headline unit and own interval in cycles: `?5` the
+/// run, `?6` the name.
+pub const SET_BENCH_CYCLES: &str = "UPDATE benchmarks SET cycles_per_iter = ?1, \
+     headline_unit = ?2, cycles_run_lo = ?3, cycles_run_hi = ?4 WHERE run_id = ?5 AND name = ?6";
 
 /// The machine as the fleet names it, in SQL.
 const MACHINE_KEY: &str = "COALESCE(machine_name, machine_id)";

@@ -231,7 +231,13 @@ fn the_interval_covers_the_machine_s_clock_range_without_calling_the_run_unstabl
 fn a_run_wholly_in_the_slow_state_says_so() {
     // Code whose time does not follow the clock (judged in ns), with the core wholly in slow
     // states (its probe 1.76–1.92× the start-up's).
-    let probe = |i: usize| if (i / 100).is_multiple_of(2) { 2400 } else { 2620 };
+    let probe = |i: usize| {
+        if (i / 100).is_multiple_of(2) {
+            2400
+        } else {
+            2620
+        }
+    };
     let m = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), probe);
     let a = analyze(&m, &ctx());
     assert_eq!(a.headline_unit, Unit::Ns);
