@@ -6,6 +6,7 @@ mod args;
 mod commands;
 mod files;
 mod history;
+mod host;
 mod html;
 mod runner;
 mod term;

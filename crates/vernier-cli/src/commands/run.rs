@@ -103,7 +103,7 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>> {
     {
         return Err(bad());
     }
-    let out: Vec<usize> = crate::commands::system::cpulist::CpuSet::parse_list(s)
+    let out: Vec<usize> = crate::host::CpuSet::parse_list(s)
         .map_err(|_| bad())?
         .0
         .into_iter()

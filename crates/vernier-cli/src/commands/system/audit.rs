@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde_json::json;
 
-use super::cpulist::CpuSet;
-use super::machine::{self, Vendor};
-use super::root::SysRoot;
+use crate::host::CpuSet;
+use crate::host::machine::{self, Vendor};
+use crate::host::SysRoot;
 
 /// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -639,7 +639,7 @@ fn thp_check(root: &SysRoot) -> Check {
     let Some(raw) = root.read(THP_ENABLED) else {
         return unavailable("thp", "no transparent huge pages");
     };
-    let sel = super::root::selected_word(&raw).unwrap_or(raw.clone());
+    let sel = crate::host::root::selected_word(&raw).unwrap_or(raw.clone());
     if sel == "always" {
         check(
             "thp",

@@ -5,20 +5,16 @@
 //! `VERNIER_SYSROOT`), so the whole module runs against fake trees in tests. The checks,
 //! the tuning order, the state file and the noise method are described in `docs/system.md`.
 
-pub mod affinity;
 pub mod audit;
-pub mod cpulist;
-pub mod machine;
 pub mod noise;
-pub mod root;
 pub mod tune;
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-pub use cpulist::CpuSet;
-pub use root::SysRoot;
+use crate::host::affinity;
+use crate::host::{CpuSet, SysRoot};
 
 /// Exit code when the system is not tuned (`system show`).
 pub const EXIT_UNTUNED: i32 = 2;

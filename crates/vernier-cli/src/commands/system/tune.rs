@@ -12,9 +12,9 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::audit::THP_ENABLED;
-use super::cpulist::CpuSet;
-use super::machine;
-use super::root::{selected_word, SysRoot};
+use crate::host::CpuSet;
+use crate::host::machine;
+use crate::host::root::{selected_word, SysRoot};
 
 /// Where the state file lives under the root unless `--state` says otherwise.
 pub const DEFAULT_STATE: &str = "/var/lib/vernier/tune-state.json";
