@@ -51,7 +51,7 @@ enum Command {
     Load(load::LoadArgs),
     /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
     /// check` exits 2 when the newest commit sits in a new, slower segment.
-    History(history::command::HistoryArgs),
+    History(commands::history::HistoryArgs),
     /// Seed 003's layout experiment: one worker process per environment size (ASLR off), each
     /// benchmark's median per padding, its swing and period.
     Sweep(sweep::SweepArgs),
@@ -162,7 +162,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
-        Command::History(a) => history::command::history_command(&a),
+        Command::History(a) => commands::history::history_command(&a),
         Command::Sweep(a) => sweep::sweep_command(&a),
         Command::Asm(a) => asm::asm_command(&a),
         Command::DemoWorker => demo::worker_command(),

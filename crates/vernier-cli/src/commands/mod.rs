@@ -6,6 +6,7 @@ pub mod asm;
 pub mod compare;
 pub mod demo;
 pub mod export;
+pub mod history;
 pub mod load;
 pub mod run;
 pub mod sweep;
