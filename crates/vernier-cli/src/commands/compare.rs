@@ -559,9 +559,7 @@ fn pairs_and_cpus(
     };
     // The pairs are pinned in turn to the CPUs given, or else to those this process may use.
     let cpus = if ctl.cpus.is_empty() {
-        crate::host::affinity::allowed_cpus()
-            .iter()
-            .collect()
+        crate::host::affinity::allowed_cpus().iter().collect()
     } else {
         ctl.cpus.clone()
     };

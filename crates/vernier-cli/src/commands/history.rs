@@ -131,7 +131,12 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         anyhow::bail!("{why} (store {})", loc.describe());
     }
     if let (Some(list), false) = (&q.machines, check) {
-        let doc = crate::history::fleet::machines_table(&all, Some(list), q.reference.as_deref(), !q.json)?;
+        let doc = crate::history::fleet::machines_table(
+            &all,
+            Some(list),
+            q.reference.as_deref(),
+            !q.json,
+        )?;
         if q.json {
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }

@@ -118,11 +118,10 @@ pub fn load_command(args: LoadArgs) -> Result<i32> {
              system`)"
         );
     }
-    let threads = args.threads.or(args.cpus).unwrap_or_else(|| {
-        crate::host::affinity::allowed_cpus()
-            .len()
-            .max(1)
-    });
+    let threads = args
+        .threads
+        .or(args.cpus)
+        .unwrap_or_else(|| crate::host::affinity::allowed_cpus().len().max(1));
     if threads == 0 {
         bail!("--threads must be at least 1");
     }
