@@ -8,7 +8,7 @@
 
 use crate::args::Common;
 use crate::commands::compare;
-use crate::commands::system::audit_and_hint;
+use crate::host::audit::audit_and_hint;
 use crate::runner::counted;
 use crate::term;
 use anyhow::{bail, Result};

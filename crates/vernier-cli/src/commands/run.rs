@@ -518,7 +518,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     a.process.process_count(&plan, DEFAULT_PROCESSES)?; // `--processes 0`: before any start
     term::install_ctrlc();
     // The system's audit (reading /proc and /sys) while the first worker starts.
-    let audit = std::thread::spawn(crate::commands::system::audit_and_hint);
+    let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
 
     // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;

@@ -3,6 +3,7 @@
 //! and what the machine says about its CPUs, frequencies, IRQs and caches.
 
 pub mod affinity;
+pub mod audit;
 pub mod cpulist;
 pub mod machine;
 pub mod root;

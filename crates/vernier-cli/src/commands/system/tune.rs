@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::audit::THP_ENABLED;
-use crate::host::CpuSet;
+use crate::host::audit::THP_ENABLED;
 use crate::host::machine;
 use crate::host::root::{selected_word, SysRoot};
+use crate::host::CpuSet;
 
 /// Where the state file lives under the root unless `--state` says otherwise.
 pub const DEFAULT_STATE: &str = "/var/lib/vernier/tune-state.json";

@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::host::CpuSet;
 use crate::host::machine::{self, Vendor};
+use crate::host::CpuSet;
 use crate::host::SysRoot;
 
 /// The verdict of one check.
@@ -801,4 +801,34 @@ pub fn render_table(a: &Audit) -> String {
         ));
     }
     out
+}
+
+// Called by the result writer (`"system"` in result files), not by the system commands.
+/// The audit summary embedded in result files: `tuned`, the failing check ids, the CPU
+/// model and the virtualisation.
+pub fn audit_summary(root: &SysRoot) -> serde_json::Value {
+    let a = audit(root, None);
+    summary_json(root, &a)
+}
+
+// Called by `run`, `demo` and `compare` before measuring.
+/// One line for other commands to print when the machine is not tuned, `None` when it is.
+pub fn untuned_hint(root: &SysRoot) -> Option<String> {
+    let a = audit(root, None);
+    let n = a.failing().len();
+    (n > 0).then(|| {
+        format!(
+            "system not tuned for benchmarking ({n} issue{}): see `vernier system show`",
+            if n == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// The audit summary for the result file; prints one line when the machine is not tuned.
+pub fn audit_and_hint() -> serde_json::Value {
+    let root = SysRoot::from_option(None);
+    if let Some(h) = untuned_hint(&root) {
+        eprintln!("vernier: {h}");
+    }
+    audit_summary(&root)
 }
