@@ -12,7 +12,7 @@ mod runner;
 mod term;
 
 use args::Common;
-use commands::{analyze, asm, compare, demo, export, load, run, sweep, system};
+use commands::{analyze, asm, compare, demo, export, load, report, run, sweep, system};
 pub use term::install_pipe_hook;
 
 use anyhow::{bail, Result};
@@ -44,7 +44,7 @@ enum Command {
     /// BMF, CSV, pyperf's JSON.
     Export(export::ExportArgs),
     /// A self-contained HTML report (plots) of result, comparison or history files.
-    Report(html::ReportArgs),
+    Report(report::ReportArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
@@ -158,7 +158,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
         Command::Export(a) => export::export_command(&a),
-        Command::Report(a) => html::report_command(&a),
+        Command::Report(a) => report::report_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),

@@ -10,11 +10,10 @@ mod threads;
 use crate::files::history::HistoryFile as History;
 use crate::files::sweep::{PointBench as SweepFigure, SweepFile as Sweep};
 use anyhow::{bail, Context as _, Result};
-use clap::Args;
 use plots::{Estimate, Kind, Point, Unit};
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use vernier::analyze::pairs::Comparison;
 use vernier::diagnostic::Diagnostic;
 use vernier::report::units::format_ns;
@@ -22,48 +21,6 @@ use vernier::result::comparison::ComparisonFile;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 use vernier::samples::Phase;
 use vernier::stats::compare::Verdict;
-
-#[derive(Args, Clone, Debug)]
-pub struct ReportArgs {
-    /// Result files (`--json` of demo or run), comparison files (`compare --json`) or history
-    /// files (`history --json`), in any mix; each becomes a section of the report.
-    #[arg(value_name = "FILE", required = true)]
-    files: Vec<PathBuf>,
-    /// The HTML file to write.
-    #[arg(short = 'o', long = "output", value_name = "OUT.html")]
-    output: PathBuf,
-}
-
-/// `vernier report FILE… -o OUT.html`.
-pub fn report_command(a: &ReportArgs) -> Result<i32> {
-    vernier::result::check_destination(&a.output).map_err(|e| anyhow::anyhow!("-o {e}"))?;
-    let out = std::fs::canonicalize(&a.output).ok();
-    if let Some(f) = a
-        .files
-        .iter()
-        .find(|f| out.is_some() && std::fs::canonicalize(f).ok() == out)
-    {
-        bail!(
-            "-o {} is one of the files to report on ({}): the report would replace it; give \
-             the report its own name, such as report.html",
-            a.output.display(),
-            f.display()
-        );
-    }
-    let docs = a
-        .files
-        .iter()
-        .map(|p| load(p).map(|d| (p.display().to_string(), d)))
-        .collect::<Result<Vec<_>>>()?;
-    let html = page(&docs);
-    write(&a.output, &html)?;
-    println!(
-        "report written to {} ({} kB)",
-        a.output.display(),
-        html.len().div_ceil(1024)
-    );
-    Ok(0)
-}
 
 /// The report of a run just made: its result file and, for the demo, its variant pairs.
 pub fn write_result(path: &Path, file: &ResultFile, pairs: Option<&ComparisonFile>) -> Result<()> {
@@ -119,13 +76,14 @@ pub fn write_or_warn(path: &Path, what: Result<()>, json: Option<&Path>) -> bool
     }
 }
 
-fn write(path: &Path, html: &str) -> Result<()> {
+/// Write a report's page to `path`, as a whole or not at all.
+pub fn write(path: &Path, html: &str) -> Result<()> {
     vernier::result::write_atomic(path, html.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// What one input file is.
-enum Doc {
+pub enum Doc {
     Result {
         file: Box<ResultFile>,
         /// The demo's variant pairs (`comparison` member of its result file).
@@ -143,7 +101,7 @@ const KINDS: &str = "give a result file (`vernier run --json`, `vernier demo --j
 /// Read a file and tell its kind from its top-level fields: `comparisons` (a comparison
 /// file), `series` (a history), `benchmarks` (a result file, checked by the same loader as
 /// `vernier analyze`).
-fn load(path: &Path) -> Result<Doc> {
+pub fn load(path: &Path) -> Result<Doc> {
     let shown = path.display();
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {shown}"))?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
@@ -236,7 +194,7 @@ ul.diag li{margin:.3em 0}code{background:#f3f3f3;padding:0 3px}
 section.bench{border-top:1px solid #e5e5e5}
 ";
 
-fn page(docs: &[(String, Doc)]) -> String {
+pub fn page(docs: &[(String, Doc)]) -> String {
     let mut h = String::new();
     let title = match docs {
         [(name, _)] => format!("Vernier report: {name}"),
