@@ -12,10 +12,10 @@
 mod baseline;
 mod gbench;
 use crate::args::Common;
-use crate::commands::run::ProcessArgs;
 use crate::runner::code;
 use crate::runner::link::{Launch, ProcessLauncher};
 use crate::runner::pairs::{self, PairsConfig};
+use crate::runner::processes::ProcessArgs;
 use crate::term;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
@@ -634,7 +634,7 @@ fn compare_programs(a: &CompareArgs, old: &Path, new: &Path, threshold: f64) -> 
         threshold,
         cpus,
         env_pad: a.process.env_pad,
-        max_env_pad: crate::commands::run::MAX_ENV_PAD,
+        max_env_pad: crate::runner::processes::MAX_ENV_PAD,
         seed,
     };
     let mut file = ComparisonFile::new(Mode::Paired, threshold);

@@ -278,12 +278,12 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     }
     crate::args::check_outputs(a.json.as_ref(), a.html.as_ref())?;
     let filter = crate::args::Selection::new(crate::args::parse_filter(a.filter.as_deref())?, None);
-    let (program, args) = crate::commands::run::split_program(&a.program);
+    let (program, args) = crate::runner::processes::split_program(&a.program);
     let ctl = Control {
         cpus: a
             .cpu
             .as_deref()
-            .map(crate::commands::run::parse_cpu_list)
+            .map(crate::runner::processes::parse_cpu_list)
             .transpose()?
             .unwrap_or_default(),
         no_aslr: !a.aslr,

@@ -624,7 +624,7 @@ impl Drop for WorkerProcess {
 }
 
 /// One benchmark of a worker (or its empty loop), as a target for the engine. `vernier run`'s
-/// benchmarks go through the worker-link seam instead (`run::measure_in_processes`), which
+/// benchmarks go through the worker-link seam instead (`crate::runner::processes::measure_in_processes`), which
 /// also counts the runner's own time between batches.
 pub struct WorkerTarget<'a> {
     pub worker: &'a mut WorkerProcess,
