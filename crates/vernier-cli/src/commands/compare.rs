@@ -24,12 +24,11 @@ use std::ffi::OsString;
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use vernier::analyze::pairs::{detectable_from_ci, Comparison};
 use vernier::measure::pairs::{default_process_pairs, Side, MIN_PROCESS_PAIRS};
 use vernier::measure::MonotonicClock;
 use vernier::report::compare::table_fitted;
 use vernier::result::comparison::{Code, ComparisonFile, Failure};
-use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::result::ResultFile;
 use vernier::session::pairs::run_suite_pairs;
 use vernier::session::Event as PairEvent;
 use vernier::stats::{self, compare::Mode};
@@ -393,84 +392,7 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Two result files: unpaired.
-
-/// A result's per-iteration median and its 95 % interval, re-derived by the analysis from the
-/// raw samples (`None` when the file holds none). The interval covers the spread between the
-/// run's processes and rounds: that, not the pooled samples (which are not independent), is
-/// what an offline comparison combines.
-pub(crate) fn honest_figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
-    // The run's own figure: the same step as every path, without the earlier runs (each side
-    // is one run).
-    let r = vernier::pipeline::again(b, &file.analysis_context(), None)?;
-    let [lo, hi] = r.per_iter.ci95_ns;
-    Some((r.per_iter.median_ns, (lo, hi)))
-}
-
-fn compare_one_file_pair(
-    (of, o): (&ResultFile, &BenchmarkResult),
-    (nf, n): (&ResultFile, &BenchmarkResult),
-) -> Result<Comparison, String> {
-    for (side, b) in [("OLD", o), ("NEW", n)] {
-        if b.status == Status::Failed {
-            return Err(format!(
-                "{side}: the benchmark failed in its result file: {}",
-                b.error.as_deref().unwrap_or("no reason recorded")
-            ));
-        }
-    }
-    let (Some((om, oci)), Some((nm, nci))) = (honest_figure(of, o), honest_figure(nf, n)) else {
-        return Err("a result file holds no samples for this benchmark".into());
-    };
-    let e = stats::compare::from_intervals(om, oci, nm, nci)
-        .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
-    let mut c = offline_comparison(
-        &o.name,
-        &e,
-        (om, nm),
-        o.total_s + n.total_s,
-        [o.iters_per_sample, n.iters_per_sample],
-    );
-    c.memory = crate::runner::memory::change(o.memory.as_ref(), n.memory.as_ref());
-    Ok(c)
-}
-
-/// An offline (unpaired) comparison from two figures combined by
-/// `stats::compare::from_intervals`; its verdict is set by `ComparisonFile::finalize`.
-pub(crate) fn offline_comparison(
-    name: &str,
-    e: &stats::compare::RatioEstimate,
-    (old_median_ns, new_median_ns): (f64, f64),
-    seconds: f64,
-    iters_per_sample: [u64; 2],
-) -> Comparison {
-    Comparison {
-        name: name.to_string(),
-        ratio: e.ratio,
-        ci95: [e.ci95.0, e.ci95.1],
-        p_value: e.p_value,
-        verdict: stats::compare::Verdict::NoChange,
-        seconds,
-        p_value_raw: e.p_value,
-        sign_p_value: None,
-        pairs: 1,
-        warmup_pairs: 0,
-        warmup: None,
-        iters_per_sample,
-        old_median_ns,
-        new_median_ns,
-        stop: "offline".into(),
-        rewarm: None,
-        pair_samples: None,
-        smallest_detectable: detectable_from_ci(e.ci95.0, e.ci95.1),
-        spread: None,
-        process_pairs: Vec::new(),
-        layout_states: None,
-        code: None,
-        code_detail: None,
-        memory: None,
-    }
-}
+// Two result files: unpaired (`vernier::unpaired`).
 
 fn kind(mode: &str) -> String {
     match mode {
@@ -520,8 +442,11 @@ pub(crate) fn compare_files(
     for name in &selected {
         let o = old.benchmarks.iter().find(|b| &b.name == name).unwrap();
         let n = new.benchmarks.iter().find(|b| &b.name == name).unwrap();
-        match compare_one_file_pair((old, o), (new, n)) {
-            Ok(c) => file.comparisons.push(c),
+        match vernier::unpaired::compare((old, o), (new, n)) {
+            Ok(mut c) => {
+                c.memory = crate::runner::memory::change(o.memory.as_ref(), n.memory.as_ref());
+                file.comparisons.push(c)
+            }
             Err(error) => file.failed.push(Failure {
                 name: name.clone(),
                 error,
