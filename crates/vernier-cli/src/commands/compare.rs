@@ -29,8 +29,6 @@ use vernier::measure::MonotonicClock;
 use vernier::report::compare::table_fitted;
 use vernier::result::comparison::{Code, ComparisonFile, Failure};
 use vernier::result::ResultFile;
-use vernier::session::pairs::run_suite_pairs;
-use vernier::session::Event as PairEvent;
 use vernier::stats::{self, compare::Mode};
 
 #[derive(Args, Clone, Debug)]
@@ -686,36 +684,6 @@ fn print_noise_floor(file: &ComparisonFile) {
             );
         }
     }
-}
-
-/// `vernier demo`: run the suite's variant pairs in process, after its benchmarks; with
-/// `--json`, the result file gains a `comparison` member (a comparison file, schema 1).
-pub fn demo_pairs(
-    suite: &mut vernier::Suite,
-    results: &ResultFile,
-    json: Option<&Path>,
-) -> Result<Option<ComparisonFile>> {
-    if suite.comparison_names().is_empty() || term::interrupted() {
-        return Ok(None);
-    }
-    let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
-    let file = run_suite_pairs(
-        suite,
-        stats::compare::DEFAULT_THRESHOLD,
-        &mut |ev| match ev {
-            PairEvent::Progress { name, progress: p } => progress.update(name, p),
-            PairEvent::Done { .. } => progress.clear(),
-            PairEvent::Start { .. } => {}
-        },
-    );
-    progress.clear();
-    if let Some(path) = json {
-        let mut v = serde_json::to_value(results)?;
-        v["comparison"] = serde_json::to_value(&file)?;
-        vernier::result::write_atomic(path, &serde_json::to_vec(&v)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(Some(file))
 }
 
 #[cfg(test)]

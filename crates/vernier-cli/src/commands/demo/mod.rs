@@ -7,14 +7,16 @@
 //! implementations.
 
 use crate::args::Common;
-use crate::commands::compare;
 use crate::host::audit::audit_and_hint;
 use crate::runner::counted;
 use crate::term;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
+use std::path::Path;
 use vernier::black_box;
 use vernier::report;
+use vernier::result::comparison::ComparisonFile;
 use vernier::result::known as known_speed;
+use vernier::result::ResultFile;
 use vernier::session::Event as SuiteEvent;
 use vernier::Options;
 use vernier::Suite;
@@ -655,7 +657,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     });
     progress.clear();
     known.record_run(&file, identity.as_deref());
-    let pairs = compare::demo_pairs(&mut suite, &file, c.json.as_deref())?;
+    let pairs = demo_pairs(&mut suite, &file, c.json.as_deref())?;
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = c.html.as_ref().is_some_and(|p| {
         let written = crate::html::write_result(p, &file, pairs.as_ref());
@@ -701,6 +703,36 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         return Ok(code);
     }
     Ok(if html_failed { 1 } else { 0 })
+}
+
+/// `vernier demo`: run the suite's variant pairs in process, after its benchmarks; with
+/// `--json`, the result file gains a `comparison` member (a comparison file, schema 1).
+fn demo_pairs(
+    suite: &mut vernier::Suite,
+    results: &ResultFile,
+    json: Option<&Path>,
+) -> Result<Option<ComparisonFile>> {
+    if suite.comparison_names().is_empty() || term::interrupted() {
+        return Ok(None);
+    }
+    let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
+    let file = vernier::session::pairs::run_suite_pairs(
+        suite,
+        vernier::stats::compare::DEFAULT_THRESHOLD,
+        &mut |ev| match ev {
+            SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
+            SuiteEvent::Done { .. } => progress.clear(),
+            SuiteEvent::Start { .. } => {}
+        },
+    );
+    progress.clear();
+    if let Some(path) = json {
+        let mut v = serde_json::to_value(results)?;
+        v["comparison"] = serde_json::to_value(&file)?;
+        vernier::result::write_atomic(path, &serde_json::to_vec(&v)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(Some(file))
 }
 
 /// `__demo-worker`: the demo suite served over the worker protocol (what `demo
