@@ -5,7 +5,7 @@
 //! (`--benchmark_repetitions=N`, N ≥ 6 for a distribution-free 95 % interval); with fewer,
 //! the ratio is shown without a verdict.
 
-use crate::commands::compare::{self as cli_compare, CompareArgs};
+use super::{self as cli_compare, CompareArgs};
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
 use std::path::Path;
