@@ -153,6 +153,12 @@ fn run(cli: Cli) -> Result<i32> {
         }
     }
     match cli.command {
+        Command::Demo(c) if c.instructions => {
+            // The demo's suite served as a worker, counted as `run --instructions` counts any.
+            let w = demo::counted_worker()?;
+            let timeout = std::time::Duration::from_secs_f64(runner::worker::DEFAULT_TIMEOUT_S);
+            run::instructions::run_instructions(&c, &w.program, &w.args, &w.env, timeout)
+        }
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),

@@ -8,10 +8,10 @@
 
 use crate::args::Common;
 use crate::host::audit::audit_and_hint;
-use crate::runner::counted;
 use crate::term;
 use anyhow::{bail, Context as _, Result};
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use vernier::black_box;
 use vernier::report;
 use vernier::result::comparison::ComparisonFile;
@@ -578,26 +578,30 @@ fn fit(line: &str, width: Option<usize>) -> String {
     s
 }
 
+/// A worker to count: the program, its arguments and the environment it needs.
+pub struct Worker {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// What `vernier demo --instructions` counts, as `run --instructions` counts any worker: this
+/// program serving the demo suite (`vernier __demo-worker`), with the environment that keeps
+/// its cold set small enough for callgrind.
+pub fn counted_worker() -> Result<Worker> {
+    let (program, mut args) = crate::args::self_command()?;
+    args.push("__demo-worker".into());
+    let env = vec![(
+        COLD_EVENTS_ENV.into(),
+        COLD_EVENTS_INSTRUCTIONS.to_string().into(),
+    )];
+    Ok(Worker { program, args, env })
+}
+
 /// `vernier demo`: the suite measured in this process, its variant pairs compared, the
 /// seeds' lessons in sentences.
 pub fn demo_command(c: &Common) -> Result<i32> {
     let filter = c.filter()?;
-    if c.instructions {
-        // The demo serves itself as a worker (`vernier __demo-worker`), counted under callgrind
-        // like any other worker.
-        let (exe, mut args) = crate::args::self_command()?;
-        args.push("__demo-worker".into());
-        return counted::run_instructions(
-            c,
-            &exe,
-            &args,
-            &[(
-                COLD_EVENTS_ENV.into(),
-                COLD_EVENTS_INSTRUCTIONS.to_string().into(),
-            )],
-            std::time::Duration::from_secs_f64(crate::runner::worker::DEFAULT_TIMEOUT_S),
-        );
-    }
     let plan = c.plan()?;
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.

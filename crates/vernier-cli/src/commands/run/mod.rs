@@ -7,6 +7,8 @@
 //! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
 //! and the run goes on; the result file is rewritten after every benchmark.
 
+pub mod instructions;
+
 use crate::args::Common;
 use crate::runner::harness::{counters_or_none, empty_loop_ns};
 use crate::runner::processes::{
@@ -88,7 +90,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let (program, args) = split_program(&a.program);
     if a.common.instructions {
         let timeout = a.process.control()?.timeout;
-        return crate::runner::counted::run_instructions(&a.common, &program, &args, &[], timeout);
+        return instructions::run_instructions(&a.common, &program, &args, &[], timeout);
     }
     let mut plan = a.common.plan()?;
     let filter = a.common.filter()?;
