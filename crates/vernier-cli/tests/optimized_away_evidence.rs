@@ -14,23 +14,39 @@ mod cli;
 mod cpp;
 
 use cli::{text, vernier, vernier_with_speed_file};
+use std::path::PathBuf;
+use std::process::Output;
 use vernier::diagnostic::Code;
 use vernier::result::ResultFile;
 
-#[test]
-fn an_instruction_count_tells_work_in_the_loop_s_cycle_from_a_removed_body() {
-    let src = cpp::repo_root().join("crates/vernier-cli/tests/fixtures/cpp/fits_in_the_loop.cpp");
-    let exe = cpp::compile("fits_in_the_loop", &[src], &["-O2"]);
+/// `vernier run OPTIONS --json FILE -- FIXTURE` of the C++ fixture `name` (built at -O2) with a
+/// speed file of its own, `env` set, which must succeed; its directory, output and result file.
+fn run_fixture(
+    name: &str,
+    options: &[&str],
+    env: &[(&str, &str)],
+) -> (tempfile::TempDir, Output, PathBuf) {
+    let src = cpp::repo_root().join(format!("crates/vernier-cli/tests/fixtures/cpp/{name}.cpp"));
+    let exe = cpp::compile(name, &[src], &["-O2"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let o = vernier_with_speed_file(dir.path())
-        .args(["run", "--time", "0.3", "--json"])
+        .envs(env.iter().copied())
+        .arg("run")
+        .args(options)
+        .arg("--json")
         .arg(&json)
         .arg("--")
         .arg(&exe)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
+    (dir, o, json)
+}
+
+#[test]
+fn an_instruction_count_tells_work_in_the_loop_s_cycle_from_a_removed_body() {
+    let (dir, o, json) = run_fixture("fits_in_the_loop", &["--time", "0.3"], &[]);
     let f = ResultFile::load(&json).unwrap();
     let get = |f: &ResultFile, n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap().clone();
     let flagged = |b: &vernier::result::BenchmarkResult| {
@@ -99,4 +115,51 @@ fn an_instruction_count_tells_work_in_the_loop_s_cycle_from_a_removed_body() {
         };
         assert_eq!(codes(&a), codes(&b), "{name}");
     }
+}
+
+/// Small bodies as a user writes them, at default options: the count decides for every body
+/// within a few cycles of the empty loop, whatever this host's loop costs. The two folded
+/// constants are flagged, with the count as the evidence; the one to three cycles of real work
+/// are not.
+#[test]
+fn folded_constants_are_flagged_and_small_work_is_not_at_default_options() {
+    let (_dir, o, json) = run_fixture("small_bodies", &[], &[]);
+    let f = ResultFile::load(&json).unwrap();
+    for b in &f.benchmarks {
+        let flagged = b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway);
+        let folded = b.name.starts_with("folded");
+        assert_eq!(flagged, folded, "{}: {}", b.name, text(&o));
+        if folded {
+            let c = b
+                .instructions_check
+                .unwrap_or_else(|| panic!("{} was not counted: {}", b.name, text(&o)));
+            assert!(c.removed(), "{}: {c:?}", b.name);
+        } else if let Some(c) = b.instructions_check {
+            assert!(
+                c.working_per_iter() > c.empty_instructions_per_iter + 0.5,
+                "{c:?}"
+            );
+        }
+    }
+    assert_eq!(f.benchmarks.len(), 5, "{}", text(&o));
+}
+
+/// Without valgrind, a body near the empty loop's time cannot be counted: the line under the
+/// table names it and says that its verdict rests on time alone, and how to install valgrind.
+#[test]
+fn without_valgrind_a_verdict_near_the_empty_loop_says_it_rests_on_time_alone() {
+    let (_dir, o, _) = run_fixture(
+        "small_bodies",
+        &["--quick", "--filter", "folded integer"],
+        &[("VERNIER_VALGRIND", "/nonexistent/valgrind")],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        out.contains("`folded integer` ran within a few cycles of the empty loop")
+            && out.contains("rests on time alone")
+            && out.contains("apt-get install valgrind"),
+        "{}",
+        text(&o)
+    );
 }

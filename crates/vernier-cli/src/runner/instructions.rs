@@ -272,7 +272,7 @@ impl Callgrind {
                 stderr_tail(&out.stderr)
             ),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-                "--instructions needs valgrind, which was not found (looked for `{}`): install \
+                "counting instructions needs valgrind, which was not found (looked for `{}`): install \
                  it (Debian/Ubuntu: `apt-get install valgrind`) or set {} to its path",
                 self.valgrind.display(),
                 VALGRIND_ENV

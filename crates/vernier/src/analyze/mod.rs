@@ -28,8 +28,8 @@ pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 pub use layout::LAYOUT_MIN_SPREAD;
 use layout::{figures_by, layout_spread, per_group};
 pub use removed::{
-    near_empty_loop, weigh_instructions, InstructionsCheck, NEAR_EMPTY_CYCLES, OPTIMIZED_AWAY_FIX,
-    OPTIMIZED_AWAY_INSTRUCTIONS,
+    cycles_over_empty, near_empty_loop, weigh_instructions, InstructionsCheck, NEAR_EMPTY_CYCLES,
+    NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
 };
 
 use crate::diagnostic::{Cycle, CycleSource, Finding};

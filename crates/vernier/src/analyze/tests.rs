@@ -703,3 +703,32 @@ fn the_note_about_unavailable_counters_is_a_diagnostic() {
     assert_eq!(codes(&a), vec![Code::CountersUnavailable]);
     assert!(message(&a, Code::CountersUnavailable).starts_with("not read: cycles. "));
 }
+
+#[test]
+fn a_body_a_few_cycles_from_the_empty_loop_is_near_it_in_cycles_whatever_the_clock() {
+    // The empty loop: 2 cycles at start-up (0.66 ns at 0.33 ns a cycle). A folded constant whose
+    // loop runs 1.4 cycles slower, measured while the core ran 20 % slower than at start-up:
+    // 3.4 cycles, 1.35 ns, which the start-up cycle would call 4.1 cycles over 2.
+    let c = Context {
+        empty_iter_ns: Some(0.66),
+        ..ctx()
+    };
+    let slow_cycle = 0.33 * 1.2;
+    let m = with_probes(synth(65536, 20.0, |i| 3.4 * slow_cycle * wiggle(i)), |_| {
+        (1362.0 * 1.2f64).round() as u64
+    });
+    let a = analyze(&m, &c);
+    let net = cycles_over_empty(&a, &c).unwrap();
+    assert!((net - 1.4).abs() < 0.1, "{net}");
+    assert!(near_empty_loop(&a, &c));
+    // Three dependent additions and more are counted too; twenty cycles of work are not.
+    let m = with_probes(synth(8192, 20.0, |i| 22.0 * 0.33 * wiggle(i)), |_| 1362);
+    assert!(!near_empty_loop(&analyze(&m, &c), &c));
+    // Without a cycle estimate, the span is that of four cycles at 2.5 GHz.
+    let no_cycle = Context {
+        cycle_ns: None,
+        ..c.clone()
+    };
+    let m = synth(65536, 20.0, |i| (0.66 + 1.2) * wiggle(i));
+    assert!(near_empty_loop(&analyze(&m, &no_cycle), &no_cycle));
+}

@@ -86,6 +86,47 @@ fn print_after_table(
     }
 }
 
+/// The benchmarks whose time was near the empty loop's and whose instructions could not be
+/// counted (no valgrind, a count that failed): whether their work was removed rests on time
+/// alone, said once under the table with the reason.
+#[derive(Default)]
+struct Uncounted {
+    names: Vec<String>,
+    reason: Option<String>,
+}
+
+impl Uncounted {
+    /// The count of benchmark `name`, or `None` with the benchmark and why kept for the note.
+    fn keep<T>(&mut self, name: &str, counted: Result<T>) -> Option<T> {
+        counted
+            .map_err(|why| {
+                self.names.push(name.to_string());
+                self.reason.get_or_insert_with(|| format!("{why:#}"));
+            })
+            .ok()
+    }
+
+    fn line(&self) -> Option<String> {
+        let reason = self.reason.as_ref()?;
+        Some(format!(
+            "{} ran within a few cycles of the empty loop and could not be counted under \
+             callgrind, so whether the compiler removed their work rests on time alone: {reason}",
+            list_names(&self.names)
+        ))
+    }
+}
+
+/// `a`, `a and b`, `a, b and 3 more`.
+fn list_names(names: &[String]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match q.len() {
+        0 => String::new(),
+        1 => q[0].clone(),
+        2..=3 => format!("{} and {}", q[..q.len() - 1].join(", "), q[q.len() - 1]),
+        n => format!("{} and {} more", q[..2].join(", "), n - 2),
+    }
+}
+
 pub fn run_command(a: &RunArgs) -> Result<i32> {
     let (program, args) = split_program(&a.program);
     if a.common.instructions {
@@ -153,6 +194,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
     let mut failed = 0;
+    let mut uncounted = Uncounted::default();
     println!("{}", table.head());
     for &i in &selected {
         if term::interrupted() {
@@ -184,17 +226,19 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 .and_then(|id| known.earlier_runs(id, name)),
             env_pad: &|p| pads.get(p as usize).copied().unwrap_or(0),
         };
-        // A body that time cannot tell from the empty loop is counted under callgrind; with
-        // cold caches one iteration per sample cannot be told from an empty loop by time, and
-        // the diagnostic is not reported: nothing to count.
+        // A body within a few cycles of the empty loop is counted under callgrind: time alone
+        // cannot tell a removed body from a little work there. With cold caches one iteration
+        // per sample cannot be told from an empty loop by time, and the diagnostic is not
+        // reported: nothing to count.
         let mut count = |_: &vernier::analyze::Analysis| {
             if cold || term::interrupted() {
                 return None;
             }
             progress.status(&format!(
-                "{name}: counting instructions under callgrind (optimized-away by time)"
+                "{name}: counting instructions under callgrind (its time is near the empty loop's)"
             ));
-            crate::runner::counted::check_instructions(&program, &args, &ctl, i).ok()
+            let counted = crate::runner::counted::check_instructions(&program, &args, &ctl, i);
+            uncounted.keep(name, counted)
         };
         let mut r = pipeline::finish(
             name,
@@ -233,6 +277,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         !crate::html::write_or_warn(p, written, a.common.json.as_deref())
     });
     print_after_table(&file, &table, &hello, processes);
+    if let Some(line) = uncounted.line() {
+        print!("{}", table.dim_wrapped(&line));
+    }
     crate::runner::cold::note(a.cache, &file);
     crate::history::save_if_asked(&a.common.save, &file, "run", a.common.pick.shard)?;
     if let Some(code) = term::interrupted_exit() {
