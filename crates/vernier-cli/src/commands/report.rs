@@ -1,5 +1,5 @@
 //! `vernier report FILE… -o OUT.html`: one self-contained HTML report of result,
-//! comparison, sweep and history files (the pages are drawn by `crate::html`).
+//! comparison, sweep and history files (read by `crate::files::load`, drawn by `crate::html`).
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -35,7 +35,7 @@ pub fn report_command(a: &ReportArgs) -> Result<i32> {
     let docs = a
         .files
         .iter()
-        .map(|p| crate::html::load(p).map(|d| (p.display().to_string(), d)))
+        .map(|p| crate::files::load::load(p).map(|d| (p.display().to_string(), d)))
         .collect::<Result<Vec<_>>>()?;
     let html = crate::html::page(&docs);
     crate::html::write(&a.output, &html)?;

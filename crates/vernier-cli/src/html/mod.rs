@@ -1,13 +1,12 @@
 //! The HTML report: one self-contained file (inline CSS, inline SVG, no script, no network)
 //! for result files, comparison files and history files (`vernier report FILE… -o OUT.html`),
 //! and for the run just made (`--html FILE` on demo, run and compare). A report renders what
-//! the files hold; it never measures and never re-analyses. `load.rs` reads the files; each
-//! kind has its section (`result.rs` with a benchmark's plots in `samples.rs`,
+//! the files hold; it never measures and never re-analyses (`crate::files::load` reads them).
+//! Each kind of file has its section (`result.rs` with a benchmark's plots in `samples.rs`,
 //! `comparison.rs`, `sweep.rs`, `history.rs`); the plots are in [`plots`].
 
 mod comparison;
 mod history;
-mod load;
 mod memory;
 pub mod plots;
 mod result;
@@ -15,17 +14,16 @@ mod samples;
 mod sweep;
 mod threads;
 
+use crate::files::load::Doc;
 use comparison::comparison_section;
 use history::history_section;
-pub use load::{load, Doc};
 use result::result_section;
 use sweep::sweep_section;
 
 use crate::files::history::HistoryFile as History;
 use crate::files::sweep::{PointBench as SweepFigure, SweepFile as Sweep};
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use plots::{Estimate, Kind, Point, Unit};
-use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::Path;
 use vernier::analyze::pairs::Comparison;

@@ -1,7 +1,13 @@
 //! The files a report is made from, read and told apart: result, comparison, sweep and history
 //! files.
 
-use super::*;
+use super::history::HistoryFile as History;
+use super::sweep::SweepFile as Sweep;
+use anyhow::{bail, Context as _, Result};
+use serde_json::Value;
+use std::path::Path;
+use vernier::result::comparison::ComparisonFile;
+use vernier::result::ResultFile;
 
 /// What one input file is.
 pub enum Doc {
@@ -35,25 +41,25 @@ pub fn load(path: &Path) -> Result<Doc> {
     let Some(obj) = v.as_object() else {
         bail!("{shown}: its top level is not a JSON object; {KINDS}");
     };
-    let kind = crate::files::kind(&v);
-    if kind == crate::files::Kind::Comparison {
+    let kind = super::kind(&v);
+    if kind == super::Kind::Comparison {
         let c: ComparisonFile = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged comparison file: {e}"))?;
         return Ok(Doc::Comparison(Box::new(c)));
     }
-    if kind == crate::files::Kind::History {
+    if kind == super::Kind::History {
         let h: History = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged history file: {e}"))?;
         h.check()
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged history file: {e}"))?;
         return Ok(Doc::History(h));
     }
-    if kind == crate::files::Kind::Sweep {
+    if kind == super::Kind::Sweep {
         let s: Sweep = serde_json::from_value(v)
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged sweep file: {e}"))?;
         return Ok(Doc::Sweep(s));
     }
-    if kind == crate::files::Kind::Result {
+    if kind == super::Kind::Result {
         let comparison = match obj.get("comparison") {
             Some(c) => Some(Box::new(
                 serde_json::from_value::<ComparisonFile>(c.clone()).map_err(|e| {
@@ -68,7 +74,7 @@ pub fn load(path: &Path) -> Result<Doc> {
             comparison,
         });
     }
-    if kind == crate::files::Kind::GoogleBenchmark {
+    if kind == super::Kind::GoogleBenchmark {
         bail!(
             "{shown} is Google Benchmark's JSON: a report is made from vernier's files (compare \
              it with a vernier result file: vernier compare {shown} NEW.json --json cmp.json, \
