@@ -10,8 +10,8 @@
 //     }
 //
 // Run on its own, the program runs itself through the `vernier` runner when one is on the
-// PATH (`vernier run -- ./prog`); without one it calibrates, measures and prints quick
-// estimates for each benchmark. Launched by the runner, it is a *worker*: it
+// PATH (`vernier run -- ./prog`); without one it prints a quick estimate for each benchmark
+// (the median of a few samples, no interval). Launched by the runner, it is a *worker*: it
 // answers the line protocol of docs/protocol.md on the file descriptors named by
 // `VERNIER_FDS` and leaves every decision (iterations, warm-up, when to stop) and all the
 // statistics to the runner.
@@ -21,8 +21,8 @@
 //   2. the public API: do_not_optimize, clobber_memory, bench, bench_setup, bench_latency,
 //      main, batch_number, checkpoint, checkpoint_summary
 //   3. inline templates for the hot loop (the only code that runs while the clock runs)
-//   4. the implementation: timer, performance counters, registry, worker protocol,
-//      standalone mode
+//   4. the implementation: timer, performance counters, registry, worker protocol, and
+//      the program run by hand (handed to the runner, or a quick estimate)
 //
 // Requirements: C++17, GCC or Clang (inline assembly), Linux. Nothing beyond the standard
 // library and system calls. Every function is `inline`: include the header from as many
@@ -209,13 +209,14 @@ inline void checkpoint(const char* name);
 inline bool checkpoint_summary();
 
 /// Run the registered benchmarks. With `VERNIER_FDS=R,W` in the environment (set by the
-/// `vernier` runner) serve the worker protocol on those descriptors; otherwise measure and
-/// print a summary (arguments: `[FILTER...] [--time S] [--list]`). Returns the exit status.
+/// `vernier` runner) serve the worker protocol on those descriptors; otherwise run through the
+/// runner, or without one print a quick estimate per benchmark (arguments: `[FILTER...]
+/// [--time S] [--list]`, `--help`). Returns the exit status.
 inline int main(int argc, char** argv);
 
 /// 1-based number of the batch of samples now being measured for the running benchmark
-/// (one per `run` command in worker mode, one per sampling round standalone); 0 outside a
-/// run. Meant for tests and for benchmarks that must change behaviour between batches.
+/// (one per `run` command in worker mode, one per calibration step or round of samples in a
+/// quick estimate); 0 outside a run. Meant for tests and for benchmarks that must change behaviour between batches.
 inline std::uint64_t batch_number();
 
 }  // namespace vernier
@@ -679,6 +680,9 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
 
 // ---------------------------------------------------------------------------------------------
 // 4. Implementation
+//
+// A constant this header shares with the Rust harness or the runner names the Rust definition
+// in its comment; crates/vernier/tests/shared_constants.rs fails when the two differ.
 // ---------------------------------------------------------------------------------------------
 
 #include <algorithm>
@@ -1053,7 +1057,8 @@ inline void pin_thread_to(int cpu) {
 }
 
 /// How long a waiting pool thread spins for the next release before it blocks (the Rust
-/// harness's SPIN_BEFORE_PARK_NS), and spins between two yields.
+/// harness's `threads::SPIN_BEFORE_PARK_NS`), and spins between two yields
+/// (`threads::SPINS_PER_YIELD`).
 constexpr std::uint64_t kSpinBeforeParkNs = 2000000;
 constexpr unsigned kSpinsPerYield = 256;
 
@@ -1117,7 +1122,7 @@ struct ThreadClock {
 
 /// The longest time between a pool thread's clock reading (after its last round, or when the
 /// pool arms) and the release, past which the pool arms first (the Rust harness's
-/// ARM_LEAD_NS), at most kMaxArms times.
+/// `threads::ARM_LEAD_NS`), at most kMaxArms times (`threads::MAX_ARMS`).
 constexpr std::uint64_t kArmLeadNs = 20000;
 constexpr int kMaxArms = 2;
 
@@ -1469,9 +1474,9 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_wide_chain(std::uint6
 }
 
 /// Repetitions of the probe; the fastest is kept (an interrupt in one does not make the core
-/// look slow). The same as the Rust harness (`plan::PROBE_REPEATS`).
+/// look slow). The Rust harness's `plan::PROBE_REPEATS`.
 constexpr int kProbeRepeats = 3;
-/// Longest probe chain a worker accepts (the Rust harness's `MAX_WORKER_PROBE_ADDS`).
+/// Longest probe chain a worker accepts (the protocol's `plan::MAX_PROBE_ADDS`).
 constexpr std::uint64_t kMaxProbeAdds = std::uint64_t{1} << 20;
 
 /// The fastest of `kProbeRepeats` timings of `chain(x, adds)` (the dependent chain, or with
@@ -2242,235 +2247,55 @@ inline bool parse_fds(const char* value, int& in_fd, int& out_fd) {
     return true;
 }
 
-// ---- Standalone mode -------------------------------------------------------------------------
+// ---- Run by hand -----------------------------------------------------------------------------
 //
-// A small version of the runner's engine, as a state machine. Each state's exit condition and
-// constants:
-//
-// | state     | does                                             | leaves when                   |
-// |-----------|--------------------------------------------------|-------------------------------|
-// | Calibrate | doubles iters from 1, kCalibrationSamples each   | the fastest sample ≥ the goal |
-// | Warmup    | blocks of kWarmupBlock samples, discarded        | the median of the last        |
-// |           |                                                  | kWarmupWindow blocks drops by |
-// |           |                                                  | < kWarmupTolerance, or the    |
-// |           |                                                  | warm-up budget is spent       |
-// | Measure   | batches of samples, kept                         | the median's 95 % interval is |
-// |           |                                                  | within ±kTargetRelCi, or the  |
-// |           |                                                  | budget is spent               |
-//
-// The runner (`vernier run -- ./prog`) does this properly: steady-state detection from the
-// data, a linearity ladder, diagnostics, several processes, JSON.
+// Run by hand, the program hands itself to the vernier runner (`vernier run -- ./prog`), which
+// measures, analyses and reports. Without a runner it prints a quick estimate per benchmark:
+// the median of a few samples long enough for the timer, with no warm-up, no interval and no
+// analysis beyond one flag: a body whose fastest sample is at the empty loop's time may have
+// been optimized away (time alone; the runner counts instructions to be sure).
 
-/// Default budget per benchmark, calibration and warm-up included (`--time`).
-constexpr double kDefaultBudgetS = 0.5;
-/// A sample lasts at least this long: far below the scheduler tick (1-4 ms), so a tick or an
-/// interrupt spoils few samples...
-constexpr double kMinSampleNs = 20000.0;
-/// ...and at least this many times the timer's overhead (its error is then ≤ 0.1 %).
-constexpr double kTimerFactor = 1000.0;
-/// Samples per calibration step (the fastest is kept: one interrupted sample does not
-/// inflate the iteration count's estimate).
-constexpr std::size_t kCalibrationSamples = 3;
+/// Samples of a quick estimate, and of the empty loop measured before and after each benchmark.
+constexpr std::size_t kEstimateSamples = 15;
+/// A sample of a quick estimate lasts at least this long (200 µs, below the scheduler's tick)
+/// and 1000 times the timer's overhead.
+constexpr double kEstimateSampleNs = 200000.0;
 /// Upper bound on iterations per sample (a body the compiler removed would double for ever).
 constexpr std::uint64_t kMaxIters = std::uint64_t{1} << 40;
-/// Warm-up: blocks of 20 samples, the median over the last 3 blocks compared from one block to
-/// the next; warm-up is over when it no longer drops by more than 1 %.
-constexpr std::size_t kWarmupBlock = 20;
-constexpr std::size_t kWarmupWindow = 3;
-constexpr double kWarmupTolerance = 0.01;
-/// Warm-up may use at most this fraction of the budget.
-constexpr double kWarmupFraction = 0.3;
-/// Stop early when the median's 95 % interval is within ±0.5 % of it...
-constexpr double kTargetRelCi = 0.005;
-/// ...and rests on at least this many samples (not on the extreme order statistics).
-constexpr std::size_t kMinMeasureSamples = 100;
-/// A batch of measured samples takes at most this fraction of the budget (stopping is checked
-/// between batches).
-constexpr double kBatchFraction = 0.02;
-/// Per-iteration time above the empty loop's under which a result is flagged: a fraction of a
-/// cycle on any current CPU.
+/// A body whose fastest sample is within this many ns per iteration of the empty loop's is
+/// flagged: a fraction of a cycle on any current CPU.
 constexpr double kOptimizedAwayNs = 0.1;
-/// Budget of the empty-loop baseline measured once at start-up, as a fraction of --time.
-constexpr double kEmptyBudgetFraction = 0.4;
-/// Samples of the empty loop taken just before and just after each benchmark (about 1 ms
-/// each): the baseline then follows the clock frequency of the moment, and a benchmark is
-/// compared with the slower of the two.
-constexpr std::size_t kEmptyCheckSamples = 51;
 
-/// 0-based lower rank j of the distribution-free 95 % interval of the median, [x_(j),
-/// x_(n-1-j)]: exact binomial(n, ½) up to n = 1000, normal approximation beyond (the same
-/// rule as the Rust side's stats::median_ci_rank).
-inline std::size_t median_ci_rank(std::size_t n) {
-    constexpr double kZ95 = 1.959963984540054;
-    if (n > 1000) {
-        const double nf = static_cast<double>(n);
-        const double j = std::floor(nf / 2.0 - kZ95 * std::sqrt(nf) / 2.0);
-        std::size_t r = j <= 0.0 ? 0 : static_cast<std::size_t>(j);
-        r = r == 0 ? 0 : r - 1;
-        return std::min(r, n / 2);
-    }
-    const double ln_half_n = -static_cast<double>(n) * std::log(2.0);
-    double cdf = 0.0, ln_c = 0.0;
-    std::size_t j = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        cdf += std::exp(ln_c + ln_half_n);
-        if (cdf > 0.025) break;
-        j = i;
-        ln_c += std::log(static_cast<double>(n - i)) - std::log(static_cast<double>(i + 1));
-    }
-    return j;
-}
-
-/// Quantile q of sorted data, linear interpolation (numpy's default).
-inline double quantile_sorted(const std::vector<double>& v, double q) {
-    const double h = static_cast<double>(v.size() - 1) * q;
-    const auto lo = static_cast<std::size_t>(std::floor(h));
-    const auto hi = static_cast<std::size_t>(std::ceil(h));
-    return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-struct Summary {
-    double median = 0, ci_lo = 0, ci_hi = 0, min = 0, sigma = 0;
-    std::size_t n = 0;
-};
-
-inline Summary summarise(std::vector<double> per_iter) {
-    Summary s;
-    std::sort(per_iter.begin(), per_iter.end());
-    s.n = per_iter.size();
-    if (s.n == 0) return s;
-    s.median = quantile_sorted(per_iter, 0.5);
-    s.min = per_iter.front();
-    s.sigma = (quantile_sorted(per_iter, 0.75) - quantile_sorted(per_iter, 0.25)) / 1.349;
-    if (s.n < 6) {
-        s.ci_lo = per_iter.front();
-        s.ci_hi = per_iter.back();
-    } else {
-        const std::size_t j = median_ci_rank(s.n);
-        s.ci_lo = per_iter[j];
-        s.ci_hi = per_iter[s.n - 1 - j];
-    }
-    return s;
-}
-
-inline double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return quantile_sorted(v, 0.5);
-}
-
-struct StandaloneResult {
-    Summary summary;
-    std::uint64_t iters = 0;
-    bool warmup_settled = true;
-    /// A threaded benchmark's measured samples: its threads' own time and run-queue wait
-    /// (each clipped to the thread's own time), ns summed, and the samples in which a thread
-    /// waited for a CPU longer than 1 % of the sample (the Rust analysis's INTERRUPTING_WAIT);
-    /// the waits only with `waits_known`.
-    double thread_own_ns = 0, thread_wait_ns = 0;
-    std::size_t samples = 0, waited_samples = 0;
-    bool waits_known = false;
-};
-
-/// Add the threads' own time and waits of the last batch of threaded benchmark `index` (if
-/// it is one) to `res`.
-inline void add_thread_waits(const Timer& timer, std::size_t index, StandaloneResult& res) {
-    auto& entries = registry();
-    if (index >= entries.size() || entries[index].threads == 0) return;
-    const auto& e = *static_cast<const ThreadedEntry*>(entries[index].state.get());
-    res.waits_known = e.waits_known && !e.wait_ns.empty();
-    if (!res.waits_known) return;
-    const std::size_t t = static_cast<std::size_t>(e.threads);
-    for (std::size_t s = 0; s + 1 <= e.ticks.size() / t; ++s) {
-        double wall = 0;
-        bool waited = false;
-        for (std::size_t k = 0; k < t; ++k) {
-            wall = std::max(wall, static_cast<double>(timer.to_ns(e.ticks[s * t + k])));
-        }
-        for (std::size_t k = 0; k < t; ++k) {
-            const double own = static_cast<double>(timer.to_ns(e.ticks[s * t + k]));
-            const double w = std::min(own, static_cast<double>(e.wait_ns[s * t + k]));
-            res.thread_own_ns += own;
-            res.thread_wait_ns += w;
-            waited = waited || w > 0.01 * wall;
-        }
-        res.samples += 1;
-        res.waited_samples += waited ? 1 : 0;
-    }
-}
-
-/// Measure benchmark `index` (npos: the empty loop) standalone within `budget_ns`.
-inline StandaloneResult measure_standalone(const Timer& timer, std::size_t index,
-                                           double budget_ns) {
-    enum class State { calibrate, warmup, measure, done };
-    std::vector<std::uint64_t> ns;
-    // One untimed call first: a benchmark's lazy initialisation (allocating and touching a
-    // large input set on first use, say) is not charged to its budget.
-    measure_batch(timer, index, 1, 1, ns);
-    const std::uint64_t t_start = monotonic_now_ns();
-    const auto elapsed = [&] { return static_cast<double>(monotonic_now_ns() - t_start); };
-    const double goal_ns = std::max(kMinSampleNs, kTimerFactor * timer.overhead_ns);
-    std::vector<double> kept, warm;
-    StandaloneResult res;
+/// A quick estimate of benchmark `index` (npos: the empty loop): ns per iteration.
+struct Estimate {
+    double median = 0, fastest = 0;
     std::uint64_t iters = 1;
-    double sample_ns = goal_ns;
-    double last_window = 0;
-    State state = State::calibrate;
-    while (state != State::done) {
-        switch (state) {
-            case State::calibrate: {
-                measure_batch(timer, index, iters, kCalibrationSamples, ns);
-                const std::uint64_t best = *std::min_element(ns.begin(), ns.end());
-                if (static_cast<double>(best) >= goal_ns || iters >= kMaxIters ||
-                    elapsed() >= budget_ns * kWarmupFraction) {
-                    sample_ns = std::max(1.0, static_cast<double>(best));
-                    state = State::warmup;
-                } else {
-                    iters *= 2;
-                }
-                break;
-            }
-            case State::warmup: {
-                measure_batch(timer, index, iters, kWarmupBlock, ns);
-                for (auto t : ns) warm.push_back(static_cast<double>(t));
-                if (warm.size() >= kWarmupBlock * kWarmupWindow) {
-                    const std::vector<double> window(
-                        warm.end() - static_cast<std::ptrdiff_t>(kWarmupBlock * kWarmupWindow),
-                        warm.end());
-                    const double m = median_of(window);
-                    const bool settled =
-                        last_window > 0 && m > last_window * (1.0 - kWarmupTolerance);
-                    last_window = m;
-                    if (settled) state = State::measure;
-                }
-                if (state == State::warmup && elapsed() >= budget_ns * kWarmupFraction) {
-                    res.warmup_settled = false;
-                    state = State::measure;
-                }
-                break;
-            }
-            case State::measure: {
-                const double batch_budget = budget_ns * kBatchFraction;
-                const std::size_t batch = static_cast<std::size_t>(
-                    std::clamp(batch_budget / sample_ns, 1.0, 1000.0));
-                measure_batch(timer, index, iters, batch, ns);
-                add_thread_waits(timer, index, res);
-                for (auto t : ns) kept.push_back(static_cast<double>(t) / static_cast<double>(iters));
-                if (elapsed() >= budget_ns) {
-                    state = State::done;
-                } else if (kept.size() >= kMinMeasureSamples) {
-                    const Summary s = summarise(kept);
-                    const double half = std::max(s.median - s.ci_lo, s.ci_hi - s.median);
-                    if (half <= kTargetRelCi * s.median) state = State::done;
-                }
-                break;
-            }
-            case State::done:
-                break;
-        }
+};
+
+/// `kEstimateSamples` samples of `iters` iterations of `index`, summarised.
+inline Estimate sample_estimate(const Timer& timer, std::size_t index, std::uint64_t iters) {
+    std::vector<std::uint64_t> ns;
+    measure_batch(timer, index, iters, kEstimateSamples, ns);
+    std::sort(ns.begin(), ns.end());
+    const double n = static_cast<double>(iters);
+    return Estimate{static_cast<double>(ns[ns.size() / 2]) / n, static_cast<double>(ns[0]) / n,
+                    iters};
+}
+
+/// Doubles the iterations from 1 until the fastest of three samples lasts the estimate's
+/// sample length (one sample an interrupt lengthened does not stop it early), then takes the
+/// estimate's samples.
+inline Estimate estimate(const Timer& timer, std::size_t index) {
+    const double goal_ns = std::max(kEstimateSampleNs, 1000.0 * timer.overhead_ns);
+    std::vector<std::uint64_t> ns;
+    std::uint64_t iters = 1;
+    for (;;) {
+        measure_batch(timer, index, iters, 3, ns);
+        const std::uint64_t fastest = *std::min_element(ns.begin(), ns.end());
+        if (static_cast<double>(fastest) >= goal_ns || iters >= kMaxIters) break;
+        iters *= 2;
     }
-    res.summary = summarise(kept);
-    res.iters = iters;
-    return res;
+    return sample_estimate(timer, index, iters);
 }
 
 /// `x` with `sig` significant digits (at most 6 decimals).
@@ -2494,7 +2319,7 @@ inline const char* time_unit(double median_ns, double& scale) {
     }
     if (median_ns >= 1e4) {
         scale = 1e-3;
-        return "\xc2\xb5s";  // µs, in UTF-8 like the other symbols printed (±, σ, ×)
+        return "\xc2\xb5s";  // µs, in UTF-8 like the other symbols printed (±, ×)
     }
     scale = 1.0;
     return "ns";
@@ -2504,16 +2329,16 @@ inline const char* usage() {
     return "usage: %s [FILTER...] [--time SECONDS | --quick] [--json FILE] [--list] "
            "[--standalone] [--shard K/N]\n"
            "  FILTER         run the benchmarks whose name contains one of these strings\n"
-           "  --time S       measurement budget per benchmark in seconds\n"
-           "  --quick        a short run\n"
+           "  --time S       the runner's measurement budget per benchmark in seconds\n"
+           "  --quick        a short run of the runner\n"
            "  --json FILE    write the result file (needs the vernier runner)\n"
            "  --list         print the benchmark names and exit\n"
-           "  --standalone   measure in this process only: quick estimates, no interval\n"
+           "  --standalone   do not use the runner: a quick estimate in this process\n"
            "  --shard K/N    only shard K of N (a stable part of the suite, by a hash of the name)\n"
            "With the vernier runner on the PATH (or named by VERNIER_BIN) the program runs\n"
-           "itself through it (`vernier run -- %s`): several processes, the core-speed probe,\n"
-           "diagnostics and a 95%% interval that holds. Without it, or with --standalone, it\n"
-           "prints quick estimates measured in this process.\n";
+           "itself through it (`vernier run -- %s`): the measuring, the analysis and the\n"
+           "report are the runner's. Without it, or with --standalone, it prints a quick\n"
+           "estimate per benchmark (the median of a few samples, no interval).\n";
 }
 
 /// The vernier runner to hand a standalone run to: `$VERNIER_BIN`, else `vernier` on the
@@ -2602,48 +2427,8 @@ inline bool parse_shard(const std::string& v, std::uint64_t& index, std::uint64_
     return true;
 }
 
-/// The threaded benchmarks' figures after the table: throughput (all threads' operations per
-/// second, from the median), the speed-up against the same benchmark's one-thread run when it
-/// was measured, and the share of the threads' time spent waiting for a CPU.
-inline void print_thread_figures(
-    const std::vector<std::pair<std::size_t, StandaloneResult>>& threaded) {
-    if (threaded.empty()) return;
-    const auto& entries = registry();
-    const auto base = [&](std::size_t i) {
-        const std::string& name = entries[i].name;
-        return name.substr(0, name.rfind("/threads:"));
-    };
-    std::printf("\nthreads (throughput from the median; speed-up against the same benchmark at 1 "
-                "thread):\n");
-    for (const auto& [i, r] : threaded) {
-        const int t = entries[i].threads;
-        const double median = r.summary.median;
-        std::printf("  %s: %s Mops/s", entries[i].name.c_str(),
-                    fmt_sig(median > 0 ? t * 1e3 / median : 0.0, 4).c_str());
-        for (const auto& [j, one] : threaded) {
-            if (entries[j].threads == 1 && base(j) == base(i) && median > 0) {
-                std::printf(", %s\xc3\x97 one thread", fmt_sig(t * one.summary.median / median, 3).c_str());
-            }
-        }
-        if (r.waits_known && r.thread_own_ns > 0 && r.samples > 0) {
-            std::printf("; a thread waited for a CPU in %zu of %zu samples (%s %% of the threads' "
-                        "time)",
-                        r.waited_samples, r.samples,
-                        fmt_sig(100.0 * r.thread_wait_ns / r.thread_own_ns, 2).c_str());
-        }
-        if (t > static_cast<int>(allowed_cpus().size())) {
-            std::printf(" [%d threads on %zu CPUs]", t, allowed_cpus().size());
-        }
-        std::printf("\n");
-    }
-    std::printf("A thread that waited for a CPU (other load, more threads than CPUs) lowers the "
-                "speed-up without any contention: the vernier runner leaves such samples out and "
-                "flags poor scaling `contended` only when it is the code's.\n");
-}
-
 inline int standalone(int argc, char** argv) {
     const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
-    double budget_s = kDefaultBudgetS;
     bool list = false, in_process = false, quick = false, timed = false;
     std::string json;
     std::vector<std::string> filters, runner_args;
@@ -2670,13 +2455,12 @@ inline int standalone(int argc, char** argv) {
             in_process = true;
         } else if (a == "--quick") {
             quick = true;
-            budget_s = 0.1;
             runner_args.push_back(a);
         } else if (a == "--time" || a.rfind("--time=", 0) == 0) {
             std::string v;
             if (!value("--time", v)) return 1;
             char* end = nullptr;
-            budget_s = std::strtod(v.c_str(), &end);
+            const double budget_s = std::strtod(v.c_str(), &end);
             if (end == v.c_str() || *end != '\0' || !(budget_s > 0) || budget_s > 1e6) {
                 std::fprintf(stderr, "%s: bad --time value '%s' (seconds, > 0)\n", prog,
                              v.c_str());
@@ -2731,7 +2515,7 @@ inline int standalone(int argc, char** argv) {
     if (!runner.empty()) {
         if (!filters.empty()) runner_args.insert(runner_args.end(), {"--filter", filter_regex(filters)});
         run_through(runner, prog, runner_args);
-        std::fprintf(stderr, "%s: measuring in this process instead (quick estimates)\n", prog);
+        std::fprintf(stderr, "%s: a quick estimate in this process instead\n", prog);
     }
     if (!json.empty()) {
         std::fprintf(stderr,
@@ -2742,78 +2526,50 @@ inline int standalone(int argc, char** argv) {
     }
 
     const Timer timer = detect_timer();
-    const double budget_ns = budget_s * 1e9;
-    std::printf("vernier-cpp %s, measuring in this process: timer %s", VERNIER_VERSION,
+    std::printf("vernier-cpp %s, a quick estimate in this process: timer %s", VERNIER_VERSION,
                 timer.kind == ClockKind::tsc ? "tsc" : "monotonic");
     if (timer.kind == ClockKind::tsc) std::printf(" at %.4f GHz", timer.tsc_hz / 1e9);
-    std::printf(", resolution %s ns, overhead %s ns\n", fmt_sig(timer.resolution_ns, 3).c_str(),
-                fmt_sig(timer.overhead_ns, 3).c_str());
+    std::printf("\n");
     if (debug_build()) {
         std::printf("warning: built without optimisation; the figures describe a debug build "
                     "(compile with -O2)\n");
     }
-    std::fflush(stdout);
-    const StandaloneResult empty = measure_standalone(
-        timer, static_cast<std::size_t>(-1), std::min(0.25e9, budget_ns * kEmptyBudgetFraction));
-    std::printf("empty loop: %s ns/iter (not subtracted below; a result within %.1f ns of it is "
-                "flagged)\n\n",
-                fmt_sig(empty.summary.median, 3).c_str(), kOptimizedAwayNs);
-    std::vector<std::uint64_t> ns;
-    const auto empty_now = [&] {
-        measure_batch(timer, static_cast<std::size_t>(-1), empty.iters, kEmptyCheckSamples, ns);
-        std::vector<double> per_iter;
-        for (auto t : ns) per_iter.push_back(static_cast<double>(t) / static_cast<double>(empty.iters));
-        return median_of(per_iter);
-    };
-
+    constexpr std::size_t kEmpty = static_cast<std::size_t>(-1);
+    const std::uint64_t empty_iters = estimate(timer, kEmpty).iters;
     std::size_t width = 0;
     for (auto i : chosen) width = std::max(width, entries[i].name.size());
     int status = 0;
-    std::vector<std::pair<std::size_t, StandaloneResult>> threaded;
     for (auto i : chosen) {
-        const int w = static_cast<int>(width);
-        std::printf("%-*s  ", w, entries[i].name.c_str());
+        std::printf("%-*s  ", static_cast<int>(width), entries[i].name.c_str());
         std::fflush(stdout);
-        StandaloneResult r;
+        // The empty loop just before and just after, the slower kept: it follows the clock
+        // frequency of the moment.
+        const double empty_before = sample_estimate(timer, kEmpty, empty_iters).fastest;
+        Estimate e;
         std::string what;
-        const double empty_before = empty_now();
-        if (!guarded([&] { r = measure_standalone(timer, i, budget_ns); }, what)) {
+        if (!guarded([&] { e = estimate(timer, i); }, what)) {
             std::printf("failed: %s\n", what.c_str());
             status = 1;
             continue;
         }
-        const double empty_ns = std::max(empty_before, empty_now());
-        const Summary& s = r.summary;
+        const double empty_ns =
+            std::max(empty_before, sample_estimate(timer, kEmpty, empty_iters).fastest);
         double scale = 1.0;
-        const char* unit = time_unit(s.median, scale);
-        std::printf("T_iter ~ %s %s  (median; min %s %s, robust σ %s %s, %zu samples × %llu "
-                    "iters)",
-                    fmt_sig(s.median * scale, 5).c_str(), unit, fmt_sig(s.min * scale, 5).c_str(),
-                    unit, fmt_sig(s.sigma * scale, 2).c_str(), unit, s.n,
-                    static_cast<unsigned long long>(r.iters));
-        // The fastest sample too: a removed body whose median a busy sibling thread lifted
-        // above the empty loop's still has samples at it (the runner's rule, analyze/removed.rs).
-        if (s.median - empty_ns < kOptimizedAwayNs) {
-            std::printf("  optimized away? (T_iter - empty loop = %s ns)",
-                        fmt_sig(s.median - empty_ns, 2).c_str());
-        } else if (s.min - empty_ns < kOptimizedAwayNs) {
-            std::printf("  optimized away? (fastest sample - empty loop = %s ns)",
-                        fmt_sig(s.min - empty_ns, 2).c_str());
+        const char* unit = time_unit(e.median, scale);
+        std::printf("T_iter ~ %s %s  (median of %zu samples \xc3\x97 %llu iters; fastest %s %s)",
+                    fmt_sig(e.median * scale, 3).c_str(), unit, kEstimateSamples,
+                    static_cast<unsigned long long>(e.iters), fmt_sig(e.fastest * scale, 3).c_str(),
+                    unit);
+        if (e.fastest - empty_ns < kOptimizedAwayNs) {
+            std::printf("  optimized away? (time alone: the runner counts instructions under "
+                        "callgrind to be sure)");
         }
-        if (!r.warmup_settled) std::printf("  [warm-up not over within its budget]");
         std::printf("\n");
         std::fflush(stdout);
-        if (entries[i].threads > 0) threaded.emplace_back(i, r);
     }
-    print_thread_figures(threaded);
-    std::printf("\nrobust σ = IQR/1.349 of the per-sample T_iter.\n"
-                "Quick estimates, with no interval: one process cannot see how far the core's "
-                "speed and the memory layout move a figure from one run to the next, so it "
-                "cannot back one. For the median with a 95 %% interval that holds, warm-up "
-                "found from the data, diagnostics and JSON, put the vernier runner on the PATH "
-                "(cargo install --path crates/vernier-cli) and run %s again, or run: vernier "
-                "run -- %s\n",
-                prog, prog);
+    std::printf("\nquick estimate; for the full analysis install vernier (cargo install --path "
+                "crates/vernier-cli) and run `vernier run -- %s`\n",
+                prog);
     return status;
 }
 

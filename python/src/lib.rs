@@ -1,13 +1,15 @@
 //! `vernier._native`: the Rust side of the Python package. Python contributes only measured
-//! loops; everything that decides (the sampler, the analysis, the reports, the CLI) is the
-//! Rust engine's, reached through four functions:
+//! loops; everything that decides (the sampler, the analysis, the reports, the CLI, the worker
+//! protocol) is the Rust engine's, reached through these functions among others:
 //!
 //! - `main`: the `vernier` command line, the same CLI as the Rust binary (`vernier_cli`);
 //! - `measure`: one benchmark measured in this process by the engine, which calls a Python
 //!   loop for each sample (the pytest fixture's way in);
 //! - `render`: a result file as the terminal table `vernier run` prints;
-//! - `probe`: the core-speed probe of the worker protocol, which a Python worker cannot run
-//!   in Python (one-cycle additions).
+//! - `serve`: the worker protocol (`worker.rs`), served by the Rust crate's loop and parser,
+//!   which calls the Python worker for each batch.
+
+mod worker;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -26,23 +28,6 @@ fn main(py: Python<'_>, argv: Vec<String>, self_command: Vec<String>) -> i32 {
     let self_command: Vec<OsString> = self_command.into_iter().map(OsString::from).collect();
     // The CLI waits on its workers for seconds; other Python threads run meanwhile.
     py.allow_threads(|| vernier_cli::main_with_self_command(argv, self_command))
-}
-
-/// The core-speed probe (`docs/protocol.md`, `probe=<adds>`) with the monotonic clock a
-/// Python worker announces: `(probe_ns, wide_ns)`, the fastest of three runs of each chain.
-#[pyfunction]
-fn probe(adds: u64) -> PyResult<(u64, u64)> {
-    if vernier::protocol::parse_probe_adds(&adds.to_string()).is_none() {
-        return Err(PyValueError::new_err(format!(
-            "probe({adds}): expected 1 to {} additions",
-            vernier::protocol::MAX_PROBE_ADDS
-        )));
-    }
-    let timer = Timer::monotonic();
-    Ok((
-        vernier::workload::kernels::speed_probe(&timer, adds),
-        vernier::workload::kernels::wide_probe(&timer, adds),
-    ))
 }
 
 /// The engine's clock as a Python callable: the measured loop reads it at its start and its
@@ -241,15 +226,24 @@ fn save(
     vernier_cli::save_result(&file, db, commit, branch, "pytest").map_err(PyRuntimeError::new_err)
 }
 
+/// The path of the allocation-counting interposer `vernier run` preloads into its counting
+/// process (built with the CLI and embedded in it), written to the cache directory on first
+/// use.
+#[pyfunction]
+fn interposer_path() -> PyResult<PathBuf> {
+    vernier_cli::allocation_interposer().map_err(PyRuntimeError::new_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
-    m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(worker::serve, m)?)?;
     m.add_function(wrap_pyfunction!(measure, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(merge_results, m)?)?;
     m.add_function(wrap_pyfunction!(write_result, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(interposer_path, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,15 +1,13 @@
-"""`run … memory=1` on the Python worker: the interposer's counts read through ctypes (a small
-interposer with the same C ABI, built here and preloaded), or `mem.unavailable` and
-tracemalloc's bytes without it; `allocation_free=True` on the `list` line."""
-import shutil
-import subprocess
+"""`run … memory=1` on the Python worker: the interposer's counts read through ctypes (the
+interposer `vernier run` preloads, embedded in the CLI, preloaded here by hand), or
+`mem.unavailable` and tracemalloc's bytes without it; `allocation_free=True` on the `list`
+line."""
 import textwrap
 
 import pytest
 
 from test_worker import Worker, tokens
-
-HERE = __import__("os").path.dirname(__file__)
+from vernier import _native
 
 SCRIPT = textwrap.dedent("""
     import vernier
@@ -23,13 +21,8 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def interposer(tmp_path_factory):
-    cc = shutil.which("cc")
-    assert cc, "a C compiler is needed to build the test interposer: apt-get install gcc"
-    out = tmp_path_factory.mktemp("interposer") / "count_allocs.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(out),
-                    __import__("os").path.join(HERE, "data", "count_allocs.c"), "-ldl"], check=True)
-    return out
+def interposer():
+    return _native.interposer_path()
 
 
 def per_iter(reply, iters):

@@ -96,25 +96,11 @@ def self_command():
 
 
 def cli(args):
-    """Run the ``vernier`` command line ``args`` (without the program name); returns its exit
-    status. The native module runs it in this process; a source tree without it uses a
-    ``vernier`` executable on ``PATH``."""
-    args = [os.fspath(a) for a in args]
-    try:
-        from . import _native
-    except ImportError:
-        # Imported here: a worker process never needs them, and they cost it milliseconds.
-        import shutil
-        import subprocess
+    """Run the ``vernier`` command line ``args`` (without the program name) in this process,
+    through the native module; returns its exit status."""
+    from . import _native
 
-        exe = shutil.which("vernier")
-        if exe is None:
-            sys.stderr.write(
-                "vernier: the native module is not built and no `vernier` command is on PATH: "
-                "pip install ./python (from the repository's root)\n"
-            )
-            return 1
-        return subprocess.call([exe] + args)
+    args = [os.fspath(a) for a in args]
     sys.stdout.flush()
     sys.stderr.flush()
     return _native.main(["vernier"] + args, self_command())

@@ -22,6 +22,7 @@ tracemalloc sees Python's allocations only, and gives no count of calls.
 import os
 import time
 
+# The interposer's C ABI: `memory::READ_SYMBOL` (crates/vernier/tests/shared_constants.rs).
 READ_SYMBOL = "vernier_alloc_counts_read"
 FIELDS = ("allocs", "bytes", "frees", "freed_bytes")
 # How often the empty loop's own counts are read to find their constant (the smallest).
@@ -98,17 +99,14 @@ class Counter:
         ns, d = self._bracket(loop, iters)
         return ns, [max(x - b, 0) for x, b in zip(d, self._base)]
 
-    def batch_tokens(self, loop, iters, samples):
-        """The reply's tokens after ``samples`` counted samples: (ns list, token text)."""
-        cols = [[] for _ in FIELDS]
-        ns = []
+    def batch(self, loop, iters, samples):
+        """``samples`` counted samples: (ns list, one tuple of the FIELDS per sample)."""
+        ns, counts = [], []
         for _ in range(samples):
             t, d = self.sample(loop, iters)
             ns.append(t)
-            for c, x in zip(cols, d):
-                c.append(x)
-        toks = "".join(" mem.{}={}".format(f, ",".join(map(str, c))) for f, c in zip(FIELDS, cols))
-        return ns, toks
+            counts.append(tuple(d))
+        return ns, counts
 
 
 def _traced_sample(tracemalloc, loop, iters):
@@ -127,8 +125,9 @@ def _traced_sample(tracemalloc, loop, iters):
 
 
 def traced(loop, empty, iters, samples):
-    """Without the interposer: ``(ns list, token text)`` from tracemalloc, Python objects only
-    (what the reads themselves leave, measured on the empty loop, taken off)."""
+    """Without the interposer: ``(ns, net bytes, peak bytes)`` per sample from tracemalloc,
+    Python objects only (what the reads themselves leave, measured on the empty loop, taken
+    off)."""
     import tracemalloc
 
     started = not tracemalloc.is_tracing()
@@ -147,6 +146,4 @@ def traced(loop, empty, iters, samples):
     finally:
         if started:
             tracemalloc.stop()
-    return ns, " tracemalloc.net_bytes={} tracemalloc.peak_bytes={}".format(
-        ",".join(map(str, net)), ",".join(map(str, peak))
-    )
+    return ns, net, peak

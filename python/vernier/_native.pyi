@@ -9,8 +9,23 @@ def main(argv: List[str], self_command: List[str]) -> int:
     """Run the ``vernier`` command line ``argv`` (program name first); the exit status.
     ``self_command`` starts this CLI again (``[python, -m, vernier]``)."""
 
-def probe(adds: int) -> Tuple[int, int]:
-    """The protocol's core-speed probe with the monotonic clock: ``(probe_ns, wide_ns)``."""
+def serve(
+    fds: str,
+    *,
+    hello: Tuple[float, float, bool, str, str],
+    names: List[str],
+    alloc_free: List[bool],
+    run: Callable[
+        [Optional[int], int, int, bool],
+        Tuple[List[int], Optional[List[int]], Optional[List[Tuple[int, int, int, int]]],
+              Optional[str], List[Tuple[str, str]]],
+    ],
+    probe: Callable[[], str],
+) -> None:
+    """Serve the worker protocol on ``fds`` (``VERNIER_FDS``, ``R,W``) until the runner says
+    ``quit``: the Rust crate's loop and parser, calling ``run(which, iters, samples, memory)``
+    for each batch (``which``: an index, or None for the empty loop) and ``probe()`` for the
+    ``probe`` reply."""
 
 def measure(
     name: str,
@@ -39,3 +54,7 @@ def write_result(path: Union[str, "PathLike[str]"], text: str) -> None:
 def save(results: List[str], *, db: Optional[str] = None, commit: Optional[str] = None,
          branch: Optional[str] = None) -> None:
     """Keep result files' JSON texts (merged) in the history store, as ``vernier run --save``."""
+
+def interposer_path() -> str:
+    """The allocation-counting interposer ``vernier run`` preloads into its counting process
+    (embedded in the CLI), written to the cache directory on first use."""

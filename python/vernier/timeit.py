@@ -92,8 +92,8 @@ def main(argv):
 
 def _compare(ns):
     """``vernier compare`` of PYTHON (OLD) and this interpreter (NEW), the same statement's
-    worker on each. The other interpreter imports this package's pure-Python part (the
-    worker needs nothing else)."""
+    worker on each. The other interpreter imports this package, its native module (stable
+    ABI, CPython 3.8 or later) included."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = os.environ.get("PYTHONPATH")
     path = package_parent + (os.pathsep + env if env else "")

@@ -101,6 +101,13 @@ pub fn save_result(
     history::save_if_asked(&args, file, command, None).map_err(|e| format!("{e:#}"))
 }
 
+/// The allocation-counting interposer this command preloads into a run's counting process
+/// (`docs/memory.md`), written to the cache directory on first use: for a front end's tests
+/// that preload it themselves (the Python package's). The error says why there is none.
+pub fn allocation_interposer() -> Result<std::path::PathBuf, String> {
+    runner::memory::interposer_path()
+}
+
 /// Runs the command line `args` (the program's name first, as `std::env::args_os` gives it)
 /// and returns the process's exit status: 0 success, 1 an error, 2 a check failed.
 pub fn main_with_args<I, T>(args: I) -> i32

@@ -1,6 +1,7 @@
-//! The Python harness as a worker: its pure-Python protocol module (`python/vernier/`, copied
-//! without the native module) passes the conformance suite, and `vernier run -- python3
-//! SCRIPT` and `python3 SCRIPT` measure a script's benchmarks. Needs `python3` only.
+//! The Python harness as a worker: the package (`python/vernier/`, with its native module built
+//! here by cargo, whose Rust serve loop answers the protocol) passes the conformance suite, and
+//! `vernier run -- python3 SCRIPT` and `python3 SCRIPT` measure a script's benchmarks. Needs
+//! `python3` only.
 
 #[path = "common/cli.rs"]
 mod cli;
@@ -9,6 +10,7 @@ mod conformance;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use vernier::result::{ResultFile, Status};
 
 /// The benchmark script of these tests.
@@ -16,9 +18,11 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python/bench_sum.py")
 }
 
-/// A directory holding the package's Python files only (no native module, whatever a
-/// developer built in the source tree), for `PYTHONPATH`.
-fn pure_python_package(name: &str) -> PathBuf {
+/// A directory holding the package as `pip install ./python` lays it out (its Python files and
+/// the native module), for `PYTHONPATH`.
+fn python_package(name: &str) -> PathBuf {
+    static NATIVE: OnceLock<PathBuf> = OnceLock::new();
+    let native = NATIVE.get_or_init(build_native_module);
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let pkg = root.join("vernier");
     let _ = std::fs::remove_dir_all(&root);
@@ -30,7 +34,30 @@ fn pure_python_package(name: &str) -> PathBuf {
             std::fs::copy(&p, pkg.join(p.file_name().unwrap())).unwrap();
         }
     }
+    std::fs::copy(native, pkg.join("_native.abi3.so")).unwrap();
     root
+}
+
+/// The native module (`python/`, the crate `vernier-python`), built by cargo with these tests'
+/// profile into their target directory, as an extension module the way maturin builds it (not
+/// linked to libpython: the interpreter that imports it provides the symbols).
+fn build_native_module() -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_vernier")).parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "-q", "-p", "vernier-python"])
+        .args(["--features", "pyo3/extension-module"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if dir.file_name().is_some_and(|d| d == "release") {
+        cmd.arg("--release");
+    }
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "cargo build -p vernier-python: {}",
+        cli::text(&o)
+    );
+    dir.join("lib_native.so")
 }
 
 /// `python3`, or a failure that names the install command.
@@ -47,12 +74,11 @@ fn python3() -> PathBuf {
 }
 
 #[test]
-fn the_pure_python_worker_conforms_to_the_protocol() {
+fn the_python_worker_conforms_to_the_protocol() {
     let mut cmd = Command::new(python3());
     cmd.arg(script())
-        .env("PYTHONPATH", pure_python_package("conformance"));
-    // Without the native module there is no core-speed probe: no token, as the protocol allows.
-    let report = conformance::check_with(cmd, conformance::Features { speed_probe: false });
+        .env("PYTHONPATH", python_package("conformance"));
+    let report = conformance::check(cmd);
     assert_eq!(report.names, ["sum 1000", "sum 10000", "join words"]);
     assert!(
         report.hello.implementation.starts_with("vernier-python/"),
@@ -128,7 +154,7 @@ fn vernier_run_measures_a_python_script() {
     let json = tmp.join("run.json");
     let o = cli::vernier()
         .env("VERNIER_SPEED_FILE", tmp.join("core-speed.json"))
-        .env("PYTHONPATH", pure_python_package("run"))
+        .env("PYTHONPATH", python_package("run"))
         .args(["run", "--quick", "--json"])
         .arg(&json)
         .arg("--")
@@ -146,21 +172,14 @@ fn a_python_script_run_alone_starts_the_runner_on_itself() {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-alone");
     std::fs::create_dir_all(&tmp).unwrap();
     let json = tmp.join("alone.json");
-    // Without the native module the script runs the `vernier` command on PATH.
-    let bin = Path::new(env!("CARGO_BIN_EXE_vernier")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    // The native module runs the runner in the script's process.
     let o = Command::new(python3())
         .arg(script())
         .args(["--quick", "--json"])
         .arg(&json)
-        .env("PATH", path)
         .env("NO_COLOR", "1")
         .env("VERNIER_SPEED_FILE", tmp.join("core-speed.json"))
-        .env("PYTHONPATH", pure_python_package("alone"))
+        .env("PYTHONPATH", python_package("alone"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", cli::text(&o));

@@ -65,6 +65,10 @@ pub const MIN_SPAN_FRACTION: f64 = 0.3;
 /// (10–20 ns on virtual machines) are under 0.4 % of it, short enough to run before most
 /// batches within [`MAX_PROBE_SHARE`].
 pub const PROBE_ADDS: u64 = 16384;
+/// Longest probe chain a worker accepts (about 0.3 ms at 3 GHz): the probe must stay cheap,
+/// and a runner asking for more is broken. The protocol's `probe=<adds>` limit, and a result
+/// file's `probe_adds`.
+pub const MAX_PROBE_ADDS: u64 = 1 << 20;
 /// The probe is timed this many times in a row and the fastest kept (an interrupt in one
 /// repetition does not make the core look slow).
 pub const PROBE_REPEATS: usize = 3;

@@ -22,6 +22,7 @@ mod removed;
 mod rules;
 pub mod speed;
 pub mod threads;
+pub mod unit;
 
 use counters::{counter_figures, interrupted_flags};
 pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
@@ -40,6 +41,7 @@ use crate::stats::{self, LinearFit};
 use crate::timer::TimerInfo;
 use speed::Speed;
 use std::collections::BTreeMap;
+pub use unit::Unit;
 
 /// What the analysis knows beyond the samples.
 #[derive(Clone, Debug)]
@@ -104,6 +106,7 @@ impl Context {
             startup_cycle_ns: self.cycle_ns,
             known_cycle_ns: self.known_cycle_ns,
             clock_cycle_ns: self.clock_cycle_ns,
+            unit: Unit::Ns,
         }
     }
 }
@@ -139,6 +142,9 @@ pub struct Analysis {
     pub speed: Option<Speed>,
     /// A threaded benchmark's figures (`threads`); `None` for one without threads.
     pub threads: Option<threads::ThreadFigures>,
+    /// The unit the judgements were made in (`unit`): cycles of the core for code that follows
+    /// the clock, ns otherwise.
+    pub headline_unit: Unit,
 }
 
 /// R² below this is a poor linear fit.
@@ -243,6 +249,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         interrupted_samples: f.interrupted_samples,
         speed: f.speed,
         threads: f.threads,
+        headline_unit: f.unit,
     }
 }
 
@@ -267,18 +274,42 @@ pub(crate) struct Figures {
     seconds: f64,
     stop: StopReason,
     iters_per_sample: u64,
+    /// The unit the judgements are made in, and the figures in it (the same as `per_iter`,
+    /// `fit`, `outliers` and `layout` for ns; in cycles of the core otherwise, with `_ns`
+    /// fields holding cycles).
+    unit: Unit,
+    head: Head,
+}
+
+/// A benchmark's figures in its headline unit: what `unstable`, `outliers`, `nonlinear`,
+/// `layout-sensitive` and `no-steady-state` judge.
+struct Head {
+    per_iter: PerIter,
+    fit: Option<LinearFit>,
+    outliers: OutlierFigures,
+    /// The processes disagree beyond their intervals in this unit.
+    layout_significant: bool,
+    /// How the first part's series behaved before its steady state, in this unit.
+    warmup: WarmupClass,
+    samples: usize,
+}
+
+impl Head {
+    /// Half the width of the run's own interval in this unit.
+    fn half_width(&self) -> f64 {
+        (self.per_iter.run_ci95_ns[1] - self.per_iter.run_ci95_ns[0]) / 2.0
+    }
 }
 
 impl Figures {
-    /// Half the width of the run's own interval (what `unstable`, `outliers` and
-    /// `interrupted` weigh a shift against).
+    /// Half the width of the run's own interval (what `interrupted` weighs a shift against).
     fn half_width(&self) -> f64 {
         (self.per_iter.run_ci95_ns[1] - self.per_iter.run_ci95_ns[0]) / 2.0
     }
 }
 
 /// The outliers among the headline samples and what they do to the median.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct OutlierFigures {
     counts: Outliers,
     /// Largest |x − median| / robust σ.
@@ -295,9 +326,10 @@ struct OutlierFigures {
 fn headline_samples(
     m: &Measurement,
     ctx: &Context,
+    steady: Option<&[usize]>,
 ) -> (Vec<usize>, Option<Interrupted>, Vec<bool>) {
     let flags = merge_flags(interrupted_flags(m, ctx), threads::waited_flags(m));
-    let all_main = steady_main(m);
+    let all_main = steady.map_or_else(|| steady_main(m), <[usize]>::to_vec);
     let is_int = |i: usize| flags.get(i).copied().unwrap_or(false);
     let clean: Vec<usize> = all_main.iter().copied().filter(|&i| !is_int(i)).collect();
     let interrupted = (!flags.is_empty() && !all_main.is_empty()).then(|| {
@@ -452,9 +484,13 @@ fn widen(
     per: &[f64],
     speed: Option<&Speed>,
     ctx: &Context,
-    n: f64,
+    step: f64,
 ) {
-    let groups = per_group(main, |s| (s.process << 16) | s.round);
+    let groups = figures_by(
+        main.iter()
+            .zip(per)
+            .map(|(s, &v)| ((s.process << 16) | s.round, v)),
+    );
     if let Some(g) = layout_spread(&groups) {
         // Three or more processes (or rounds) that disagree beyond their own intervals are
         // draws of the layout: the headline is their median, each draw weighing the same. The
@@ -478,7 +514,6 @@ fn widen(
     // and never wider than what the samples themselves span.
     let (median, bottom) = (per_iter.median_ns, per_iter.min_ns);
     let top = per.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let step = ctx.timer.resolution_ns / n;
     let bounded = |[lo, hi]: [f64; 2]| -> [f64; 2] {
         if !median.is_finite() {
             return [lo, hi];
@@ -552,18 +587,28 @@ fn cycle_of(counters: &BTreeMap<String, f64>, ctx: &Context) -> Option<Cycle> {
 
 /// The figures of one benchmark's measurement, before the diagnostics.
 fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
-    let (main_idx, interrupted, flags) = headline_samples(m, ctx);
+    // The unit, from every sample past calibration at the main count; in cycles, the steady
+    // state is found again in cycles (a clock that drifted moves the time, not the cycles).
+    let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
+    let wide = speed::sample_wide(&m.samples, &ctx.timer);
+    let threaded = !m.samples.thread_ns.is_empty();
+    let unit = unit::choose(&m.samples.samples, &past_calibration(m), &cycles, threaded);
+    let in_cycles_steady = (unit == Unit::Cycles)
+        .then(|| steady_in(m, &|i| m.samples.samples[i].per_iter_ns() / cycles[i]));
+    let (main_idx, interrupted, flags) =
+        headline_samples(m, ctx, in_cycles_steady.as_ref().map(|s| s.0.as_slice()));
     let excluded = interrupted.is_some_and(|i| i.excluded);
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
     // fast ones (the other state's figure is in `speed`).
-    let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
-    let wide = speed::sample_wide(&m.samples, &ctx.timer);
     let (speed, main_idx) = match speed::analyze(
         &m.samples,
         &ctx.timer,
         &cycles,
         &wide,
-        ctx.speed_refs(),
+        speed::References {
+            unit,
+            ..ctx.speed_refs()
+        },
         m.wall_ns,
         &main_idx,
     ) {
@@ -575,16 +620,44 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
     let per: Vec<f64> = main.iter().map(|s| s.per_iter_ns()).collect();
     let sample_ns: Vec<f64> = main.iter().map(|s| s.ns as f64).collect();
     let is_int = |i: usize| flags.get(i).copied().unwrap_or(false);
+    let skip = |i: usize| excluded && is_int(i);
     let fit = if per.is_empty() {
         None
     } else {
-        linearity(m, &|i| excluded && is_int(i))
+        linearity(m, &skip, &|_| 1.0)
     };
     let mut per_iter = estimates(&per, &sample_ns, n, fit);
     let outliers = outlier_figures(&main, &per, &per_iter);
     let processes = per_group(&main, |s| s.process);
-    widen(&mut per_iter, &main, &per, speed.as_ref(), ctx, n);
+    widen(
+        &mut per_iter,
+        &main,
+        &per,
+        speed.as_ref(),
+        ctx,
+        ctx.timer.resolution_ns / n,
+    );
     let layout = layout_of(m, &main_idx, &processes, &cycles);
+    let mut head = Head {
+        per_iter,
+        fit,
+        outliers,
+        layout_significant: layout.is_some_and(|l| l.significant),
+        warmup: ns_warmup(m),
+        samples: per.len(),
+    };
+    let mut speed = speed;
+    if let (Some((_, class)), false) = (&in_cycles_steady, per.is_empty()) {
+        head = in_cycles(m, ctx, &main, &main_idx, &cycles, &skip, *class);
+        if let Some(sp) = speed.as_mut() {
+            sp.cycles_per_iter = Some(stats::MedianInterval {
+                median: head.per_iter.median_ns,
+                lo: head.per_iter.run_ci95_ns[0],
+                hi: head.per_iter.run_ci95_ns[1],
+            });
+            sp.cycles_next_ci95 = Some(head.per_iter.ci95_ns);
+        }
+    }
     let counters = counter_figures(m, ctx, &main_idx);
     let threads = threads::figures(m, &main_idx, &per_iter);
     Figures {
@@ -604,16 +677,158 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
         seconds: m.wall_ns as f64 * 1e-9,
         stop: m.stop,
         iters_per_sample: m.iters_per_sample,
+        unit,
+        head,
     }
 }
 
+/// The headline figures in cycles of the core: each headline sample's time per iteration over
+/// the effective cycle time around it (`cycles`), estimated, widened between processes and
+/// rounds, fitted against the iteration count and searched for its steady state as the time
+/// is in ns.
+fn in_cycles(
+    m: &Measurement,
+    ctx: &Context,
+    main: &[&Sample],
+    main_idx: &[usize],
+    cycles: &[f64],
+    skip: &dyn Fn(usize) -> bool,
+    warmup: WarmupClass,
+) -> Head {
+    let n = m.iters_per_sample.max(1) as f64;
+    let s = &m.samples.samples;
+    let per: Vec<f64> = main_idx
+        .iter()
+        .map(|&i| s[i].per_iter_ns() / cycles[i])
+        .collect();
+    let sample: Vec<f64> = main_idx
+        .iter()
+        .map(|&i| s[i].ns as f64 / cycles[i])
+        .collect();
+    let fit = linearity(m, skip, &|i| cycles[i]);
+    let mut per_iter = estimates(&per, &sample, n, fit);
+    let outliers = outlier_figures(main, &per, &per_iter);
+    let cycle = stats::median(&main_idx.iter().map(|&i| cycles[i]).collect::<Vec<_>>());
+    widen(
+        &mut per_iter,
+        main,
+        &per,
+        None,
+        ctx,
+        ctx.timer.resolution_ns / n / cycle,
+    );
+    let processes = figures_by(main.iter().zip(&per).map(|(s, &v)| (s.process, v)));
+    let layout_significant = layout_spread(&processes).is_some_and(|l| l.significant);
+    Head {
+        per_iter,
+        fit,
+        outliers,
+        layout_significant,
+        warmup,
+        samples: per.len(),
+    }
+}
+
+/// How the engine's series in ns behaved before its steady state, a drift under 1 % of a
+/// series that never settled aside ([`drifted`]): the first part's warm-up and steady samples
+/// at the main count.
+fn ns_warmup(m: &Measurement) -> WarmupClass {
+    let class = m.steady.map_or(WarmupClass::Flat, |s| s.class);
+    if class != WarmupClass::NoSteadyState {
+        return class;
+    }
+    let s = &m.samples.samples;
+    let idx = past_calibration(m);
+    let Some(&f) = idx.first() else {
+        return class;
+    };
+    let part: Vec<usize> = idx
+        .into_iter()
+        .filter(|&i| s[i].process == s[f].process && s[i].round == s[f].round)
+        .collect();
+    let cut = part
+        .iter()
+        .position(|&i| s[i].phase == Phase::Measure)
+        .unwrap_or(part.len());
+    let series: Vec<f64> = part.iter().map(|&i| s[i].per_iter_ns()).collect();
+    if drifted(&series, cut) {
+        class
+    } else {
+        WarmupClass::Flat
+    }
+}
+
+/// The samples past calibration at the main count (warm-up and steady), in order.
+fn past_calibration(m: &Measurement) -> Vec<usize> {
+    let s = &m.samples.samples;
+    (0..s.len())
+        .filter(|&i| s[i].phase != Phase::Calibration && s[i].iters == m.iters_per_sample)
+        .collect()
+}
+
+/// The steady samples found again on another series of the same samples (`value(i)`: each
+/// sample's per-iteration figure in another unit): in each part (process and round) the
+/// steady state of its samples past calibration at the main count, as the engine finds it in
+/// ns; and how the first part's series behaved before it. A part too short to tell keeps
+/// every sample.
+fn steady_in(m: &Measurement, value: &dyn Fn(usize) -> f64) -> (Vec<usize>, WarmupClass) {
+    let s = &m.samples.samples;
+    let mut parts: Vec<((u32, u32), Vec<usize>)> = Vec::new();
+    for i in past_calibration(m) {
+        let key = (s[i].process, s[i].round);
+        match parts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(i),
+            None => parts.push((key, vec![i])),
+        }
+    }
+    let mut steady = Vec::new();
+    let mut first_class = None;
+    for (_, idx) in &parts {
+        let series: Vec<f64> = idx.iter().map(|&i| value(i)).collect();
+        // A part that never settled keeps every sample (its figure is of the whole part, and
+        // the flag says so): MSER's cut then falls in the last few batches, often on a change
+        // of the clock the probe had not yet followed, and a headline of those alone would
+        // stand apart from the other parts.
+        let (first, class) = match stats::steady::detect(&series) {
+            Some(st) if st.class == WarmupClass::NoSteadyState => {
+                let drift = drifted(&series, st.first);
+                (0, if drift { st.class } else { WarmupClass::Flat })
+            }
+            Some(st) => (st.first.min(idx.len()), st.class),
+            None => (0, WarmupClass::Flat),
+        };
+        first_class.get_or_insert(class);
+        steady.extend_from_slice(&idx[first..]);
+    }
+    steady.sort_unstable();
+    (steady, first_class.unwrap_or(WarmupClass::Flat))
+}
+
+/// Whether a series that never settled drifted by what a decision rests on: the median of
+/// its samples before `cut` and after it differ by at least `steady::WARMUP_MIN_SHIFT` (1 %).
+/// A series of thousands of samples never settles to MSER's satisfaction when it wanders by a
+/// few tenths of a percent, which no figure reported here depends on.
+fn drifted(series: &[f64], cut: usize) -> bool {
+    let cut = cut.min(series.len());
+    if cut == 0 || cut == series.len() {
+        return true;
+    }
+    let (a, b) = (stats::median(&series[..cut]), stats::median(&series[cut..]));
+    (a / b - 1.0).abs() >= stats::steady::WARMUP_MIN_SHIFT
+}
+
 /// The seed's linearity test on the steady ladder: T = a + b·N fitted to the median sample
-/// time at each iteration count (medians, so interrupts cannot bend the line).
-fn linearity(m: &Measurement, skip: &dyn Fn(usize) -> bool) -> Option<LinearFit> {
+/// time at each iteration count (medians, so interrupts cannot bend the line), each sample's
+/// time in units of `unit(i)` ns (1: in ns; the cycle time around it: in cycles).
+fn linearity(
+    m: &Measurement,
+    skip: &dyn Fn(usize) -> bool,
+    unit: &dyn Fn(usize) -> f64,
+) -> Option<LinearFit> {
     let mut by_n: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
     for (i, s) in m.samples.samples.iter().enumerate() {
         if s.phase == Phase::Measure && !skip(i) {
-            by_n.entry(s.iters).or_default().push(s.ns as f64);
+            by_n.entry(s.iters).or_default().push(s.ns as f64 / unit(i));
         }
     }
     if by_n.len() < 2 {

@@ -45,29 +45,44 @@ fn removed(f: &Figures, ctx: &Context) -> Option<Finding> {
     optimized_away(&f.per_iter, f.fit, ctx, f.cycle)
 }
 
+/// In cycles, a benchmark whose headline rests on its fast state's samples alone (both states
+/// have a figure) keeps its figure whatever the other state did: the machine's condition is
+/// said once under the table, not on its row.
 fn core_slowed_rule(f: &Figures, _: &Context) -> Option<Finding> {
-    f.speed.as_ref().and_then(core_slowed)
+    let sp = f.speed.as_ref()?;
+    if f.unit == super::Unit::Cycles && sp.split {
+        return None;
+    }
+    core_slowed(sp)
 }
 
 /// `nonlinear`: T = a + b·N fits poorly, or its slope disagrees with the median beyond the
 /// slope's standard errors and the run's interval.
+/// Judged in the headline unit (a clock that moved across the ladder bends the fit in ns, not
+/// in cycles); the figures given are in ns.
 fn nonlinear(f: &Figures, _: &Context) -> Option<Finding> {
-    let fit = f.fit?;
-    let median = f.per_iter.median_ns;
-    let disagree = (fit.slope - median).abs();
-    let tol = NONLINEAR_SIGMAS * fit.slope_se + f.half_width();
-    (fit.r2 < NONLINEAR_R2 || (disagree > NONLINEAR_REL * median && disagree > tol)).then_some(
-        Finding::Nonlinear {
-            intercept_ns: fit.intercept,
-            slope_ns: fit.slope,
-            r2: fit.r2,
-            median_ns: median,
-        },
-    )
+    let h = &f.head;
+    let head_fit = h.fit?;
+    let median = h.per_iter.median_ns;
+    let disagree = (head_fit.slope - median).abs();
+    let tol = NONLINEAR_SIGMAS * head_fit.slope_se + h.half_width();
+    let poor = head_fit.r2 < NONLINEAR_R2 || (disagree > NONLINEAR_REL * median && disagree > tol);
+    let fit = f.fit.unwrap_or(head_fit);
+    poor.then_some(Finding::Nonlinear {
+        intercept_ns: fit.intercept,
+        slope_ns: fit.slope,
+        r2: fit.r2,
+        median_ns: f.per_iter.median_ns,
+    })
 }
 
+/// The processes disagree in the headline unit (a clock that wandered between processes moves
+/// their times in ns and leaves their cycles alone); the figures given are in ns.
 fn layout_sensitive(f: &Figures, _: &Context) -> Option<Finding> {
-    let l = f.layout.filter(|l| l.significant)?;
+    if !f.head.layout_significant {
+        return None;
+    }
+    let l = f.layout?;
     Some(Finding::LayoutSensitive {
         processes: f.processes.len(),
         spread: l.spread,
@@ -77,32 +92,25 @@ fn layout_sensitive(f: &Figures, _: &Context) -> Option<Finding> {
     })
 }
 
+/// Judged in the headline unit: a series that drifts in ns as the clock moves is steady in
+/// cycles.
 fn no_steady_state(f: &Figures, _: &Context) -> Option<Finding> {
-    (f.warmup.class == WarmupClass::NoSteadyState)
+    (f.head.warmup == WarmupClass::NoSteadyState)
         .then_some(Finding::NoSteadyState { seconds: f.seconds })
 }
 
-/// `unstable`, judged on the run's own interval: the clock's range over other runs is the
-/// machine's, said in `speed`, not this run's noise. And judged in cycles of the core at the
-/// time as well: when the clock moved during the run, the figure in ns moved with it while
-/// the cycles held still. The run then measured precisely; the clock's moves are the
-/// machine's, which the interval covers (`speed::clock_interval`) and `core-slowed` names.
+/// `unstable`, judged on the run's own interval in the headline unit: the clock's range over
+/// other runs is the machine's, said in `speed`, not this run's noise; and in cycles a clock
+/// that moved during the run moved the figure in ns while the cycles held still, so the run
+/// measured precisely.
 fn unstable(f: &Figures, _: &Context) -> Option<Finding> {
-    let rel_ci = f.half_width() / f.per_iter.median_ns;
-    let rel_ci_cycles = f
-        .speed
-        .as_ref()
-        .and_then(|s| s.cycles_per_iter)
-        .map(|c| (c.hi - c.lo) / 2.0 / c.median)
-        .filter(|r| r.is_finite());
-    (rel_ci.min(rel_ci_cycles.unwrap_or(f64::INFINITY)) > UNSTABLE_REL_CI
-        && f.stop != StopReason::Failed)
-        .then_some(Finding::Unstable {
-            rel_ci,
-            limit_rel_ci: UNSTABLE_REL_CI,
-            seconds: f.seconds,
-            steady_samples: f.per.len(),
-        })
+    let rel_ci = f.head.half_width() / f.head.per_iter.median_ns;
+    (rel_ci > UNSTABLE_REL_CI && f.stop != StopReason::Failed).then_some(Finding::Unstable {
+        rel_ci,
+        limit_rel_ci: UNSTABLE_REL_CI,
+        seconds: f.seconds,
+        steady_samples: f.per.len(),
+    })
 }
 
 fn timer_limited(f: &Figures, ctx: &Context) -> Option<Finding> {
@@ -119,13 +127,13 @@ fn timer_limited(f: &Figures, ctx: &Context) -> Option<Finding> {
 /// `outliers`: far outliers that move the median beyond its interval, or more of them than
 /// [`OUTLIER_FRACTION`] and than the machine itself shows, in the quietest round or process.
 fn outliers(f: &Figures, ctx: &Context) -> Option<Finding> {
-    let o = &f.outliers;
+    let o = &f.head.outliers;
     let far_share = o
         .quietest_far_share
-        .unwrap_or(o.counts.far as f64 / f.per.len().max(1) as f64);
+        .unwrap_or(o.counts.far as f64 / f.head.samples.max(1) as f64);
     let beyond_machine = far_share > OUTLIER_FRACTION
         && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
-    (o.counts.far > 0 && (beyond_machine || o.shift_ns > f.half_width())).then_some(
+    (o.counts.far > 0 && (beyond_machine || o.shift_ns > f.head.half_width())).then_some(
         Finding::Outliers {
             far: o.counts.far,
             of: f.per.len(),

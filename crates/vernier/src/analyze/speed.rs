@@ -82,6 +82,9 @@ pub struct StateFigure {
     pub cycle_ns: f64,
     /// Median per-iteration time of the state's samples.
     pub median_ns: f64,
+    /// Median of the state's samples in cycles (each sample's time over the cycle time
+    /// around it).
+    pub median_cycles: f64,
     /// Median time per addition of the probe's throughput half (eight independent chains)
     /// around the state's samples; NaN when the harness did not run it.
     pub wide_ns: f64,
@@ -112,8 +115,13 @@ pub struct Speed {
     /// The headline's samples in cycles of the core at that moment: each sample's time per
     /// iteration over the effective cycle time around it, with the median's 95 % interval.
     /// Code bound by the core reads the same number of cycles whatever its clock; code bound
-    /// by memory does not.
+    /// by memory does not. For a benchmark judged in cycles, the interval is the run's own
+    /// (between processes and rounds included), and `cycles_next_ci95` the interval a next run
+    /// should fall in.
     pub cycles_per_iter: Option<stats::MedianInterval>,
+    /// The interval in cycles a next run on this machine should fall in (a benchmark judged in
+    /// cycles; `None` otherwise).
+    pub cycles_next_ci95: Option<[f64; 2]>,
 }
 
 impl Speed {
@@ -212,6 +220,9 @@ pub struct References {
     /// addition): (fast, slow): the fastest and the slowest of their fast-state speeds that
     /// were not themselves slowed.
     pub clock_cycle_ns: Option<(f64, f64)>,
+    /// The unit the benchmark is judged in: in cycles, states are told apart by the
+    /// benchmark's cycles, and a run behind the known clock is no slowed figure.
+    pub unit: super::Unit,
 }
 
 /// The speed summary of a benchmark and the samples its headline rests on: `idx` (the steady
@@ -227,6 +238,7 @@ pub fn analyze(
     wall_ns: u64,
     idx: &[usize],
 ) -> Option<(Speed, Vec<usize>)> {
+    let unit = refs.unit;
     if cycles.is_empty() || idx.is_empty() {
         return None;
     }
@@ -282,11 +294,13 @@ pub fn analyze(
                 stats::median(v)
             }
         };
+        let in_cycles: Vec<f64> = per.iter().zip(&cyc).map(|(p, c)| p / c).collect();
         StateFigure {
             samples: set.len(),
             share: set.len() as f64 / idx.len() as f64,
             cycle_ns: nan_median(&cyc),
             median_ns: nan_median(&per),
+            median_cycles: nan_median(&in_cycles),
             wide_ns: nan_median(&wid),
         }
     };
@@ -295,9 +309,29 @@ pub fn analyze(
     // (a latency-bound benchmark shrugs off a sibling's share of the units; memory-bound code,
     // a slower clock).
     let (mut fast, mut slow) = (figure(&fast_idx), figure(&slow_idx));
-    let (fast_idx, slow_idx) = if fast.samples >= MIN_STATE_SAMPLES
-        && slow.samples >= MIN_STATE_SAMPLES
-        && (slow.median_ns / fast.median_ns - 1.0).abs() < STATE_MATTERS
+    // The state's figure in the benchmark's unit: in cycles, a slower clock is no other state
+    // of code bound by the core; a core whose units a sibling shares is.
+    let in_unit = |f: &StateFigure| match unit {
+        super::Unit::Cycles => f.median_cycles,
+        super::Unit::Ns => f.median_ns,
+    };
+    // In cycles, a run (nearly) wholly in a slow state has no fast figure to compare with:
+    // its clock alone does not touch its cycles, a sibling sharing the core's units does
+    // (the throughput half slowed beyond the clock half).
+    let shared_units = |f: &StateFigure| {
+        let clock = f.cycle_ns / fastest.0;
+        fastest_wide.is_some_and(|w| f.wide_ns / w > clock * SLOW_RATIO)
+    };
+    let one_state = match unit {
+        super::Unit::Cycles if fast.samples < MIN_STATE_SAMPLES => {
+            slow.samples > 0 && !shared_units(&slow)
+        }
+        _ => false,
+    };
+    let (fast_idx, slow_idx) = if one_state
+        || fast.samples >= MIN_STATE_SAMPLES
+            && slow.samples >= MIN_STATE_SAMPLES
+            && (in_unit(&slow) / in_unit(&fast) - 1.0).abs() < STATE_MATTERS
     {
         fast = figure(idx);
         slow.samples = 0;
@@ -323,6 +357,7 @@ pub fn analyze(
         split: !slow_idx.is_empty() && fast_idx.len() >= MIN_STATE_SAMPLES,
         behind_known_cycle_ns: None,
         cycles_per_iter: None,
+        cycles_next_ci95: None,
     };
     // The whole run against the machine's known speed: the state the benchmark's headline
     // rests on (the fast one, or everything when too few samples were fast).
@@ -332,7 +367,10 @@ pub fn analyze(
     } else {
         figure(idx).cycle_ns
     };
-    if let Some(k) = refs.known_cycle_ns.filter(|c| c.is_finite() && *c > 0.0) {
+    // A whole run behind the machine's known clock: the figure in ns is of a slowed core; in
+    // cycles it is not.
+    let known = refs.known_cycle_ns.filter(|_| unit == super::Unit::Ns);
+    if let Some(k) = known.filter(|c| c.is_finite() && *c > 0.0) {
         if head_cycle >= k * KNOWN_SLOW_RATIO {
             speed.behind_known_cycle_ns = Some(k);
             if k < speed.fastest_cycle_ns {
@@ -377,6 +415,7 @@ mod tests {
             startup_cycle_ns: Some(c),
             known_cycle_ns: None,
             clock_cycle_ns: None,
+            unit: crate::analyze::Unit::Ns,
         }
     }
 
@@ -571,6 +610,7 @@ mod tests {
             startup_cycle_ns: Some(0.42),
             known_cycle_ns: Some(0.4),
             clock_cycle_ns: None,
+            unit: crate::analyze::Unit::Ns,
         };
         let (sp, head) = speed_of(&s, &t, refs, 1, &idx);
         assert_eq!(sp.reference, Reference::Known);

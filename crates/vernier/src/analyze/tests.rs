@@ -105,39 +105,51 @@ fn with_probes(mut m: Measurement, probe: impl Fn(usize) -> u64) -> Measurement 
 
 #[test]
 fn a_core_in_two_states_gives_the_fast_figure_and_says_so() {
-    // 300 of the 2000 samples, in runs of 100, with the core 1.85× slower (probe 2510 ns)
-    // and the benchmark 1.85× slower with it.
+    // 300 of the 2000 samples, in runs of 100, with the core's clock 1.2× slower (probe
+    // 1634 ns) and the benchmark 1.85× slower: a sibling shared the core's units, and the
+    // benchmark's cycles rose with it.
     let slow = |i: usize| (i / 100) % 20 >= 17;
     let bench = |i: usize| 4.0 * wiggle(i) * if slow(i) { 1.85 } else { 1.0 };
     let m = with_probes(
         synth(8192, 20.0, bench),
         |i| {
             if slow(i) {
-                2510
+                1634
             } else {
                 1362
             }
         },
     );
     let a = analyze(&m, &ctx());
-    assert_flags(&a, Code::CoreSlowed, true);
+    assert_eq!(a.headline_unit, Unit::Cycles);
+    // The headline rests on the fast state alone: its row carries no word of the machine's
+    // state (said once under the table), and `speed` keeps both figures.
+    assert_flags(&a, Code::CoreSlowed, false);
     let sp = a.speed.unwrap();
     assert!(sp.split && !sp.wholly_slow());
     let sl = sp.slow.unwrap();
     assert!((sl.share - 0.15).abs() < 0.01, "{sl:?}");
     assert!((sl.median_ns / sp.fast.median_ns - 1.85).abs() < 0.01);
-    assert!((sp.slowdown() - 1.85).abs() < 0.02, "{}", sp.slowdown());
     // The headline and its interval are the fast state's: within the fast samples' range.
     assert!(a.per_iter.median_ns < 4.01 && a.per_iter.ci95_ns[1] < 4.01);
-    let msg = message(&a, Code::CoreSlowed);
-    assert!(msg.contains("bimodal"), "{msg}");
     // The same samples without probes: no speed, no core-slowed, and a wider interval.
     let plain = analyze(&synth(8192, 20.0, bench), &ctx());
     assert!(plain.speed.is_none() && !codes(&plain).contains(&Code::CoreSlowed));
+    assert_eq!(plain.headline_unit, Unit::Ns);
     assert!(
         plain.per_iter.ci95_ns[1] - plain.per_iter.ci95_ns[0]
             > a.per_iter.ci95_ns[1] - a.per_iter.ci95_ns[0]
     );
+    // The clock alone 1.85× slower in those samples, the benchmark with it: in cycles nothing
+    // changed, so no state of its figure and no word on its row.
+    let clock = with_probes(
+        synth(8192, 20.0, bench),
+        |i| if slow(i) { 2510 } else { 1362 },
+    );
+    let c = analyze(&clock, &ctx());
+    assert_eq!(c.headline_unit, Unit::Cycles);
+    assert_flags(&c, Code::CoreSlowed, false);
+    assert_flags(&c, Code::Unstable, false);
 }
 
 #[test]
@@ -188,8 +200,8 @@ fn the_interval_covers_the_machine_s_clock_range_without_calling_the_run_unstabl
     assert_eq!(a.per_iter.median_ns, own.per_iter.median_ns);
     assert_eq!(a.per_iter.run_ci95_ns, own.per_iter.run_ci95_ns);
     let [lo, hi] = a.per_iter.ci95_ns;
-    assert!((lo - cyc.lo * 0.32).abs() < 1e-9, "{lo} {}", cyc.lo * 0.32);
-    assert!((hi - cyc.hi * 0.34).abs() < 1e-9, "{hi} {}", cyc.hi * 0.34);
+    assert!((lo - cyc.lo * 0.32).abs() < 1e-4, "{lo} {}", cyc.lo * 0.32);
+    assert!((hi - cyc.hi * 0.34).abs() < 1e-4, "{hi} {}", cyc.hi * 0.34);
     assert!(lo >= a.per_iter.min_ns && lo < own.per_iter.ci95_ns[0]);
     assert!(hi > own.per_iter.ci95_ns[1]);
     // As stable a run as it was: the clock's range is the machine's, not this run's noise.
@@ -200,19 +212,35 @@ fn the_interval_covers_the_machine_s_clock_range_without_calling_the_run_unstabl
     let a = analyze(&m, &c);
     assert!((a.per_iter.ci95_ns[0] - a.per_iter.min_ns).abs() < 1e-9);
     assert!(a.per_iter.ci95_ns[1] < 4.0 * 1.1 * 1.002);
-    // A run that ran slowed keeps its own interval: its diagnostic says the rest.
+    // A run wholly at a slower clock (1.84×), the benchmark with it: in cycles it read what
+    // the fast run read, and its row says nothing of the machine's clock.
     let slowed = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
     let mut c = ctx();
     c.clock_cycle_ns = Some((0.32, 0.34));
+    c.known_cycle_ns = Some(0.33);
     let a = analyze(&slowed, &c);
-    assert_flags(&a, Code::CoreSlowed, true);
-    assert_eq!(a.per_iter.ci95_ns, a.per_iter.run_ci95_ns);
+    assert_flags(&a, Code::CoreSlowed, false);
+    let slow_cyc = a.speed.unwrap().cycles_per_iter.unwrap();
+    assert!(
+        (slow_cyc.median / cyc.median - 1.0).abs() < 0.01,
+        "{slow_cyc:?} {cyc:?}"
+    );
 }
 
 #[test]
 fn a_run_wholly_in_the_slow_state_says_so() {
-    let m = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), |_| 2510);
+    // Code whose time does not follow the clock (judged in ns), with the core wholly in slow
+    // states (its probe 1.76–1.92× the start-up's).
+    let probe = |i: usize| {
+        if (i / 100).is_multiple_of(2) {
+            2400
+        } else {
+            2620
+        }
+    };
+    let m = with_probes(synth(8192, 20.0, |i| 7.4 * wiggle(i)), probe);
     let a = analyze(&m, &ctx());
+    assert_eq!(a.headline_unit, Unit::Ns);
     let sp = a.speed.unwrap();
     assert!(sp.wholly_slow() && !sp.split);
     let msg = message(&a, Code::CoreSlowed);

@@ -71,6 +71,9 @@ pub struct Batch {
     pub cpus: Option<u32>,
     /// Allocation counts per sample (`memory=1`), or why the target cannot count them.
     pub memory: Option<crate::memory::MemoryReply>,
+    /// `key=value` tokens a worker adds to its reply for the people who read the protocol,
+    /// which the runner does not read (a Python worker's `tracemalloc.` figures).
+    pub notes: Vec<(String, String)>,
 }
 
 impl Batch {
@@ -85,6 +88,7 @@ impl Batch {
         self.thread_wait_ns.clear();
         self.cpus = None;
         self.memory = None;
+        self.notes.clear();
     }
 }
 

@@ -178,9 +178,7 @@ impl Command {
     }
 }
 
-/// Longest probe chain a worker accepts (about 0.3 ms at 3 GHz): the probe must stay cheap,
-/// and a runner asking for more is broken.
-pub const MAX_PROBE_ADDS: u64 = 1 << 20;
+pub use crate::plan::MAX_PROBE_ADDS;
 
 /// The value of a `probe=<adds>` option: 1 to [`MAX_PROBE_ADDS`] additions.
 pub fn parse_probe_adds(v: &str) -> Option<u64> {
@@ -456,6 +454,15 @@ mod tests {
         assert_eq!(gc.counters[0].event, GC_COLLECTIONS);
         assert_eq!(gc.counters[0].values, vec![Some(0), Some(3)]);
         assert!(parse_samples("samples 2 ns=1,2 gc.collections=1", 2).is_err());
+        // Written back as it came, and a worker's notes after every other token, unread.
+        let mut back = gc;
+        back.notes = vec![("tracemalloc.net_bytes".into(), "0,8".into())];
+        let line = samples_line(&back);
+        assert_eq!(
+            line,
+            "samples 2 ns=1,2 gc.collections=0,3 tracemalloc.net_bytes=0,8"
+        );
+        assert!(parse_samples(&line, 2).unwrap().notes.is_empty());
     }
 
     #[test]

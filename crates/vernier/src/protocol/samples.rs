@@ -15,9 +15,14 @@ pub fn samples_line(batch: &Batch) -> String {
         let _ = write!(s, " wide_ns={w}");
     }
     // Counter tokens (docs/counters.md): every `ctr.` token, then the `scaled.` flags of the
-    // columns with a scaled value; an uncounted value is an empty field.
+    // columns with a scaled value; an uncounted value is an empty field. A Python worker's
+    // garbage collections are `gc.collections=`, without the prefix.
     for c in &batch.counters {
-        let _ = write!(s, " ctr.{}=", c.event);
+        if c.event == GC_COLLECTIONS {
+            let _ = write!(s, " {GC_COLLECTIONS}=");
+        } else {
+            let _ = write!(s, " ctr.{}=", c.event);
+        }
         for (i, v) in c.values.iter().enumerate() {
             if i > 0 {
                 s.push(',');
@@ -48,6 +53,9 @@ pub fn samples_line(batch: &Batch) -> String {
     }
     if let Some(m) = &batch.memory {
         memory::append_tokens(&mut s, m);
+    }
+    for (k, v) in &batch.notes {
+        let _ = write!(s, " {k}={v}");
     }
     s
 }

@@ -19,6 +19,19 @@ use std::io::{BufRead, Write};
 /// Serve a suite's `entries` to the runner over the descriptors `fds` ("R,W") until it says
 /// `quit`.
 pub fn serve_fds(entries: &mut [Entry], fds: &str) -> Result<(), String> {
+    let mut worker = SuiteWorker {
+        entries,
+        timer: Timer::detect(),
+        empty: Box::new(Plain(|| ())),
+        counters: None,
+        evictor: cache::Evictor::default(),
+    };
+    serve_worker_fds(&mut worker, fds)
+}
+
+/// Serve `worker` to the runner over the descriptors `fds` (`VERNIER_FDS`'s "R,W") until it
+/// says `quit`: the Rust suite's way, and the Python package's.
+pub fn serve_worker_fds(worker: &mut dyn Worker, fds: &str) -> Result<(), String> {
     use std::os::fd::FromRawFd;
     let (r, w) = fds
         .split_once(',')
@@ -29,14 +42,7 @@ pub fn serve_fds(entries: &mut [Entry], fds: &str) -> Result<(), String> {
     let (input, mut output) =
         unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
     let mut input = std::io::BufReader::new(input);
-    let mut worker = SuiteWorker {
-        entries,
-        timer: Timer::detect(),
-        empty: Box::new(Plain(|| ())),
-        counters: None,
-        evictor: cache::Evictor::default(),
-    };
-    serve(&mut worker, &mut input, &mut output).map_err(|e| e.to_string())
+    serve(worker, &mut input, &mut output).map_err(|e| e.to_string())
 }
 
 struct SuiteWorker<'a> {

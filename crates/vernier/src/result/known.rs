@@ -468,6 +468,7 @@ mod tests {
                 behind_known_ghz: None,
                 cycles_per_iter: None,
                 cycles_ci95: None,
+                cycles_run_ci95: None,
             });
             f.benchmarks.push(b);
         }

@@ -3,6 +3,7 @@
 //! with the benchmark and the field named, never half-read and never a panic.
 
 use super::{ResultFile, SCHEMA};
+use crate::plan::MAX_PROBE_ADDS;
 use serde_json::Value;
 use std::fmt;
 use std::path::Path;
@@ -61,8 +62,6 @@ impl fmt::Display for Invalid {
 pub const MAX_NS: f64 = 1e15;
 /// Most iterations in one sample (the engine stops doubling far below).
 pub const MAX_ITERS: u64 = 1 << 48;
-/// Most additions in the core-speed probe's chain (the protocol's limit).
-pub const MAX_PROBE_ADDS: u64 = 1 << 20;
 /// Process and round indices share one key in the analysis (16 bits each).
 pub const MAX_INDEX: u32 = u16::MAX as u32;
 

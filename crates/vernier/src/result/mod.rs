@@ -254,8 +254,14 @@ pub struct SpeedJson {
     /// the clock for code bound by the core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_per_iter: Option<f64>,
+    /// The interval in cycles a next run on this machine should fall in (as
+    /// `per_iter.ci95_ns` in ns): for a benchmark judged in cycles, the run's own widened by
+    /// the spread between its processes and rounds and joined to its earlier runs' cycles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_ci95: Option<[f64; 2]>,
+    /// This run's own interval in cycles (as `per_iter.run_ci95_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_run_ci95: Option<[f64; 2]>,
 }
 
 impl SpeedJson {
@@ -278,7 +284,10 @@ impl SpeedJson {
             probe_share: s.probe_share,
             behind_known_ghz: s.behind_known_cycle_ns.map(|c| 1.0 / c),
             cycles_per_iter: s.cycles_per_iter.map(|c| c.median),
-            cycles_ci95: s.cycles_per_iter.map(|c| [c.lo, c.hi]),
+            cycles_ci95: s
+                .cycles_next_ci95
+                .or(s.cycles_per_iter.map(|c| [c.lo, c.hi])),
+            cycles_run_ci95: s.cycles_per_iter.map(|c| [c.lo, c.hi]),
         }
     }
 }
@@ -316,6 +325,12 @@ pub struct BenchmarkResult {
     /// The core's speed during the benchmark; absent when nothing was probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<SpeedJson>,
+    /// The unit the benchmark's judgements (steady state, stability, outliers, layout, the
+    /// interval for the next run, earlier runs, history) were made in: `cycles` for code that
+    /// follows the core's clock, `ns` otherwise (`analyze::unit`). Files written before it
+    /// read as `ns`.
+    #[serde(default)]
+    pub headline_unit: crate::analyze::Unit,
     /// Instructions per iteration counted under callgrind for a benchmark whose time could not
     /// be told from the empty loop's (`optimized-away` by time alone): the evidence that
     /// confirms or clears it. Absent when no count was made.
@@ -492,6 +507,7 @@ impl BenchmarkResult {
             worst_sigma: a.worst_sigma,
             stop: stop_str(m.stop).into(),
             speed: a.speed.as_ref().map(SpeedJson::new),
+            headline_unit: a.headline_unit,
             instructions_check: None,
             earlier_runs: None,
             cache_cold: false,
@@ -557,6 +573,7 @@ impl BenchmarkResult {
             worst_sigma: 0.0,
             stop: "failed".into(),
             speed: None,
+            headline_unit: crate::analyze::Unit::Ns,
             instructions_check: None,
             earlier_runs: None,
             cache_cold: false,

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 pub const SPIN_BEFORE_PARK_NS: u64 = 2_000_000;
 /// Spins between two `yield`s while waiting: a waiting thread that shares its CPU with a
 /// working one (more threads than CPUs) gives it the CPU instead of burning its slice.
-const SPINS_PER_YIELD: u32 = 256;
+pub const SPINS_PER_YIELD: u32 = 256;
 /// The longest time between a pool thread's clock reading and the release: past it the pool
 /// arms (each thread reads its clocks again) first, so that a thread's figures stay those of
 /// its sample. Longer than the gap between two samples of a batch with the threads on their
@@ -45,7 +45,7 @@ const SPINS_PER_YIELD: u32 = 256;
 pub const ARM_LEAD_NS: u64 = 20_000;
 /// How many times a release arms the pool at most before it goes on with the readings it has
 /// (each arming waits for every thread to get a CPU: on a loaded machine, time slices).
-const MAX_ARMS: u32 = 2;
+pub const MAX_ARMS: u32 = 2;
 /// A run-queue wait not known (`Shared::wait`).
 const UNKNOWN: u64 = u64::MAX;
 

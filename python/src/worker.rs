@@ -1,0 +1,166 @@
+//! The worker protocol for a Python script (`docs/protocol.md`): the Rust crate's serve loop,
+//! parser and reply formats, with the Python worker (`vernier/_worker.py`) running the
+//! measured loops it is asked for. What a command may say, and every error a bad line gets,
+//! is the Rust crate's alone.
+
+use pyo3::prelude::*;
+use vernier::measure::Batch;
+use vernier::memory::{AllocCounts, MemoryReply};
+use vernier::protocol::{self, BenchRef, Command, Hello, RunRequest};
+use vernier::samples::{CounterColumn, GC_COLLECTIONS};
+use vernier::timer::{Timer, TimerInfo, TimerKind};
+
+/// What a Python worker's `run(which, iters, samples, memory)` returns: the samples' ns, the
+/// garbage collections during each (None when not counted), the allocation counts of each
+/// (allocs, bytes, frees, freed bytes) or why there are none, and notes for the reply.
+type PyBatch = (
+    Vec<u64>,
+    Option<Vec<u64>>,
+    Option<Vec<(u64, u64, u64, u64)>>,
+    Option<String>,
+    Vec<(String, String)>,
+);
+
+struct PyWorker {
+    hello: Hello,
+    names: Vec<String>,
+    alloc_free: Vec<bool>,
+    run: Py<PyAny>,
+    probe: Py<PyAny>,
+}
+
+/// A Python exception as one line: `Type: message`.
+fn one_line(py: Python<'_>, e: &PyErr) -> String {
+    let kind = e
+        .get_type(py)
+        .name()
+        .map_or_else(|_| "Exception".to_string(), |n| n.to_string());
+    format!("{kind}: {}", e.value(py)).replace('\n', " ")
+}
+
+impl protocol::Worker for PyWorker {
+    fn hello(&self) -> Hello {
+        self.hello.clone()
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+
+    fn alloc_free(&self) -> Vec<bool> {
+        self.alloc_free.clone()
+    }
+
+    fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
+        let count = self.names.len();
+        let which = match req.bench {
+            BenchRef::Empty => None,
+            BenchRef::Index(i) if i < count => Some(i),
+            BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
+        };
+        let option = |key: &str| {
+            req.extra
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        if option("cache") == Some("cold") {
+            return Err(format!(
+                "bad option 'cache=cold' in '{}' (the Python harness measures hot caches only)",
+                Command::Run(req.clone()).to_line()
+            ));
+        }
+        // `probe=<adds>`: the core-speed probe before the batch, with the monotonic clock the
+        // worker announces.
+        if let Some(adds) = option("probe").and_then(protocol::parse_probe_adds) {
+            let timer = Timer::monotonic();
+            out.probe_ns = Some(vernier::workload::kernels::speed_probe(&timer, adds));
+            out.wide_ns = Some(vernier::workload::kernels::wide_probe(&timer, adds));
+        }
+        let memory = protocol::memory::requested(&req.extra);
+        let (ns, gc, counts, unavailable, notes) = Python::with_gil(|py| {
+            self.run
+                .call1(py, (which, req.iters, req.samples, memory))
+                .and_then(|r| r.extract::<PyBatch>(py))
+                .map_err(|e| {
+                    let which = which.map_or_else(|| "empty".to_string(), |i| i.to_string());
+                    format!("benchmark {which} failed: {}", one_line(py, &e))
+                })
+        })?;
+        out.ns = ns;
+        if let Some(gc) = gc {
+            out.counters.push(CounterColumn {
+                event: GC_COLLECTIONS.to_string(),
+                values: gc.into_iter().map(Some).collect(),
+                scaled: Vec::new(),
+            });
+        }
+        out.memory = match (counts, unavailable) {
+            (Some(c), _) => Some(MemoryReply::Counted(
+                c.into_iter()
+                    .map(|(allocs, bytes, frees, freed_bytes)| AllocCounts {
+                        allocs,
+                        bytes,
+                        frees,
+                        freed_bytes,
+                    })
+                    .collect(),
+            )),
+            (None, Some(why)) => Some(MemoryReply::Unavailable(why)),
+            (None, None) => None,
+        };
+        out.notes = notes;
+        Ok(())
+    }
+
+    fn probe(&self) -> String {
+        Python::with_gil(|py| {
+            self.probe
+                .call0(py)
+                .and_then(|r| r.extract::<String>(py))
+                .unwrap_or_else(|e| format!("error probe failed: {}", one_line(py, &e)))
+        })
+    }
+}
+
+/// Serve the worker protocol on `fds` (`VERNIER_FDS`, "R,W") until the runner says `quit`.
+/// The Python worker gives the facts of its `hello` (the clock's resolution and overhead in
+/// ns, a debug build, the interpreter, the hash seed), its benchmarks' names and
+/// allocation-free flags, `run(which, iters, samples, memory)` (`which`: an index, or None for
+/// the empty loop) and `probe()`, the `probe` reply.
+#[pyfunction]
+#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe))]
+pub fn serve(
+    py: Python<'_>,
+    fds: String,
+    hello: (f64, f64, bool, String, String),
+    names: Vec<String>,
+    alloc_free: Vec<bool>,
+    run: Py<PyAny>,
+    probe: Py<PyAny>,
+) -> PyResult<()> {
+    let (resolution_ns, overhead_ns, debug_build, interp, hash_seed) = hello;
+    let mut worker = PyWorker {
+        hello: Hello {
+            version: protocol::VERSION,
+            implementation: format!("vernier-python/{}", env!("CARGO_PKG_VERSION")),
+            timer: TimerInfo {
+                kind: TimerKind::Monotonic,
+                resolution_ns,
+                overhead_ns,
+                tsc_hz: None,
+            },
+            debug_build,
+            pid: std::process::id(),
+            interp: Some(interp),
+            hash_seed: Some(hash_seed),
+        },
+        names,
+        alloc_free,
+        run,
+        probe,
+    };
+    // The loop waits on the pipe between commands; the GIL is taken again for each callback.
+    py.allow_threads(|| protocol::serve::serve_worker_fds(&mut worker, &fds))
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(format!("vernier worker: {e}")))
+}
