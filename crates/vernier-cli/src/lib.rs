@@ -6,12 +6,13 @@ mod args;
 mod commands;
 mod files;
 mod history;
+mod host;
 mod html;
 mod runner;
 mod term;
 
 use args::Common;
-use commands::{analyze, asm, compare, demo, export, load, run, sweep, system};
+use commands::{analyze, asm, compare, demo, export, load, report, run, sweep, system};
 pub use term::install_pipe_hook;
 
 use anyhow::{bail, Result};
@@ -43,14 +44,14 @@ enum Command {
     /// BMF, CSV, pyperf's JSON.
     Export(export::ExportArgs),
     /// A self-contained HTML report (plots) of result, comparison or history files.
-    Report(html::ReportArgs),
+    Report(report::ReportArgs),
     /// Audit, tune, undo, or measure the machine's noise floor.
     System(system::SystemArgs),
     /// A bounded background load generator for robustness experiments.
     Load(load::LoadArgs),
     /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
     /// check` exits 2 when the newest commit sits in a new, slower segment.
-    History(history::command::HistoryArgs),
+    History(commands::history::HistoryArgs),
     /// Seed 003's layout experiment: one worker process per environment size (ASLR off), each
     /// benchmark's median per padding, its swing and period.
     Sweep(sweep::SweepArgs),
@@ -159,16 +160,22 @@ fn run(cli: Cli) -> Result<i32> {
         }
     }
     match cli.command {
+        Command::Demo(c) if c.instructions => {
+            // The demo's suite served as a worker, counted as `run --instructions` counts any.
+            let w = demo::counted_worker()?;
+            let timeout = std::time::Duration::from_secs_f64(runner::worker::DEFAULT_TIMEOUT_S);
+            run::instructions::run_instructions(&c, &w.program, &w.args, &w.env, timeout)
+        }
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
         Command::Export(a) => export::export_command(&a),
-        Command::Report(a) => html::report_command(&a),
+        Command::Report(a) => report::report_command(&a),
         Command::Probe(a) => run::probe_command(&a),
         Command::System(a) => system::system_command(a),
         Command::Load(a) => load::load_command(a),
-        Command::History(a) => history::command::history_command(&a),
+        Command::History(a) => commands::history::history_command(&a),
         Command::Sweep(a) => sweep::sweep_command(&a),
         Command::Asm(a) => asm::asm_command(&a),
         Command::DemoWorker => demo::worker_command(),

@@ -53,6 +53,7 @@ pub mod shard;
 pub mod stats;
 pub mod timer;
 pub mod units;
+pub mod unpaired;
 pub mod workload;
 
 pub use memory::CountingAlloc;

@@ -22,7 +22,7 @@ pub struct AsmArgs {
 
 pub fn asm_command(a: &AsmArgs) -> Result<i32> {
     let filter = crate::args::Selection::new(crate::args::parse_filter(a.filter.as_deref())?, None);
-    let (program, args) = crate::commands::run::split_program(&a.program);
+    let (program, args) = crate::runner::processes::split_program(&a.program);
     check_objdump(&a.objdump)?;
     let located = locate(&program, &args)?;
     let names: Vec<String> = located.iter().map(|(n, _)| n.clone()).collect();

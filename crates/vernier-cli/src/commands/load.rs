@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use crate::commands::system::affinity::pin_current_thread;
-use crate::commands::system::{machine, CpuSet, SysRoot};
+use crate::host::affinity::pin_current_thread;
+use crate::host::{machine, CpuSet, SysRoot};
 use crate::term::{install_stop_handler, interrupted as stop_requested};
 
 /// Cache thrasher buffer when the last-level cache size is unknown.
@@ -118,11 +118,10 @@ pub fn load_command(args: LoadArgs) -> Result<i32> {
              system`)"
         );
     }
-    let threads = args.threads.or(args.cpus).unwrap_or_else(|| {
-        crate::commands::system::affinity::allowed_cpus()
-            .len()
-            .max(1)
-    });
+    let threads = args
+        .threads
+        .or(args.cpus)
+        .unwrap_or_else(|| crate::host::affinity::allowed_cpus().len().max(1));
     if threads == 0 {
         bail!("--threads must be at least 1");
     }

@@ -1,12 +1,13 @@
 //! The files the command writes and reads: the kinds of JSON file, told apart by their
 //! top-level fields in one place for every command that takes a file (`report`, `export`,
-//! `compare`), and the documents whose writer and reader are different commands (one type
-//! each, so the two cannot drift apart). The result and comparison files are the library's
+//! `compare`), a report's inputs read whole (`load.rs`), and the documents whose writer and
+//! reader are different commands (one type each, so the two cannot drift apart). The result and comparison files are the library's
 //! (`vernier::result`).
 
 use serde_json::Value;
 
 pub mod history;
+pub mod load;
 pub mod sweep;
 
 /// What a JSON document is.

@@ -1,7 +1,7 @@
 //! The sweep document (`vernier sweep --json`, docs/experiments.md): each benchmark's median
 //! per environment padding, and the swing and period found. `sweep` writes it and the HTML
 //! report reads it, through these types; a figure the sweep could not measure is written as
-//! `null` and read back as NaN. What a sweep does with them is in `commands/sweep.rs`.
+//! `null` and read back as NaN. What a sweep does with them is in `commands/sweep/`.
 
 use serde::{Deserialize, Deserializer, Serialize};
 

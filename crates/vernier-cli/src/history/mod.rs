@@ -9,7 +9,6 @@
 //! - `command`: the `history` command; `baseline`: `compare --baseline`.
 
 pub mod changepoint;
-pub mod command;
 pub mod fleet;
 pub mod postgres;
 pub mod series;

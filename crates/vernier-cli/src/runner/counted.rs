@@ -1,8 +1,9 @@
-//! The deterministic mode's pipeline (`vernier run --instructions`, `vernier demo
-//! --instructions`): each selected benchmark of a worker is counted under callgrind
-//! (`instructions.rs`) at two iteration counts, in fresh worker processes started under
-//! valgrind and driven by the protocol (`run <i> iters=K samples=1`, then `quit`), and the
-//! per-iteration counts go into the usual result file marked `"mode": "instructions"`.
+//! The deterministic mode's counting (for `vernier run --instructions`, whose command is
+//! `commands/run/instructions.rs`, and for the timed mode's `optimized-away` check): each
+//! benchmark of a worker is counted under callgrind (`instructions.rs`) at two iteration
+//! counts, in worker processes started under valgrind and driven by the protocol (`run <i>
+//! iters=K samples=1`, then `quit`); [`result_of`] makes its entry of the usual result file
+//! (marked `"mode": "instructions"`).
 //!
 //! The harness's empty loop is counted the same way, so a benchmark whose loop executes no
 //! more instructions than the empty one is flagged `optimized-away`, as in the timed mode.
@@ -15,13 +16,11 @@
 //! before. A harness whose sampling function is not found by the dump patterns (no dump
 //! appears), or a worker that dies, falls back to fresh processes.
 
-use crate::args::Common;
 use crate::runner::instructions::{
     difference, parse_callgrind_output, Callgrind, EventCounts, PerIteration, DEFAULT_N1,
     DEFAULT_N2,
 };
 use crate::runner::worker::{Control, WorkerProcess};
-use crate::term;
 use anyhow::{anyhow, bail, Result};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -31,8 +30,7 @@ use std::time::{Duration, Instant};
 use vernier::diagnostic::{Diagnostic, Finding};
 use vernier::measure::Batch;
 use vernier::protocol::BenchRef;
-use vernier::report;
-use vernier::result::{BenchmarkResult, Harness, ResultFile, SamplesJson, Status};
+use vernier::result::{BenchmarkResult, SamplesJson, Status};
 use vernier::samples::Phase;
 
 /// Under valgrind the worker's start-up and every reply take this many times longer than
@@ -178,6 +176,56 @@ impl Session {
     }
 }
 
+/// The benchmarks of one program counted under callgrind: in one shared valgrind process while
+/// the harness can be dumped in one, else each in fresh processes.
+pub struct Counter<'a> {
+    callgrind: &'a Callgrind,
+    program: &'a Path,
+    args: &'a [OsString],
+    ctl: &'a Control,
+    session: Option<Session>,
+    shared: bool,
+}
+
+impl<'a> Counter<'a> {
+    pub fn new(
+        callgrind: &'a Callgrind,
+        program: &'a Path,
+        args: &'a [OsString],
+        ctl: &'a Control,
+    ) -> Counter<'a> {
+        Counter {
+            callgrind,
+            program,
+            args,
+            ctl,
+            session: None,
+            shared: true,
+        }
+    }
+
+    /// `bench` (a benchmark or the empty loop) counted; the times of its runs go to `ns`.
+    pub fn count(&mut self, bench: BenchRef, ns: &mut Vec<u64>) -> Result<PerIteration> {
+        count_any(
+            self.callgrind,
+            self.program,
+            self.args,
+            self.ctl,
+            bench,
+            &mut self.session,
+            &mut self.shared,
+            ns,
+        )
+    }
+
+    /// Ends the shared valgrind process, when one runs.
+    pub fn finish(mut self) {
+        if let Some(s) = self.session.take() {
+            s.finish(self.ctl.timeout);
+        }
+    }
+}
+
 /// Counts `bench` in the shared process when it can (starting it if needed), else in fresh
 /// processes; `shared` turns false for good when the harness produces no dump.
 #[allow(clippy::too_many_arguments)]
@@ -304,25 +352,10 @@ pub fn check_instructions(
         timeout: ctl.timeout * VALGRIND_SLOWDOWN,
         ..ctl.clone()
     };
-    let mut session = None;
-    let mut shared = true;
-    let mut count = |bench| {
-        count_any(
-            &callgrind,
-            program,
-            args,
-            &ctl,
-            bench,
-            &mut session,
-            &mut shared,
-            &mut Vec::new(),
-        )
-    };
-    let empty = count(BenchRef::Empty)?;
-    let body = count(BenchRef::Index(index))?;
-    if let Some(s) = session.take() {
-        s.finish(ctl.timeout);
-    }
+    let mut counter = Counter::new(&callgrind, program, args, &ctl);
+    let empty = counter.count(BenchRef::Empty, &mut Vec::new())?;
+    let body = counter.count(BenchRef::Index(index), &mut Vec::new())?;
+    counter.finish();
     match (body.instructions(), empty.instructions()) {
         (Some(ir), Some(e)) => Ok(weighed(ir, e, || {
             crate::runner::disasm::loop_moves(program, args, index).ok()
@@ -349,175 +382,4 @@ fn weighed(
         check.moves_per_iter = moves().map(|m| m.per_iter(ir));
     }
     check
-}
-
-/// `--instructions`: count every selected benchmark of `program` under callgrind.
-///
-/// `timeout` is the native wait for a reply (`--timeout`); under valgrind it is multiplied by
-/// `VALGRIND_SLOWDOWN`.
-pub fn run_instructions(
-    common: &Common,
-    program: &Path,
-    args: &[OsString],
-    env: &[(OsString, OsString)],
-    timeout: Duration,
-) -> Result<i32> {
-    let callgrind = Callgrind::from_env();
-    let version = callgrind.check()?;
-    let filter = common.filter()?;
-    let native = Control {
-        timeout,
-        env: env.to_vec(),
-        ..Control::default()
-    };
-    let ctl = Control {
-        timeout: timeout * VALGRIND_SLOWDOWN,
-        ..native.clone()
-    };
-    term::install_ctrlc();
-    let started = Instant::now();
-    // The names and the worker's timer, from one ordinary start.
-    let mut first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
-    let names = first.names.clone();
-    let hello = first.hello.clone();
-    // Where each benchmark's loop is, for its moves (none without objdump or symbols).
-    let located = crate::runner::disasm::locate_in(&mut first).unwrap_or_default();
-    first.quit();
-    let selected = crate::args::select(program, &names, filter.as_ref())?;
-    let mut machine = vernier::machine::Machine::detect();
-    machine.worker_impl = Some(hello.implementation.clone());
-    let mut file = ResultFile::begin(vernier::result::Session {
-        mode: "instructions",
-        machine,
-        system: serde_json::Value::Null,
-        timer: hello.timer,
-        harness: Harness::unmeasured(),
-        analysis: vernier::result::AnalysisSettings {
-            debug_build: hello.debug_build,
-            ..Default::default()
-        },
-    });
-    let style = term::style();
-    eprintln!(
-        "vernier: counting {} benchmark(s) of {} under valgrind (callgrind), {}× slower than \
-         natively: start-up alone may take a while; a reply is waited for up to {:.0} s \
-         (--timeout {:.0} s × {VALGRIND_SLOWDOWN})",
-        selected.len(),
-        program.display(),
-        VALGRIND_SLOWDOWN,
-        ctl.timeout.as_secs_f64(),
-        timeout.as_secs_f64(),
-    );
-    let mut progress = Progress::new(selected.len() + 1, started);
-    let mut session: Option<Session> = None;
-    let mut shared = true;
-    progress.show("the harness's empty loop");
-    let empty = count_any(
-        &callgrind,
-        program,
-        args,
-        &ctl,
-        BenchRef::Empty,
-        &mut session,
-        &mut shared,
-        &mut Vec::new(),
-    )
-    .map_err(|e| anyhow!("counting the harness's empty loop under callgrind: {e:#}"))?;
-    let empty_ir = empty.instructions();
-    progress.clear();
-    println!("{}", report::instructions_table_head(style));
-    let mut failed = 0;
-    for &i in &selected {
-        if term::interrupted() {
-            break;
-        }
-        progress.show(&names[i]);
-        let mut ns = Vec::new();
-        let r = match count_any(
-            &callgrind,
-            program,
-            args,
-            &ctl,
-            BenchRef::Index(i),
-            &mut session,
-            &mut shared,
-            &mut ns,
-        ) {
-            Ok(p) => result_of(&names[i], (&located, i), &p, &ns, empty_ir),
-            Err(e) => {
-                failed += 1;
-                BenchmarkResult::failed(&names[i], format!("{e:#}"))
-            }
-        };
-        progress.clear();
-        println!("{}", report::instructions_row(&r, style));
-        file.benchmarks.push(r);
-        if let Some(path) = &common.json {
-            file.write_atomic(path)
-                .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
-        }
-    }
-    if let Some(s) = session.take() {
-        s.finish(ctl.timeout);
-    }
-    let html_failed = common.html.as_ref().is_some_and(|p| {
-        let written = crate::html::write_result(p, &file, None);
-        !crate::html::write_or_warn(p, written, common.json.as_deref())
-    });
-    println!("\n{}", report::instructions_legend(style));
-    let closing = format!(
-        "{version} · callgrind, collection on inside `{}` only · empty loop {} instructions/iter · {} benchmarks in {:.1} s{}",
-        callgrind.toggle,
-        empty_ir.map(report::format_count).unwrap_or_else(|| "—".into()),
-        file.benchmarks.len(),
-        started.elapsed().as_secs_f64(),
-        term::written_to(common.json.as_deref())
-    );
-    for line in report::wrap(&closing, report::stdout_width(), 0, 2) {
-        println!("{line}");
-    }
-    if let Some(code) = term::interrupted_exit() {
-        return Ok(code);
-    }
-    Ok(if failed > 0 || html_failed { 1 } else { 0 })
-}
-
-/// "counting NAME (k of n, t s)" on stderr while a benchmark is counted: on a terminal one
-/// line rewritten in place, otherwise nothing (each finished row is printed anyway).
-struct Progress {
-    line: bool,
-    done: usize,
-    total: usize,
-    started: Instant,
-}
-
-impl Progress {
-    fn new(total: usize, started: Instant) -> Progress {
-        Progress {
-            line: vernier::report::is_terminal(2),
-            done: 0,
-            total,
-            started,
-        }
-    }
-
-    fn show(&mut self, name: &str) {
-        self.done += 1;
-        if self.line {
-            use std::io::Write as _;
-            eprint!(
-                "\r\x1b[2K  counting {name} under callgrind ({} of {}, {:.0} s so far)",
-                self.done,
-                self.total,
-                self.started.elapsed().as_secs_f64()
-            );
-            let _ = std::io::stderr().flush();
-        }
-    }
-
-    fn clear(&mut self) {
-        if self.line {
-            eprint!("\r\x1b[2K");
-        }
-    }
 }

@@ -6,10 +6,12 @@ pub mod code;
 pub mod cold;
 pub mod counted;
 pub mod disasm;
+pub mod harness;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 #[allow(dead_code)]
 pub mod instructions;
 pub mod link;
 pub mod memory;
 pub mod pairs;
+pub mod processes;
 pub mod worker;

@@ -339,9 +339,8 @@ impl<'c, P: Policy> Sampler<'c, P> {
 mod tests {
     use super::*;
     use crate::measure::pairs::{PairPlan, Paired, MIN_BATCH, WORKER_BATCH_NS};
-    use crate::measure::{
-        MockClock, Single, LADDER, LADDER_SAMPLES, MAX_BATCH_FRACTION, MIN_MAIN_BATCH,
-    };
+    use crate::measure::single::Single;
+    use crate::measure::{MockClock, LADDER, LADDER_SAMPLES, MAX_BATCH_FRACTION, MIN_MAIN_BATCH};
     use crate::plan::Plan;
     use crate::timer::test_tsc;
     use crate::workload::input::Rng;

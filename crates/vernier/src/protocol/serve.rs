@@ -1,7 +1,10 @@
-//! The worker side of the protocol for a Rust suite: a program launched by a runner (with
-//! [`FDS_ENV`](super::FDS_ENV) set) answers its requests by measuring its registered routines.
+//! The worker side of the protocol: what a worker serves ([`Worker`]) and the loop that
+//! answers the runner's requests ([`serve`]); for a Rust suite, a program launched by a runner
+//! (with [`FDS_ENV`](super::FDS_ENV) set) answers them by measuring its registered routines.
 
-use super::{BenchRef, Hello, RunRequest, Worker};
+use super::{
+    encode_name, loops_reply, samples_line, BenchRef, Command, Hello, RunRequest, VERSION,
+};
 use crate::counters::{self, CounterSet};
 use crate::measure::in_process::Metered;
 use crate::measure::{Batch, Target};
@@ -10,6 +13,8 @@ use crate::timer::Timer;
 use crate::workload::cache;
 use crate::workload::routine::{Plain, Routine};
 use crate::workload::Entry;
+use std::fmt::Write as _;
+use std::io::{BufRead, Write};
 
 /// Serve a suite's `entries` to the runner over the descriptors `fds` ("R,W") until it says
 /// `quit`.
@@ -37,7 +42,7 @@ pub fn serve_worker_fds(worker: &mut dyn Worker, fds: &str) -> Result<(), String
     let (input, mut output) =
         unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
     let mut input = std::io::BufReader::new(input);
-    protocol::serve(worker, &mut input, &mut output).map_err(|e| e.to_string())
+    serve(worker, &mut input, &mut output).map_err(|e| e.to_string())
 }
 
 struct SuiteWorker<'a> {
@@ -175,4 +180,87 @@ pub fn probe_line() -> String {
         std::process::id(),
         &local as *const u8
     )
+}
+
+/// What a worker serves: names, a way to run samples, and facts for `probe`.
+pub trait Worker {
+    fn hello(&self) -> Hello;
+    fn names(&self) -> Vec<String>;
+    /// Answer a `run` request into `out`.
+    fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String>;
+    fn probe(&self) -> String;
+    /// The address of each benchmark's measured-loop function in this process (0: unknown),
+    /// in list order.
+    fn loop_addrs(&self) -> Vec<usize> {
+        Vec::new()
+    }
+    /// Each benchmark's thread count (`None`: not threaded), in list order; the `list` reply
+    /// carries it as `threads=T`.
+    fn threads(&self) -> Vec<Option<usize>> {
+        Vec::new()
+    }
+
+    /// Per benchmark, in list order: declared allocation-free (`alloc_free=1` on its line).
+    fn alloc_free(&self) -> Vec<bool> {
+        Vec::new()
+    }
+}
+
+/// Serve the protocol until `quit` or end of input. I/O errors end the loop.
+pub fn serve(
+    worker: &mut dyn Worker,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut line = String::new();
+    let mut batch = Batch::default();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let reply = match Command::parse(line.trim_end()) {
+            Err(e) => format!("error {e}"),
+            Ok(Command::Hello(v)) if v != VERSION => {
+                format!("error unsupported protocol version {v} (this worker speaks {VERSION})")
+            }
+            Ok(Command::Hello(_)) => worker.hello().to_line(),
+            Ok(Command::List) => {
+                let names = worker.names();
+                let threads = worker.threads();
+                let free = worker.alloc_free();
+                let mut s = String::new();
+                for (i, n) in names.iter().enumerate() {
+                    let _ = write!(s, "bench {i} {}", encode_name(n));
+                    if let Some(t) = threads.get(i).copied().flatten() {
+                        let _ = write!(s, " threads={t}");
+                    }
+                    if free.get(i) == Some(&true) {
+                        s.push_str(" alloc_free=1");
+                    }
+                    s.push('\n');
+                }
+                let _ = write!(s, "end {}", names.len());
+                s
+            }
+            Ok(Command::Probe) => worker.probe(),
+            Ok(Command::Loops) => loops_reply(&worker.loop_addrs()),
+            Ok(Command::Quit) => {
+                output.write_all(b"bye\n")?;
+                output.flush()?;
+                return Ok(());
+            }
+            Ok(Command::Run(req)) => {
+                batch.clear();
+                batch.probe_adds = 0;
+                match worker.run(&req, &mut batch) {
+                    Ok(()) => samples_line(&batch),
+                    Err(e) => format!("error {e}"),
+                }
+            }
+        };
+        output.write_all(reply.as_bytes())?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
 }

@@ -7,7 +7,7 @@
 //! side's own interval, as for two result files) and says so; a baseline from another machine
 //! is used only with a warning.
 
-use crate::commands::compare::CompareArgs;
+use super::CompareArgs;
 use crate::history::store::{self, Location};
 use anyhow::{bail, Context as _, Result};
 use std::path::{Path, PathBuf};
@@ -75,7 +75,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     let mut args = a.clone();
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
-    let code = crate::commands::compare::compare_files(&args, &old, &new, threshold)?;
+    let code = super::files::compare_files(&args, &old, &new, threshold)?;
     crate::history::save_if_asked(&a.save, &new, "compare", a.pick.shard)?;
     Ok(code)
 }

@@ -5,7 +5,7 @@
 //! (`--benchmark_repetitions=N`, N ≥ 6 for a distribution-free 95 % interval); with fewer,
 //! the ratio is shown without a verdict.
 
-use crate::commands::compare::{self as cli_compare, CompareArgs};
+use super::{self as cli_compare, CompareArgs};
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -149,7 +149,7 @@ impl Side<'_> {
                         b.error.as_deref().unwrap_or("no reason recorded")
                     ));
                 }
-                cli_compare::honest_figure(f, b)
+                vernier::unpaired::figure(f, b)
                     .map(|(m, ci)| Figure::Interval(m, ci))
                     .ok_or_else(|| "the result file holds no samples for this benchmark".into())
             }
@@ -204,7 +204,7 @@ pub fn compare(a: &CompareArgs, old: Side, new: Side, threshold: f64) -> Result<
         match (o, n) {
             (Figure::Interval(om, oci), Figure::Interval(nm, nci)) => {
                 match stats::compare::from_intervals(om, oci, nm, nci) {
-                    Ok(e) => file.comparisons.push(cli_compare::offline_comparison(
+                    Ok(e) => file.comparisons.push(vernier::unpaired::comparison(
                         name,
                         &e,
                         (om, nm),

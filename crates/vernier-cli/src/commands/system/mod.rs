@@ -5,20 +5,15 @@
 //! `VERNIER_SYSROOT`), so the whole module runs against fake trees in tests. The checks,
 //! the tuning order, the state file and the noise method are described in `docs/system.md`.
 
-pub mod affinity;
-pub mod audit;
-pub mod cpulist;
-pub mod machine;
 pub mod noise;
-pub mod root;
 pub mod tune;
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-pub use cpulist::CpuSet;
-pub use root::SysRoot;
+use crate::host::{affinity, audit};
+use crate::host::{CpuSet, SysRoot};
 
 /// Exit code when the system is not tuned (`system show`).
 pub const EXIT_UNTUNED: i32 = 2;
@@ -106,27 +101,6 @@ pub fn system_command(args: SystemArgs) -> Result<i32> {
         SystemCommand::Reset(a) => reset_cmd(&root, a),
         SystemCommand::Noise(a) => noise_cmd(a),
     }
-}
-
-// Called by the result writer (`"system"` in result files), not by the system commands.
-/// The audit summary embedded in result files: `tuned`, the failing check ids, the CPU
-/// model and the virtualisation.
-pub fn audit_summary(root: &SysRoot) -> serde_json::Value {
-    let a = audit::audit(root, None);
-    audit::summary_json(root, &a)
-}
-
-// Called by `run`, `demo` and `compare` before measuring.
-/// One line for other commands to print when the machine is not tuned, `None` when it is.
-pub fn untuned_hint(root: &SysRoot) -> Option<String> {
-    let a = audit::audit(root, None);
-    let n = a.failing().len();
-    (n > 0).then(|| {
-        format!(
-            "system not tuned for benchmarking ({n} issue{}): see `vernier system show`",
-            if n == 1 { "" } else { "s" }
-        )
-    })
 }
 
 fn show(root: &SysRoot, a: ShowArgs) -> Result<i32> {
@@ -255,12 +229,4 @@ fn noise_cmd(a: NoiseArgs) -> Result<i32> {
         print!("{}", noise::render(&report));
     }
     Ok(0)
-}
-/// The audit summary for the result file; prints one line when the machine is not tuned.
-pub fn audit_and_hint() -> serde_json::Value {
-    let root = SysRoot::from_option(None);
-    if let Some(h) = untuned_hint(&root) {
-        eprintln!("vernier: {h}");
-    }
-    audit_summary(&root)
 }

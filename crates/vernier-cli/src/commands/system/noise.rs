@@ -12,7 +12,7 @@ use std::thread;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use super::affinity::pin_current_thread;
+use crate::host::affinity::pin_current_thread;
 use vernier::timer::monotonic_ns;
 
 /// Reads used to learn the normal read-to-read gap before measuring.

@@ -1,8 +1,8 @@
 //! `vernier history [check]`: each benchmark's series over commits with its change points;
 //! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
 
-use super::series::{self, Series};
-use super::store::{self, Location};
+use crate::history::series::{self, Series};
+use crate::history::store::{self, Location};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::collections::BTreeSet;
@@ -159,10 +159,10 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
             );
         }
     }
-    let mut st = super::open_store(&loc)?;
+    let mut st = crate::history::open_store(&loc)?;
     if q.fleet {
         let commit = q.commit.as_deref().unwrap_or_default();
-        return Ok(super::fleet::fleet_report(
+        return Ok(crate::history::fleet::fleet_report(
             &st.run_summaries()?,
             commit,
             q.machines.as_deref(),
@@ -193,7 +193,12 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         anyhow::bail!("{why} (store {})", loc.describe());
     }
     if let (Some(list), false) = (&q.machines, check) {
-        let doc = super::fleet::machines_table(&all, Some(list), q.reference.as_deref(), !q.json)?;
+        let doc = crate::history::fleet::machines_table(
+            &all,
+            Some(list),
+            q.reference.as_deref(),
+            !q.json,
+        )?;
         if q.json {
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
@@ -278,7 +283,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
 }
 
 fn commit_name(c: Option<&str>) -> String {
-    c.map(|c| super::short(c).to_string())
+    c.map(|c| crate::history::short(c).to_string())
         .unwrap_or_else(|| "(no commit)".into())
 }
 

@@ -4,6 +4,8 @@
 //! no address-space randomisation, environment padding. Its stdout and stderr are collected
 //! so a failure can quote their last lines.
 
+mod spawn;
+
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -64,54 +66,6 @@ pub struct WorkerProcess {
     pub peak_rss_bytes: Option<u64>,
 }
 
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds is a valid array of two ints; O_CLOEXEC keeps them out of other children.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 just returned these two descriptors, owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// Keeps the last lines of `r` in `tail`; `closed` counts the streams read to their end.
-fn collect_tail(
-    mut r: impl Read + Send + 'static,
-    tail: Arc<Mutex<VecDeque<String>>>,
-    closed: Arc<std::sync::atomic::AtomicUsize>,
-    tag: &'static str,
-) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        let mut line = Vec::new();
-        while let Ok(n) = r.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            for &b in &buf[..n] {
-                if b == b'\n' {
-                    let mut t = tail.lock().unwrap();
-                    t.push_back(format!("{tag}{}", String::from_utf8_lossy(&line)));
-                    if t.len() > TAIL_LINES {
-                        t.pop_front();
-                    }
-                    line.clear();
-                } else if line.len() < 500 {
-                    line.push(b);
-                }
-            }
-        }
-        if !line.is_empty() {
-            let mut t = tail.lock().unwrap();
-            t.push_back(format!("{tag}{}", String::from_utf8_lossy(&line)));
-            if t.len() > TAIL_LINES {
-                t.pop_front();
-            }
-        }
-        closed.fetch_add(1, std::sync::atomic::Ordering::Release);
-    });
-}
-
 /// Why a worker could not be started or stopped answering.
 pub fn describe_status(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
@@ -139,142 +93,6 @@ pub fn describe_status(status: std::process::ExitStatus) -> String {
 }
 
 impl WorkerProcess {
-    /// Start `program` as a worker and do the handshake (`hello`, `list`).
-    pub fn spawn(
-        program: &Path,
-        args: &[OsString],
-        ctl: &Control,
-    ) -> Result<WorkerProcess, String> {
-        let mut cmd = Command::new(program);
-        cmd.args(args);
-        WorkerProcess::spawn_command(cmd, program, ctl)
-    }
-
-    /// `spawn`, with extra environment variables for the worker.
-    pub fn spawn_with_env(
-        program: &Path,
-        args: &[OsString],
-        env: &[(OsString, OsString)],
-        ctl: &Control,
-    ) -> Result<WorkerProcess, String> {
-        let mut ctl = ctl.clone();
-        ctl.env.extend(env.iter().cloned());
-        WorkerProcess::spawn(program, args, &ctl)
-    }
-
-    /// Start `cmd` (which runs `program`, possibly under another tool such as valgrind) as a
-    /// worker and do the handshake.
-    pub fn spawn_command(
-        mut cmd: Command,
-        program: &Path,
-        ctl: &Control,
-    ) -> Result<WorkerProcess, String> {
-        let (cmd_r, cmd_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        let (rep_r, rep_w) = pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-        cmd.envs(ctl.env.iter().map(|(k, v)| (k, v)))
-            .env(protocol::FDS_ENV, "3,4")
-            .env("VERNIER_ENV_PAD", "x".repeat(ctl.env_pad as usize))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let (in_fd, out_fd) = (cmd_r.as_raw_fd(), rep_w.as_raw_fd());
-        let ctl2 = ctl.clone();
-        // SAFETY: only async-signal-safe calls between fork and exec (dup2, setpgid,
-        // sched_setaffinity, sched_setscheduler, personality); no allocation.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Move both ends out of the way first: either may already be 3 or 4, and
-                // dup2 onto itself would leave its close-on-exec flag set.
-                let hi_in = libc::fcntl(in_fd, libc::F_DUPFD, 10);
-                let hi_out = libc::fcntl(out_fd, libc::F_DUPFD, 10);
-                if hi_in < 0 || hi_out < 0 || libc::dup2(hi_in, 3) < 0 || libc::dup2(hi_out, 4) < 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(hi_in);
-                libc::close(hi_out);
-                libc::setpgid(0, 0);
-                if !ctl2.cpus.is_empty() {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    for &c in &ctl2.cpus {
-                        libc::CPU_SET(c, &mut set);
-                    }
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if let Some(prio) = ctl2.fifo {
-                    let p = libc::sched_param {
-                        sched_priority: prio,
-                    };
-                    if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-                        // Only the errno crosses back to the parent: EPERM here means FIFO.
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if ctl2.no_aslr && libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().map_err(|e| {
-            if ctl.fifo.is_some() && e.raw_os_error() == Some(libc::EPERM) {
-                "--fifo: SCHED_FIFO was refused (permission denied): it needs root or the \
-                 CAP_SYS_NICE capability, or a real-time limit (`ulimit -r 99`). Run without \
-                 --fifo, or as root."
-                    .to_string()
-            } else if e.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "{}: no such program (give the path of a benchmark executable)",
-                    program.display()
-                )
-            } else if e.kind() == std::io::ErrorKind::PermissionDenied {
-                format!(
-                    "{}: permission denied (is it executable? chmod +x)",
-                    program.display()
-                )
-            } else {
-                format!("cannot start {}: {e}", program.display())
-            }
-        })?;
-        drop(cmd_r);
-        drop(rep_w);
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let tail_closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        collect_tail(
-            child.stdout.take().unwrap(),
-            tail.clone(),
-            tail_closed.clone(),
-            "stdout: ",
-        );
-        collect_tail(
-            child.stderr.take().unwrap(),
-            tail.clone(),
-            tail_closed.clone(),
-            "",
-        );
-        let mut w = WorkerProcess {
-            child,
-            to: std::fs::File::from(cmd_w),
-            from: rep_r,
-            buf: Vec::new(),
-            tail,
-            tail_closed,
-            program: program.to_path_buf(),
-            timeout: ctl.timeout,
-            run_options: ctl.run_options.clone(),
-            pinned: !ctl.cpus.is_empty(),
-            hello: Hello::parse("hello 0").unwrap_or_else(|_| unreachable!()),
-            names: Vec::new(),
-            alloc_free: Vec::new(),
-            peak_rss_bytes: None,
-        };
-        w.handshake()?;
-        Ok(w)
-    }
-
     /// `why` ends with the program's last output when there was some (the errors of `send`
     /// and `read_line` carry it).
     fn not_a_worker(&mut self, why: &str) -> String {
@@ -624,7 +442,7 @@ impl Drop for WorkerProcess {
 }
 
 /// One benchmark of a worker (or its empty loop), as a target for the engine. `vernier run`'s
-/// benchmarks go through the worker-link seam instead (`run::measure_in_processes`), which
+/// benchmarks go through the worker-link seam instead (`crate::runner::processes::measure_in_processes`), which
 /// also counts the runner's own time between batches.
 pub struct WorkerTarget<'a> {
     pub worker: &'a mut WorkerProcess,

@@ -1,0 +1,201 @@
+//! `vernier demo`: the seeds' experiments, in Rust, in this process.
+//!
+//! Seed 000's table of basic operations on a black-boxed `f64` and its `rand()`, the
+//! `sqrt(4.2)` whose result nobody uses (the compiler removes it: it must be flagged) beside the
+//! same with barriers, seed 004's message copied into one event again and again versus into a
+//! large set of events (hot vs cold memory), and its two "equivalent" fraction-to-string
+//! implementations.
+
+use crate::args::Common;
+use crate::host::audit::audit_and_hint;
+use crate::term;
+use anyhow::{bail, Context as _, Result};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use vernier::report;
+use vernier::result::comparison::ComparisonFile;
+use vernier::result::known as known_speed;
+use vernier::result::ResultFile;
+use vernier::session::Event as SuiteEvent;
+use vernier::Options;
+use vernier::Suite;
+
+mod kernels;
+mod lesson;
+mod sharing;
+
+use kernels::{register, register_filtered, COLD_EVENTS_ENV, COLD_EVENTS_INSTRUCTIONS};
+use lesson::{checkpoints, loops_without_and_with_barrier, summary, CHECKPOINTS};
+
+/// A worker to count: the program, its arguments and the environment it needs.
+pub struct Worker {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// What `vernier demo --instructions` counts, as `run --instructions` counts any worker: this
+/// program serving the demo suite (`vernier __demo-worker`), with the environment that keeps
+/// its cold set small enough for callgrind.
+pub fn counted_worker() -> Result<Worker> {
+    let (program, mut args) = crate::args::self_command()?;
+    args.push("__demo-worker".into());
+    let env = vec![(
+        COLD_EVENTS_ENV.into(),
+        COLD_EVENTS_INSTRUCTIONS.to_string().into(),
+    )];
+    Ok(Worker { program, args, env })
+}
+
+/// `vernier demo`: the suite measured in this process, its variant pairs compared, the
+/// seeds' lessons in sentences.
+pub fn demo_command(c: &Common) -> Result<i32> {
+    let filter = c.filter()?;
+    let plan = c.plan()?;
+    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
+    // The demo's benchmarks are this executable's: their earlier runs here are its own.
+    let identity = crate::args::self_command()
+        .ok()
+        .and_then(|(exe, mut args)| {
+            args.push("demo".into());
+            known_speed::program_identity(&exe, &args, "hot")
+        });
+    let mut options = Options {
+        system: audit_and_hint(),
+        plan,
+        json: c.json.clone(),
+        quick: c.quick,
+        counters: c.counters()?,
+        keep_interrupted: c.keep_interrupted,
+        ..Options::default()
+    };
+    options.fill_known(&known, identity.as_deref());
+    let mut suite = Suite::new(options);
+    register(&mut suite);
+    if let Some(re) = &filter {
+        let names = suite.names();
+        if !names.iter().any(|n| re.is_match(n)) {
+            bail!(
+                "{} selects no benchmark; the demo has: {}",
+                re.describe(),
+                names.join(", ")
+            );
+        }
+        suite = Suite::new(Options {
+            filter: None,
+            ..suite.options().clone()
+        });
+        register_filtered(&mut suite, re);
+    }
+    term::install_ctrlc();
+    let render = report::Render::for_stdout(c.verbose);
+    let names = suite.names();
+    // The command counts its own allocations (`CountingAlloc`, main.rs): their columns show.
+    let table =
+        report::Table::new(&names, render).with_memory(vernier::memory::Source::detect().is_ok());
+    let mut progress = term::ProgressLine::new().of(names.len());
+    let mut head = false;
+    let started = std::time::Instant::now();
+    let file = suite.run_in_process(&mut |ev| match ev {
+        SuiteEvent::Start { .. } => {}
+        SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
+        SuiteEvent::Done { result, .. } => {
+            progress.clear();
+            if !head {
+                println!("{}", table.head());
+                head = true;
+            }
+            println!("{}", table.row(result));
+        }
+    });
+    progress.clear();
+    known.record_run(&file, identity.as_deref());
+    let pairs = demo_pairs(&mut suite, &file, c.json.as_deref())?;
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = c.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, pairs.as_ref());
+        !crate::html::write_or_warn(p, written, c.json.as_deref())
+    });
+    print!("{}", report::after_table(&file, &table));
+    if let Some(line) = report::earlier_note(&file) {
+        print!("{}", table.dim_wrapped(&line));
+    }
+    println!();
+    for line in summary(&file, pairs.as_ref()) {
+        for l in report::wrap(&format!("• {line}"), render.width, 0, 2) {
+            println!("{l}");
+        }
+    }
+    if let Some(p) = &pairs {
+        println!();
+        for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", render.width, 0, 0) {
+            println!("{l}");
+        }
+        print!("{}", vernier::report::compare::table_fitted(p, render));
+    }
+    if !term::interrupted() {
+        let wanted = |what: &str| filter.as_ref().is_none_or(|re| re.is_match(what));
+        if wanted(CHECKPOINTS) {
+            println!();
+            for l in checkpoints(render.width) {
+                println!("{l}");
+            }
+        }
+        for l in loops_without_and_with_barrier(&file, render.width) {
+            println!("{l}");
+        }
+    }
+    println!(
+        "\n{} benchmarks in {:.1} s{}",
+        file.benchmarks.len(),
+        started.elapsed().as_secs_f64(),
+        term::written_to(c.json.as_deref())
+    );
+    crate::history::save_if_asked(&c.save, &file, "demo", c.pick.shard)?;
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
+    }
+    Ok(if html_failed { 1 } else { 0 })
+}
+
+/// `vernier demo`: run the suite's variant pairs in process, after its benchmarks; with
+/// `--json`, the result file gains a `comparison` member (a comparison file, schema 1).
+fn demo_pairs(
+    suite: &mut vernier::Suite,
+    results: &ResultFile,
+    json: Option<&Path>,
+) -> Result<Option<ComparisonFile>> {
+    if suite.comparison_names().is_empty() || term::interrupted() {
+        return Ok(None);
+    }
+    let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
+    let file = vernier::session::pairs::run_suite_pairs(
+        suite,
+        vernier::stats::compare::DEFAULT_THRESHOLD,
+        &mut |ev| match ev {
+            SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
+            SuiteEvent::Done { .. } => progress.clear(),
+            SuiteEvent::Start { .. } => {}
+        },
+    );
+    progress.clear();
+    if let Some(path) = json {
+        let mut v = serde_json::to_value(results)?;
+        v["comparison"] = serde_json::to_value(&file)?;
+        vernier::result::write_atomic(path, &serde_json::to_vec(&v)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(Some(file))
+}
+
+/// `__demo-worker`: the demo suite served over the worker protocol (what `demo
+/// --instructions` runs).
+pub fn worker_command() -> anyhow::Result<i32> {
+    if std::env::var_os(vernier::protocol::FDS_ENV).is_none() {
+        anyhow::bail!("__demo-worker is started by `vernier demo --instructions`, not by hand");
+    }
+    let mut suite = vernier::Suite::new(vernier::Options::default());
+    register(&mut suite);
+    suite.try_finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(0)
+}

@@ -1,0 +1,289 @@
+//! `vernier run [OPTIONS] -- PROGRAM [ARGS]`: drive a benchmark executable as a worker.
+//!
+//! For each selected benchmark, `--processes` worker processes are started one after the
+//! other, each with its own randomised environment padding (the layout effect of seed 003);
+//! the first calibrates the iteration count and the others reuse it so all samples are
+//! comparable. The engine decides everything; the worker only measures. A worker that
+//! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
+//! and the run goes on; the result file is rewritten after every benchmark.
+
+pub mod instructions;
+
+use crate::args::Common;
+use crate::runner::harness::{counters_or_none, empty_loop_ns};
+use crate::runner::processes::{
+    keep_hash_seeds, launch_keeping_seed, measure_in_processes, paddings, processes_for,
+    split_program, ProcessArgs, DEFAULT_PROCESSES,
+};
+use crate::runner::worker::WorkerProcess;
+use crate::term;
+use anyhow::Result;
+use clap::Args;
+use std::ffi::OsString;
+use vernier::diagnostic::Code;
+use vernier::measure::MonotonicClock;
+use vernier::pipeline;
+use vernier::report;
+use vernier::result::{AnalysisSettings, Harness, ResultFile};
+use vernier::Rng;
+
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub process: ProcessArgs,
+    /// `cold`: evict the caches before every sample (outside the timed region), one iteration
+    /// per sample (docs/experiments.md). `hot` (the default): the caches as the loop leaves
+    /// them.
+    #[arg(long, value_name = "hot|cold", default_value = "hot")]
+    pub cache: crate::runner::cold::CacheMode,
+    /// Do not count allocations (by default each benchmark's allocations per iteration are
+    /// counted in a process of their own, apart from the timed ones: docs/memory.md).
+    #[arg(long)]
+    pub no_memory: bool,
+    /// The benchmark executable and its arguments.
+    #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
+    pub program: Vec<OsString>,
+}
+
+/// `vernier probe`: one worker with the requested controls, its `probe` line on stdout.
+pub fn probe_command(a: &RunArgs) -> Result<i32> {
+    let mut ctl = a.process.control()?;
+    ctl.env_pad = a.process.env_pad.unwrap_or(0);
+    let (program, args) = split_program(&a.program);
+    let mut w = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+    let line = w.probe().map_err(anyhow::Error::msg)?;
+    w.quit();
+    println!("{line}");
+    Ok(0)
+}
+
+/// What `vernier run` prints under its table: the notes and legend, the worker and the
+/// runner's cost, the benchmarks whose interval covers earlier runs.
+fn print_after_table(
+    file: &ResultFile,
+    table: &report::Table,
+    hello: &vernier::protocol::Hello,
+    processes: usize,
+) {
+    let worker = match &hello.interp {
+        Some(i) => format!("{} ({i})", hello.implementation),
+        None => hello.implementation.clone(),
+    };
+    print!("{}", report::after_table(file, table));
+    if let Some(c) = file.harness.runner_batch_cost_ns {
+        print!(
+            "{}",
+            table.dim_wrapped(&format!(
+                "worker {} · {} process(es) per benchmark · runner's cost between batches {} (outside every timed region)",
+                worker, processes, report::format_ns(c)
+            ))
+        );
+    }
+    if let Some(line) = report::earlier_note(file) {
+        print!("{}", table.dim_wrapped(&line));
+    }
+}
+
+/// The benchmarks whose time was near the empty loop's and whose instructions could not be
+/// counted (no valgrind, a count that failed): whether their work was removed rests on time
+/// alone, said once under the table with the reason.
+#[derive(Default)]
+struct Uncounted {
+    names: Vec<String>,
+    reason: Option<String>,
+}
+
+impl Uncounted {
+    /// The count of benchmark `name`, or `None` with the benchmark and why kept for the note.
+    fn keep<T>(&mut self, name: &str, counted: Result<T>) -> Option<T> {
+        counted
+            .map_err(|why| {
+                self.names.push(name.to_string());
+                self.reason.get_or_insert_with(|| format!("{why:#}"));
+            })
+            .ok()
+    }
+
+    fn line(&self) -> Option<String> {
+        let reason = self.reason.as_ref()?;
+        Some(format!(
+            "{} ran within a few cycles of the empty loop and could not be counted under \
+             callgrind, so whether the compiler removed their work rests on time alone: {reason}",
+            list_names(&self.names)
+        ))
+    }
+}
+
+/// `a`, `a and b`, `a, b and 3 more`.
+fn list_names(names: &[String]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match q.len() {
+        0 => String::new(),
+        1 => q[0].clone(),
+        2..=3 => format!("{} and {}", q[..q.len() - 1].join(", "), q[q.len() - 1]),
+        n => format!("{} and {} more", q[..2].join(", "), n - 2),
+    }
+}
+
+pub fn run_command(a: &RunArgs) -> Result<i32> {
+    let (program, args) = split_program(&a.program);
+    if a.common.instructions {
+        let timeout = a.process.control()?.timeout;
+        return instructions::run_instructions(&a.common, &program, &args, &[], timeout);
+    }
+    let mut plan = a.common.plan()?;
+    let filter = a.common.filter()?;
+    let selection = a.common.counters()?;
+    let mut ctl = a.process.control()?;
+    a.process.process_count(&plan, DEFAULT_PROCESSES)?; // `--processes 0`: before any start
+    term::install_ctrlc();
+    // The system's audit (reading /proc and /sys) while the first worker starts.
+    let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
+
+    // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
+    let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+    let processes = processes_for(&a.process, &plan, &first.hello)?;
+    let names = first.names.clone();
+    let selected = crate::args::select(&program, &names, filter.as_ref())?;
+    let hello = first.hello.clone();
+    let runner_timer = vernier::timer::Timer::detect();
+    let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
+    let empty = empty_loop_ns(&mut first, &plan);
+    let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
+    let mut counting =
+        crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
+    first.quit();
+    crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
+
+    let mut machine = vernier::machine::Machine::detect();
+    let known = vernier::result::known::KnownSpeed::load(&machine);
+    machine.worker_impl = Some(hello.implementation.clone());
+    machine.worker_interp = hello.interp.clone();
+    let mut file = ResultFile::begin(vernier::result::Session {
+        machine,
+        system: audit.join().unwrap_or_default(),
+        timer: hello.timer,
+        harness: Harness {
+            empty_iter_ns: empty.unwrap_or(f64::NAN),
+            sample_cost_ns: hello.timer.overhead_ns,
+            cycle_ns: own.cycle_ns,
+            cycle_source: own.cycle_source.clone(),
+            runner_batch_cost_ns: None,
+            counters,
+            noise_far_share: own.noise_far_share,
+            known_cycle_ns: known.known_cycle_ns(),
+            clock_ghz: known.clock_ghz(),
+        },
+        mode: "time",
+        analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
+    });
+    let ctx = file.analysis_context();
+    let identity = vernier::result::known::program_identity(&program, &args, a.cache.name());
+    let render = report::Render::for_stdout(a.common.verbose);
+    let table = report::Table::new(
+        &selected
+            .iter()
+            .map(|&i| names[i].as_str())
+            .collect::<Vec<_>>(),
+        render,
+    )
+    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()));
+    let mut progress = term::ProgressLine::new().of(selected.len());
+    let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
+    let mut batch_costs = Vec::new();
+    let mut failed = 0;
+    let mut uncounted = Uncounted::default();
+    println!("{}", table.head());
+    for &i in &selected {
+        if term::interrupted() {
+            break;
+        }
+        let pads = paddings(&a.process, processes, &mut rng);
+        let name = &names[i];
+        let mut peaks = Vec::new();
+        let mut seeds = Vec::new();
+        let mut launch =
+            |pad| launch_keeping_seed(&program, &args, &ctl, pad, &hello, &mut rng, &mut seeds);
+        let m = measure_in_processes(
+            &mut launch,
+            &MonotonicClock,
+            i,
+            &plan,
+            &pads,
+            &mut batch_costs,
+            &mut peaks,
+            &mut |p| progress.update(name, p),
+        );
+        let cold = a.cache == crate::runner::cold::CacheMode::Cold;
+        let finish = pipeline::Context {
+            analysis: &ctx,
+            cold,
+            // What the same program read here in its recent runs: the interval covers it too.
+            earlier: identity
+                .as_deref()
+                .and_then(|id| known.earlier_runs(id, name)),
+            env_pad: &|p| pads.get(p as usize).copied().unwrap_or(0),
+        };
+        // A body within a few cycles of the empty loop is counted under callgrind: time alone
+        // cannot tell a removed body from a little work there. With cold caches one iteration
+        // per sample cannot be told from an empty loop by time, and the diagnostic is not
+        // reported: nothing to count.
+        let mut count = |_: &vernier::analyze::Analysis| {
+            if cold || term::interrupted() {
+                return None;
+            }
+            progress.status(&format!(
+                "{name}: counting instructions under callgrind (its time is near the empty loop's)"
+            ));
+            let counted = crate::runner::counted::check_instructions(&program, &args, &ctl, i);
+            uncounted.keep(name, counted)
+        };
+        let mut r = pipeline::finish(
+            name,
+            &m,
+            &finish,
+            pipeline::Instructions::CountIfRemoved(&mut count),
+        );
+        vernier::result::threads::relate(&mut r, &file.benchmarks);
+        crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
+        progress.clear();
+        keep_hash_seeds(&mut r, &seeds);
+        if r.status == vernier::result::Status::Failed {
+            failed += 1;
+        }
+        println!("{}", table.row(&r));
+        let removed = |d: &vernier::diagnostic::Diagnostic| d.code == Code::OptimizedAway;
+        if a.common.verbose && r.diagnostics.iter().any(removed) {
+            print!(
+                "{}",
+                crate::runner::disasm::for_benchmark(&program, &args, i)
+            );
+        }
+        file.benchmarks.push(r);
+        if !batch_costs.is_empty() {
+            file.harness.runner_batch_cost_ns = Some(vernier::stats::median(&batch_costs));
+        }
+        if let Some(path) = &a.common.json {
+            file.write_atomic(path)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    known.record_run(&file, identity.as_deref());
+    // After the result is kept: a report that cannot be written loses nothing measured.
+    let html_failed = a.common.html.as_ref().is_some_and(|p| {
+        let written = crate::html::write_result(p, &file, None);
+        !crate::html::write_or_warn(p, written, a.common.json.as_deref())
+    });
+    print_after_table(&file, &table, &hello, processes);
+    if let Some(line) = uncounted.line() {
+        print!("{}", table.dim_wrapped(&line));
+    }
+    crate::runner::cold::note(a.cache, &file);
+    crate::history::save_if_asked(&a.common.save, &file, "run", a.common.pick.shard)?;
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
+    }
+    Ok(if failed > 0 || html_failed { 1 } else { 0 })
+}
