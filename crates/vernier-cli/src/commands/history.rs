@@ -80,7 +80,7 @@ fn save_files(a: &SaveFilesArgs) -> Result<i32> {
         run_id: a.run_id.clone(),
     };
     for f in &files {
-        super::save_file(&args, f, "history save", None)?;
+        crate::history::save_file(&args, f, "history save", None)?;
     }
     Ok(0)
 }

@@ -333,6 +333,7 @@ mod tests {
             machine: machine.into(),
             points: vec![p],
             change_points: Vec::new(),
+            unit: vernier::analyze::Unit::Ns,
         }
     }
 
