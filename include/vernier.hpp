@@ -682,7 +682,8 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
 // 4. Implementation
 //
 // A constant this header shares with the Rust harness or the runner names the Rust definition
-// in its comment; crates/vernier/tests/shared_constants.rs fails when the two differ.
+// in its comment; crates/vernier/tests/suite/deterministic/shared_constants.rs fails when the
+// two differ.
 // ---------------------------------------------------------------------------------------------
 
 #include <algorithm>

@@ -6,7 +6,7 @@ Run by hand once (``pip install numpy scipy``) and commit the output:
     python3 scripts/gen_random_effects_fixtures.py
 
 It writes ``crates/vernier/tests/fixtures/stats/random_effects.json``, read by
-``crates/vernier/tests/compare_random_effects.rs``. Conventions (as the Rust code):
+``crates/vernier/tests/suite/deterministic/compare_stats_golden.rs``. Conventions (as the Rust code):
   * Student's t: ``scipy.stats.t.sf`` and ``scipy.stats.t.ppf``;
   * random effects over pairs: theta_j = ln(NEW/OLD) of pair j, within-pair standard errors s_j
     (floored at 1e-5); DerSimonian-Laird tau^2, weights 1/(s_j^2 + tau^2), weighted mean, and the

@@ -6,7 +6,7 @@ Run by hand once (``pip install numpy scipy statsmodels``) and commit the output
     python3 scripts/gen_stats_fixtures.py
 
 It writes JSON files under ``crates/vernier/tests/fixtures/stats/``; the Rust test
-``crates/vernier/tests/stats_golden.rs`` reads them, so the test suite itself needs no
+``crates/vernier/tests/suite/deterministic/stats_golden.rs`` reads them, so the test suite itself needs no
 Python. Every dataset is generated from a fixed seed and stored in the fixture with its
 expected values, so the Rust side never regenerates data.
 

@@ -7,17 +7,15 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # The API documentation builds without a broken link or stray tag.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
-# The deterministic tier first: mock clocks, scripted workers, fixtures, golden statistics,
-# property tests. Each checks a rule or a number exactly, and fails fast.
-cargo test -q -p vernier --lib --test layers --test stats_golden --test compare_stats_golden \
-  --test compare_stats_synthetic --test counters_pure --test diagnostic_words --test options_parse \
-  --test protocol_fuzz --test report_snapshot --test result_load --test shared_constants
-cargo test -q -p vernier-cli --lib --test compare_gbench --test history --test instructions_parse \
-  --test system_show --test system_tune
-# Then everything, the measuring tier included: real benchmarks on this machine, asserting only
-# what an honest tool guarantees in any state of it (a verdict never in the wrong direction, an
+# Each crate's integration tests are one binary (`tests/suite/`), and a test's module path
+# names its tier. The deterministic tier first, with the unit tests and the doctests: every
+# test whose path has no `measuring::`. Mock clocks, scripted workers, fixtures, golden
+# statistics, property tests; each checks a rule or a number exactly, and fails fast.
+cargo test -q --workspace -- --skip measuring::
+# Then the measuring tier, and only it: real benchmarks on this machine, asserting only what an
+# honest tool guarantees in any state of it (a verdict never in the wrong direction, an
 # interval that covers or a flag that says why, a constant flagged).
-cargo test --workspace --no-fail-fast
+cargo test --workspace --test suite --no-fail-fast -- measuring::
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual
 # environment (maturin builds the native module; `--profile dev` reuses the crates the tests

@@ -22,7 +22,8 @@ tracemalloc sees Python's allocations only, and gives no count of calls.
 import os
 import time
 
-# The interposer's C ABI: `memory::READ_SYMBOL` (crates/vernier/tests/shared_constants.rs).
+# The interposer's C ABI: `memory::READ_SYMBOL`
+# (crates/vernier/tests/suite/deterministic/shared_constants.rs).
 READ_SYMBOL = "vernier_alloc_counts_read"
 FIELDS = ("allocs", "bytes", "frees", "freed_bytes")
 # How often the empty loop's own counts are read to find their constant (the smallest).

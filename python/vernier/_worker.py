@@ -17,7 +17,8 @@ import time
 
 from . import _loops, _memory, _native
 
-# The package's version is the Rust crate's (crates/vernier/tests/shared_constants.rs checks it).
+# The package's version is the Rust crate's
+# (crates/vernier/tests/suite/deterministic/shared_constants.rs checks it).
 VERSION = "0.1.0"
 HASHSEED_ENV = "PYTHONHASHSEED"
 

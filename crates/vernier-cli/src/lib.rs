@@ -15,6 +15,10 @@ use args::Common;
 use commands::{analyze, asm, compare, demo, export, load, report, run, sweep, system};
 pub use term::install_pipe_hook;
 
+/// Parsing callgrind's output and differencing two runs' counts, for the integration tests.
+#[doc(hidden)]
+pub use runner::instructions;
+
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 

@@ -5,7 +5,7 @@
 //! for a normal law), the MAD, Tukey fences, outlier counts with the period of recurring
 //! spikes, the worst sigma event. Quantiles use linear interpolation between order statistics
 //! (numpy's default, "type 7"), so golden values computed with numpy match exactly
-//! (`tests/stats_golden.rs`, fixtures from `scripts/gen_stats_fixtures.py`).
+//! (`tests/suite/deterministic/stats_golden.rs`, fixtures from `scripts/gen_stats_fixtures.py`).
 
 pub mod compare;
 pub mod random_effects;

@@ -1,0 +1,6 @@
+pub mod cli;
+pub mod conformance;
+pub mod cpp;
+pub mod history;
+pub mod pgserver;
+pub mod rust_examples;

@@ -1,0 +1,162 @@
+//! `optimized-away` weighs its evidence: a body whose time cannot be told from the empty
+//! loop's is counted under callgrind, and the count decides. A multiply of a volatile executes
+//! 3 more instructions per iteration than the empty loop (it fits in the loop's own cycle, so
+//! time alone cannot see it): not flagged. An empty body executes none: flagged, and the
+//! message gives the counts. A lambda returning a constant executes one more, the move of the
+//! folded constant into the register the barrier holds, which the loop's disassembly shows is
+//! not work: flagged. The counts are kept in the result file, so `vernier analyze` reaches
+//! the same verdicts. Run as a user runs it (the machine's speed file in use, a fresh one
+//! here). Needs valgrind and objdump (CI installs them: `.ci/run`).
+
+use crate::common::{cli, cpp};
+
+use cli::{text, vernier, vernier_with_speed_file};
+use std::path::PathBuf;
+use std::process::Output;
+use vernier::diagnostic::Code;
+use vernier::result::ResultFile;
+
+/// `vernier run OPTIONS --json FILE -- FIXTURE` of the C++ fixture `name` (built at -O2) with a
+/// speed file of its own, `env` set, which must succeed; its directory, output and result file.
+fn run_fixture(
+    name: &str,
+    options: &[&str],
+    env: &[(&str, &str)],
+) -> (tempfile::TempDir, Output, PathBuf) {
+    let src = cpp::repo_root().join(format!("crates/vernier-cli/tests/fixtures/cpp/{name}.cpp"));
+    let exe = cpp::compile(name, &[src], &["-O2"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = vernier_with_speed_file(dir.path())
+        .envs(env.iter().copied())
+        .arg("run")
+        .args(options)
+        .arg("--json")
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    (dir, o, json)
+}
+
+#[test]
+fn an_instruction_count_tells_work_in_the_loop_s_cycle_from_a_removed_body() {
+    let (dir, o, json) = run_fixture("fits_in_the_loop", &["--time", "0.3"], &[]);
+    let f = ResultFile::load(&json).unwrap();
+    let get = |f: &ResultFile, n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap().clone();
+    let flagged = |b: &vernier::result::BenchmarkResult| {
+        b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway)
+    };
+
+    let empty = get(&f, "empty body");
+    assert!(flagged(&empty), "{}", text(&o));
+    let check = empty
+        .instructions_check
+        .expect("the empty body was counted under callgrind");
+    assert!(check.removed(), "{check:?}");
+    let d = empty
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::OptimizedAway)
+        .unwrap();
+    assert!(d.message.contains("callgrind counts"), "{}", d.message);
+
+    // A folded constant: one instruction more than the empty loop, a register move.
+    let folded = get(&f, "folded constant");
+    assert!(flagged(&folded), "{}", text(&o));
+    let check = folded
+        .instructions_check
+        .expect("the folded constant was counted under callgrind");
+    assert!(check.removed(), "{check:?}");
+    assert!(
+        check.instructions_per_iter > check.empty_instructions_per_iter + 0.5
+            && check.moves_per_iter.is_some_and(|m| m >= 0.5),
+        "the count alone does not tell it from work: {check:?}"
+    );
+    let d = folded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::OptimizedAway)
+        .unwrap();
+    assert!(d.message.contains("moves into a register"), "{}", d.message);
+
+    // Real work, whether or not its time stood out from the empty loop's this time.
+    let times7 = get(&f, "volatile times 7");
+    assert!(!flagged(&times7), "{}", text(&o));
+    if let Some(c) = times7.instructions_check {
+        assert!(!c.removed(), "{c:?}");
+        assert!(
+            c.instructions_per_iter >= c.empty_instructions_per_iter + 2.0,
+            "{c:?}"
+        );
+    }
+
+    // Offline, the stored counts weigh the same.
+    let again = dir.path().join("again.json");
+    let o = vernier()
+        .arg("analyze")
+        .arg(&json)
+        .arg("--json")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let g = ResultFile::load(&again).unwrap();
+    for name in ["empty body", "volatile times 7", "folded constant"] {
+        let (a, b) = (get(&f, name), get(&g, name));
+        assert_eq!(a.instructions_check, b.instructions_check, "{name}");
+        let codes = |b: &vernier::result::BenchmarkResult| {
+            b.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>()
+        };
+        assert_eq!(codes(&a), codes(&b), "{name}");
+    }
+}
+
+/// Small bodies as a user writes them, at default options: the count decides for every body
+/// within a few cycles of the empty loop, whatever this host's loop costs. The two folded
+/// constants are flagged, with the count as the evidence; the one to three cycles of real work
+/// are not.
+#[test]
+fn folded_constants_are_flagged_and_small_work_is_not_at_default_options() {
+    let (_dir, o, json) = run_fixture("small_bodies", &[], &[]);
+    let f = ResultFile::load(&json).unwrap();
+    for b in &f.benchmarks {
+        let flagged = b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway);
+        let folded = b.name.starts_with("folded");
+        assert_eq!(flagged, folded, "{}: {}", b.name, text(&o));
+        if folded {
+            let c = b
+                .instructions_check
+                .unwrap_or_else(|| panic!("{} was not counted: {}", b.name, text(&o)));
+            assert!(c.removed(), "{}: {c:?}", b.name);
+        } else if let Some(c) = b.instructions_check {
+            assert!(
+                c.working_per_iter() > c.empty_instructions_per_iter + 0.5,
+                "{c:?}"
+            );
+        }
+    }
+    assert_eq!(f.benchmarks.len(), 5, "{}", text(&o));
+}
+
+/// Without valgrind, a body near the empty loop's time cannot be counted: the line under the
+/// table names it and says that its verdict rests on time alone, and how to install valgrind.
+#[test]
+fn without_valgrind_a_verdict_near_the_empty_loop_says_it_rests_on_time_alone() {
+    let (_dir, o, _) = run_fixture(
+        "small_bodies",
+        &["--quick", "--filter", "folded integer"],
+        &[("VERNIER_VALGRIND", "/nonexistent/valgrind")],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        out.contains("`folded integer` ran within a few cycles of the empty loop")
+            && out.contains("rests on time alone")
+            && out.contains("apt-get install valgrind"),
+        "{}",
+        text(&o)
+    );
+}

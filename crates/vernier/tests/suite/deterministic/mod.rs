@@ -1,0 +1,12 @@
+mod compare_stats_golden;
+mod compare_stats_synthetic;
+mod counters_pure;
+mod diagnostic_words;
+mod engine_interrupt;
+mod layers;
+mod options_parse;
+mod protocol_fuzz;
+mod report_snapshot;
+mod result_load;
+mod shared_constants;
+mod stats_golden;

@@ -1,0 +1,3 @@
+mod compare_chain;
+mod counters_software;
+mod suite_counters;
