@@ -238,3 +238,32 @@ fn a_peer_is_found_by_its_crate_path_and_by_super() {
     assert_eq!(names(1), ["run"]);
     assert_eq!(names(2), ["run", "z"]);
 }
+
+/// Each crate's integration tests are one test binary, `tests/suite/`, whose modules are the
+/// two tiers (and the helpers they share): a Rust file directly under `tests/`, or a folder
+/// there with a `main.rs`, would be a binary of its own, in neither tier.
+#[test]
+fn each_crate_has_one_test_binary_of_two_tiers() {
+    for krate in ["vernier", "vernier-cli"] {
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(krate)
+            .join("tests");
+        let mut binaries: Vec<String> = fs::read_dir(&tests)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "rs") || p.join("main.rs").is_file())
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        binaries.sort();
+        assert_eq!(binaries, ["suite"], "{krate}/tests: one binary, `suite/`");
+        let main = fs::read_to_string(tests.join("suite/main.rs")).unwrap();
+        for line in main.lines().filter(|l| l.starts_with("mod ")) {
+            assert!(
+                ["mod common;", "mod deterministic;", "mod measuring;"].contains(&line),
+                "{krate}/tests/suite/main.rs: `{line}` is not a tier; a test module goes in \
+                 `deterministic/` or `measuring/`"
+            );
+        }
+    }
+}
