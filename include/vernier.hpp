@@ -198,7 +198,7 @@ template <class Body>
 void bench_threads(std::string name, std::vector<int> threads, Body&& body);
 
 /// Close the whole-program phase that began at the previous checkpoint and call it `name`
-/// (seed 004's CHECKPOINT; the first call only marks the start). Records the time (the TSC
+/// (the first call only marks the start; `docs/experiments.md`). Records the time (the TSC
 /// where it is invariant) and the process's kernel counters (getrusage: CPU time, page faults,
 /// context switches) since the previous checkpoint.
 inline void checkpoint(const char* name);
@@ -2577,7 +2577,7 @@ inline int standalone(int argc, char** argv) {
 
 inline std::uint64_t batch_number() { return detail::current_batch(); }
 
-// ---- Checkpoints (seed 004; the Rust crate's `vernier::checkpoint`) -------------------------
+// ---- Checkpoints (the Rust crate's `vernier::checkpoint`) -----------------------------------
 
 namespace detail {
 

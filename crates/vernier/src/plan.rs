@@ -8,8 +8,9 @@ use crate::timer::TimerInfo;
 pub struct Plan {
     /// Hard wall-clock budget per benchmark, calibration and warm-up included (`--time`).
     pub time_budget_ns: u64,
-    /// The engine never stops early before this much time, so that a slow warm-up (the seed's
-    /// `rand()` needed about a second) has a chance to show in the series.
+    /// The engine never stops early before this much time, so that a slow warm-up
+    /// (`std::rand()`'s took about a second in the talk of `docs/experiments.md`) has a chance
+    /// to show in the series.
     pub min_time_ns: u64,
     /// A single benchmark never stops early before this much time ([`MIN_SPAN_FRACTION`]).
     pub min_span_ns: u64,
@@ -37,7 +38,8 @@ pub struct Plan {
     pub probe_adds: u64,
 }
 
-/// Default measurement budget per benchmark: about one second, as in the issue and the seed.
+/// Default measurement budget per benchmark: about one second, long enough to see through a
+/// warm-up of that order.
 pub const DEFAULT_TIME_NS: u64 = 1_000_000_000;
 /// `--quick`: about 0.2 s.
 pub const QUICK_TIME_NS: u64 = 200_000_000;

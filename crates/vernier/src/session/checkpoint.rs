@@ -1,4 +1,4 @@
-//! Checkpoints around whole-program phases (seed 004's `CHECKPOINT`): `checkpoint("name")`
+//! Checkpoints around whole-program phases (`docs/experiments.md`): `checkpoint("name")`
 //! closes the phase that began at the previous checkpoint and names it; `checkpoint_summary()`
 //! prints each phase's time (the timer of the harness: the TSC where it is invariant) and share
 //! of the total, with the kernel's software counters of the process over the phase (from

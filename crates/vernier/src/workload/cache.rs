@@ -1,4 +1,4 @@
-//! Cold caches (seed 004): before a sample, outside its timed region, a buffer larger than the
+//! Cold caches: before a sample, outside its timed region, a buffer larger than the
 //! last-level cache is read and written line by line, so the data the benchmark touches is no
 //! longer in any cache (nor its pages in the TLB). The protocol's `cache=cold` run option and
 //! `Suite::bench_cold` use it; `docs/experiments.md` says what it costs and what it measures.

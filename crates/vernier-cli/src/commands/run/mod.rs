@@ -1,8 +1,8 @@
 //! `vernier run [OPTIONS] -- PROGRAM [ARGS]`: drive a benchmark executable as a worker.
 //!
 //! For each selected benchmark, `--processes` worker processes are started one after the
-//! other, each with its own randomised environment padding (the layout effect of seed 003);
-//! the first calibrates the iteration count and the others reuse it so all samples are
+//! other, each with its own randomised environment padding (the environment's size moves the
+//! stack); the first calibrates the iteration count and the others reuse it so all samples are
 //! comparable. The engine decides everything; the worker only measures. A worker that
 //! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
 //! and the run goes on; the result file is rewritten after every benchmark.
