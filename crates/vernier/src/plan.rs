@@ -75,8 +75,8 @@ pub const MAX_PROBE_ADDS: u64 = 1 << 20;
 /// repetition does not make the core look slow).
 pub const PROBE_REPEATS: usize = 3;
 /// The probe may cost at most 1 % of the time spent so far: the engine skips it on a batch
-/// when the probes already took more (so its cost stays under the 2 % of the budget
-/// whatever the batch sizes).
+/// when the probes already took more (so its cost stays under 2 % of the budget whatever the
+/// batch sizes).
 pub const MAX_PROBE_SHARE: f64 = 0.01;
 
 /// Reading the counters around a sample may add at most this fraction to the sample's wall
