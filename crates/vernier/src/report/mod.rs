@@ -70,13 +70,18 @@ pub fn stdout_width() -> Option<usize> {
     {
         return Some(c);
     }
-    if !is_terminal(1) {
+    terminal_width(1)
+}
+
+/// The width of the terminal on file descriptor `fd` (TIOCGWINSZ), if it is one.
+pub fn terminal_width(fd: i32) -> Option<usize> {
+    if !is_terminal(fd) {
         return None;
     }
     // SAFETY: a zeroed winsize is a valid value; TIOCGWINSZ only writes into the struct we own.
     let (rc, ws) = unsafe {
         let mut ws: libc::winsize = std::mem::zeroed();
-        let rc = libc::ioctl(1, libc::TIOCGWINSZ, &mut ws);
+        let rc = libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws);
         (rc, ws)
     };
     (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
