@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use vernier::measure::{self, MonotonicClock, StopReason};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
-use vernier::report::format_ns;
+use vernier::report::{format_ns, pad, text_width};
 use vernier::samples::Phase;
 
 #[derive(Args, Clone, Debug)]
@@ -462,7 +462,7 @@ fn summary_text(file: &SweepFile) -> String {
     let width = file
         .summary
         .iter()
-        .map(|s| s.name.chars().count())
+        .map(|s| text_width(&s.name))
         .max()
         .unwrap_or(4)
         .max(9);
@@ -487,8 +487,8 @@ fn summary_text(file: &SweepFile) -> String {
         let max = ns.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let _ = writeln!(
             out,
-            "{:<width$}  {:>10}  {:>10}  {:>6.1}%  {:>13}  {:>8}  {}",
-            s.name,
+            "{}  {:>10}  {:>10}  {:>6.1}%  {:>13}  {:>8}  {}",
+            pad(&s.name, width, false),
             format_ns(min),
             format_ns(max),
             s.swing * 100.0,
