@@ -474,7 +474,7 @@ impl Table {
         let notes = self.notes(b);
         if !notes.is_empty() {
             let text: Vec<&str> = notes.iter().map(|(t, _)| t.as_str()).collect();
-            let len = text.join(" ").len();
+            let len = text_width(&text.join(" "));
             let painted: Vec<String> = notes.iter().map(|(t, c)| self.paint(c, t)).collect();
             let painted = painted.join(" ");
             match self.render.width {
