@@ -132,11 +132,11 @@ pub fn summary() -> Summary {
 /// The summary as a table: phase, time, share of the total, CPU time, page faults, context
 /// switches.
 pub fn table(s: &Summary) -> String {
-    use crate::report::format_ns;
+    use crate::report::{format_ns, pad, text_width};
     let width = s
         .phases
         .iter()
-        .map(|p| p.name.len())
+        .map(|p| text_width(&p.name))
         .max()
         .unwrap_or(5)
         .max(5);
@@ -146,8 +146,8 @@ pub fn table(s: &Summary) -> String {
     );
     for p in &s.phases {
         out += &format!(
-            "{:<width$}  {:>10}  {:>5.1}%  {:>10}  {:>11}  {:>8}\n",
-            p.name,
+            "{}  {:>10}  {:>5.1}%  {:>10}  {:>11}  {:>8}\n",
+            pad(&p.name, width, false),
             format_ns(p.ns as f64),
             p.share * 100.0,
             format_ns(p.counters.cpu_ns as f64),

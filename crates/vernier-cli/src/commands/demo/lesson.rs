@@ -272,12 +272,10 @@ pub fn loops_without_and_with_barrier(
     out
 }
 
-/// `line` cut to `width` characters (a disassembly line is not wrapped).
+/// `line` cut to `width` columns (a disassembly line is not wrapped).
 fn fit(line: &str, width: Option<usize>) -> String {
-    let Some(width) = width.filter(|&w| line.chars().count() > w) else {
-        return line.to_string();
-    };
-    let mut s: String = line.chars().take(width.saturating_sub(1)).collect();
-    s.push('…');
-    s
+    match width {
+        Some(w) => vernier::report::cut_end(line, w),
+        None => line.to_string(),
+    }
 }

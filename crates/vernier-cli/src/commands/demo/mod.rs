@@ -90,8 +90,9 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let render = report::Render::for_stdout(c.verbose);
     let names = suite.names();
     // The command counts its own allocations (`CountingAlloc`, main.rs): their columns show.
-    let table =
-        report::Table::new(&names, render).with_memory(vernier::memory::Source::detect().is_ok());
+    let table = report::Table::new(&names, render)
+        .with_memory(vernier::memory::Source::detect().is_ok())
+        .with_explain(c.explain || c.verbose || !known.seen_before());
     let mut progress = term::ProgressLine::new().of(names.len());
     let mut head = false;
     let started = std::time::Instant::now();

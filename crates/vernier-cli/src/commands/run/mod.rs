@@ -189,7 +189,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .collect::<Vec<_>>(),
         render,
     )
-    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()));
+    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()))
+    .with_explain(a.common.explain || a.common.verbose || !known.seen_before());
     let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
