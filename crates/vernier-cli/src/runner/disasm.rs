@@ -1,5 +1,5 @@
-//! The disassembly of each benchmark's measured loop (seed 000: "in doubt, look at the
-//! assembly"), its loop body marked: what `vernier asm`, `run -v` and `compare`'s code check
+//! The disassembly of each benchmark's measured loop (in doubt, look at the assembly:
+//! `docs/asm.md`), its loop body marked: what `vernier asm`, `run -v` and `compare`'s code check
 //! read.
 //!
 //! How a benchmark is mapped to its code (docs/asm.md): the worker is started, and its `loops`
