@@ -93,11 +93,14 @@ impl ProgressLine {
         }
     }
 
-    /// `line`, indented, in place of what was shown, cut to the terminal's width so that it
-    /// never wraps.
+    /// `line`, indented, in place of what was shown, cut to the terminal's width (in display
+    /// columns) so that it never wraps.
     fn show(&mut self, line: &str) {
-        let cols = vernier::report::terminal_width(2).unwrap_or(80).saturating_sub(3).max(20);
-        let line: String = line.chars().take(cols).collect();
+        let cols = vernier::report::terminal_width(2)
+            .unwrap_or(80)
+            .saturating_sub(3)
+            .max(20);
+        let line = vernier::report::cut_end(line, cols);
         eprint!("\r\x1b[2K  {line}");
         let _ = std::io::stderr().flush();
         self.shown = true;
