@@ -518,7 +518,7 @@ impl Table {
         s
     }
 
-    /// `-v`: the counters, the seed's σ_iter, the warm-up, the error and each diagnostic's
+    /// `-v`: the counters, σ_iter, the warm-up, the error and each diagnostic's
     /// own paragraph.
     fn details(&self, b: &BenchmarkResult) -> String {
         let mut s = String::new();
@@ -532,8 +532,8 @@ impl Table {
         if p.median_ns.is_finite() {
             line(
                 &format!(
-                    "this run's own 95 % interval [{}, {}]; for the next run [{}, {}]{}; σ_iter = σ_run/√N_iter = {} (seed \
-                     000: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
+                    "this run's own 95 % interval [{}, {}]; for the next run [{}, {}]{}; σ_iter = σ_run/√N_iter = {} (the σ \
+                     of one iteration: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
                      sample; spread {} = {} of the median); {} steady samples; mean {}; \
                      T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
                     format_ns(p.run_ci95_ns[0]),
@@ -683,7 +683,7 @@ fn legend_of(c: Col) -> &'static str {
         Col::Min => "minimum: the fastest steady sample",
         Col::Spread => {
             "spread: robust σ (IQR/1.349) of one sample's per-iteration time, as % of the median \
-             (what one more sample would scatter by; the seed's σ_run/√N_iter is under -v)"
+             (what one more sample would scatter by; the σ of one iteration, σ_run/√N_iter, is under -v)"
         }
         Col::Samples => "samples×iters: steady samples × iterations per sample",
         Col::Warmup => {
