@@ -1,4 +1,4 @@
-// Seed 004's checkpoints: whole-program phases timed one after the other.
+// Checkpoints around a program's phases (docs/experiments.md), timed one after the other.
 //
 //     VERNIER_CHECKPOINTS_JSON=phases.json ./checkpoints
 //

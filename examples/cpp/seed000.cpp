@@ -1,5 +1,5 @@
-// The experiments of the talk "Micro-benchmarking de précision" (seed 000), as vernier
-// benchmarks.
+// The experiments of Hadrien Grasland's talk "Micro-benchmarking de précision" (2020;
+// docs/experiments.md), as vernier benchmarks.
 //
 // - "rand": the talk's first subject, std::rand(). Its result passes the barrier.
 // - "sqrt no barrier": std::sqrt(4.2) with its result thrown away and a constant input. The

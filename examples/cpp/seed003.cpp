@@ -1,7 +1,8 @@
 // The loop of "Producing Wrong Data Without Doing Anything Obviously Wrong!" (Mytkowicz et
-// al.), as retold in seed 003: three global counters incremented by `inc`, whose run time
-// was seen to change with nothing but the size of the environment (which moves the stack, and
-// with it the loop's locals, relative to the globals: 4 KiB aliasing) and with ASLR.
+// al., 2009), as retold in a blog post (docs/experiments.md): three global counters
+// incremented by `inc`, whose run time was seen to change with nothing but the size of the
+// environment (which moves the stack, and with it the loop's locals, relative to the globals:
+// 4 KiB aliasing) and with ASLR.
 //
 // - "ijk loop": the whole loop, 65536 steps of `i += inc; j += inc; k += inc`, per iteration.
 //   The loop counter and `inc` are volatile locals and the counters volatile globals, so every

@@ -1,5 +1,5 @@
-// The experiments of the talk on performance-testing pitfalls (seed 004), as vernier
-// benchmarks.
+// The experiments of Evgeny Shevkoplyas's talk on performance-testing pitfalls (2015;
+// docs/experiments.md), as vernier benchmarks.
 //
 // Copying an event:
 // - "event hot": set_event on one LittleEvent again and again: the event stays in L1.

@@ -43,6 +43,11 @@ pub struct Common {
     /// benchmark flagged `optimized-away` (as `vernier asm` shows it).
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// Under the table, what each column means and the machine's lines in full (the timer,
+    /// the counters read and why others could not be): given on a machine's first run, and
+    /// with this flag; otherwise one line of the machine's conditions.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub save: SaveArgs,
 }

@@ -35,7 +35,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The built-in suite: the seeds' experiments, measured in this process.
+    /// The built-in suite: the lessons of docs/experiments.md, measured in this process.
     Demo(Common),
     /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
     Run(run::RunArgs),
@@ -56,7 +56,7 @@ enum Command {
     /// The stored runs (`--save`) over commits, and where each benchmark shifted; `history
     /// check` exits 2 when the newest commit sits in a new, slower segment.
     History(commands::history::HistoryArgs),
-    /// Seed 003's layout experiment: one worker process per environment size (ASLR off), each
+    /// The layout experiment: one worker process per environment size (ASLR off), each
     /// benchmark's median per padding, its swing and period.
     Sweep(sweep::SweepArgs),
     /// The disassembly of each benchmark's measured loop (objdump), its loop body marked.

@@ -61,28 +61,49 @@ impl ProgressLine {
         } else {
             String::new()
         };
-        let line = format!(
-            "  {k}{} [{}{}] {} samples {ci} · {:.1} s",
+        self.show(&format!(
+            "{k}{} [{}{}] {} samples {ci} · {:.1} s",
             vernier::report::cut_middle(name, 32),
             "#".repeat(filled),
             " ".repeat(width - filled),
             p.samples,
             self.started.elapsed().as_secs_f64()
-        );
-        let cols = stderr_width().unwrap_or(80).saturating_sub(1).max(20);
-        let line: String = line.chars().take(cols).collect();
-        eprint!("\r\x1b[2K{line}");
-        let _ = std::io::stderr().flush();
-        self.shown = true;
+        ));
     }
 
     /// A line of text in place of the bar (a step that is not sampling).
     pub fn status(&mut self, text: &str) {
         if self.enabled {
-            eprint!("\r\x1b[2K  {text}");
-            let _ = std::io::stderr().flush();
-            self.shown = true;
+            self.show(text);
         }
+    }
+
+    /// The next of the run's steps that are not sampling, in place of the bar:
+    /// `TEXT (k of n, t s so far)`.
+    pub fn step(&mut self, text: &str) {
+        self.index += 1;
+        if self.enabled {
+            let of = if self.total > 0 {
+                format!("{} of {}, ", self.index.min(self.total), self.total)
+            } else {
+                String::new()
+            };
+            let secs = self.started.elapsed().as_secs_f64();
+            self.show(&format!("{text} ({of}{secs:.0} s so far)"));
+        }
+    }
+
+    /// `line`, indented, in place of what was shown, cut to the terminal's width (in display
+    /// columns) so that it never wraps.
+    fn show(&mut self, line: &str) {
+        let cols = vernier::report::terminal_width(2)
+            .unwrap_or(80)
+            .saturating_sub(3)
+            .max(20);
+        let line = vernier::report::cut_end(line, cols);
+        eprint!("\r\x1b[2K  {line}");
+        let _ = std::io::stderr().flush();
+        self.shown = true;
     }
 
     pub fn clear(&mut self) {
@@ -92,17 +113,6 @@ impl ProgressLine {
             self.shown = false;
         }
     }
-}
-
-/// The width of the terminal on stderr, if it is one.
-fn stderr_width() -> Option<usize> {
-    // SAFETY: a zeroed winsize is a valid value; TIOCGWINSZ only writes into the struct we own.
-    let (rc, ws) = unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        let rc = libc::ioctl(2, libc::TIOCGWINSZ, &mut ws);
-        (rc, ws)
-    };
-    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }
 
 pub use vernier::measure::ctrlc::{install_ctrlc, install_stop_handler, interrupted};

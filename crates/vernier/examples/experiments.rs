@@ -1,5 +1,5 @@
-//! The seeds' experiments with the Rust harness (issue 15): a square root's throughput and
-//! latency, and a pointer chase through 8 KiB, hot and with cold caches. Standalone, or a
+//! The experiments of `docs/experiments.md` with the Rust harness: a square root's throughput
+//! and latency, and a pointer chase through 8 KiB, hot and with cold caches. Standalone, or a
 //! worker under `vernier run` (`--cache cold` evicts the caches before every sample) and
 //! `vernier asm`.
 
@@ -10,8 +10,8 @@ const LINES: usize = 128;
 const HOPS: usize = 16;
 
 fn main() -> std::process::ExitCode {
-    // Seed 004's checkpoints, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`), standalone:
-    // this program then times its phases and measures no benchmark.
+    // Checkpoints around the program's phases, when asked for (`VERNIER_CHECKPOINTS_JSON=FILE`),
+    // standalone: this program then times its phases and measures no benchmark.
     if std::env::var_os(vernier::session::checkpoint::JSON_ENV).is_some()
         && std::env::var_os(vernier::protocol::FDS_ENV).is_none()
     {

@@ -8,8 +8,9 @@ use crate::timer::TimerInfo;
 pub struct Plan {
     /// Hard wall-clock budget per benchmark, calibration and warm-up included (`--time`).
     pub time_budget_ns: u64,
-    /// The engine never stops early before this much time, so that a slow warm-up (the seed's
-    /// `rand()` needed about a second) has a chance to show in the series.
+    /// The engine never stops early before this much time, so that a slow warm-up
+    /// (`std::rand()`'s took about a second in the talk of `docs/experiments.md`) has a chance
+    /// to show in the series.
     pub min_time_ns: u64,
     /// A single benchmark never stops early before this much time ([`MIN_SPAN_FRACTION`]).
     pub min_span_ns: u64,
@@ -37,7 +38,8 @@ pub struct Plan {
     pub probe_adds: u64,
 }
 
-/// Default measurement budget per benchmark: about one second, as in the issue and the seed.
+/// Default measurement budget per benchmark: about one second, long enough to see through a
+/// warm-up of that order.
 pub const DEFAULT_TIME_NS: u64 = 1_000_000_000;
 /// `--quick`: about 0.2 s.
 pub const QUICK_TIME_NS: u64 = 200_000_000;
@@ -73,8 +75,8 @@ pub const MAX_PROBE_ADDS: u64 = 1 << 20;
 /// repetition does not make the core look slow).
 pub const PROBE_REPEATS: usize = 3;
 /// The probe may cost at most 1 % of the time spent so far: the engine skips it on a batch
-/// when the probes already took more (so its cost stays under the issue's 2 % of the budget
-/// whatever the batch sizes).
+/// when the probes already took more (so its cost stays under 2 % of the budget whatever the
+/// batch sizes).
 pub const MAX_PROBE_SHARE: f64 = 0.01;
 
 /// Reading the counters around a sample may add at most this fraction to the sample's wall

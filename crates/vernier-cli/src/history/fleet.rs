@@ -5,6 +5,7 @@
 use super::series::Series;
 use super::store::RunSummary;
 use std::collections::{BTreeMap, BTreeSet};
+use vernier::report::{pad, text_width};
 
 /// Exit status when a machine or a shard expected for the commit is missing.
 pub const EXIT_INCOMPLETE: i32 = 2;
@@ -202,15 +203,10 @@ pub fn machines_table(
         (Some(c), Some(r)) => (c / r - 1.0).abs() > CLOCK_DIFFERS,
         _ => false,
     });
-    let width = rows
-        .keys()
-        .map(|k| k.chars().count())
-        .max()
-        .unwrap_or(9)
-        .max(9);
+    let width = rows.keys().map(|k| text_width(k)).max().unwrap_or(9).max(9);
     let cw = cols
         .iter()
-        .map(|c| c.chars().count())
+        .map(|c| text_width(c))
         .max()
         .unwrap_or(0)
         .max(20);
@@ -219,11 +215,11 @@ pub fn machines_table(
             println!("{title} (ratio to {reference}; newest run of each machine)");
             print!("{:width$}", "benchmark");
             for c in &cols {
-                print!("  {c:>cw$}");
+                print!("  {}", pad(c, cw, true));
             }
             println!();
             for (name, r) in &rows {
-                print!("{name:width$}");
+                print!("{}", pad(name, width, false));
                 let base = r.get(reference.as_str()).and_then(pick);
                 for c in &cols {
                     let mark = match r.get(c.as_str()) {

@@ -10,6 +10,7 @@
 
 pub mod changepoint;
 pub mod fleet;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod series;
 pub mod sqlite;
@@ -27,8 +28,24 @@ use vernier::result::{ResultFile, Status};
 pub fn open_store(loc: &Location) -> Result<Box<dyn store::Store>> {
     match loc {
         Location::Sqlite(p) => Ok(Box::new(sqlite::SqliteStore::open(p)?)),
+        #[cfg(feature = "postgres")]
         Location::Postgres(u) => Ok(Box::new(postgres::PgStore::open(u)?)),
+        #[cfg(not(feature = "postgres"))]
+        Location::Postgres(u) => Err(without_postgres(u)),
     }
+}
+
+/// Why a PostgreSQL store cannot be opened by a build without the `postgres` feature, and how
+/// to build one with it.
+#[cfg_attr(feature = "postgres", allow(dead_code))]
+fn without_postgres(url: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{}: this vernier was built without PostgreSQL support (the `postgres` feature). The \
+         `vernier` command has it by default (cargo install --path crates/vernier-cli); the \
+         Python package has it when installed with \
+         MATURIN_PEP517_ARGS=\"--features postgres\" pip install ./python",
+        store::redact(url)
+    )
 }
 
 /// Audit checks left out of the machine fingerprint: they describe the moment, not the
@@ -409,5 +426,19 @@ mod tests {
         f.machine.cpu_model = "another CPU".into();
         f.system = serde_json::json!({"tuned": true, "failing": ["isolcpus"]});
         assert_ne!(machine_row(&f).id, a.id);
+    }
+
+    #[test]
+    fn a_build_without_postgresql_says_how_to_get_it() {
+        let e = without_postgres("postgres://bob:secret@db/h").to_string();
+        assert!(e.starts_with("postgres://bob:***@db/h: "), "{e}");
+        assert!(e.contains("cargo install --path crates/vernier-cli"), "{e}");
+        assert!(e.contains("--features postgres"), "{e}");
+        #[cfg(not(feature = "postgres"))]
+        {
+            let loc = Location::parse("postgres://bob:secret@db/h").unwrap();
+            let e = open_store(&loc).err().unwrap().to_string();
+            assert!(e.contains("built without PostgreSQL support"), "{e}");
+        }
     }
 }

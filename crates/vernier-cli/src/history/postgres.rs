@@ -2,16 +2,18 @@
 //! of CI machines. Same schema and migrations as the SQLite store; migrations run under an
 //! advisory lock so two machines opening a new store at once do not both create it.
 //!
-//! TLS (native-tls: OpenSSL on Linux) as libpq does it: `sslmode=prefer` (the default) uses
-//! TLS when the server offers it, `sslmode=require` refuses a server without it, `disable`
-//! never uses it. As with libpq's `require`, the server's certificate is not verified: the
-//! link is encrypted, the server not authenticated. A connection that fails or drops is tried
-//! again, [`ATTEMPTS`] times in all, [`RETRY_PAUSE`] apart.
+//! TLS (rustls, set up in [`tls`]) as libpq does it: `sslmode=prefer` (the default) uses TLS
+//! when the server offers it, `sslmode=require` refuses a server without it, `disable` never
+//! uses it. As with libpq's `require`, the server's certificate is not verified: the link is
+//! encrypted, the server not authenticated. A connection that fails or drops is tried again,
+//! [`ATTEMPTS`] times in all, [`RETRY_PAUSE`] apart.
 
 use super::store::{self, pg, Dialect, MachineRow, RunRow, RunSummary, StoredPoint, StoredRun};
 use anyhow::Result;
 use postgres::{Client, Config};
 use std::time::Duration;
+
+pub mod tls;
 
 /// How long to wait for the server to answer before calling it unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -71,12 +73,7 @@ impl PgStore {
             )
         })?;
         config.connect_timeout(CONNECT_TIMEOUT);
-        let tls = native_tls::TlsConnector::builder()
-            .danger_accept_invalid_certs(true)
-            .danger_accept_invalid_hostnames(true)
-            .build()
-            .map_err(|e| anyhow::anyhow!("cannot set up TLS for the PostgreSQL store: {e}"))?;
-        let tls = postgres_native_tls::MakeTlsConnector::new(tls);
+        let tls = tls::connector(config.get_ssl_mode())?;
         let mut left = ATTEMPTS;
         loop {
             let client = retry(|| config.connect(tls.clone())).map_err(|e| explain(url, e))?;

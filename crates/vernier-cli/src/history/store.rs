@@ -40,6 +40,8 @@ pub const UNIT_STEP: usize = 6;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
     Sqlite,
+    // Used by the PostgreSQL back end only (a build may leave it out).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Postgres,
 }
 
@@ -407,6 +409,7 @@ pub const SELECT_RUN_SUMMARIES: &str = "SELECT r.id, r.commit_id, \
      (SELECT COUNT(*) FROM benchmarks b WHERE b.run_id = r.id) FROM runs r ORDER BY r.id";
 
 /// A statement in PostgreSQL's placeholder style (`$1`).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub fn pg(sql: &str) -> String {
     sql.replace('?', "$")
 }

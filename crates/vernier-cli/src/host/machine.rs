@@ -428,32 +428,7 @@ pub fn last_level_cache_bytes(root: &SysRoot) -> Option<u64> {
             if kind == "Instruction" {
                 return None;
             }
-            parse_size(&root.read(&format!("{base}/{n}/size"))?)
+            vernier::workload::cache::parse_size(&root.read(&format!("{base}/{n}/size"))?)
         })
         .max()
-}
-
-/// `48K`, `2048K`, `32M` → bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mul) = match s.chars().last()? {
-        'K' | 'k' => (&s[..s.len() - 1], 1024),
-        'M' | 'm' => (&s[..s.len() - 1], 1024 * 1024),
-        'G' | 'g' => (&s[..s.len() - 1], 1024 * 1024 * 1024),
-        _ => (s, 1),
-    };
-    num.trim().parse::<u64>().ok().map(|n| n * mul)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("48K"), Some(48 * 1024));
-        assert_eq!(parse_size("32M"), Some(32 << 20));
-        assert_eq!(parse_size("512"), Some(512));
-        assert_eq!(parse_size("x"), None);
-    }
 }

@@ -227,7 +227,7 @@ fn benchmark_section(
         h,
         "<p class=\"figures\">median <b>{}</b> (this run's 95 % interval {}; for the next run \
          {}){} · minimum {} · mean {} · σ<sub>iter</sub> = σ<sub>run</sub>/√N<sub>iter</sub> {} \
-         (seed 000's σ of one iteration: the robust σ of a sample's time over the square root of \
+         (the σ of one iteration: the robust σ of a sample's time over the square root of \
          its iterations; not the median's uncertainty) · {} steady samples of {} iterations · warm-up {} ({} samples, {:.2} s) · \
          T<sub>tot</sub> {:.2} s · stopped: {}</p>",
         format_ns(pi.median_ns),

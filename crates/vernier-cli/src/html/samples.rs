@@ -43,7 +43,7 @@ pub(super) fn sample_plots(h: &mut String, b: &BenchmarkResult) {
     let typical = if b.per_iter.median_ns.is_finite() {
         b.per_iter.median_ns
     } else {
-        plots::quantile(&not_calibration, 0.5)
+        vernier::stats::quantile_sorted(&not_calibration, 0.5)
     };
     let unit = Unit::for_ns(typical);
     // The scale stops a little above the bulk of the warm-up and of the steady samples (see

@@ -9,7 +9,7 @@ pub(super) fn sweep_section(h: &mut String, id: &str, name: &str, s: &Sweep) {
         h,
         "<section id=\"{id}\"><h2>Layout sweep: {}</h2>\n<p class=\"meta\">environment padding \
          {}–{} bytes in steps of {}, {} padding(s) measured, ASLR {}; one worker process per \
-         padding (seed 003's experiment).</p>",
+         padding (the environment's size moves the stack).</p>",
         esc(name),
         s.env_pad.start,
         s.env_pad.end,

@@ -1,5 +1,5 @@
-//! The disassembly of each benchmark's measured loop (seed 000: "in doubt, look at the
-//! assembly"), its loop body marked: what `vernier asm`, `run -v` and `compare`'s code check
+//! The disassembly of each benchmark's measured loop (in doubt, look at the assembly:
+//! `docs/asm.md`), its loop body marked: what `vernier asm`, `run -v` and `compare`'s code check
 //! read.
 //!
 //! How a benchmark is mapped to its code (docs/asm.md): the worker is started, and its `loops`
@@ -174,58 +174,35 @@ pub(crate) struct Segment {
     memsz: u64,
 }
 
-/// The loadable segments of a 64-bit little-endian ELF file (from its program headers).
+/// The loadable segments of a 64-bit ELF file (its PT_LOAD program headers, read with
+/// `object`).
 pub(crate) fn load_segments(file: &Path) -> Result<Vec<Segment>, String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", file.display());
-    let bad = || format!("{}: truncated ELF program headers", file.display());
+    use object::elf::{FileHeader64, PT_LOAD};
+    use object::read::elf::{FileHeader as _, ProgramHeader as _};
+    let f =
+        std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     // Only the ELF header and the program headers are read: the file may be tens of MB.
-    let mut f = std::fs::File::open(file).map_err(cannot)?;
-    let mut read_at = |at: u64, len: usize| -> Result<Vec<u8>, String> {
-        let mut b = vec![0u8; len];
-        f.seek(SeekFrom::Start(at)).map_err(cannot)?;
-        f.read_exact(&mut b).map_err(|_| bad())?;
-        Ok(b)
-    };
-    let header = read_at(0, 64)
-        .map_err(|_| format!("{} is not a 64-bit little-endian ELF file", file.display()))?;
-    if header.get(..4) != Some(b"\x7fELF") || header[4] != 2 || header[5] != 1 {
-        return Err(format!(
-            "{} is not a 64-bit little-endian ELF file",
-            file.display()
-        ));
-    }
-    let u16_at = |b: &[u8], o: usize| b.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let u32_at = |b: &[u8], o: usize| {
-        b.get(o..o + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-    };
-    let u64_at = |b: &[u8], o: usize| {
-        b.get(o..o + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
-    };
-    let phoff = u64_at(&header, 0x20).ok_or_else(bad)?;
-    let phentsize = u16_at(&header, 0x36).ok_or_else(bad)? as usize;
-    let phnum = u16_at(&header, 0x38).ok_or_else(bad)? as usize;
-    let table = read_at(phoff, phnum * phentsize)?;
-    let mut segments = Vec::new();
-    for i in 0..phnum {
-        let h = i * phentsize;
-        if u32_at(&table, h).ok_or_else(bad)? != 1 {
-            continue; // not PT_LOAD
-        }
-        segments.push(Segment {
-            offset: u64_at(&table, h + 8).ok_or_else(bad)?,
-            vaddr: u64_at(&table, h + 16).ok_or_else(bad)?,
-            filesz: u64_at(&table, h + 32).ok_or_else(bad)?,
-            memsz: u64_at(&table, h + 40).ok_or_else(bad)?,
-        });
-    }
-    Ok(segments)
+    let data = object::ReadCache::new(f);
+    let not_elf = |e: object::Error| format!("{} is not a 64-bit ELF file ({e})", file.display());
+    let header = FileHeader64::<object::Endianness>::parse(&data).map_err(not_elf)?;
+    let endian = header.endian().map_err(not_elf)?;
+    let headers = header
+        .program_headers(endian, &data)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(headers
+        .iter()
+        .filter(|h| h.p_type(endian) == PT_LOAD)
+        .map(|h| Segment {
+            offset: h.p_offset(endian),
+            vaddr: h.p_vaddr(endian),
+            filesz: h.p_filesz(endian),
+            memsz: h.p_memsz(endian),
+        })
+        .collect())
 }
 
 /// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
-/// 64-bit little-endian ELF file).
+/// 64-bit ELF file).
 pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
     load_segments(file)?
         .iter()

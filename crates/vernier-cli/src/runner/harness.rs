@@ -147,7 +147,7 @@ pub fn worker_counters(
 
 /// Budget of the worker's empty-loop measurement. Its median serves only to tell a body from
 /// the loop around it (`optimized-away`), which needs it to a few percent: 40 ms of samples
-/// give that with room (they were 80 ms, a tenth of a one-second run spent on it).
+/// give that with room, and leave the benchmarks' budget nearly whole.
 const EMPTY_LOOP_BUDGET_NS: u64 = 40_000_000;
 
 /// The worker harness's empty-loop cost per iteration, measured once in the first worker.

@@ -56,9 +56,8 @@ pub const DEFAULT_PROCESSES: usize = 3;
 /// Default number of processes for a Python worker (one that sends its hash seed): each
 /// process has a hash seed and a heap of its own besides its layout, and on a loaded machine
 /// each is a snapshot of the machine's state too; its samples settle to a tight figure
-/// within tens of milliseconds, so the budget goes further as more, shorter processes (with
-/// `sum(x)` over 1000 and 1050 ints under a load of 6-7 on 2 CPUs, five runs of each: their
-/// medians spread 0.49 % and 5.24 % with 3 processes, 0.07-0.37 % with 6).
+/// within tens of milliseconds, so the budget goes further as more, shorter processes
+/// (`docs/python.md` has the figures).
 pub const PYTHON_PROCESSES: usize = 6;
 /// SCHED_FIFO priority for --fifo: above normal tasks, below the kernel's own threads (50).
 pub const FIFO_PRIORITY: i32 = 10;

@@ -16,7 +16,7 @@ pub struct PerIter {
     pub min_ns: f64,
     #[serde(with = "nan_as_null")]
     pub mean_ns: f64,
-    /// The seed's σ_iter = σ_sample / √N, with the robust σ_sample = IQR/1.349 of sample times.
+    /// The σ of one iteration, σ_iter = σ_sample / √N, with the robust σ_sample = IQR/1.349 of sample times.
     #[serde(with = "nan_as_null")]
     pub sigma_ns: f64,
     /// The median's 95 % interval: the run's own (`run_ci95_ns`), joined to what another run

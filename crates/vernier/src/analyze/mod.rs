@@ -817,7 +817,7 @@ fn drifted(series: &[f64], cut: usize) -> bool {
     (a / b - 1.0).abs() >= stats::steady::WARMUP_MIN_SHIFT
 }
 
-/// The seed's linearity test on the steady ladder: T = a + b·N fitted to the median sample
+/// The linearity test on the steady ladder: T = a + b·N fitted to the median sample
 /// time at each iteration count (medians, so interrupts cannot bend the line), each sample's
 /// time in units of `unit(i)` ns (1: in ns; the cycle time around it: in cycles).
 fn linearity(

@@ -1,5 +1,5 @@
-//! The core's speed while a benchmark ran (seed 003: measure the effective frequency instead of
-//! assuming it). Pure functions of the raw samples: the engine runs a reference probe — a chain
+//! The core's speed while a benchmark ran (measure the effective frequency instead of assuming
+//! it: docs/experiments.md). Pure functions of the raw samples: the engine runs a reference probe — a chain
 //! of dependent one-cycle additions (`kernels::speed_probe`) — before its batches, outside every
 //! timed region, in the benchmark's own process and thread, and stores the chain's time with
 //! each sample (`Samples::probe_ns`). Here each steady sample gets the core's effective cycle

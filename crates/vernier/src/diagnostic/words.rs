@@ -434,9 +434,10 @@ pub fn explanation(code: Code) -> &'static str {
              (--time) and see `vernier system show`."
         }
         Code::Unstable => {
-            "the run's own 95 % interval (±this run), and in cycles (±cycles) where the probe \
-             measured them, stayed wider than ±1 % after the budget: the machine is noisy. Run longer (--time), pin the benchmark (--cpu), see `vernier \
-             system show` and `vernier system noise`."
+            "the run's own 95 % interval in the unit the benchmark is judged in (±cycles for code \
+             that follows the clock, ±this run otherwise: docs/units.md) stayed wider than ±1 % \
+             after the budget: the machine is noisy. Run longer (--time), pin the benchmark \
+             (--cpu), see `vernier system show` and `vernier system noise`."
         }
         Code::TimerLimited => {
             "samples are short beside the timer's cost or resolution: the figure leans on the \

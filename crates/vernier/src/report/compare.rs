@@ -3,7 +3,7 @@
 //! saying how the figures were computed. Fitted to the terminal's width; coloured through the
 //! report's one [`Style`](super::Style).
 
-use super::fit::{cut_middle, fit, pad, wrap, Step};
+use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
 use super::{Render, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::analyze::pairs::Comparison;
 use crate::result::comparison::{Code, ComparisonFile};
@@ -24,8 +24,8 @@ pub fn format_p(p: f64) -> String {
 fn name_width(file: &ComparisonFile) -> usize {
     file.comparisons
         .iter()
-        .map(|c| c.name.chars().count())
-        .chain(file.failed.iter().map(|f| f.name.chars().count()))
+        .map(|c| text_width(&c.name))
+        .chain(file.failed.iter().map(|f| text_width(&f.name)))
         .chain(std::iter::once(14))
         .max()
         .unwrap_or(14)

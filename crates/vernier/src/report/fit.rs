@@ -1,25 +1,40 @@
 //! Fitting a table to a terminal's width, shared by the result table and the comparison table:
 //! a name column that is cut in the middle before it is narrowed further, figure columns of
 //! fixed widths dropped in a table's own order, cells padded to their column, text wrapped.
+//! Widths are display columns (`unicode-width`): a CJK character takes two, a combining mark
+//! none.
+
+use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
 
 /// The narrowest width a table is fitted to; below it, lines are allowed to overflow.
 pub const MIN_WIDTH: usize = 40;
-/// A name column is cut (in the middle, with '…') down to this many characters before the
+/// A name column is cut (in the middle, with '…') down to this many columns before the
 /// columns a table keeps longest are dropped.
 pub const NAME_MIN: usize = 18;
-/// The fewest characters of a name ever shown, whatever the width.
+/// The fewest columns of a name ever shown, whatever the width.
 pub const NAME_FLOOR: usize = 8;
 
-/// Display width of a string (every character the report uses is one column wide).
+/// Display width of a string in terminal columns.
 pub fn text_width(s: &str) -> usize {
-    s.chars().count()
+    s.width()
 }
 
-/// `name` cut to `w` characters, in the middle, with '…' (both ends of a benchmark name tell
-/// benchmarks apart: "event copy, … (cold)").
+/// The first characters of `chars` that fill at most `w` columns.
+fn take_width(chars: impl Iterator<Item = char>, w: usize) -> String {
+    let mut used = 0;
+    chars
+        .take_while(|c| {
+            used += c.width().unwrap_or(0);
+            used <= w
+        })
+        .collect()
+}
+
+/// `name` cut to `w` columns, in the middle, with '…' (both ends of a benchmark name tell
+/// benchmarks apart: "event copy, … (cold)"). A wide character that would straddle the cut is
+/// left out, so the result may be a column narrower.
 pub fn cut_middle(name: &str, w: usize) -> String {
-    let n = text_width(name);
-    if n <= w || w == 0 {
+    if text_width(name) <= w || w == 0 {
         return name.to_string();
     }
     if w == 1 {
@@ -27,16 +42,27 @@ pub fn cut_middle(name: &str, w: usize) -> String {
     }
     let keep = w - 1;
     let head = keep.div_ceil(2);
-    let tail = keep - head;
-    let chars: Vec<char> = name.chars().collect();
-    let mut s: String = chars[..head].iter().collect();
+    let mut s = take_width(name.chars(), head);
     s.push('…');
-    s.extend(&chars[n - tail..]);
+    let tail: Vec<char> = take_width(name.chars().rev(), keep - head)
+        .chars()
+        .collect();
+    s.extend(tail.iter().rev());
+    s
+}
+
+/// `line` cut to `w` columns at its end, with '…' (a line that is not wrapped).
+pub fn cut_end(line: &str, w: usize) -> String {
+    if text_width(line) <= w {
+        return line.to_string();
+    }
+    let mut s = take_width(line.chars(), w.saturating_sub(1));
+    s.push('…');
     s
 }
 
 /// `s` padded with spaces to `w` columns, left- or right-aligned.
-pub(super) fn pad(s: &str, w: usize, right: bool) -> String {
+pub fn pad(s: &str, w: usize, right: bool) -> String {
     let fill = " ".repeat(w.saturating_sub(text_width(s)));
     if right {
         format!("{fill}{s}")
@@ -173,5 +199,26 @@ mod tests {
         assert_eq!(cut_middle("short", 15), "short");
         assert_eq!(pad("ab", 4, true), "  ab");
         assert_eq!(pad("ab", 4, false), "ab  ");
+        assert_eq!(cut_end("0123456789", 5), "0123…");
+        assert_eq!(cut_end("short", 5), "short");
+    }
+
+    #[test]
+    fn widths_are_display_columns() {
+        // Two columns a CJK character, none a combining mark, one the report's own signs.
+        assert_eq!(text_width("整数の並べ替え"), 14);
+        assert_eq!(text_width("cafe\u{301}"), 4);
+        assert_eq!(text_width("±—…×→µ·"), 7);
+        assert_eq!(pad("整数", 6, false), "整数  ");
+        assert_eq!(pad("整数", 6, true), "  整数");
+        // Cut to 9 columns: 4 before '…', 4 after; never more than asked.
+        let cut = cut_middle("整数の並べ替え (冷)", 9);
+        assert_eq!(cut, "整数…(冷)");
+        assert!(text_width(&cut) <= 9, "{cut}");
+        for w in 1..20 {
+            assert!(text_width(&cut_middle("整数の並べ替え (冷)", w)) <= w.max(1));
+            assert!(text_width(&cut_end("整数の並べ替え (冷)", w)) <= w);
+        }
+        assert_eq!(cut_end("整数の並べ替え", 6), "整数…");
     }
 }

@@ -14,7 +14,7 @@ mod table;
 pub mod threads;
 pub use crate::diagnostic::words::explanation;
 pub use crate::units;
-pub use fit::{cut_middle, text_width, wrap, MIN_WIDTH, NAME_FLOOR, NAME_MIN};
+pub use fit::{cut_end, cut_middle, pad, text_width, wrap, MIN_WIDTH, NAME_FLOOR, NAME_MIN};
 pub use table::{
     after_table, interval_pct, render_file, short_ns, spread_pct, warmup_cell, warmup_words,
     Render, Table,
@@ -70,13 +70,18 @@ pub fn stdout_width() -> Option<usize> {
     {
         return Some(c);
     }
-    if !is_terminal(1) {
+    terminal_width(1)
+}
+
+/// The width of the terminal on file descriptor `fd` (TIOCGWINSZ), if it is one.
+pub fn terminal_width(fd: i32) -> Option<usize> {
+    if !is_terminal(fd) {
         return None;
     }
     // SAFETY: a zeroed winsize is a valid value; TIOCGWINSZ only writes into the struct we own.
     let (rc, ws) = unsafe {
         let mut ws: libc::winsize = std::mem::zeroed();
-        let rc = libc::ioctl(1, libc::TIOCGWINSZ, &mut ws);
+        let rc = libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws);
         (rc, ws)
     };
     (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
@@ -123,9 +128,9 @@ pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
 /// is then 120 columns wide.
 const NAME_WIDTH: usize = 30;
 
-/// A benchmark name cut to the name column (in the middle, with '…').
+/// A benchmark name cut to the name column (in the middle, with '…') and padded to it.
 fn column_name(name: &str) -> String {
-    cut_middle(name, NAME_WIDTH)
+    pad(&cut_middle(name, NAME_WIDTH), NAME_WIDTH, false)
 }
 
 /// The events a benchmark's `counters-unavailable` diagnostic names (its `events` data).
@@ -318,15 +323,14 @@ pub fn instructions_row(b: &BenchmarkResult, style: Style) -> String {
     let f = |v: Option<f64>| v.map(format_count).unwrap_or_else(|| "—".into());
     match get("instructions_per_iter") {
         None => {
-            let _ = write!(s, "{:<NAME_WIDTH$} {}", name, style.paint(RED, "FAILED"));
+            let _ = write!(s, "{name} {}", style.paint(RED, "FAILED"));
         }
         Some(ir) => {
             let n1 = b.samples.iters.first().copied().unwrap_or(0);
             let n2 = b.samples.iters.last().copied().unwrap_or(0);
             let _ = write!(
                 s,
-                "{:<NAME_WIDTH$} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
-                name,
+                "{name} {} {:>12} {:>12} {:>12} {:>12} {:>13} {:>8}",
                 style.paint(BOLD, &format!("{:>14}", format_count(ir))),
                 f(sum("D1mr_per_iter", "D1mw_per_iter")),
                 f(sum("DLmr_per_iter", "DLmw_per_iter")),

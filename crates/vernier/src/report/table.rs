@@ -135,6 +135,9 @@ pub struct Table {
     /// The cycle and memory columns are shown.
     cycles: bool,
     memory: bool,
+    /// Under the table, the column legend and the machine's lines in full (the first run on a
+    /// machine, `--explain`); otherwise one line of the machine's conditions.
+    explain: bool,
 }
 
 /// A duration in ns with three significant digits (table cells: "8.12 ms", "812 µs").
@@ -330,6 +333,7 @@ impl Table {
             counters_note: false,
             cycles: true,
             memory: false,
+            explain: true,
         }
     }
 
@@ -353,6 +357,13 @@ impl Table {
     /// (then no row repeats it).
     pub fn with_counters_note(mut self, note: bool) -> Table {
         self.counters_note = note;
+        self
+    }
+
+    /// Whether the legend and the machine's lines are given in full under the table (they are
+    /// by default); without, one line says the machine's conditions once.
+    pub fn with_explain(mut self, explain: bool) -> Table {
+        self.explain = explain;
         self
     }
 
@@ -463,7 +474,7 @@ impl Table {
         let notes = self.notes(b);
         if !notes.is_empty() {
             let text: Vec<&str> = notes.iter().map(|(t, _)| t.as_str()).collect();
-            let len = text.join(" ").len();
+            let len = text_width(&text.join(" "));
             let painted: Vec<String> = notes.iter().map(|(t, c)| self.paint(c, t)).collect();
             let painted = painted.join(" ");
             match self.render.width {
@@ -507,7 +518,7 @@ impl Table {
         s
     }
 
-    /// `-v`: the counters, the seed's σ_iter, the warm-up, the error and each diagnostic's
+    /// `-v`: the counters, σ_iter, the warm-up, the error and each diagnostic's
     /// own paragraph.
     fn details(&self, b: &BenchmarkResult) -> String {
         let mut s = String::new();
@@ -521,8 +532,8 @@ impl Table {
         if p.median_ns.is_finite() {
             line(
                 &format!(
-                    "this run's own 95 % interval [{}, {}]; for the next run [{}, {}]{}; σ_iter = σ_run/√N_iter = {} (seed \
-                     000: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
+                    "this run's own 95 % interval [{}, {}]; for the next run [{}, {}]{}; σ_iter = σ_run/√N_iter = {} (the σ \
+                     of one iteration: σ_run the robust σ of a sample's time, N_iter = {} iterations per \
                      sample; spread {} = {} of the median); {} steady samples; mean {}; \
                      T = a + b·N: b = {}, a = {}, R² = {:.4}; {}",
                     format_ns(p.run_ci95_ns[0]),
@@ -672,7 +683,7 @@ fn legend_of(c: Col) -> &'static str {
         Col::Min => "minimum: the fastest steady sample",
         Col::Spread => {
             "spread: robust σ (IQR/1.349) of one sample's per-iteration time, as % of the median \
-             (what one more sample would scatter by; the seed's σ_run/√N_iter is under -v)"
+             (what one more sample would scatter by; the σ of one iteration, σ_run/√N_iter, is under -v)"
         }
         Col::Samples => "samples×iters: steady samples × iterations per sample",
         Col::Warmup => {
@@ -757,7 +768,8 @@ fn counters_note(file: &ResultFile) -> bool {
         .is_some_and(|c| c.note.is_some())
 }
 
-/// What follows the table: the notes, the timer and counters lines, the legend.
+/// What follows the table: the notes, then the machine's lines: in full with the legend
+/// (`explain`), or the machine's conditions in one line.
 pub fn after_table(file: &ResultFile, table: &Table) -> String {
     let table = &table.clone().with_counters_note(counters_note(file));
     let mut s = String::new();
@@ -767,6 +779,10 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
         s.push_str(&notes);
     }
     s.push('\n');
+    if !table.explain {
+        s.push_str(&table.dim_wrapped(&machine_line(file)));
+        return s;
+    }
     s.push_str(&table.dim_wrapped(&super::header_text(&file.timer, &file.harness)));
     if let Some(c) = super::counters_header_text(&file.harness) {
         s.push_str(&table.dim_wrapped(&c.0));
@@ -786,6 +802,63 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     }
     s.push_str(&table.legend(file.harness.clock_ghz.is_some()));
     s
+}
+
+/// The machine's conditions in one line, said once for the run: the clock's range during it
+/// and how many benchmarks were judged in cycles, a core shared with another thread, the
+/// counters that could not be read.
+pub fn machine_line(file: &ResultFile) -> String {
+    let mut parts = Vec::new();
+    let ghz: Vec<f64> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| b.speed.as_ref())
+        .flat_map(|s| std::iter::once(s.fast.ghz).chain(s.slow.as_ref().map(|x| x.ghz)))
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .collect();
+    if let (Some(lo), Some(hi)) = (
+        ghz.iter().copied().reduce(f64::min),
+        ghz.iter().copied().reduce(f64::max),
+    ) {
+        let in_cycles = file
+            .benchmarks
+            .iter()
+            .filter(|b| b.headline_unit == crate::analyze::Unit::Cycles)
+            .count();
+        parts.push(format!(
+            "the core ran at {lo:.2}–{hi:.2} GHz; {in_cycles} of {} benchmarks judged in cycles, \
+             which hold still when the clock moves",
+            file.benchmarks.len()
+        ));
+    }
+    let shared = file
+        .benchmarks
+        .iter()
+        .filter(|b| {
+            b.speed
+                .as_ref()
+                .is_some_and(|s| s.split && s.slow.is_some())
+                && !has(b, Code::CoreSlowed)
+        })
+        .count();
+    if shared > 0 {
+        parts.push(format!(
+            "{shared} ran partly in a slower state of the core and their figures are of the fast \
+             state alone (-v gives both)"
+        ));
+    }
+    if let Some(c) = file.harness.counters.as_ref().filter(|c| c.note.is_some()) {
+        parts.push(format!(
+            "{} not read here (no PMU, or not permitted)",
+            c.unavailable
+                .iter()
+                .map(|u| u.event.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    parts.push("--explain: the columns and these lines in full".into());
+    format!("machine: {}", parts.join(" · "))
 }
 
 #[cfg(test)]

@@ -355,6 +355,12 @@ impl KnownSpeed {
     }
 
     /// The known speed as a cycle time (ns per addition), once enough runs were recorded.
+    /// Whether the file holds a run of this machine already (the legend and the machine's
+    /// lines are given in full on its first run).
+    pub fn seen_before(&self) -> bool {
+        !self.sorted_ghz().is_empty()
+    }
+
     pub fn known_cycle_ns(&self) -> Option<f64> {
         let v = self.sorted_ghz();
         (v.len() >= MIN_RUNS).then(|| 1.0 / crate::stats::quantile_sorted(&v, KNOWN_QUANTILE))

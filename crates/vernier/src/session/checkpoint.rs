@@ -1,4 +1,4 @@
-//! Checkpoints around whole-program phases (seed 004's `CHECKPOINT`): `checkpoint("name")`
+//! Checkpoints around whole-program phases (`docs/experiments.md`): `checkpoint("name")`
 //! closes the phase that began at the previous checkpoint and names it; `checkpoint_summary()`
 //! prints each phase's time (the timer of the harness: the TSC where it is invariant) and share
 //! of the total, with the kernel's software counters of the process over the phase (from
@@ -132,11 +132,11 @@ pub fn summary() -> Summary {
 /// The summary as a table: phase, time, share of the total, CPU time, page faults, context
 /// switches.
 pub fn table(s: &Summary) -> String {
-    use crate::report::format_ns;
+    use crate::report::{format_ns, pad, text_width};
     let width = s
         .phases
         .iter()
-        .map(|p| p.name.len())
+        .map(|p| text_width(&p.name))
         .max()
         .unwrap_or(5)
         .max(5);
@@ -146,8 +146,8 @@ pub fn table(s: &Summary) -> String {
     );
     for p in &s.phases {
         out += &format!(
-            "{:<width$}  {:>10}  {:>5.1}%  {:>10}  {:>11}  {:>8}\n",
-            p.name,
+            "{}  {:>10}  {:>5.1}%  {:>10}  {:>11}  {:>8}\n",
+            pad(&p.name, width, false),
             format_ns(p.ns as f64),
             p.share * 100.0,
             format_ns(p.counters.cpu_ns as f64),

@@ -323,7 +323,7 @@ impl Suite {
         self.add(name, Box::new(Latency { x: Some(init), f }))
     }
 
-    /// Register `f` measured with cold caches (seed 004): before every sample, outside the
+    /// Register `f` measured with cold caches: before every sample, outside the
     /// timed region, a buffer twice the last-level cache is read and written
     /// (`cache::Evictor`), and in this process each sample is one iteration (the timer's own
     /// cost, `sample_cost_ns` in the result, is then part of each sample). Under `vernier run`

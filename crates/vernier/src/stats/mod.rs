@@ -23,9 +23,12 @@ pub fn sorted(xs: &[f64]) -> Vec<f64> {
     v
 }
 
-/// Quantile `q` in [0, 1] of *sorted* data, linear interpolation (numpy's default).
+/// Quantile `q` in [0, 1] of *sorted* data, linear interpolation (numpy's default); NaN for
+/// no data.
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
-    assert!(!sorted.is_empty(), "quantile of empty data");
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
     let h = (sorted.len() - 1) as f64 * q.clamp(0.0, 1.0);
     let lo = h.floor() as usize;
     let hi = h.ceil() as usize;
@@ -355,6 +358,7 @@ mod tests {
         assert_eq!(median_sorted(&v), 2.5);
         assert_eq!(quantile_sorted(&v, 0.25), 1.75);
         assert_eq!(quantile_sorted(&v, 0.75), 3.25);
+        assert!(quantile_sorted(&[], 0.5).is_nan());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Cold caches (seed 004): before a sample, outside its timed region, a buffer larger than the
+//! Cold caches: before a sample, outside its timed region, a buffer larger than the
 //! last-level cache is read and written line by line, so the data the benchmark touches is no
 //! longer in any cache (nor its pages in the TLB). The protocol's `cache=cold` run option and
 //! `Suite::bench_cold` use it; `docs/experiments.md` says what it costs and what it measures.
@@ -47,8 +47,9 @@ pub fn llc_bytes_in(dir: &std::path::Path) -> Option<u64> {
     best.map(|(_, s)| s)
 }
 
-/// A sysfs cache size: `48K`, `32768K`, `2M`, or bytes.
+/// A sysfs cache size: `48K`, `32768K`, `2M`, or bytes (surrounding blanks ignored).
 pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
     let (num, mult) = match s.chars().last()? {
         'K' | 'k' => (&s[..s.len() - 1], 1u64 << 10),
         'M' | 'm' => (&s[..s.len() - 1], 1 << 20),
@@ -171,6 +172,7 @@ mod tests {
         assert_eq!(parse_size("32768K"), Some(32 << 20));
         assert_eq!(parse_size("2M"), Some(2 << 20));
         assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size(" 48K\n"), Some(48 << 10));
         assert_eq!(parse_size("x"), None);
     }
 

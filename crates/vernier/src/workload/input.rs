@@ -1,5 +1,6 @@
-//! Inputs: a small seeded generator and pools of inputs drawn from it (seed 002: a pool larger
-//! than a branch predictor's memory makes data-dependent branches behave as on fresh data).
+//! Inputs: a small seeded generator and pools of inputs drawn from it (a pool larger than a
+//! branch predictor's memory makes data-dependent branches behave as on fresh data: a predictor
+//! learns a small random input over a few trials, `docs/experiments.md`).
 
 /// A small, seeded generator (SplitMix64) for input pools: reproducible, no dependency.
 #[derive(Clone, Debug)]

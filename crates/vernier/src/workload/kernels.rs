@@ -56,9 +56,8 @@ pub fn add_chain(start: u64, n: u64) -> u64 {
 /// chains, `8 * start + n`. Unlike [`add_chain`], nothing waits: the core runs as many of
 /// these at once as it has integer units free, so the time measures the throughput the core
 /// gives this thread, which a busy sibling thread on the same physical core takes a share of,
-/// while the clock (and a dependent chain) stays the same. On a 2-vCPU guest whose host was
-/// busy, this throughput fell by a quarter (0.165 to 0.22 TSC ticks per addition) while the
-/// dependent chain moved under 3 %, and `ln` took 1.64x as long.
+/// while the clock (and a dependent chain) stays the same (the README's "The core's speed"
+/// has figures from a shared machine).
 #[inline(never)]
 pub fn wide_add_chain(start: u64, n: u64) -> u64 {
     #[cfg(target_arch = "x86_64")]

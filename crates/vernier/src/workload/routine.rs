@@ -127,7 +127,7 @@ impl<'a> Meter<'a> {
 
 /// The timed loop. `inline(never)` and this name make it easy to find in a disassembly and
 /// let `--instructions` switch valgrind's collection on around it. Both the closure and its
-/// result pass the optimisation barrier on every iteration (the seed's `bench_iter`), so the
+/// result pass the optimisation barrier on every iteration (`bench_iter` in the C++ talk), so the
 /// compiler can neither hoist the work out of the loop nor drop an unused result.
 #[inline(never)]
 pub fn vernier_measured_loop<F: FnMut() -> R, R>(f: &mut F, meter: &mut Meter, iters: u64) -> u64 {

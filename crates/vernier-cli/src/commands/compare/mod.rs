@@ -247,6 +247,7 @@ pub(crate) fn common(a: &CompareArgs) -> Common {
         keep_interrupted: false,
         instructions: false,
         verbose: false,
+        explain: false,
         save: Default::default(),
     }
 }

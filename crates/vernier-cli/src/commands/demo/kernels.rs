@@ -63,7 +63,8 @@ fn arithmetic(s: &mut Suite) {
     s.bench("ln", move || black_box(x).ln());
     s.bench("sin", move || black_box(x).sin());
     s.bench("atan", move || black_box(x).atan());
-    // SAFETY: rand() has no preconditions (the seed's std::rand(): global state, side effects).
+    // SAFETY: rand() has no preconditions (global state, side effects: the C++ talk's
+    // std::rand()).
     s.bench("rand()", || unsafe { libc::rand() });
 }
 
@@ -78,7 +79,7 @@ fn barriers(s: &mut Suite) {
 }
 
 /// A square root's latency beside its throughput ("sqrt" above), and an L1-resident pointer
-/// chase (16 dependent loads in 8 KiB) hot and with cold caches (seed 004; `docs/experiments.md`).
+/// chase (16 dependent loads in 8 KiB) hot and with cold caches (`docs/experiments.md`).
 fn latency_and_cold(s: &mut Suite) {
     s.bench_latency("sqrt latency", 4.2f64, |x| (x + 1.5).sqrt());
     let (buf, start) = vernier::workload::kernels::chase_cycle(CHASE_LINES, CHASE_HOPS, 42);
@@ -95,7 +96,8 @@ fn latency_and_cold(s: &mut Suite) {
 const CHASE_LINES: usize = 128;
 const CHASE_HOPS: usize = 16;
 
-/// Seed 004's event: a fixed buffer, and a heap block when the message does not fit.
+/// An event: a fixed buffer, and a heap block when the message does not fit
+/// (`docs/experiments.md`).
 pub struct Event {
     data: [u8; 1024],
     extra: Option<Box<[u8]>>,
@@ -110,7 +112,7 @@ impl Event {
     }
 }
 
-/// Copy a NUL-terminated message into an event (the seed's `set_event`).
+/// Copy a NUL-terminated message into an event (`set_event` in `examples/cpp/seed004.cpp`).
 #[inline(never)]
 pub fn set_event(event: &mut Event, msg: &[u8]) -> usize {
     let size = msg.iter().position(|&b| b == 0).unwrap_or(msg.len()) + 1;
@@ -159,7 +161,7 @@ fn events(s: &mut Suite) {
     s.bench("event copy, same event (hot)", move || {
         set_event(&mut one, black_box(&msg))
     });
-    // Seed 004's other lesson: an event made afresh for each message allocates once per
+    // The other lesson of the event: one made afresh for each message allocates once per
     // iteration where the reused one never does.
     let msg = message();
     s.bench("event copy, fresh event (allocated)", move || {
@@ -270,7 +272,7 @@ pub fn fraction_merged_or(buf: &mut [u8; 64], value: u64, mut factor: u64) -> us
     pos
 }
 
-/// The factor of seed 004's test: fractions of a millionth.
+/// The factor of the conversion test: fractions of a millionth.
 pub const FACTOR: u64 = 1_000_000;
 
 fn fractions(s: &mut Suite) {

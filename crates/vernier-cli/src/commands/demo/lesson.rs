@@ -148,7 +148,7 @@ pub const CHECKPOINTS: &str = "checkpoints";
 const PHASE_EVENTS: usize = 1 << 16;
 const EVENT_BYTES: usize = 1024;
 
-/// Seed 004's checkpoints around a whole program's phases: 64 MiB of events allocated, the
+/// Checkpoints around a whole program's phases: 64 MiB of events allocated, the
 /// message copied into each of them, the same copy again, and the memory freed. The two
 /// copies are the same work; the first is the first write to each page, which the kernel
 /// maps then (a page fault per page). A benchmark that builds its input before timing, as
@@ -174,7 +174,7 @@ pub fn checkpoints(width: Option<usize>) -> Vec<String> {
     drop(mem);
     checkpoint::checkpoint("free");
     for l in report::wrap(
-        "Whole-program phases, timed with checkpoints (seed 004; vernier::checkpoint in Rust and C++). Each phase is timed once, so its time has no interval: run the program again to see how far it moves (the page faults are the kernel's exact counts):",
+        "Whole-program phases, timed with checkpoints (vernier::checkpoint in Rust and C++). Each phase is timed once, so its time has no interval: run the program again to see how far it moves (the page faults are the kernel's exact counts):",
         width,
         0,
         0,
@@ -209,7 +209,7 @@ pub fn checkpoints(width: Option<usize>) -> Vec<String> {
     out
 }
 
-/// Seed 000's advice, "in doubt, look at the assembly", on its own case: the loop of the
+/// "In doubt, look at the assembly", on the case it was first said of: the loop of the
 /// iterations of `sqrt(4.2)` without a barrier beside the one with it, when both were
 /// measured, with a sentence on whether each loop holds a square root instruction.
 pub fn loops_without_and_with_barrier(
@@ -225,7 +225,7 @@ pub fn loops_without_and_with_barrier(
     }
     let mut out = vec![String::new()];
     out.extend(report::wrap(
-        "The measured loops of sqrt(4.2) without and with a barrier (seed 000: in doubt, look at the assembly; `vernier asm -- PROGRAM` shows any benchmark's):",
+        "The measured loops of sqrt(4.2) without and with a barrier (in doubt, look at the assembly; `vernier asm -- PROGRAM` shows any benchmark's):",
         width,
         0,
         0,
@@ -272,12 +272,10 @@ pub fn loops_without_and_with_barrier(
     out
 }
 
-/// `line` cut to `width` characters (a disassembly line is not wrapped).
+/// `line` cut to `width` columns (a disassembly line is not wrapped).
 fn fit(line: &str, width: Option<usize>) -> String {
-    let Some(width) = width.filter(|&w| line.chars().count() > w) else {
-        return line.to_string();
-    };
-    let mut s: String = line.chars().take(width.saturating_sub(1)).collect();
-    s.push('…');
-    s
+    match width {
+        Some(w) => vernier::report::cut_end(line, w),
+        None => line.to_string(),
+    }
 }

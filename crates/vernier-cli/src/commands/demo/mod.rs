@@ -1,10 +1,9 @@
-//! `vernier demo`: the seeds' experiments, in Rust, in this process.
+//! `vernier demo`: the experiments of `docs/experiments.md`, in Rust, in this process.
 //!
-//! Seed 000's table of basic operations on a black-boxed `f64` and its `rand()`, the
-//! `sqrt(4.2)` whose result nobody uses (the compiler removes it: it must be flagged) beside the
-//! same with barriers, seed 004's message copied into one event again and again versus into a
-//! large set of events (hot vs cold memory), and its two "equivalent" fraction-to-string
-//! implementations.
+//! The table of basic operations on a black-boxed `f64` and `rand()`, the `sqrt(4.2)` whose
+//! result nobody uses (the compiler removes it: it must be flagged) beside the same with
+//! barriers, a message copied into one event again and again versus into a large set of events
+//! (hot vs cold memory), and two "equivalent" fraction-to-string implementations.
 
 use crate::args::Common;
 use crate::host::audit::audit_and_hint;
@@ -48,7 +47,7 @@ pub fn counted_worker() -> Result<Worker> {
 }
 
 /// `vernier demo`: the suite measured in this process, its variant pairs compared, the
-/// seeds' lessons in sentences.
+/// lessons in sentences.
 pub fn demo_command(c: &Common) -> Result<i32> {
     let filter = c.filter()?;
     let plan = c.plan()?;
@@ -91,8 +90,9 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let render = report::Render::for_stdout(c.verbose);
     let names = suite.names();
     // The command counts its own allocations (`CountingAlloc`, main.rs): their columns show.
-    let table =
-        report::Table::new(&names, render).with_memory(vernier::memory::Source::detect().is_ok());
+    let table = report::Table::new(&names, render)
+        .with_memory(vernier::memory::Source::detect().is_ok())
+        .with_explain(c.explain || c.verbose || !known.seen_before());
     let mut progress = term::ProgressLine::new().of(names.len());
     let mut head = false;
     let started = std::time::Instant::now();

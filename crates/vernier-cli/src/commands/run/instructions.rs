@@ -72,9 +72,9 @@ pub fn run_instructions(
         ctl.timeout.as_secs_f64(),
         timeout.as_secs_f64(),
     );
-    let mut progress = Progress::new(selected.len() + 1, started);
+    let mut progress = term::ProgressLine::new().of(selected.len() + 1);
     let mut counter = Counter::new(&callgrind, program, args, &ctl);
-    progress.show("the harness's empty loop");
+    progress.step("counting the harness's empty loop under callgrind");
     let empty = counter
         .count(BenchRef::Empty, &mut Vec::new())
         .map_err(|e| anyhow!("counting the harness's empty loop under callgrind: {e:#}"))?;
@@ -86,7 +86,7 @@ pub fn run_instructions(
         if term::interrupted() {
             break;
         }
-        progress.show(&names[i]);
+        progress.step(&format!("counting {} under callgrind", names[i]));
         let mut ns = Vec::new();
         let r = match counter.count(BenchRef::Index(i), &mut ns) {
             Ok(p) => result_of(&names[i], (&located, i), &p, &ns, empty_ir),
@@ -124,44 +124,4 @@ pub fn run_instructions(
         return Ok(code);
     }
     Ok(if failed > 0 || html_failed { 1 } else { 0 })
-}
-
-/// "counting NAME (k of n, t s)" on stderr while a benchmark is counted: on a terminal one
-/// line rewritten in place, otherwise nothing (each finished row is printed anyway).
-struct Progress {
-    line: bool,
-    done: usize,
-    total: usize,
-    started: Instant,
-}
-
-impl Progress {
-    fn new(total: usize, started: Instant) -> Progress {
-        Progress {
-            line: vernier::report::is_terminal(2),
-            done: 0,
-            total,
-            started,
-        }
-    }
-
-    fn show(&mut self, name: &str) {
-        self.done += 1;
-        if self.line {
-            use std::io::Write as _;
-            eprint!(
-                "\r\x1b[2K  counting {name} under callgrind ({} of {}, {:.0} s so far)",
-                self.done,
-                self.total,
-                self.started.elapsed().as_secs_f64()
-            );
-            let _ = std::io::stderr().flush();
-        }
-    }
-
-    fn clear(&mut self) {
-        if self.line {
-            eprint!("\r\x1b[2K");
-        }
-    }
 }

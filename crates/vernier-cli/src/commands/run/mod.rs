@@ -1,8 +1,8 @@
 //! `vernier run [OPTIONS] -- PROGRAM [ARGS]`: drive a benchmark executable as a worker.
 //!
 //! For each selected benchmark, `--processes` worker processes are started one after the
-//! other, each with its own randomised environment padding (the layout effect of seed 003);
-//! the first calibrates the iteration count and the others reuse it so all samples are
+//! other, each with its own randomised environment padding (the environment's size moves the
+//! stack); the first calibrates the iteration count and the others reuse it so all samples are
 //! comparable. The engine decides everything; the worker only measures. A worker that
 //! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
 //! and the run goes on; the result file is rewritten after every benchmark.
@@ -189,7 +189,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .collect::<Vec<_>>(),
         render,
     )
-    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()));
+    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()))
+    .with_explain(a.common.explain || a.common.verbose || !known.seen_before());
     let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();

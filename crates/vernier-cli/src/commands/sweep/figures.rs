@@ -171,7 +171,7 @@ pub(super) fn summary_text(file: &SweepFile) -> String {
     let width = file
         .summary
         .iter()
-        .map(|s| s.name.chars().count())
+        .map(|s| vernier::report::text_width(&s.name))
         .max()
         .unwrap_or(4)
         .max(9);
@@ -196,8 +196,8 @@ pub(super) fn summary_text(file: &SweepFile) -> String {
         let max = ns.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let _ = writeln!(
             out,
-            "{:<width$}  {:>10}  {:>10}  {:>6.1}%  {:>13}  {:>8}  {}",
-            s.name,
+            "{}  {:>10}  {:>10}  {:>6.1}%  {:>13}  {:>8}  {}",
+            vernier::report::pad(&s.name, width, false),
             format_ns(min),
             format_ns(max),
             s.swing * 100.0,

@@ -1,4 +1,4 @@
-//! `vernier sweep --env-pad START:END:STEP -- PROGRAM`: seed 003's layout experiment. One
+//! `vernier sweep --env-pad START:END:STEP -- PROGRAM`: the layout experiment. One
 //! worker process per environment size (and per run, `--runs`), address-space randomisation
 //! off unless `--aslr`, so that the only difference between processes is where the stack
 //! starts. Each benchmark's median per padding, its swing ((max − min) / min over the
@@ -60,7 +60,7 @@ pub struct SweepArgs {
     pub program: Vec<OsString>,
 }
 
-/// Default budget per benchmark and process: 0.2 s, so seed 003's sweep of 65 paddings with
+/// Default budget per benchmark and process: 0.2 s, so a sweep of 65 paddings with
 /// two benchmarks takes about half a minute.
 pub const DEFAULT_TIME_S: f64 = 0.2;
 /// A period is reported when the autocorrelation of the medians at that lag is at least this:

@@ -137,12 +137,15 @@ fn spin(cpu: usize, duration_ns: u64, threshold: Option<u64>) -> Result<Raw> {
     })
 }
 
+/// The `p` quantile of sorted durations, to the nanosecond (the library's quantile); 0 for none.
 fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
+    let ns: Vec<f64> = sorted.iter().map(|&d| d as f64).collect();
+    let q = vernier::stats::quantile_sorted(&ns, p);
+    if q.is_nan() {
+        0
+    } else {
+        q.round() as u64
     }
-    let idx = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 /// The densest peak of `intervals`: the window `[x, x·(1+PERIOD_WINDOW)]` holding the most

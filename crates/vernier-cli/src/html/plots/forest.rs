@@ -19,7 +19,7 @@ pub fn forest(title: &str, rows: &[Estimate], threshold: f64) -> Result<String> 
     let (x0, x1) = padded(lo, hi, 0.08);
     let longest = rows
         .iter()
-        .map(|r| r.label.chars().count())
+        .map(|r| vernier::report::text_width(&r.label))
         .max()
         .unwrap_or(4);
     let height = (70 + 26 * n as u32).max(140);

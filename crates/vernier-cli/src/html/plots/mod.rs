@@ -24,6 +24,7 @@ use anyhow::{anyhow, Result};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use vernier::stats::quantile_sorted;
 
 /// Width and height of a plot, in SVG pixels (scaled to the page's width by CSS).
 pub const WIDTH: u32 = 620;
@@ -150,26 +151,15 @@ pub fn decimate(points: &[Point], max: usize) -> Vec<Point> {
 /// few per cent of samples tens of times slower, would otherwise set the scale). NaN when
 /// there are no values (`f64::max` then ignores it).
 pub fn upper_fence(sorted: &[f64]) -> f64 {
-    let iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
-    quantile(sorted, 1.0 - HIST_TAIL).min(quantile(sorted, 0.75) + FENCE_IQR * iqr)
+    let iqr = quantile_sorted(sorted, 0.75) - quantile_sorted(sorted, 0.25);
+    quantile_sorted(sorted, 1.0 - HIST_TAIL).min(quantile_sorted(sorted, 0.75) + FENCE_IQR * iqr)
 }
 
 /// The same below sorted values: the 0.5th percentile, but no further than [`FENCE_IQR`]
 /// interquartile ranges below the lower quartile.
 pub fn lower_fence(sorted: &[f64]) -> f64 {
-    let iqr = quantile(sorted, 0.75) - quantile(sorted, 0.25);
-    quantile(sorted, HIST_TAIL).max(quantile(sorted, 0.25) - FENCE_IQR * iqr)
-}
-
-/// The q-quantile (0..=1) of sorted values, by linear interpolation.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let (i, frac) = (pos.floor() as usize, pos.fract());
-    let next = sorted[(i + 1).min(sorted.len() - 1)];
-    sorted[i] + (next - sorted[i]) * frac
+    let iqr = quantile_sorted(sorted, 0.75) - quantile_sorted(sorted, 0.25);
+    quantile_sorted(sorted, HIST_TAIL).max(quantile_sorted(sorted, 0.25) - FENCE_IQR * iqr)
 }
 
 pub(super) fn svg(
