@@ -6,8 +6,7 @@
 //! `vernier run --quick` of `examples/cpp/chain.cpp`, 100 additions for c1–c4 and 105 from
 //! c5; `demo` one `vernier demo`. Gzipped.)
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 use cli::{text, vernier};
 use std::path::{Path, PathBuf};
