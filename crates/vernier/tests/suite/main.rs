@@ -9,3 +9,10 @@
 
 mod deterministic;
 mod measuring;
+
+/// The name the harness gives `test` in `module` (its `module_path!()`): the path without the
+/// crate's name, as `--exact` wants it when a test runs itself again in a process of its own.
+fn harness_name(module: &str, test: &str) -> String {
+    let path = module.split_once("::").map_or(module, |(_, path)| path);
+    format!("{path}::{test}")
+}

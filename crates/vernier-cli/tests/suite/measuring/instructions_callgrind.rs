@@ -295,7 +295,11 @@ fn valgrind_path_comes_from_the_environment() {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "valgrind_path_comes_from_the_environment",
+            // The test's name as the harness gives it: its module path without the crate's.
+            &format!(
+                "{}::valgrind_path_comes_from_the_environment",
+                module_path!().split_once("::").unwrap().1
+            ),
             "--nocapture",
         ])
         .env("VERNIER_INSTRUCTIONS_CHILD", "1")

@@ -54,9 +54,7 @@ fn alone(test: &str) -> bool {
     if std::env::var_os(ALONE).is_some() {
         return true;
     }
-    // The test's name as the harness knows it: its path without the crate's name.
-    let path = module_path!().split_once("::").unwrap().1;
-    let name = format!("{path}::{test}");
+    let name = crate::harness_name(module_path!(), test);
     let out = Command::new(std::env::current_exe().unwrap())
         .args([&name, "--exact", "--test-threads", "1"])
         .env(ALONE, "1")

@@ -243,7 +243,7 @@ fn unprivileged_fallback_names_the_sysctl() {
             .arg(&exe)
             .args([
                 "--exact",
-                "unprivileged_fallback_names_the_sysctl",
+                &crate::harness_name(module_path!(), "unprivileged_fallback_names_the_sysctl"),
                 "--nocapture",
             ])
             .env("VERNIER_COUNTERS_CHILD", "1")
