@@ -15,7 +15,11 @@ cargo test -q --workspace -- --skip measuring::
 # Then the measuring tier, and only it: real benchmarks on this machine, asserting only what an
 # honest tool guarantees in any state of it (a verdict never in the wrong direction, an
 # interval that covers or a flag that says why, a constant flagged).
-cargo test --workspace --test suite --no-fail-fast -- measuring::
+# The tests that load the CPUs on purpose (`vernier load`, `system noise`) run alone, one at a
+# time, as they did in a binary of their own: beside another measuring test they would load it
+# and read its load as the machine's noise.
+cargo test --workspace --test suite --no-fail-fast -- measuring:: --skip measuring::system_noise
+cargo test -p vernier-cli --test suite --no-fail-fast -- measuring::system_noise --test-threads=1
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual
 # environment (maturin builds the native module; `--profile dev` reuses the crates the tests
