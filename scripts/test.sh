@@ -19,7 +19,7 @@ cargo test -q --workspace -- --skip measuring::
 # time, as they did in a binary of their own: beside another measuring test they would load it
 # and read its load as the machine's noise.
 cargo test --workspace --test suite --no-fail-fast -- measuring:: --skip measuring::system_noise
-cargo test -p vernier-cli --test suite --no-fail-fast -- measuring::system_noise --test-threads=1
+cargo test --workspace --test suite --no-fail-fast -- measuring::system_noise --test-threads=1
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual
 # environment (maturin builds the native module; `--profile dev` reuses the crates the tests
