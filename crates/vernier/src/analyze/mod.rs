@@ -166,6 +166,12 @@ pub const UNSTABLE_REL_CI: f64 = 0.01;
 pub const OUTLIER_FRACTION: f64 = 0.05;
 /// A benchmark's far outliers are its own only beyond twice the machine's share.
 pub const OUTLIER_NOISE_FACTOR: f64 = 2.0;
+/// … and only when they take more than 1 % of its time beyond the median in every round and
+/// process (the quietest): below that the median, the headline, leaves out less of the mean
+/// than the interval a run aims for, and the outliers are the machine's to mention (under the
+/// table), not this benchmark's. A machine with a busy neighbour gives every benchmark 5–10 %
+/// of samples 10–25 % slower in some rounds.
+pub const OUTLIER_EXCESS: f64 = 0.01;
 /// The share of far outliers that is compared with [`OUTLIER_FRACTION`] and the machine's is
 /// that of the quietest round or process with at least this many steady samples (when two or
 /// more have), not of all samples: a burst of the host's noise during one pass over the
@@ -319,6 +325,19 @@ struct OutlierFigures {
     /// The far outliers' share in the quietest round or process, when two or more have
     /// enough samples ([`OUTLIER_GROUP_MIN_SAMPLES`]).
     quietest_far_share: Option<f64>,
+    /// The time the far outliers took beyond the median, as a share of the samples' time: in
+    /// the quietest round or process (as above), else over all of them. What the median
+    /// leaves out of the mean.
+    excess_share: f64,
+}
+
+/// A round's or process's samples, far outliers and their time (`outlier_figures`).
+#[derive(Clone, Copy, Default)]
+struct Group {
+    n: usize,
+    far: usize,
+    time: f64,
+    excess: f64,
 }
 
 /// The headline samples (steady, interrupted ones excluded unless kept) and what their
@@ -425,28 +444,48 @@ fn outlier_figures(main: &[&Sample], per: &[f64], per_iter: &PerIter) -> Outlier
     // The far outliers' share in the quietest round or process: a burst of the machine's own
     // noise hits the rounds measured while it lasted, a benchmark's own outliers (page
     // faults, allocation, a syscall) hit every round.
-    let mut by: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    let median = per_iter.median_ns;
+    let mut by: BTreeMap<u32, Group> = BTreeMap::new();
     for (s, &x) in main.iter().zip(per) {
         let g = by.entry((s.process << 16) | s.round).or_default();
-        g.0 += 1;
-        g.1 += usize::from(!(lo3..=hi3).contains(&x));
+        let far = !(lo3..=hi3).contains(&x);
+        g.n += 1;
+        g.far += usize::from(far);
+        g.time += x;
+        if far {
+            g.excess += x - median;
+        }
     }
-    let shares: Vec<f64> = by
+    let enough: Vec<&Group> = by
         .values()
-        .filter(|(n, _)| *n >= OUTLIER_GROUP_MIN_SAMPLES)
-        .map(|&(n, far)| far as f64 / n as f64)
+        .filter(|g| g.n >= OUTLIER_GROUP_MIN_SAMPLES)
         .collect();
-    let quietest_far_share = if shares.len() >= 2 {
-        shares.iter().copied().reduce(f64::min)
-    } else {
-        None
+    let all = by.values().fold(Group::default(), |a, g| Group {
+        n: a.n + g.n,
+        far: a.far + g.far,
+        time: a.time + g.time,
+        excess: a.excess + g.excess,
+    });
+    let quietest = |f: fn(&Group) -> f64| {
+        if enough.len() >= 2 {
+            enough.iter().map(|g| f(g)).reduce(f64::min)
+        } else {
+            None
+        }
     };
+    let quietest_far_share = quietest(|g| g.far as f64 / g.n as f64);
+    let excess_share = quietest(|g| g.excess / g.time).unwrap_or(all.excess / all.time);
     let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
     OutlierFigures {
         counts,
         worst_sigma: stats::worst_sigma(per, per_iter.median_ns, sigma),
         shift_ns,
         quietest_far_share,
+        excess_share: if excess_share.is_finite() {
+            excess_share
+        } else {
+            0.0
+        },
     }
 }
 
@@ -597,6 +636,7 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
         .then(|| steady_in(m, &|i| m.samples.samples[i].per_iter_ns() / cycles[i]));
     let (main_idx, interrupted, flags) =
         headline_samples(m, ctx, in_cycles_steady.as_ref().map(|s| s.0.as_slice()));
+    let before_split = main_idx.clone();
     let excluded = interrupted.is_some_and(|i| i.excluded);
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
     // fast ones (the other state's figure is in `speed`).
@@ -624,7 +664,7 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
     let fit = if per.is_empty() {
         None
     } else {
-        linearity(m, &skip, &|_| 1.0)
+        linearity(m, &main_idx, &skip, &|_| 1.0)
     };
     let mut per_iter = estimates(&per, &sample_ns, n, fit);
     let outliers = outlier_figures(&main, &per, &per_iter);
@@ -643,12 +683,13 @@ fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
         fit,
         outliers,
         layout_significant: layout.is_some_and(|l| l.significant),
-        warmup: ns_warmup(m),
+        warmup: ns_warmup(m, &before_split, &main_idx),
         samples: per.len(),
     };
     let mut speed = speed;
-    if let (Some((_, class)), false) = (&in_cycles_steady, per.is_empty()) {
-        head = in_cycles(m, ctx, &main, &main_idx, &cycles, &skip, *class);
+    if let (Some((_, parts)), false) = (&in_cycles_steady, per.is_empty()) {
+        let class = warmup_in_state(parts, &before_split, &main_idx);
+        head = in_cycles(m, ctx, &main, &main_idx, &cycles, &skip, class);
         if let Some(sp) = speed.as_mut() {
             sp.cycles_per_iter = Some(stats::MedianInterval {
                 median: head.per_iter.median_ns,
@@ -705,7 +746,7 @@ fn in_cycles(
         .iter()
         .map(|&i| s[i].ns as f64 / cycles[i])
         .collect();
-    let fit = linearity(m, skip, &|i| cycles[i]);
+    let fit = linearity(m, main_idx, skip, &|i| cycles[i]);
     let mut per_iter = estimates(&per, &sample, n, fit);
     let outliers = outlier_figures(main, &per, &per_iter);
     let cycle = stats::median(&main_idx.iter().map(|&i| cycles[i]).collect::<Vec<_>>());
@@ -731,8 +772,11 @@ fn in_cycles(
 
 /// How the engine's series in ns behaved before its steady state, a drift under 1 % of a
 /// series that never settled aside ([`drifted`]): the first part's warm-up and steady samples
-/// at the main count.
-fn ns_warmup(m: &Measurement) -> WarmupClass {
+/// at the main count. A first part that never settled while the core ran it mostly in a slow
+/// state gives way to the next part found steady in the headline's state
+/// ([`warmup_in_state`]; `before` and `head`: the steady samples before and after the slow
+/// state was set apart).
+fn ns_warmup(m: &Measurement, before: &[usize], head: &[usize]) -> WarmupClass {
     let class = m.steady.map_or(WarmupClass::Flat, |s| s.class);
     if class != WarmupClass::NoSteadyState {
         return class;
@@ -751,11 +795,15 @@ fn ns_warmup(m: &Measurement) -> WarmupClass {
         .position(|&i| s[i].phase == Phase::Measure)
         .unwrap_or(part.len());
     let series: Vec<f64> = part.iter().map(|&i| s[i].per_iter_ns()).collect();
-    if drifted(&series, cut) {
-        class
-    } else {
-        WarmupClass::Flat
+    if !drifted(&series, cut) {
+        return WarmupClass::Flat;
     }
+    let (_, mut parts) = steady_in(m, &|i| s[i].per_iter_ns());
+    match parts.first_mut() {
+        Some(first) => first.class = class,
+        None => return class,
+    }
+    warmup_in_state(&parts, before, head)
 }
 
 /// The samples past calibration at the main count (warm-up and steady), in order.
@@ -766,12 +814,19 @@ fn past_calibration(m: &Measurement) -> Vec<usize> {
         .collect()
 }
 
+/// One part of a measurement (a process's round) as the steady state was found in it: its
+/// samples past calibration at the main count, and how its series behaved before its steady
+/// state.
+struct Part {
+    samples: Vec<usize>,
+    class: WarmupClass,
+}
+
 /// The steady samples found again on another series of the same samples (`value(i)`: each
 /// sample's per-iteration figure in another unit): in each part (process and round) the
 /// steady state of its samples past calibration at the main count, as the engine finds it in
-/// ns; and how the first part's series behaved before it. A part too short to tell keeps
-/// every sample.
-fn steady_in(m: &Measurement, value: &dyn Fn(usize) -> f64) -> (Vec<usize>, WarmupClass) {
+/// ns; and each part's class. A part too short to tell keeps every sample.
+fn steady_in(m: &Measurement, value: &dyn Fn(usize) -> f64) -> (Vec<usize>, Vec<Part>) {
     let s = &m.samples.samples;
     let mut parts: Vec<((u32, u32), Vec<usize>)> = Vec::new();
     for i in past_calibration(m) {
@@ -782,8 +837,8 @@ fn steady_in(m: &Measurement, value: &dyn Fn(usize) -> f64) -> (Vec<usize>, Warm
         }
     }
     let mut steady = Vec::new();
-    let mut first_class = None;
-    for (_, idx) in &parts {
+    let mut classes = Vec::new();
+    for (_, idx) in parts {
         let series: Vec<f64> = idx.iter().map(|&i| value(i)).collect();
         // A part that never settled keeps every sample (its figure is of the whole part, and
         // the flag says so): MSER's cut then falls in the last few batches, often on a change
@@ -797,11 +852,37 @@ fn steady_in(m: &Measurement, value: &dyn Fn(usize) -> f64) -> (Vec<usize>, Warm
             Some(st) => (st.first.min(idx.len()), st.class),
             None => (0, WarmupClass::Flat),
         };
-        first_class.get_or_insert(class);
         steady.extend_from_slice(&idx[first..]);
+        classes.push(Part {
+            samples: idx,
+            class,
+        });
     }
     steady.sort_unstable();
-    (steady, first_class.unwrap_or(WarmupClass::Flat))
+    (steady, classes)
+}
+
+/// How the benchmark behaved before its steady state: the class of its first part that ran
+/// mostly in the headline's state of the core: of its samples among `before` (the steady
+/// ones, before the core's slow state was set apart), at least half in `head`. A part the core
+/// ran through mostly in a slow state (a busy neighbour on and off) drifts with the machine,
+/// and its drift is the machine's, said once under the table; the next part tells how the
+/// benchmark settles.
+fn warmup_in_state(parts: &[Part], before: &[usize], head: &[usize]) -> WarmupClass {
+    let has = |set: &[usize], i: &usize| set.binary_search(i).is_ok();
+    parts
+        .iter()
+        .find(|p| {
+            let candidates: Vec<usize> = p
+                .samples
+                .iter()
+                .copied()
+                .filter(|i| has(before, i))
+                .collect();
+            2 * candidates.iter().filter(|i| has(head, i)).count() >= candidates.len()
+        })
+        .or(parts.first())
+        .map_or(WarmupClass::Flat, |p| p.class)
 }
 
 /// Whether a series that never settled drifted by what a decision rests on: the median of
@@ -820,15 +901,29 @@ fn drifted(series: &[f64], cut: usize) -> bool {
 /// The linearity test on the steady ladder: T = a + b·N fitted to the median sample
 /// time at each iteration count (medians, so interrupts cannot bend the line), each sample's
 /// time in units of `unit(i)` ns (1: in ns; the cycle time around it: in cycles).
+///
+/// The ladder is read where the headline was: the samples at the main count in `head`, and
+/// each rung at another count only when the main-count sample nearest before it in its part
+/// (after it, at the part's start) is in `head`. A round run wholly while a busy neighbour
+/// slowed the core holds rungs a third slower than the headline's state; pooled with the
+/// headline's they bend the line by what the machine did, not by what the code does.
 fn linearity(
     m: &Measurement,
+    head: &[usize],
     skip: &dyn Fn(usize) -> bool,
     unit: &dyn Fn(usize) -> f64,
 ) -> Option<LinearFit> {
+    let s = &m.samples.samples;
+    let mut in_head = vec![false; s.len()];
+    for &i in head {
+        in_head[i] = true;
+    }
     let mut by_n: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
-    for (i, s) in m.samples.samples.iter().enumerate() {
-        if s.phase == Phase::Measure && !skip(i) {
-            by_n.entry(s.iters).or_default().push(s.ns as f64 / unit(i));
+    for i in ladder_in_state(m, &in_head) {
+        if !skip(i) {
+            by_n.entry(s[i].iters)
+                .or_default()
+                .push(s[i].ns as f64 / unit(i));
         }
     }
     if by_n.len() < 2 {
@@ -837,6 +932,43 @@ fn linearity(
     let xs: Vec<f64> = by_n.keys().map(|&k| k as f64).collect();
     let ys: Vec<f64> = by_n.values().map(|v| stats::median(v)).collect();
     stats::linear_fit(&xs, &ys)
+}
+
+/// The measured samples of the ladder in the headline's state (`in_head`, per sample): the
+/// headline's own at the main count, and the rungs at other counts whose nearest main-count
+/// sample in their part (process and round) is a headline one.
+fn ladder_in_state(m: &Measurement, in_head: &[bool]) -> Vec<usize> {
+    let s = &m.samples.samples;
+    let at_main = |i: usize| s[i].iters == m.iters_per_sample && s[i].phase != Phase::Calibration;
+    let mut last: BTreeMap<(u32, u32), bool> = BTreeMap::new();
+    let mut waiting: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for i in 0..s.len() {
+        let part = (s[i].process, s[i].round);
+        if at_main(i) {
+            // Rungs before the part's first main-count sample take its state.
+            for j in waiting.remove(&part).unwrap_or_default() {
+                if in_head[i] {
+                    out.push(j);
+                }
+            }
+            last.insert(part, in_head[i]);
+            if in_head[i] {
+                out.push(i);
+            }
+        } else if s[i].phase == Phase::Measure {
+            match last.get(&part) {
+                Some(&state) => {
+                    if state {
+                        out.push(i);
+                    }
+                }
+                None => waiting.entry(part).or_default().push(i),
+            }
+        }
+    }
+    out.sort_unstable();
+    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::removed::optimized_away;
 use super::{speed, Context, Figures, Interrupted, Speed};
 use super::{
     INTERRUPTED_FRACTION, INTERRUPTED_MANY, NONLINEAR_R2, NONLINEAR_REL, NONLINEAR_SIGMAS,
-    OUTLIER_FRACTION, OUTLIER_NOISE_FACTOR, TIMER_LIMITED_SLACK, UNSTABLE_REL_CI,
+    OUTLIER_EXCESS, OUTLIER_FRACTION, OUTLIER_NOISE_FACTOR, TIMER_LIMITED_SLACK, UNSTABLE_REL_CI,
 };
 use crate::diagnostic::{Estimates, Finding, Interruption, Slowed, SpeedReference};
 use crate::measure::StopReason;
@@ -124,16 +124,23 @@ fn timer_limited(f: &Figures, ctx: &Context) -> Option<Finding> {
     })
 }
 
-/// `outliers`: far outliers that move the median beyond its interval, or more of them than
-/// [`OUTLIER_FRACTION`] and than the machine itself shows, in the quietest round or process.
+/// `outliers`: far outliers that move the median beyond its interval and by more than
+/// [`OUTLIER_EXCESS`], or more of them than
+/// [`OUTLIER_FRACTION`] and than the machine itself shows, taking more than
+/// [`OUTLIER_EXCESS`] of the time beyond the median, in the quietest round or process.
 fn outliers(f: &Figures, ctx: &Context) -> Option<Finding> {
     let o = &f.head.outliers;
     let far_share = o
         .quietest_far_share
         .unwrap_or(o.counts.far as f64 / f.head.samples.max(1) as f64);
     let beyond_machine = far_share > OUTLIER_FRACTION
-        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0);
-    (o.counts.far > 0 && (beyond_machine || o.shift_ns > f.head.half_width())).then_some(
+        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0)
+        && o.excess_share > OUTLIER_EXCESS;
+    // Leaving out a few percent of the samples moves the median by a few percent of its
+    // quantiles, beyond a tight interval whatever they are: a shift counts from 1 % up.
+    let moves_median =
+        o.shift_ns > f.head.half_width().max(OUTLIER_EXCESS * f.head.per_iter.median_ns);
+    (o.counts.far > 0 && (beyond_machine || moves_median)).then_some(
         Finding::Outliers {
             far: o.counts.far,
             of: f.per.len(),

@@ -153,6 +153,40 @@ fn a_core_in_two_states_gives_the_fast_figure_and_says_so() {
 }
 
 #[test]
+fn the_ladder_is_read_in_the_headline_s_state() {
+    // A first round measured wholly while a busy neighbour shared the core (its rungs and
+    // main-count samples 1.6× slower at a clock 1.2× slower), a second in the fast state:
+    // the headline is the second round's, and so is the line it is checked against. Pooled,
+    // the first round's rungs would bend the line by what the machine did.
+    let slow = |i: usize| i < 1200;
+    let bench = |i: usize| 4.0 * wiggle(i) * if slow(i) { 1.6 } else { 1.0 };
+    let mut m = with_probes(
+        synth(8192, 20.0, bench),
+        |i| if slow(i) { 1634 } else { 1362 },
+    );
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        s.round = u32::from(!slow(i));
+    }
+    // The slow round's rungs weigh more at the short counts than at the long one.
+    m.samples
+        .samples
+        .retain(|s| s.round == 1 || s.iters != 2 * 8192 || s.t_ns % 3 == 0);
+    let a = analyze(&m, &ctx());
+    assert!(a.speed.as_ref().is_some_and(|s| s.split), "{:?}", a.speed);
+    assert!(a.per_iter.median_ns < 4.01, "{}", a.per_iter.median_ns);
+    let fit = a.fit.unwrap();
+    assert!(
+        (fit.slope / a.per_iter.median_ns - 1.0).abs() < 0.01,
+        "{fit:?}"
+    );
+    assert!(
+        fit.r2 > 0.999 && (0.0..100.0).contains(&fit.intercept),
+        "{fit:?}"
+    );
+    assert_flags(&a, Code::Nonlinear, false);
+}
+
+#[test]
 fn a_run_whose_clock_moved_is_unstable_in_ns_but_not_in_cycles() {
     // The core alternates between two clocks 6 % apart, 100 samples at a time (under the
     // 10 % of core-slowed): the figure in ns moves with it, the blocks' medians spread,
@@ -382,6 +416,30 @@ fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_med
     noisy.noise_far_share = Some(0.05);
     let a = analyze(&synth(8192, 20.0, spiky), &noisy);
     assert_flags(&a, Code::Outliers, false);
+    // As many (8 %) just 12 % slower, as a busy neighbour gives every benchmark: under 1 % of
+    // the time beyond the median, which the headline does not miss; the machine's to mention.
+    let light = |i: usize| {
+        4.0 * (1.0 + 0.02 * (((i * 7919) % 1009) as f64 / 1009.0 - 0.5))
+            * if i % 125 < 10 && i % 10 != 3 {
+                1.12
+            } else {
+                1.0
+            }
+    };
+    let a = analyze(&synth(8192, 20.0, light), &ctx());
+    let share = a.outliers.far as f64 / a.steady_samples as f64;
+    assert!(share > OUTLIER_FRACTION, "{share}");
+    assert_flags(&a, Code::Outliers, false);
+    // On a machine as noisy, a fifth of the samples twice as slow over a broad bulk (±10 %)
+    // move the median by more than 1 %: the figure is affected, and the row says so.
+    let heavy = |i: usize| {
+        4.0 * (1.0 + 0.2 * (((i * 7919) % 1009) as f64 / 1009.0 - 0.5))
+            * if i % 5 == 1 { 2.0 } else { 1.0 }
+    };
+    let mut very_noisy = ctx();
+    very_noisy.noise_far_share = Some(0.15);
+    let a = analyze(&synth(8192, 20.0, heavy), &very_noisy);
+    assert_flags(&a, Code::Outliers, true);
     // A handful of far outliers (0.4 %) on a quiet machine: counted, not reported.
     let rare = |i: usize| 4.0 * wiggle(i) * if i.is_multiple_of(250) { 3.0 } else { 1.0 };
     let a = analyze(&synth(8192, 20.0, rare), &ctx());
