@@ -61,3 +61,48 @@ def test_timeit_compare_to_another_interpreter_pairs_processes(tmp_path):
     (c,) = json.loads((tmp_path / "c.json").read_text())["comparisons"]
     assert c["name"] == "sum(x)" and c["verdict"] in ("faster", "slower", "no-change", "inconclusive")
     assert c["ci95"][0] <= c["ratio"] <= c["ci95"][1]
+
+
+def _headline(b):
+    """A benchmark's median and next-run interval in the unit it was judged in, and the unit."""
+    sp = b.get("speed") or {}
+    if b.get("headline_unit") == "cycles" and sp.get("cycles_per_iter") and sp.get("cycles_ci95"):
+        return sp["cycles_per_iter"], sp["cycles_ci95"], "cycles"
+    return b["per_iter"]["median_ns"], b["per_iter"]["ci95_ns"], "ns"
+
+
+def test_ten_timeit_runs_name_each_run_that_lands_beyond_the_others(tmp_path):
+    # Ten invocations at default options, one speed file (as a user's): a run whose interval
+    # misses the median of the ten, once it has earlier runs in its unit to be weighed
+    # against, carries a flag that names the shift (`shifted`, or `core-slowed` for a core
+    # the machine slowed).
+    runs = []
+    for i in range(10):
+        o = vernier("timeit", "--json", f"r{i}.json", "-s", "x = list(range(1000))", "sum(x)",
+                    tmp_path=tmp_path)
+        assert o.returncode == 0, o
+        (b,) = json.loads((tmp_path / f"r{i}.json").read_text())["benchmarks"]
+        runs.append(b)
+
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+    of_ten = {
+        "ns": median([b["per_iter"]["median_ns"] for b in runs]),
+        "cycles": median([(b.get("speed") or {}).get("cycles_per_iter") or float("nan")
+                          for b in runs]),
+    }
+    weighed = 0
+    for i, b in enumerate(runs):
+        value, ci, unit = _headline(b)
+        earlier = b.get("earlier_runs") or {}
+        judged = earlier.get("runs", 0) >= 2 and not earlier.get("earlier_build") and (
+            unit == "ns" or earlier.get("median_cycles"))
+        if not judged:
+            continue
+        weighed += 1
+        codes = {d["code"] for d in b["diagnostics"]}
+        if not ci[0] <= of_ten[unit] <= ci[1]:
+            assert codes & {"shifted", "core-slowed"}, (i, unit, value, ci, of_ten[unit], codes)
+    assert weighed >= 5, [r.get("earlier_runs") for r in runs]

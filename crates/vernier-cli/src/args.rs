@@ -18,7 +18,7 @@ pub struct Common {
     pub html: Option<PathBuf>,
     #[command(flatten)]
     pub pick: Pick,
-    /// Measurement budget per benchmark, in seconds (default 1; 0.2 with --quick).
+    /// Measurement budget per benchmark, in seconds (default 1, 0.5 in the demo; 0.2 with --quick).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub time: Option<f64>,
     /// A short run: about 0.2 s per benchmark.

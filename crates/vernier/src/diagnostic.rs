@@ -45,10 +45,13 @@ pub enum Code {
     Oversubscribed,
     /// Allocations could not be counted (docs/memory.md), and why.
     MemoryUnavailable,
+    /// The run's figure lies beyond the same program's recent runs on this machine, in the
+    /// unit it is judged in.
+    Shifted,
 }
 
 impl Code {
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -63,6 +66,7 @@ impl Code {
         Code::Contended,
         Code::Oversubscribed,
         Code::MemoryUnavailable,
+        Code::Shifted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,6 +85,7 @@ impl Code {
             Code::Contended => "contended",
             Code::Oversubscribed => "oversubscribed",
             Code::MemoryUnavailable => "memory-unavailable",
+            Code::Shifted => "shifted",
         }
     }
 
@@ -180,6 +185,15 @@ pub enum Finding {
     },
     /// Allocations were asked for and could not be counted; `reason` names the cause and fix.
     MemoryUnavailable { reason: String },
+    /// This run's median, `median` in `unit` ("cycles" or "ns", the headline's) per
+    /// iteration, lies beyond the range `earlier` of the medians of this program's `runs`
+    /// recent runs on this machine, by more than the run's own interval and 1 %.
+    Shifted {
+        unit: String,
+        median: f64,
+        earlier: [f64; 2],
+        runs: usize,
+    },
 }
 
 /// What interrupted a benchmark (`interrupted`), told apart by their figures.
@@ -336,6 +350,7 @@ impl Finding {
             Finding::Contended { .. } => Code::Contended,
             Finding::Oversubscribed { .. } => Code::Oversubscribed,
             Finding::MemoryUnavailable { .. } => Code::MemoryUnavailable,
+            Finding::Shifted { .. } => Code::Shifted,
         }
     }
 }

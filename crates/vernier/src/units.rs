@@ -41,3 +41,15 @@ mod tests {
         assert_eq!(format_ns(f64::NAN), "—");
     }
 }
+
+/// A count with four significant digits (0 as "0").
+pub fn format_count(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{x:.digits$}")
+}

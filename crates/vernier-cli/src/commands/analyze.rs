@@ -166,10 +166,42 @@ fn recount(b: &BenchmarkResult) -> Result<BenchmarkResult> {
 /// beyond [`REL_TOLERANCE`], anything else when not equal.
 pub fn differences(stored: &BenchmarkResult, derived: &BenchmarkResult) -> Vec<String> {
     let mut out = Vec::new();
-    let a = serde_json::to_value(stored).unwrap_or(Value::Null);
-    let b = serde_json::to_value(derived).unwrap_or(Value::Null);
-    diff_values("", &a, &b, &mut out);
+    let codes = |r: &BenchmarkResult| -> Vec<&str> {
+        r.diagnostics.iter().map(|d| d.code.as_str()).collect()
+    };
+    let (was, now) = (codes(stored), codes(derived));
+    if was != now {
+        out.push(format!(
+            "diagnostics stored [{}] re-derived [{}]",
+            was.join(", "),
+            now.join(", ")
+        ));
+    } else if stored.diagnostics != derived.diagnostics {
+        out.push("the diagnostics' figures or words".into());
+    }
+    // The diagnostics were weighed above by their codes: their figures and words are not
+    // listed one by one.
+    let without = |r: &BenchmarkResult| {
+        let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            o.remove("diagnostics");
+        }
+        v
+    };
+    diff_values("", &without(stored), &without(derived), &mut out);
     out
+}
+
+/// Two numbers with the fewest significant digits (four or more) that tell them apart.
+fn apart(x: f64, y: f64) -> (String, String) {
+    let sig = |v: f64, d: i32| {
+        let digits = (d - 1 - v.abs().max(1e-300).log10().floor() as i32).clamp(0, 12) as usize;
+        format!("{v:.digits$}")
+    };
+    (4..=12)
+        .map(|d| (sig(x, d), sig(y, d)))
+        .find(|(a, b)| a != b)
+        .unwrap_or_else(|| (x.to_string(), y.to_string()))
 }
 
 fn diff_values(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
@@ -181,6 +213,7 @@ fn diff_values(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
             );
             let scale = x.abs().max(y.abs());
             if (x - y).abs() > REL_TOLERANCE * scale {
+                let (x, y) = apart(x, y);
                 out.push(format!("{path} stored {x} re-derived {y}"));
             }
         }
@@ -192,12 +225,7 @@ fn diff_values(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
                     None => out.push(format!("{p} stored, not re-derived")),
                 }
             }
-            // A diagnostic's figures (`data`, or some of them) in a file written before
-            // diagnostics carried them: its code and message are what it is compared on.
-            let older = |k: &str| {
-                path.starts_with("diagnostics[") && (k == "data" || path.ends_with(".data"))
-            };
-            for k in y.keys().filter(|k| !x.contains_key(*k) && !older(k)) {
+            for k in y.keys().filter(|k| !x.contains_key(*k)) {
                 out.push(format!("{} re-derived, not stored", join(path, k)));
             }
         }

@@ -295,13 +295,32 @@ fn print_series(s: &Series, show_machine: bool) {
     } else {
         String::new()
     };
-    let slowed = s.points.iter().filter(|p| !Series::usable(p)).count();
+    let unit = s.unit;
+    let in_unit = |x: f64| match unit {
+        vernier::analyze::Unit::Cycles => format!("{} cycles", vernier::report::format_count(x)),
+        vernier::analyze::Unit::Ns => vernier::report::format_ns(x),
+    };
+    let set_aside = s
+        .points
+        .iter()
+        .filter(|p| !Series::usable_in(p, unit))
+        .count();
     println!(
-        "{}{m}: {} runs{}",
+        "{}{m}: {} runs, judged in {}{}",
         s.name,
         s.points.len(),
-        if slowed > 0 {
-            format!(" ({slowed} core-slowed or failed: shown, not used to find changes)")
+        unit.as_str(),
+        if set_aside > 0 {
+            match unit {
+                vernier::analyze::Unit::Cycles => {
+                    format!(
+                        " ({set_aside} failed or without cycles: shown, not used to find changes)"
+                    )
+                }
+                vernier::analyze::Unit::Ns => {
+                    format!(" ({set_aside} core-slowed or failed: shown, not used to find changes)")
+                }
+            }
         } else {
             String::new()
         }
@@ -329,13 +348,13 @@ fn print_series(s: &Series, show_machine: bool) {
         let seg = &s.points[bounds[k]..bounds[k + 1]];
         let logs: Vec<f64> = seg
             .iter()
-            .filter(|p| Series::usable(p))
-            .filter_map(|p| p.bench.median_ns.map(f64::ln))
+            .filter(|p| Series::usable_in(p, unit))
+            .filter_map(|p| Series::median_in(p, unit).map(f64::ln))
             .collect();
         let typical = if logs.is_empty() {
             "—".to_string()
         } else {
-            vernier::report::format_ns((logs.iter().sum::<f64>() / logs.len() as f64).exp())
+            in_unit((logs.iter().sum::<f64>() / logs.len() as f64).exp())
         };
         let first = commit_name(seg.first().and_then(|p| p.commit.as_deref()));
         let last = commit_name(seg.last().and_then(|p| p.commit.as_deref()));
@@ -345,22 +364,21 @@ fn print_series(s: &Series, show_machine: bool) {
         );
     }
     if let Some(p) = s.points.last() {
+        let ns = |x: Option<f64>| {
+            x.map(vernier::report::format_ns)
+                .unwrap_or_else(|| "—".into())
+        };
+        let cycles = match (unit, p.bench.cycles_per_iter) {
+            (vernier::analyze::Unit::Cycles, Some(c)) => format!(" = {}", in_unit(c)),
+            _ => String::new(),
+        };
         println!(
-            "  newest: {} {} {} [{}, {}]{}",
+            "  newest: {} {} {} [{}, {}]{cycles}{}",
             commit_name(p.commit.as_deref()),
             p.time,
-            p.bench
-                .median_ns
-                .map(vernier::report::format_ns)
-                .unwrap_or_else(|| "—".into()),
-            p.bench
-                .ci95_lo_ns
-                .map(vernier::report::format_ns)
-                .unwrap_or_else(|| "—".into()),
-            p.bench
-                .ci95_hi_ns
-                .map(vernier::report::format_ns)
-                .unwrap_or_else(|| "—".into()),
+            ns(p.bench.median_ns),
+            ns(p.bench.ci95_lo_ns),
+            ns(p.bench.ci95_hi_ns),
             if p.bench.flags.is_empty() {
                 String::new()
             } else {

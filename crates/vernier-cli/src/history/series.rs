@@ -50,6 +50,29 @@ impl Series {
             && !p.bench.flags.split(',').any(|f| f == CORE_SLOWED)
     }
 
+    /// Whether the point may be evidence in `unit`: in cycles, a run on a slowed core is
+    /// (its cycles are what the slowing does not touch), in ns it is not.
+    pub fn usable_in(p: &StoredPoint, unit: vernier::analyze::Unit) -> bool {
+        match unit {
+            vernier::analyze::Unit::Cycles => {
+                p.bench.status == "ok"
+                    && !p.superseded
+                    && p.bench
+                        .cycles_per_iter
+                        .is_some_and(|c| c.is_finite() && c > 0.0)
+            }
+            vernier::analyze::Unit::Ns => Self::usable(p),
+        }
+    }
+
+    /// The point's median in `unit` (cycles per iteration, or ns).
+    pub fn median_in(p: &StoredPoint, unit: vernier::analyze::Unit) -> Option<f64> {
+        match unit {
+            vernier::analyze::Unit::Cycles => p.bench.cycles_per_iter,
+            vernier::analyze::Unit::Ns => p.bench.median_ns,
+        }
+    }
+
     /// The unit a series of these points is judged in: cycles when more than half of its
     /// usable points were judged in cycles by their runs, else ns (rows saved before the store
     /// kept the unit are ns).
@@ -83,7 +106,7 @@ impl Series {
                 changepoint::Point {
                     median_ns: c,
                     ci95_ns: ci,
-                    usable: Self::usable(p),
+                    usable: Self::usable_in(p, vernier::analyze::Unit::Cycles),
                 }
             }
             (vernier::analyze::Unit::Cycles, None) => changepoint::Point {

@@ -138,15 +138,15 @@ fn outliers(f: &Figures, ctx: &Context) -> Option<Finding> {
         && o.excess_share > OUTLIER_EXCESS;
     // Leaving out a few percent of the samples moves the median by a few percent of its
     // quantiles, beyond a tight interval whatever they are: a shift counts from 1 % up.
-    let moves_median =
-        o.shift_ns > f.head.half_width().max(OUTLIER_EXCESS * f.head.per_iter.median_ns);
-    (o.counts.far > 0 && (beyond_machine || moves_median)).then_some(
-        Finding::Outliers {
-            far: o.counts.far,
-            of: f.per.len(),
-            period_ns: o.counts.period_ns,
-        },
-    )
+    let moves_median = o.shift_ns
+        > f.head
+            .half_width()
+            .max(OUTLIER_EXCESS * f.head.per_iter.median_ns);
+    (o.counts.far > 0 && (beyond_machine || moves_median)).then_some(Finding::Outliers {
+        far: o.counts.far,
+        of: f.per.len(),
+        period_ns: o.counts.period_ns,
+    })
 }
 
 /// `interrupted`: excluded interrupted samples leave the estimate as it would be without

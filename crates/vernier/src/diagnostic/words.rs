@@ -131,6 +131,31 @@ pub fn message(f: &Finding) -> String {
         Finding::MemoryUnavailable { reason } => {
             format!("allocations were not counted: {reason}")
         }
+        Finding::Shifted {
+            unit,
+            median,
+            earlier: [lo, hi],
+            runs,
+        } => {
+            let f = |x: f64| {
+                if unit == "ns" {
+                    format_ns(x)
+                } else {
+                    format!("{} cycles", crate::units::format_count(x))
+                }
+            };
+            format!(
+                "this run read {} per iteration, {} the {runs} recent runs of this program on \
+                 this machine ({}–{}), in the unit it is judged in: something the core's clock \
+                 does not explain changed between runs (a first run after a pause, a busy \
+                 neighbour, other inputs). Its interval for the next run covers those runs too; \
+                 run again before reading a change into it.",
+                f(*median),
+                if median > hi { "above" } else { "below" },
+                f(*lo),
+                f(*hi)
+            )
+        }
     }
 }
 
@@ -485,6 +510,12 @@ pub fn explanation(code: Code) -> &'static str {
         Code::Oversubscribed => {
             "more threads than the CPUs the run may use: threads took turns on a CPU. Use at \
              most as many threads as CPUs, or give the run more (--cpu)."
+        }
+        Code::Shifted => {
+            "this run's figure lies beyond this program's recent runs on this machine, in the \
+             unit it is judged in (beyond the run's own interval and 1 %): something the clock \
+             does not explain changed between runs. The interval for the next run covers \
+             them; run again before reading a change into it."
         }
     }
 }

@@ -159,17 +159,7 @@ fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counte
     }
 }
 
-/// A count with four significant digits (0 as "0").
-pub fn format_count(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".into();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let digits = (3 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
-    format!("{x:.digits$}")
-}
+pub use crate::units::format_count;
 
 /// The garbage collections a Python worker counted during the benchmark's samples, when any
 /// ran (`None`: none, or not counted): collections make a sample slower, so a benchmark

@@ -36,6 +36,8 @@ enum Col {
     Cycles,
     /// Its interval (`speed.cycles_ci95`).
     CyclesCi,
+    /// The unit the benchmark was judged in (`headline_unit`).
+    Unit,
     Min,
     Spread,
     Samples,
@@ -48,12 +50,13 @@ enum Col {
 }
 
 impl Col {
-    const ALL: [Col; 12] = [
+    const ALL: [Col; 13] = [
         Col::Median,
         Col::RunCi,
         Col::Ci,
         Col::Cycles,
         Col::CyclesCi,
+        Col::Unit,
         Col::Allocs,
         Col::Bytes,
         Col::Min,
@@ -65,11 +68,12 @@ impl Col {
     /// Dropped first to last when the width is short: the median, the run's own interval and
     /// the cycles (what the run measured precisely) stay longest, then the interval for the
     /// next run.
-    const DROP_ORDER: [Col; 10] = [
+    const DROP_ORDER: [Col; 11] = [
         Col::Samples,
         Col::Warmup,
         Col::Total,
         Col::Min,
+        Col::Unit,
         Col::Spread,
         Col::Bytes,
         Col::Allocs,
@@ -85,6 +89,7 @@ impl Col {
             Col::Ci => "±next run",
             Col::Cycles => "cycles",
             Col::CyclesCi => "±cycles",
+            Col::Unit => "judged",
             Col::Min => "minimum",
             Col::Spread => "spread",
             Col::Samples => "samples×iters",
@@ -103,6 +108,7 @@ impl Col {
             Col::Median | Col::Min => 9,
             Col::RunCi | Col::Ci | Col::CyclesCi => 12,
             Col::Cycles => 7,
+            Col::Unit => 6,
             Col::Spread => 6,
             Col::Samples => 13,
             Col::Warmup => 12,
@@ -114,7 +120,7 @@ impl Col {
 
     /// Columns of the figures in cycles.
     fn in_cycles(self) -> bool {
-        matches!(self, Col::Cycles | Col::CyclesCi)
+        matches!(self, Col::Cycles | Col::CyclesCi | Col::Unit)
     }
 
     fn of_memory(self) -> bool {
@@ -425,6 +431,7 @@ impl Table {
         } else {
             GREEN
         };
+        let in_cycles = b.headline_unit == crate::analyze::Unit::Cycles && cycles.is_some();
         let mut s = pad(&cut_middle(&b.name, self.name_w), self.name_w, false);
         let mut plain = text_width(&s);
         for &c in &self.cols {
@@ -442,7 +449,7 @@ impl Table {
                     }
                     Col::RunCi => {
                         let text = interval_pct(p.median_ns, p.run_ci95_ns);
-                        (text, Some(judged))
+                        (text, (!in_cycles).then_some(judged))
                     }
                     Col::Ci => (interval_pct(p.median_ns, p.ci95_ns), None),
                     Col::Cycles => match cycles {
@@ -450,9 +457,11 @@ impl Table {
                         None => ("—".into(), None),
                     },
                     Col::CyclesCi => match cycles {
-                        Some((c, ci)) => (interval_pct(c, ci), Some(judged)),
+                        Some((c, ci)) => (interval_pct(c, ci), in_cycles.then_some(judged)),
                         None => ("—".into(), None),
                     },
+                    Col::Unit if in_cycles => ("cycles".into(), None),
+                    Col::Unit => ("ns".into(), None),
                     Col::Min if optimized => ("—".into(), None),
                     Col::Min => (format_ns(p.min_ns), None),
                     Col::Spread if optimized => ("—".into(), None),
@@ -680,6 +689,12 @@ fn legend_of(c: Col) -> &'static str {
              precision of ±cycles when the clock moved during or between runs"
         }
         Col::CyclesCi => "±cycles: the 95 % interval of the cycles, as % of them",
+        Col::Unit => {
+            "judged: the unit the row's verdicts were made in, from its own samples \
+             (docs/units.md): cycles for code that follows the core's clock (its ±cycles is the \
+             precision that counts, and what history and baselines compare), ns for code that \
+             does not (memory, waits) or when no probe measured the clock"
+        }
         Col::Min => "minimum: the fastest steady sample",
         Col::Spread => {
             "spread: robust σ (IQR/1.349) of one sample's per-iteration time, as % of the median \

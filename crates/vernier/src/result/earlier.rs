@@ -26,7 +26,8 @@
 //! to them, and the report says why ([`EarlierRuns::beyond_clock`]).
 
 use super::{BenchmarkResult, Status};
-use crate::diagnostic::{Code, Diagnostic};
+use crate::analyze::Unit;
+use crate::diagnostic::{Code, Diagnostic, Finding};
 use serde::{Deserialize, Serialize};
 
 /// The medians of the same benchmark in the same program's recent runs on this machine.
@@ -44,7 +45,25 @@ pub struct EarlierRuns {
     /// inputs or other code, so the interval was not joined to them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub beyond_clock: bool,
+    /// Their lowest and highest median in cycles of the core, from the runs judged in cycles
+    /// (at least [`MIN_EARLIER_RUNS`] of them; this build's runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_cycles: Option<[f64; 2]>,
 }
+
+/// A benchmark's median in cycles when it is judged in cycles (what the speed file keeps
+/// beside the median in ns).
+pub fn headline_cycles(b: &BenchmarkResult) -> Option<f64> {
+    (b.headline_unit == Unit::Cycles)
+        .then(|| b.speed.as_ref()?.cycles_per_iter)
+        .flatten()
+        .filter(|c| c.is_finite() && *c > 0.0)
+}
+
+/// Beyond the earlier runs' range by more than the run's own interval and this share of the
+/// median: `shifted`. Levels a few tenths of a percent apart are what runs of the same code
+/// read whatever happened; the interval a run aims for is ±1 %.
+pub const SHIFT_MIN: f64 = 0.01;
 
 /// How far beyond the clock's range (the ratio of its fastest to its slowest state, 1 when
 /// unknown) the medians of runs of the same code may spread before they are taken for runs
@@ -76,7 +95,18 @@ impl EarlierRuns {
             median_ns: [lo, hi],
             earlier_build: false,
             beyond_clock: false,
+            median_cycles: None,
         })
+    }
+
+    /// The same with the range of the runs' medians in cycles (`None` where a run was judged
+    /// in ns), when enough runs have one.
+    pub fn with_cycles(self, cycles: &[Option<f64>]) -> EarlierRuns {
+        let known: Vec<f64> = cycles.iter().flatten().copied().collect();
+        EarlierRuns {
+            median_cycles: EarlierRuns::from_medians(&known).map(|c| c.median_ns),
+            ..self
+        }
     }
 
     /// The same, for the runs of an earlier build (see [`EarlierRuns::earlier_build`]).
@@ -169,7 +199,8 @@ pub fn join_result(
         beyond_clock: earlier.far_beyond_clock(r.per_iter.median_ns, clock_ghz),
         ..*earlier
     });
-    match joined(
+    let shift = shifted(r, earlier);
+    let grew = match joined(
         r.per_iter.median_ns,
         r.per_iter.ci95_ns,
         &r.diagnostics,
@@ -181,7 +212,62 @@ pub fn join_result(
             true
         }
         None => false,
+    };
+    // In cycles, the next run's interval covers the earlier runs' cycles the same way.
+    let cycles = headline_cycles(r).zip(earlier.median_cycles);
+    if let (Some((c, range)), false) = (cycles, earlier.earlier_build) {
+        let in_cycles = EarlierRuns {
+            median_ns: range,
+            ..*earlier
+        };
+        let sp = r.speed.as_mut().expect("cycles come from the speed");
+        if let Some(j) = sp
+            .cycles_ci95
+            .and_then(|ci| joined(c, ci, &r.diagnostics, &in_cycles, None))
+        {
+            sp.cycles_ci95 = Some(j);
+        }
     }
+    if let Some(f) = shift {
+        r.diagnostics.push(Diagnostic::from(&f));
+    }
+    grew
+}
+
+/// `shifted`: the run's median in its headline unit beyond the earlier runs' range (this
+/// build's, at least [`MIN_EARLIER_RUNS`]) by more than its own interval and [`SHIFT_MIN`];
+/// however far (a first run after a pause read 1.55× its next five, in cycles too).
+fn shifted(r: &BenchmarkResult, earlier: &EarlierRuns) -> Option<Finding> {
+    if earlier.earlier_build
+        || earlier.runs < MIN_EARLIER_RUNS
+        || !figure_worth_keeping(r.per_iter.median_ns, &r.diagnostics)
+    {
+        return None;
+    }
+    let (unit, median, own, range) = match (headline_cycles(r), earlier.median_cycles) {
+        (Some(c), Some(range)) => {
+            let own = r.speed.as_ref()?.cycles_run_ci95?;
+            (Unit::Cycles, c, own, range)
+        }
+        _ if r.headline_unit == Unit::Ns => (
+            Unit::Ns,
+            r.per_iter.median_ns,
+            r.per_iter.run_ci95_ns,
+            earlier.median_ns,
+        ),
+        // Judged in cycles without earlier runs in cycles: nothing to weigh it against.
+        _ => return None,
+    };
+    let [lo, hi] = range;
+    let margin = |side: f64| side.max(SHIFT_MIN * median);
+    let above = median > hi && median - hi > margin(median - own[0]);
+    let below = median < lo && lo - median > margin(own[1] - median);
+    (above || below).then(|| Finding::Shifted {
+        unit: unit.as_str().into(),
+        median,
+        earlier: range,
+        runs: earlier.runs,
+    })
 }
 
 #[cfg(test)]
@@ -281,5 +367,77 @@ mod tests {
             &EarlierRuns::from_medians(&[m * 0.5, m]).unwrap(),
             None
         ));
+    }
+
+    #[test]
+    fn a_run_beyond_the_earlier_runs_in_its_headline_unit_is_shifted() {
+        let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
+        let file = crate::result::parse(bytes, "fixture").unwrap();
+        let base = file.benchmarks[0].clone();
+        let m = base.per_iter.median_ns;
+        let codes =
+            |r: &BenchmarkResult| -> Vec<Code> { r.diagnostics.iter().map(|d| d.code).collect() };
+        // In ns: 1.5× above two earlier runs (the first run after a pause), then one 0.5 %
+        // from them (what runs of the same code read).
+        let mut r = base.clone();
+        r.per_iter.run_ci95_ns = [m * 0.99, m * 1.01];
+        join_result(
+            &mut r,
+            &EarlierRuns::from_medians(&[m / 1.5, m / 1.45]).unwrap(),
+            None,
+        );
+        assert!(codes(&r).contains(&Code::Shifted), "{:?}", codes(&r));
+        let d = r
+            .diagnostics
+            .iter()
+            .find(|d| d.code == Code::Shifted)
+            .unwrap();
+        assert!(d.text().contains("above the 2 recent runs"), "{}", d.text());
+        // 10 % above them: shifted, and the next run's interval covers them.
+        let mut r = base.clone();
+        r.per_iter.run_ci95_ns = [m * 0.99, m * 1.01];
+        join_result(
+            &mut r,
+            &EarlierRuns::from_medians(&[m / 1.1, m / 1.09]).unwrap(),
+            None,
+        );
+        assert!(codes(&r).contains(&Code::Shifted));
+        assert!(r.per_iter.ci95_ns[0] <= m / 1.1, "{:?}", r.per_iter.ci95_ns);
+        let mut r = base.clone();
+        r.per_iter.run_ci95_ns = [m * 0.999, m * 1.001];
+        join_result(
+            &mut r,
+            &EarlierRuns::from_medians(&[m / 1.005, m / 1.004]).unwrap(),
+            None,
+        );
+        assert!(!codes(&r).contains(&Code::Shifted));
+        // In cycles: the time moved with the clock (no word), the cycles did not; then the
+        // cycles moved 5 % (a regression, or a neighbour the clock does not show).
+        let in_cycles = |cycles: f64| {
+            let mut r = base.clone();
+            r.headline_unit = Unit::Cycles;
+            r.speed = Some(
+                serde_json::from_value(serde_json::json!({
+                    "fastest_ghz": 3.0, "reference": "probes",
+                    "fast": {"samples": 100, "share": 1.0, "ghz": 3.0, "median_ns": m},
+                    "slow": null, "split": false, "probed_batches": 10, "probe_share": 0.01,
+                    "cycles_per_iter": cycles, "cycles_ci95": [cycles * 0.999, cycles * 1.001],
+                    "cycles_run_ci95": [cycles * 0.999, cycles * 1.001]
+                }))
+                .unwrap(),
+            );
+            r.per_iter.run_ci95_ns = [m * 0.999, m * 1.001];
+            let e = EarlierRuns::from_medians(&[m / 1.15, m / 1.12])
+                .unwrap()
+                .with_cycles(&[None, Some(100.0), Some(100.2)]);
+            join_result(&mut r, &e, Some([2.5, 2.9]));
+            r
+        };
+        let r = in_cycles(100.1);
+        assert!(!codes(&r).contains(&Code::Shifted), "{:?}", codes(&r));
+        let r = in_cycles(105.0);
+        assert!(codes(&r).contains(&Code::Shifted));
+        let ci = r.speed.as_ref().unwrap().cycles_ci95.unwrap();
+        assert!(ci[0] <= 100.0 && ci[1] >= 105.0 * 1.001 - 1e-9, "{ci:?}");
     }
 }

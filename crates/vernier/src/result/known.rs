@@ -58,6 +58,11 @@ struct Earlier {
     last_s: u64,
     /// Medians, ns per iteration, oldest first.
     medians: Vec<f64>,
+    /// The same runs' medians in cycles of the core, for those judged in cycles (`None`
+    /// otherwise, and for runs recorded before cycles were kept): the last ones line up with
+    /// the last `medians`.
+    #[serde(default)]
+    cycles: Vec<Option<f64>>,
 }
 
 /// The known speed of this machine, and where to record this run's.
@@ -236,7 +241,10 @@ impl KnownSpeed {
     ) -> Option<crate::result::earlier::EarlierRuns> {
         self.earlier
             .get(&self.earlier_key(program, benchmark))
-            .and_then(|e| crate::result::earlier::EarlierRuns::from_medians(&e.medians))
+            .and_then(|e| {
+                crate::result::earlier::EarlierRuns::from_medians(&e.medians)
+                    .map(|r| r.with_cycles(&e.cycles))
+            })
             .or_else(|| self.earlier_build_runs(program, benchmark))
     }
 
@@ -317,14 +325,21 @@ impl KnownSpeed {
 
     /// Add `file`'s medians worth keeping under `program`; whether there was any.
     fn add_medians(&self, store: &mut Store, program: &str, file: &ResultFile) -> bool {
-        let new: Vec<(String, f64)> = file
+        let new: Vec<(String, f64, Option<f64>)> = file
             .benchmarks
             .iter()
             .filter(|b| b.status == crate::result::Status::Ok)
             .filter(|b| {
                 crate::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
             })
-            .map(|b| (self.earlier_key(program, &b.name), b.per_iter.median_ns))
+            .map(|b| {
+                let key = self.earlier_key(program, &b.name);
+                (
+                    key,
+                    b.per_iter.median_ns,
+                    crate::result::earlier::headline_cycles(b),
+                )
+            })
             .collect();
         if new.is_empty() {
             return false;
@@ -333,12 +348,18 @@ impl KnownSpeed {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        for (key, median) in new {
+        for (key, median, cycles) in new {
             let e = store.earlier.entry(key).or_default();
             e.last_s = now;
+            // Runs recorded before cycles were kept have none.
+            let missing = e.medians.len().saturating_sub(e.cycles.len());
+            e.cycles.splice(0..0, std::iter::repeat_n(None, missing));
             e.medians.push(median);
+            e.cycles.push(cycles);
             let excess = e.medians.len().saturating_sub(EARLIER_KEEP);
             e.medians.drain(..excess);
+            let excess = e.cycles.len().saturating_sub(EARLIER_KEEP);
+            e.cycles.drain(..excess);
         }
         if store.earlier.len() > EARLIER_ENTRIES {
             let mut by_age: Vec<(u64, String)> = store

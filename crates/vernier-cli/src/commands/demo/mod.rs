@@ -15,6 +15,9 @@ use vernier::report;
 use vernier::result::comparison::ComparisonFile;
 use vernier::result::known as known_speed;
 use vernier::result::ResultFile;
+
+/// The demo's budget per benchmark when neither `--time` nor `--quick` is given.
+const DEMO_BUDGET_NS: u64 = 500_000_000;
 use vernier::session::Event as SuiteEvent;
 use vernier::Options;
 use vernier::Suite;
@@ -48,9 +51,16 @@ pub fn counted_worker() -> Result<Worker> {
 
 /// `vernier demo`: the suite measured in this process, its variant pairs compared, the
 /// lessons in sentences.
+///
+/// Its benchmarks get half a second each unless `--time` or `--quick` says otherwise: the
+/// lessons' figures settle well within it, and the tour of 26 benchmarks then takes about ten
+/// seconds on two CPUs (`vernier run` keeps the library's second).
 pub fn demo_command(c: &Common) -> Result<i32> {
     let filter = c.filter()?;
-    let plan = c.plan()?;
+    let plan = match (c.time, c.quick) {
+        (None, false) => vernier::plan::Plan::with_budget(DEMO_BUDGET_NS),
+        _ => c.plan()?,
+    };
     let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.
     let identity = crate::args::self_command()
