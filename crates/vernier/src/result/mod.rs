@@ -4,10 +4,9 @@
 
 pub mod cold;
 pub mod comparison;
-pub mod earlier;
-pub mod known;
 mod load;
 pub mod memory;
+pub mod recent_runs;
 pub mod threads;
 
 pub use load::{load, parse, Invalid, LoadError};
@@ -337,10 +336,10 @@ pub struct BenchmarkResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_check: Option<crate::analyze::InstructionsCheck>,
     /// The range of this benchmark's medians in the same program's recent runs on this
-    /// machine, which `per_iter.ci95_ns` was joined to (`vernier::result::earlier`). Absent when there
+    /// machine, which `per_iter.ci95_ns` was joined to (`vernier::result::recent_runs`). Absent when there
     /// were fewer than two, or for a run outside the `vernier` command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub earlier_runs: Option<earlier::EarlierRuns>,
+    pub earlier_runs: Option<recent_runs::EarlierRuns>,
     /// `true` for a benchmark measured with the caches evicted before every sample
     /// (`--cache cold`, `Suite::bench_cold`): the checks that need several iterations per
     /// sample were taken off (`cold::drop_warm_checks`), and `vernier analyze` does the same.

@@ -17,8 +17,8 @@ use crate::measure::{self, MonotonicClock, Progress};
 use crate::pipeline;
 use crate::protocol;
 use crate::report;
-use crate::result::known::{self, KnownSpeed};
 use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
+use crate::speed_file::{self, KnownSpeed};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
 use std::path::Path;
@@ -87,7 +87,7 @@ impl Suite {
         let known = KnownSpeed::load(&Machine::detect());
         let identity = std::env::current_exe()
             .ok()
-            .and_then(|exe| known::program_identity(&exe, &[], "hot"));
+            .and_then(|exe| speed_file::program_identity(&exe, &[], "hot"));
         self.options.fill_known(&known, identity.as_deref());
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result, .. } = ev {

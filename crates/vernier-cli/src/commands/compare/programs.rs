@@ -3,9 +3,9 @@
 //! CPU so that drift cancels, the interval taken over the pairs.
 
 use super::{check_names, common, finish, match_names, warn_one_sided, write, CompareArgs};
-use crate::runner::code;
 use crate::runner::link::{Launch, ProcessLauncher};
 use crate::runner::pairs::{self, PairsConfig};
+use crate::runner::same_code;
 use crate::term;
 use anyhow::{bail, Result};
 use std::ffi::OsString;
@@ -224,13 +224,13 @@ fn mark_code(
     }
     let names: Vec<String> = file.comparisons.iter().map(|c| c.name.clone()).collect();
     let checks = if same_inputs {
-        code::compare_code(old, new, &names)
+        same_code::compare_code(old, new, &names)
     } else {
         let why = "OLD and NEW run with different arguments or environment: what each measures \
                    may differ by its inputs, so the code is not compared";
         names
             .iter()
-            .map(|n| (n.clone(), code::unknown(why.into())))
+            .map(|n| (n.clone(), same_code::unknown(why.into())))
             .collect()
     };
     for (c, (_, (code, detail))) in file.comparisons.iter_mut().zip(checks) {

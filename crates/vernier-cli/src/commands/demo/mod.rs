@@ -13,9 +13,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use vernier::report;
 use vernier::result::comparison::ComparisonFile;
-use vernier::result::known as known_speed;
 use vernier::result::ResultFile;
 use vernier::session::Event as SuiteEvent;
+use vernier::speed_file;
 use vernier::Options;
 use vernier::Suite;
 
@@ -51,13 +51,13 @@ pub fn counted_worker() -> Result<Worker> {
 pub fn demo_command(c: &Common) -> Result<i32> {
     let filter = c.filter()?;
     let plan = c.plan()?;
-    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
+    let known = speed_file::KnownSpeed::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.
     let identity = crate::args::self_command()
         .ok()
         .and_then(|(exe, mut args)| {
             args.push("demo".into());
-            known_speed::program_identity(&exe, &args, "hot")
+            speed_file::program_identity(&exe, &args, "hot")
         });
     let mut options = Options {
         system: audit_and_hint(),

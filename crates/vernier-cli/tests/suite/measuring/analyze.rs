@@ -318,7 +318,7 @@ fn joins_its_kept_predecessors(
         .map(|f| f.benchmarks[0].per_iter.median_ns)
         .collect();
     let b = &this.benchmarks[0];
-    if medians.len() < vernier::result::earlier::MIN_EARLIER_RUNS {
+    if medians.len() < vernier::result::recent_runs::MIN_EARLIER_RUNS {
         assert!(
             b.earlier_runs.is_none(),
             "{:?}\n{}",
@@ -403,7 +403,7 @@ fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
 /// `core-slowed` or as removed work).
 fn kept(file: &ResultFile) -> bool {
     let b = &file.benchmarks[0];
-    vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+    vernier::result::recent_runs::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
 }
 
 /// One executable sized by an environment variable (the chain example, `CHAIN_N=100` or

@@ -12,7 +12,7 @@
 //! run goes on, measured against its own probes and its start-up speed only).
 //!
 //! The same file keeps, per machine, program and benchmark, the medians of the last
-//! [`EARLIER_KEEP`] runs ([`crate::result::earlier`]): what the same code read here lately,
+//! [`EARLIER_KEEP`] runs ([`crate::result::recent_runs`]): what the same code read here lately,
 //! which the next run's interval is joined to.
 //!
 //! `vernier run`, `vernier demo` and a Rust suite run standalone (`cargo bench`,
@@ -38,7 +38,7 @@ pub const MIN_CLOCK_RUNS: usize = 20;
 /// Environment variable naming the file (`none`: no file).
 pub const ENV: &str = "VERNIER_SPEED_FILE";
 
-/// Medians kept per benchmark of a program (`crate::result::earlier`).
+/// Medians kept per benchmark of a program (`crate::result::recent_runs`).
 pub const EARLIER_KEEP: usize = 10;
 /// Benchmarks of programs kept in the file; the least recently run go first.
 pub const EARLIER_ENTRIES: usize = 2000;
@@ -228,15 +228,15 @@ impl KnownSpeed {
     /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
     /// this machine, once there are enough of them; until then, those of the most recently
     /// run earlier build of the same executable, marked as such (only their spread applies:
-    /// `crate::result::earlier`).
+    /// `crate::result::recent_runs`).
     pub fn earlier_runs(
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<crate::result::earlier::EarlierRuns> {
+    ) -> Option<crate::result::recent_runs::EarlierRuns> {
         self.earlier
             .get(&self.earlier_key(program, benchmark))
-            .and_then(|e| crate::result::earlier::EarlierRuns::from_medians(&e.medians))
+            .and_then(|e| crate::result::recent_runs::EarlierRuns::from_medians(&e.medians))
             .or_else(|| self.earlier_build_runs(program, benchmark))
     }
 
@@ -246,7 +246,7 @@ impl KnownSpeed {
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<crate::result::earlier::EarlierRuns> {
+    ) -> Option<crate::result::recent_runs::EarlierRuns> {
         let fam = family(program)?;
         self.earlier
             .iter()
@@ -256,7 +256,7 @@ impl KnownSpeed {
                 same.then_some(e)
             })
             .filter_map(|e| {
-                let runs = crate::result::earlier::EarlierRuns::of_earlier_build(&e.medians)?;
+                let runs = crate::result::recent_runs::EarlierRuns::of_earlier_build(&e.medians)?;
                 Some((e.last_s, runs))
             })
             .max_by_key(|(last_s, _)| *last_s)
@@ -268,7 +268,7 @@ impl KnownSpeed {
     pub fn earlier_runs_of(
         &self,
         program: &str,
-    ) -> BTreeMap<String, crate::result::earlier::EarlierRuns> {
+    ) -> BTreeMap<String, crate::result::recent_runs::EarlierRuns> {
         let fam = family(program);
         let names: std::collections::BTreeSet<&str> = self
             .earlier
@@ -285,7 +285,7 @@ impl KnownSpeed {
             .collect()
     }
 
-    /// Add the medians of `file`'s benchmarks that are worth keeping (`crate::result::earlier`)
+    /// Add the medians of `file`'s benchmarks that are worth keeping (`crate::result::recent_runs`)
     /// under `program`, and write the file back. Errors are ignored: the file is a cache.
     #[cfg(test)]
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
@@ -293,7 +293,7 @@ impl KnownSpeed {
     }
 
     /// Both records of a run in one read and one write of the file: its fast-state speeds and,
-    /// under `program`, its medians worth keeping (`crate::result::earlier`).
+    /// under `program`, its medians worth keeping (`crate::result::recent_runs`).
     pub fn record_run(&self, file: &ResultFile, program: Option<&str>) {
         self.update(|store| {
             let speeds = self.add_speeds(store, file);
@@ -322,7 +322,10 @@ impl KnownSpeed {
             .iter()
             .filter(|b| b.status == crate::result::Status::Ok)
             .filter(|b| {
-                crate::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+                crate::result::recent_runs::figure_worth_keeping(
+                    b.per_iter.median_ns,
+                    &b.diagnostics,
+                )
             })
             .map(|b| (self.earlier_key(program, &b.name), b.per_iter.median_ns))
             .collect();
