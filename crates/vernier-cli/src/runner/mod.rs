@@ -8,10 +8,10 @@ pub mod disasm;
 pub mod harness;
 pub mod same_code;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
+pub mod compare;
 #[allow(dead_code)]
 pub mod instructions;
 pub mod link;
 pub mod memory;
-pub mod pairs;
 pub mod processes;
 pub mod worker;

@@ -1,14 +1,19 @@
 //! The last stage, in this process: a suite measured standalone (`cargo bench`, `./bench`),
-//! its registered comparisons ([`pairs`]), the harness's measurement of its own costs
+//! its registered comparisons ([`compare`]), the harness's measurement of its own costs
 //! ([`calibrate`]) and whole-program checkpoints ([`checkpoint`]). It drives every earlier
 //! stage: the plan, the engine, the analysis, the result file (written after each benchmark)
 //! and the printed report.
 
 pub mod calibrate;
 pub mod checkpoint;
+pub mod compare;
 pub mod memory;
-pub mod pairs;
 pub mod suite;
+
+/// The former path of [`compare::run_suite_pairs`], `session::pairs`, which programs outside
+/// the workspace may name.
+#[doc(hidden)]
+pub use compare as pairs;
 
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
@@ -105,7 +110,7 @@ impl Suite {
             .map(|b| b.name.clone())
             .collect();
         if !self.pairs.is_empty() {
-            let cf = pairs::run_suite_pairs(
+            let cf = compare::run_suite_pairs(
                 &mut self,
                 crate::stats::compare::DEFAULT_THRESHOLD,
                 &mut |_| {},

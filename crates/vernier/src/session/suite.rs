@@ -416,7 +416,7 @@ impl Suite {
 
     /// Register a paired comparison of OLD (`old`) and NEW (`new`): measured alternately, in a
     /// random order within each pair, with the same iterations per sample, and reported as the
-    /// ratio NEW/OLD with its interval and a verdict (see `vernier::measure::pairs`). Comparisons run
+    /// ratio NEW/OLD with its interval and a verdict (see `vernier::measure::compare`). Comparisons run
     /// in this process only, on one CPU, both sides sharing this process's memory layout: the
     /// interval covers the noise within the process, not what would differ between processes
     /// (as a worker, a suite serves its benchmarks; `vernier compare` compares two executables

@@ -169,7 +169,7 @@ fn demo_pairs(
         return Ok(None);
     }
     let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
-    let file = vernier::session::pairs::run_suite_pairs(
+    let file = vernier::session::compare::run_suite_pairs(
         suite,
         vernier::stats::compare::DEFAULT_THRESHOLD,
         &mut |ev| match ev {
