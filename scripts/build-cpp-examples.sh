@@ -6,14 +6,14 @@
 #   4. `cmake --install`, then a consumer project with find_package(vernier),
 #   5. with clang++ too, when it is installed.
 # Every benchmark program is then asked for --list (checkpoints, not a benchmark program, is
-# only built), and seed000 measures its two sqrt benchmarks.
+# only built), and arithmetic measures its two sqrt benchmarks.
 #
 # usage: scripts/build-cpp-examples.sh [BUILD_DIR]    (default: target/cpp-build)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/cpp-build}
-examples=(seed000 seed003 seed004 chain faulty pagefault kernels latency)
+examples=(arithmetic ijk_loop pitfalls chain faulty pagefault kernels latency)
 jobs=$(nproc 2>/dev/null || echo 2)
 rm -rf "$out"
 mkdir -p "$out"
@@ -56,7 +56,7 @@ else
   step "clang++ not installed: skipped"
 fi
 
-step "seed000, standalone"
-"$out/cmake/examples/cpp/seed000" sqrt --time 0.2 --standalone
+step "arithmetic, standalone"
+"$out/cmake/examples/cpp/arithmetic" sqrt --time 0.2 --standalone
 
 printf '\nall C++ builds OK (in %s)\n' "$out"

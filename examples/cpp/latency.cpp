@@ -1,6 +1,6 @@
 // Latency and throughput, and cold caches (docs/experiments.md).
 //
-// - "sqrt": throughput, independent square roots that the core overlaps (seed000's form).
+// - "sqrt": throughput, independent square roots that the core overlaps (arithmetic.cpp's form).
 // - "sqrt latency": the same square root in a dependent chain, x = sqrt(x + c): each waits for
 //   the previous one, so the figure is the instruction's latency.
 // - "mul-add latency": a 4-cycle dependent chain, for scale.

@@ -115,7 +115,7 @@ fn measure(
         (None, false) => vernier::plan::Plan::default(),
     };
     let machine = vernier::machine::Machine::detect();
-    let known = vernier::result::known::KnownSpeed::load(&machine);
+    let known = vernier::speed_file::KnownSpeed::load(&machine);
     let mut options = vernier::Options {
         plan,
         quick,

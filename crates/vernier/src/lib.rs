@@ -22,6 +22,8 @@
 //! - [`samples`]: every raw sample, warm-up included;
 //! - [`analyze`]: figures and diagnostics from the samples, core speed, comparisons from pairs;
 //! - [`result`]: the result and comparison files (schema, loading, atomic writes);
+//! - [`speed_file`]: the machine's speed file — its known core speed, and each program's
+//!   identity and recent medians;
 //! - [`pipeline`]: the one step from a measurement to its result, that every path takes;
 //! - [`report`]: the terminal tables and their words (units, style);
 //! - [`protocol`]: the worker protocol, both sides, and the Rust suite's worker;
@@ -50,6 +52,7 @@ pub mod result;
 pub mod samples;
 pub mod session;
 pub mod shard;
+pub mod speed_file;
 pub mod stats;
 pub mod timer;
 pub mod units;

@@ -7,7 +7,7 @@
 
 use crate::analyze::{self, Analysis, InstructionsCheck};
 use crate::measure::Measurement;
-use crate::result::earlier::{self, EarlierRuns};
+use crate::result::recent_runs::{self, EarlierRuns};
 use crate::result::{cold, BenchmarkResult};
 
 /// What the step needs beyond the measurement.
@@ -70,7 +70,7 @@ pub fn finish(
             .analysis
             .clock_cycle_ns
             .map(|(fast, slow)| [1.0 / slow, 1.0 / fast]);
-        earlier::join_result(&mut r, &e, clock_ghz);
+        recent_runs::join_result(&mut r, &e, clock_ghz);
     }
     r
 }

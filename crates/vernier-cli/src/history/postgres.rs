@@ -161,7 +161,7 @@ impl PgStore {
         let key = m.key(f);
         if let Some(rk) = &f.run_key {
             // Saves of one identity (a retried job beside the first) one after the other.
-            let lock = vernier::result::known::fnv1a(format!("{rk}\u{1f}{key}").as_bytes()) as i64;
+            let lock = vernier::speed_file::fnv1a(format!("{rk}\u{1f}{key}").as_bytes()) as i64;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&lock])?;
             let st = tx.prepare(pg(&store::delete_replaced()).as_str())?;
             for b in &run.benchmarks {

@@ -1,5 +1,5 @@
 //! What `vernier run` and `vernier compare` need from a worker, as a trait: the seam between
-//! their drivers (`crate::runner::processes::measure_in_processes`, `crate::runner::pairs`) and real processes, so that both
+//! their drivers (`crate::runner::processes::measure_in_processes`, `crate::runner::compare`) and real processes, so that both
 //! are tested on scripted workers and a mock clock, without real timing.
 //!
 //! A [`WorkerLink`] lists benchmarks, runs a batch of samples of one of them, and quits. A
@@ -12,7 +12,7 @@
 use crate::runner::worker::{Control, WorkerProcess};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use vernier::measure::pairs::Side;
+use vernier::measure::compare::Side;
 use vernier::measure::{Batch, Target};
 use vernier::protocol::BenchRef;
 use vernier::timer::TimerInfo;

@@ -49,7 +49,7 @@ fn interposer_in(dir: &Path) -> Result<PathBuf, String> {
     }
     let name = format!(
         "libvernier_alloc_counts-{:016x}.so",
-        vernier::result::known::fnv1a(INTERPOSER)
+        vernier::speed_file::fnv1a(INTERPOSER)
     );
     let path = dir.join(&name);
     if std::fs::metadata(&path).is_ok_and(|m| m.len() == INTERPOSER.len() as u64) {

@@ -2,16 +2,16 @@
 //! for comparisons (and whether their code is the same), the deterministic mode under callgrind, cold caches, the machine's known
 //! core speed, and Google Benchmark files read as results.
 
-pub mod code;
 pub mod cold;
 pub mod counted;
 pub mod disasm;
 pub mod harness;
+pub mod same_code;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
+pub mod compare;
 #[allow(dead_code)]
 pub mod instructions;
 pub mod link;
 pub mod memory;
-pub mod pairs;
 pub mod processes;
 pub mod worker;

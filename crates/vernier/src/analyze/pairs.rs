@@ -4,11 +4,11 @@
 //! ([`comparison_from_process_pairs`]), the evidence that the pairs fall into layout states
 //! ([`pair_states`]), and the stopping rule over process pairs ([`pairs_settled`]). The
 //! statistics themselves are in [`crate::stats::compare`]; the engine
-//! that measures the pairs is [`crate::measure::pairs`].
+//! that measures the pairs is [`crate::measure::compare`].
 
 use super::layout::layout_spread;
 use super::ProcessFigure;
-use crate::measure::pairs::{
+use crate::measure::compare::{
     settled, PairMeasurement, PairStop, Rewarm, Settle, MIN_PROCESS_PAIRS,
 };
 use crate::stats::compare::Verdict;

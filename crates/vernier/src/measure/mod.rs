@@ -4,7 +4,7 @@
 //! the median interval to decide when to stop.
 //!
 //! The engine is an explicit state machine, [`sampler::Sampler`], which the single benchmark
-//! ([`measure`]) and the pair ([`pairs::measure_pair`]) both drive: it owns the states, the
+//! ([`measure`]) and the pair ([`compare::measure_pair`]) both drive: it owns the states, the
 //! budget, Ctrl-C, calibration, the probe's share and progress, answers "what next?" with a
 //! batch to measure and takes the batch back. What differs is a policy: for one benchmark, the
 //! batches below and the median's interval as the stopping rule.
@@ -20,9 +20,9 @@
 //! driven by hand, batch by batch: see its tests).
 
 mod calibration;
+pub mod compare;
 pub mod ctrlc;
 pub mod in_process;
-pub mod pairs;
 pub mod sampler;
 pub mod series;
 mod single;

@@ -1,5 +1,5 @@
 //! The sampling state machine both engines drive: one benchmark ([`super::measure`]) and a
-//! pair ([`super::pairs::measure_pair`]).
+//! pair ([`super::compare::measure_pair`]).
 //!
 //! The [`Sampler`] owns what the two have in common: the states (`Calibrate`, `Collect`,
 //! `Done`), the wall clock and the budget, Ctrl-C, the doubling calibration (over every side of
@@ -338,7 +338,7 @@ impl<'c, P: Policy> Sampler<'c, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::pairs::{PairPlan, Paired, MIN_BATCH, WORKER_BATCH_NS};
+    use crate::measure::compare::{PairPlan, Paired, MIN_BATCH, WORKER_BATCH_NS};
     use crate::measure::single::Single;
     use crate::measure::{MockClock, LADDER, LADDER_SAMPLES, MAX_BATCH_FRACTION, MIN_MAIN_BATCH};
     use crate::plan::Plan;

@@ -448,7 +448,7 @@ fn earlier_apart_note(file: &crate::result::ResultFile) -> Option<String> {
     Some(format!(
         "Earlier runs here read medians further apart than {}× the clock's range: other inputs \
          (a file the program reads?) or other code, so ±next run is not widened to cover them: {}",
-        crate::result::earlier::FAR_BEYOND_CLOCK,
+        crate::result::recent_runs::FAR_BEYOND_CLOCK,
         listed.join(", ")
     ))
 }
@@ -467,8 +467,8 @@ mod tests {
         file.benchmarks.truncate(1);
         let b = &mut file.benchmarks[0];
         let m = b.per_iter.median_ns;
-        let e = crate::result::earlier::EarlierRuns::from_medians(&[m, 2.0 * m]).unwrap();
-        assert!(!crate::result::earlier::join_result(b, &e, None));
+        let e = crate::result::recent_runs::EarlierRuns::from_medians(&[m, 2.0 * m]).unwrap();
+        assert!(!crate::result::recent_runs::join_result(b, &e, None));
         let name = b.name.clone();
         let line = earlier_note(&file).unwrap();
         assert!(line.contains("further apart"), "{line}");

@@ -613,7 +613,7 @@ impl Table {
     /// What each column shown means, wrapped to the width. `clock_range`: the intervals for
     /// the next run were joined to the clock range of the machine's recent runs
     /// (`harness.clock_ghz`), which the speed file gives once it holds enough runs
-    /// (`crate::result::known`).
+    /// (`crate::speed_file`).
     pub fn legend(&self, clock_range: bool) -> String {
         let mut parts = vec![LEGEND_MEDIAN.to_string()];
         for c in &self.cols {

@@ -4,7 +4,7 @@
 
 use crate::analyze::pairs::{comparison_from_pair, Comparison};
 pub use crate::analyze::pairs::{Code, CodeDetail};
-use crate::measure::pairs::PairMeasurement;
+use crate::measure::compare::PairMeasurement;
 use crate::result::Tool;
 use crate::stats::compare::{self, Mode, Verdict};
 use serde::{Deserialize, Serialize};

@@ -8,6 +8,13 @@ use serde_json::Value;
 use std::fmt;
 use std::path::Path;
 
+impl ResultFile {
+    /// Read, upgrade and validate a result file (see [`load`]).
+    pub fn load(path: &Path) -> Result<ResultFile, LoadError> {
+        load(path)
+    }
+}
+
 /// Errors reading a result file.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {

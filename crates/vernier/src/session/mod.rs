@@ -1,14 +1,15 @@
 //! The last stage, in this process: a suite measured standalone (`cargo bench`, `./bench`),
-//! its registered comparisons ([`pairs`]), the harness's measurement of its own costs
+//! its registered comparisons ([`compare`]), the harness's measurement of its own costs
 //! ([`calibrate`]) and whole-program checkpoints ([`checkpoint`]). It drives every earlier
 //! stage: the plan, the engine, the analysis, the result file (written after each benchmark)
 //! and the printed report.
 
 pub mod calibrate;
 pub mod checkpoint;
+pub mod compare;
 pub mod memory;
-pub mod pairs;
 pub mod suite;
+
 
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
@@ -17,8 +18,8 @@ use crate::measure::{self, MonotonicClock, Progress};
 use crate::pipeline;
 use crate::protocol;
 use crate::report;
-use crate::result::known::{self, KnownSpeed};
 use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
+use crate::speed_file::{self, KnownSpeed};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
 use std::path::Path;
@@ -87,7 +88,7 @@ impl Suite {
         let known = KnownSpeed::load(&Machine::detect());
         let identity = std::env::current_exe()
             .ok()
-            .and_then(|exe| known::program_identity(&exe, &[], "hot"));
+            .and_then(|exe| speed_file::program_identity(&exe, &[], "hot"));
         self.options.fill_known(&known, identity.as_deref());
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result, .. } = ev {
@@ -105,7 +106,7 @@ impl Suite {
             .map(|b| b.name.clone())
             .collect();
         if !self.pairs.is_empty() {
-            let cf = pairs::run_suite_pairs(
+            let cf = compare::run_suite_pairs(
                 &mut self,
                 crate::stats::compare::DEFAULT_THRESHOLD,
                 &mut |_| {},

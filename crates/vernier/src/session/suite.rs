@@ -3,7 +3,7 @@
 
 use crate::counters::CounterSelection;
 use crate::plan::Plan;
-use crate::result::known::KnownSpeed;
+use crate::speed_file::KnownSpeed;
 use crate::workload::routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
 use crate::workload::{cache, Entry};
 use std::path::PathBuf;
@@ -87,8 +87,8 @@ pub struct Options {
     /// ([slowest not core-slowed, fastest]; filled by the `vernier` command).
     pub clock_ghz: Option<[f64; 2]>,
     /// Per benchmark name, the medians of the same program's recent runs on this machine,
-    /// which its interval is joined to (`result::earlier`; filled by the `vernier` command).
-    pub earlier: std::collections::BTreeMap<String, crate::result::earlier::EarlierRuns>,
+    /// which its interval is joined to (`result::recent_runs`; filled by the `vernier` command).
+    pub earlier: std::collections::BTreeMap<String, crate::result::recent_runs::EarlierRuns>,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
@@ -154,7 +154,7 @@ impl Options {
 
     /// Fill what a run in this process needs from the machine's speed file and was not
     /// given: the known speed, the clock's range, and the earlier runs of `program` (a
-    /// [`program_identity`](crate::result::known::program_identity)).
+    /// [`program_identity`](crate::speed_file::program_identity)).
     pub fn fill_known(&mut self, known: &KnownSpeed, program: Option<&str>) {
         if self.known_cycle_ns.is_none() {
             self.known_cycle_ns = known.known_cycle_ns();
@@ -416,7 +416,7 @@ impl Suite {
 
     /// Register a paired comparison of OLD (`old`) and NEW (`new`): measured alternately, in a
     /// random order within each pair, with the same iterations per sample, and reported as the
-    /// ratio NEW/OLD with its interval and a verdict (see `vernier::measure::pairs`). Comparisons run
+    /// ratio NEW/OLD with its interval and a verdict (see `vernier::measure::compare`). Comparisons run
     /// in this process only, on one CPU, both sides sharing this process's memory layout: the
     /// interval covers the noise within the process, not what would differ between processes
     /// (as a worker, a suite serves its benchmarks; `vernier compare` compares two executables

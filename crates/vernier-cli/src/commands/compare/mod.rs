@@ -3,8 +3,8 @@
 //! OLD and NEW are either two executables (two builds of a benchmark program, each a worker)
 //! or two result files (`vernier run --json`, `vernier demo --json`); which one is detected
 //! from the files themselves. Executables are compared live over several OLD/NEW process pairs
-//! (`crate::runner::pairs`): benchmarks are paired by name, each pair alternates batches between its
-//! two processes on one CPU so that drift cancels (`vernier::measure::pairs`), and the interval is
+//! (`crate::runner::compare`): benchmarks are paired by name, each pair alternates batches between its
+//! two processes on one CPU so that drift cancels (`vernier::measure::compare`), and the interval is
 //! taken over the pairs. Result files are compared offline from each file's own interval,
 //! which leaves the comparison exposed to whatever changed on the machine between the two
 //! runs; the output says so.

@@ -1,16 +1,16 @@
 //! `vernier compare OLD NEW` with two executables: compared live over OLD/NEW process pairs
-//! (`crate::runner::pairs`), each pair alternating batches between its two processes on one
+//! (`crate::runner::compare`), each pair alternating batches between its two processes on one
 //! CPU so that drift cancels, the interval taken over the pairs.
 
 use super::{check_names, common, finish, match_names, warn_one_sided, write, CompareArgs};
-use crate::runner::code;
+use crate::runner::compare::{self, PairsConfig};
 use crate::runner::link::{Launch, ProcessLauncher};
-use crate::runner::pairs::{self, PairsConfig};
+use crate::runner::same_code;
 use crate::term;
 use anyhow::{bail, Result};
 use std::ffi::OsString;
 use std::path::Path;
-use vernier::measure::pairs::{default_process_pairs, Side, MIN_PROCESS_PAIRS};
+use vernier::measure::compare::{default_process_pairs, Side, MIN_PROCESS_PAIRS};
 use vernier::measure::MonotonicClock;
 use vernier::result::comparison::ComparisonFile;
 use vernier::stats::compare::Mode;
@@ -140,7 +140,7 @@ pub(super) fn compare_programs(
     let mut label = String::new();
     let json = a.json.clone();
     let mut only = (Vec::new(), Vec::new());
-    let outcome = pairs::run(
+    let outcome = compare::run(
         &mut launcher,
         &MonotonicClock,
         &cfg,
@@ -153,7 +153,7 @@ pub(super) fn compare_programs(
         },
         &term::interrupted,
         &mut |ev| match ev {
-            pairs::Event::PairStarted { setup, old, new } => {
+            compare::Event::PairStarted { setup, old, new } => {
                 label = format!(
                     "pair {}/{}{}",
                     setup.index + 1,
@@ -177,10 +177,10 @@ pub(super) fn compare_programs(
                     }
                 }
             }
-            pairs::Event::Progress { name, progress: p } => {
+            compare::Event::Progress { name, progress: p } => {
                 progress.update(&format!("{name} ({label})"), p)
             }
-            pairs::Event::PairDone { file, .. } => {
+            compare::Event::PairDone { file, .. } => {
                 progress.clear();
                 if let Some(p) = &json {
                     // Written after each pair, so an interrupted run keeps what it measured.
@@ -224,13 +224,13 @@ fn mark_code(
     }
     let names: Vec<String> = file.comparisons.iter().map(|c| c.name.clone()).collect();
     let checks = if same_inputs {
-        code::compare_code(old, new, &names)
+        same_code::compare_code(old, new, &names)
     } else {
         let why = "OLD and NEW run with different arguments or environment: what each measures \
                    may differ by its inputs, so the code is not compared";
         names
             .iter()
-            .map(|n| (n.clone(), code::unknown(why.into())))
+            .map(|n| (n.clone(), same_code::unknown(why.into())))
             .collect()
     };
     for (c, (_, (code, detail))) in file.comparisons.iter_mut().zip(checks) {

@@ -112,7 +112,7 @@ impl Event {
     }
 }
 
-/// Copy a NUL-terminated message into an event (`set_event` in `examples/cpp/seed004.cpp`).
+/// Copy a NUL-terminated message into an event (`set_event` in `examples/cpp/pitfalls.cpp`).
 #[inline(never)]
 pub fn set_event(event: &mut Event, msg: &[u8]) -> usize {
     let size = msg.iter().position(|&b| b == 0).unwrap_or(msg.len()) + 1;

@@ -13,12 +13,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use vernier::report;
 use vernier::result::comparison::ComparisonFile;
-use vernier::result::known as known_speed;
 use vernier::result::ResultFile;
 
 /// The demo's budget per benchmark when neither `--time` nor `--quick` is given.
 const DEMO_BUDGET_NS: u64 = 500_000_000;
 use vernier::session::Event as SuiteEvent;
+use vernier::speed_file;
 use vernier::Options;
 use vernier::Suite;
 
@@ -61,13 +61,13 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         (None, false) => vernier::plan::Plan::with_budget(DEMO_BUDGET_NS),
         _ => c.plan()?,
     };
-    let known = known_speed::KnownSpeed::load(&vernier::machine::Machine::detect());
+    let known = speed_file::KnownSpeed::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.
     let identity = crate::args::self_command()
         .ok()
         .and_then(|(exe, mut args)| {
             args.push("demo".into());
-            known_speed::program_identity(&exe, &args, "hot")
+            speed_file::program_identity(&exe, &args, "hot")
         });
     let mut options = Options {
         system: audit_and_hint(),
@@ -179,7 +179,7 @@ fn demo_pairs(
         return Ok(None);
     }
     let mut progress = term::ProgressLine::new().of(suite.comparison_names().len());
-    let file = vernier::session::pairs::run_suite_pairs(
+    let file = vernier::session::compare::run_suite_pairs(
         suite,
         vernier::stats::compare::DEFAULT_THRESHOLD,
         &mut |ev| match ev {

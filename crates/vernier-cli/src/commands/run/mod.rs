@@ -158,7 +158,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
-    let known = vernier::result::known::KnownSpeed::load(&machine);
+    let known = vernier::speed_file::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     machine.worker_interp = hello.interp.clone();
     let mut file = ResultFile::begin(vernier::result::Session {
@@ -180,7 +180,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
     });
     let ctx = file.analysis_context();
-    let identity = vernier::result::known::program_identity(&program, &args, a.cache.name());
+    let identity = vernier::speed_file::program_identity(&program, &args, a.cache.name());
     let render = report::Render::for_stdout(a.common.verbose);
     let table = report::Table::new(
         &selected

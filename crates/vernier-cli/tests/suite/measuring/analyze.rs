@@ -121,7 +121,7 @@ fn a_rust_worker_run_in_two_processes_is_re_derived_exactly() {
 
 #[test]
 fn a_cpp_worker_run_is_re_derived_exactly() {
-    run_then_reanalyze(&["--quick"], &cpp::example("seed000"), "cpp");
+    run_then_reanalyze(&["--quick"], &cpp::example("arithmetic"), "cpp");
 }
 
 #[test]
@@ -252,7 +252,7 @@ fn analyze_names_a_missing_file_and_a_bad_filter() {
 fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
     let store = tmp("earlier-speed.json");
     let _ = std::fs::remove_file(&store);
-    let exe = cpp::example("seed000");
+    let exe = cpp::example("arithmetic");
     let run = |exe: &Path, tag: &str| {
         let json = tmp(&format!("earlier-{tag}.json"));
         let o = vernier()
@@ -287,7 +287,7 @@ fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
     assert!(lo <= b.per_iter.run_ci95_ns[0] && b.per_iter.run_ci95_ns[1] <= hi);
     reanalyze_and_compare(&third_path, "earlier");
     // Another executable (a copy is another file) has no earlier runs.
-    let copy = tmp("seed000-copy");
+    let copy = tmp("arithmetic-copy");
     std::fs::copy(&exe, &copy).unwrap();
     let (_, other, _) = run(&copy, "copy");
     assert!(other.benchmarks[0].earlier_runs.is_none());
@@ -318,7 +318,7 @@ fn joins_its_kept_predecessors(
         .map(|f| f.benchmarks[0].per_iter.median_ns)
         .collect();
     let b = &this.benchmarks[0];
-    if medians.len() < vernier::result::earlier::MIN_EARLIER_RUNS {
+    if medians.len() < vernier::result::recent_runs::MIN_EARLIER_RUNS {
         assert!(
             b.earlier_runs.is_none(),
             "{:?}\n{}",
@@ -403,7 +403,7 @@ fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
 /// `core-slowed` or as removed work).
 fn kept(file: &ResultFile) -> bool {
     let b = &file.benchmarks[0];
-    vernier::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+    vernier::result::recent_runs::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
 }
 
 /// One executable sized by an environment variable (the chain example, `CHAIN_N=100` or

@@ -14,9 +14,9 @@ use std::time::Duration;
 use vernier::protocol::Hello;
 
 const EXAMPLES: [&str; 6] = [
-    "seed000",
-    "seed003",
-    "seed004",
+    "arithmetic",
+    "ijk_loop",
+    "pitfalls",
     "chain",
     "faulty",
     "pagefault",
@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
 }
 
 #[test]
-fn seed000_conforms_to_the_protocol() {
-    let r = conformance::check(Command::new(example("seed000")));
+fn arithmetic_conforms_to_the_protocol() {
+    let r = conformance::check(Command::new(example("arithmetic")));
     assert!(r.hello.implementation.starts_with("vernier-cpp/"));
     assert!(!r.hello.debug_build);
     assert_eq!(
@@ -139,7 +139,7 @@ fn seed000_conforms_to_the_protocol() {
 
 #[test]
 fn every_example_conforms_to_the_protocol() {
-    for name in ["seed003", "seed004", "chain"] {
+    for name in ["ijk_loop", "pitfalls", "chain"] {
         let r = conformance::check(Command::new(example(name)));
         assert!(!r.names.is_empty(), "{name}");
     }
@@ -212,7 +212,7 @@ fn a_hanging_benchmark_gives_no_reply() {
 
 #[test]
 fn end_of_input_ends_the_worker_cleanly() {
-    let mut s = Session::spawn(Command::new(example("seed000")));
+    let mut s = Session::spawn(Command::new(example("arithmetic")));
     assert!(Hello::parse(&s.ask("hello 1")).is_ok());
     s.close_input();
     assert_eq!(s.next_reply(conformance::REPLY_TIMEOUT), Reply::Eof);
@@ -221,7 +221,7 @@ fn end_of_input_ends_the_worker_cleanly() {
 
 #[test]
 fn probe_reports_environment_size_and_layout_randomisation() {
-    let exe = example("seed003");
+    let exe = example("ijk_loop");
     // A known environment: "A=aaaa\0" (7 bytes) and "VERNIER_FDS=3,4\0" (16 bytes).
     let probe_with = |no_aslr: bool| {
         let mut cmd = Command::new(&exe);
@@ -256,7 +256,7 @@ fn probe_reports_environment_size_and_layout_randomisation() {
 
 #[test]
 fn a_debug_build_says_so() {
-    let exe = compile("seed000-O0", &[example_source("seed000")], &["-O0"]);
+    let exe = compile("arithmetic-O0", &[example_source("arithmetic")], &["-O0"]);
     let mut s = Session::spawn(Command::new(&exe));
     let line = s.ask("hello 1");
     assert!(line.contains(" build=debug "), "{line}");
@@ -268,7 +268,7 @@ fn a_debug_build_says_so() {
 
 #[test]
 fn standalone_flags_the_sqrt_without_barrier_and_not_the_one_with() {
-    let out = standalone(&example("seed000"), &["sqrt", "--time", "0.3"]);
+    let out = standalone(&example("arithmetic"), &["sqrt", "--time", "0.3"]);
     // One result line per benchmark: "<name padded>  T_iter ~ …".
     let line = |name: &str| {
         out.lines()
@@ -322,7 +322,7 @@ fn standalone_runs_itself_through_the_runner_when_there_is_one() {
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("r.json");
     let _ = std::fs::remove_file(&json);
-    let o = Command::new(example("seed000"))
+    let o = Command::new(example("arithmetic"))
         .args(["sqrt", "--quick", "--json"])
         .arg(&json)
         .env_remove("VERNIER_FDS")
@@ -347,7 +347,7 @@ fn standalone_runs_itself_through_the_runner_when_there_is_one() {
         assert!(b.processes.len() >= 2, "{}: {:?}", b.name, b.processes);
     }
     // A runner that cannot be started: said, and the program measures in its own process.
-    let o = Command::new(example("seed000"))
+    let o = Command::new(example("arithmetic"))
         .args(["sqrt", "--time", "0.05"])
         .env_remove("VERNIER_FDS")
         .env("VERNIER_BIN", dir.join("no-such-vernier"))
@@ -361,7 +361,7 @@ fn standalone_runs_itself_through_the_runner_when_there_is_one() {
 
 #[test]
 fn standalone_lists_and_filters() {
-    let exe = example("seed004");
+    let exe = example("pitfalls");
     let names = standalone(&exe, &["--list"]);
     assert_eq!(
         names.lines().collect::<Vec<_>>(),
@@ -383,7 +383,7 @@ fn standalone_lists_and_filters() {
 fn the_measured_loop_has_a_findable_symbol() {
     let o = Command::new("nm")
         .arg("-C")
-        .arg(example("seed000"))
+        .arg(example("arithmetic"))
         .output();
     let o = o.expect("nm is not installed: apt-get install binutils");
     let syms = String::from_utf8_lossy(&o.stdout);
@@ -417,7 +417,7 @@ fn the_add_chain_grows_with_its_length() {
 
 #[test]
 fn the_monotonic_fallback_conforms_too() {
-    let mut cmd = Command::new(example("seed000"));
+    let mut cmd = Command::new(example("arithmetic"));
     cmd.env("VERNIER_TIMER", "monotonic");
     let r = conformance::check(cmd);
     assert_eq!(r.hello.timer.kind, vernier::timer::TimerKind::Monotonic);

@@ -1,5 +1,5 @@
 //! Drives the real `vernier demo` binary. No absolute times: orderings measured in the same
-//! run, structure, and the flags the seeds predict.
+//! run, structure, and the flags the talks predict.
 
 use crate::common::cli;
 
@@ -121,7 +121,7 @@ fn demo_quick_writes_a_complete_result_file() {
 
     assert_eq!(file.schema, 1);
     assert_eq!(file.benchmarks.len(), 26);
-    // Seed 004's memory lesson: counted in the command's own process, exactly.
+    // The pitfalls talk's memory lesson: counted in the command's own process, exactly.
     let mem = |name: &str| {
         let b = file.benchmarks.iter().find(|b| b.name == name).unwrap();
         let m = b
@@ -162,7 +162,7 @@ fn demo_quick_writes_a_complete_result_file() {
         );
     }
 
-    // The seed's lesson: without a barrier the computation disappears; with one it does not.
+    // The precision talk's lesson: without a barrier the computation disappears; with one it does not.
     assert!(has(&file, "sqrt(4.2) without barrier", Code::OptimizedAway));
     assert!(!has(&file, "sqrt(4.2) with barrier", Code::OptimizedAway));
     assert!(has(&file, "empty closure", Code::OptimizedAway));
@@ -194,7 +194,7 @@ fn demo_quick_writes_a_complete_result_file() {
     let says_dominates = stdout.contains("cold memory, not the copy, dominates");
     assert_eq!(says_dominates, r >= 1.2, "ratio {r}: {stdout}");
 
-    // Seed 004's checkpoints: the first write to 64 MiB of fresh memory faults its pages in;
+    // The pitfalls talk's checkpoints: the first write to 64 MiB of fresh memory faults its pages in;
     // the same copy again faults none (the kernel's counts: deterministic).
     let phases: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("checkpoints.json")).unwrap()).unwrap();
@@ -217,7 +217,7 @@ fn demo_quick_writes_a_complete_result_file() {
     );
     assert!(stdout.contains("copy into each event, first") && stdout.contains("page-faults"));
 
-    // Seed 000: the loops' assembly, read from this executable, shows the removed sqrt.
+    // The precision talk: the loops' assembly, read from this executable, shows the removed sqrt.
     let objdump = Command::new("objdump").arg("--version").output();
     if objdump.is_ok_and(|o| o.status.success()) {
         // A sentence wrapped to COLUMNS continues on lines indented by two spaces.

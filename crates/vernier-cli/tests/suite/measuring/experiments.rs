@@ -1,5 +1,5 @@
-//! The seeds' experiments as tools (issue 15), through the real binary and real workers (the
-//! C++ header's `examples/cpp/latency.cpp`, `checkpoints.cpp`, `seed003.cpp`, and the Rust
+//! The talks' experiments (docs/experiments.md) as tools (issue 15), through the real binary and real workers (the
+//! C++ header's `examples/cpp/latency.cpp`, `checkpoints.cpp`, `ijk_loop.cpp`, and the Rust
 //! crate's `examples/experiments.rs`): `loops` and `cache=` in the protocol, `vernier asm`,
 //! `run --cache cold`, `bench_latency`, checkpoints and `vernier sweep`. Timing assertions
 //! compare two figures of the same kind with a wide margin, never an absolute time.
@@ -243,7 +243,7 @@ fn checkpoints_print_a_table_and_write_the_same_json_in_both_harnesses() {
 
 #[test]
 fn sweep_writes_one_point_per_padding_and_a_summary() {
-    let exe = cpp::compile("seed003-O0", &[cpp::example_source("seed003")], &["-O0"]);
+    let exe = cpp::compile("ijk_loop-O0", &[cpp::example_source("ijk_loop")], &["-O0"]);
     let json = tmp("sweep.json");
     let o = cli::vernier()
         .args(["sweep", "--env-pad", "0:256:128", "--time", "0.05"])
@@ -372,7 +372,7 @@ fn sweep_refuses_a_malformed_range() {
 
 #[test]
 fn run_v_shows_the_loop_of_a_benchmark_flagged_optimized_away() {
-    // seed000's "sqrt no barrier": the square root is removed, the loop is a bare counter.
+    // arithmetic.cpp's "sqrt no barrier": the square root is removed, the loop is a bare counter.
     let o = cli::vernier()
         .args([
             "run",
@@ -384,7 +384,7 @@ fn run_v_shows_the_loop_of_a_benchmark_flagged_optimized_away() {
             "none",
         ])
         .args(["--filter", "^sqrt no barrier$", "--"])
-        .arg(cpp::example("seed000"))
+        .arg(cpp::example("arithmetic"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", cli::text(&o));
@@ -408,7 +408,7 @@ fn run_v_shows_the_loop_of_a_benchmark_flagged_optimized_away() {
 #[test]
 fn ctrl_c_keeps_the_paddings_already_swept() {
     use std::io::{BufRead, BufReader};
-    let exe = cpp::compile("seed003-O0", &[cpp::example_source("seed003")], &["-O0"]);
+    let exe = cpp::compile("ijk_loop-O0", &[cpp::example_source("ijk_loop")], &["-O0"]);
     let json = tmp("sweep-interrupted.json");
     let mut child = cli::vernier()
         .args(["sweep", "--env-pad", "0:4096:64", "--time", "0.05"])

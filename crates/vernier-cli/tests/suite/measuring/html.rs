@@ -437,7 +437,7 @@ fn counted_results_get_their_counts_not_timing_plots() {
 
 #[test]
 fn a_layout_sweep_gets_a_plot_per_benchmark() {
-    // A sweep of seed 003's program over 0-512 bytes (`vernier sweep --json`).
+    // A sweep of ijk_loop.cpp over 0-512 bytes (`vernier sweep --json`).
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep.html");
     let page = report(&[&fixture("sweep.json")], &out);

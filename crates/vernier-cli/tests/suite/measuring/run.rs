@@ -30,9 +30,9 @@ fn flagged(f: &ResultFile, name: &str, code: Code) -> bool {
 }
 
 #[test]
-fn cpp_seed000_through_the_runner() {
-    let exe = cpp::example("seed000");
-    let json = tmp("seed000.json");
+fn cpp_arithmetic_through_the_runner() {
+    let exe = cpp::example("arithmetic");
+    let json = tmp("arithmetic.json");
     let o = vernier()
         .args([
             "run",
@@ -209,7 +209,7 @@ fn field<'a>(line: &'a str, key: &str) -> &'a str {
 
 #[test]
 fn env_padding_aslr_and_pinning_reach_the_worker() {
-    let exe = cpp::example("seed000");
+    let exe = cpp::example("arithmetic");
     let a = probe(&["--env-pad", "0"], &exe);
     let b = probe(&["--env-pad", "1000"], &exe);
     let env = |l: &str| field(l, "env_bytes").parse::<i64>().unwrap();
@@ -238,7 +238,7 @@ fn env_padding_aslr_and_pinning_reach_the_worker() {
 
 #[test]
 fn fifo_refused_names_the_missing_permission() {
-    let exe = cpp::example("seed000");
+    let exe = cpp::example("arithmetic");
     let setpriv = Path::new("/usr/bin/setpriv");
     // SAFETY: geteuid has no preconditions.
     assert!(
@@ -251,7 +251,7 @@ fn fifo_refused_names_the_missing_permission() {
     let dir = tempfile::tempdir().unwrap();
     let open = std::fs::Permissions::from_mode(0o755);
     std::fs::set_permissions(dir.path(), open.clone()).unwrap();
-    let (runner, worker) = (dir.path().join("vernier"), dir.path().join("seed000"));
+    let (runner, worker) = (dir.path().join("vernier"), dir.path().join("arithmetic"));
     for (from, to) in [
         (Path::new(env!("CARGO_BIN_EXE_vernier")), &runner),
         (&exe, &worker),
@@ -282,7 +282,7 @@ fn fifo_refused_names_the_missing_permission() {
 
 #[test]
 fn ctrl_c_keeps_every_finished_benchmark_and_marks_the_one_cut_short() {
-    let exe = cpp::example("seed000");
+    let exe = cpp::example("arithmetic");
     let json = tmp("interrupted.json");
     let out = tmp("interrupted.out");
     let _ = std::fs::remove_file(&json);

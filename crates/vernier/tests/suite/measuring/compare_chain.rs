@@ -3,7 +3,7 @@
 //! run, never absolute times.
 
 use vernier::black_box;
-use vernier::session::pairs::run_suite_pairs;
+use vernier::session::compare::run_suite_pairs;
 use vernier::session::Event;
 use vernier::stats::compare::Verdict;
 use vernier::workload::kernels::add_chain;

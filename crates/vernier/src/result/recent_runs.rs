@@ -1,25 +1,11 @@
 //! What the same program's recent runs on this machine read: an interval that holds for the
 //! next run.
 //!
-//! A run's processes sample the machine for a few seconds. Some of what moves a figure changes
-//! more slowly than that: where the kernel places a large working set in physical memory, a
-//! neighbour's use of the memory bus, the host's state. Ten invocations of a 64 MiB pointer
-//! chase each agreed within their own processes and still read 158–188 ns between
-//! invocations. Nothing inside one run can see that spread; the runs before it can. The
-//! `vernier` command keeps the medians of the recent runs of each benchmark of each executable
-//! (same file, arguments, environment and cache mode) and the analysis joins the interval to their
-//! range, so that it covers what this machine has been reading for this very code.
-//!
-//! A rebuilt executable's figures may legitimately differ from the old build's, so its own
-//! runs start afresh; until it has two of them, the interval borrows the *spread* of an
-//! earlier build's runs of the same benchmark (same path, arguments and cache mode), not their
-//! level: how far apart invocations of this benchmark land on this machine. After one
-//! rebuild of a 64 MiB pointer chase, its first run read 146.3 ns with an interval of
-//! [141.7, 151.3] while the next nine read 153.8–163.3.
+//! Why, and the figures behind it: docs/report.md, on `±next run` and the program's recent runs.
 //!
 //! Runs are only the same benchmark when their inputs are: the identity
-//! ([`crate::result::known::program_identity`]) holds the environment too, less the variables
-//! that do not reach what is measured ([`crate::result::known::ENV_NOT_COUNTED`]). Inputs the
+//! ([`crate::speed_file::program_identity`]) holds the environment too, less the variables
+//! that do not reach what is measured ([`crate::speed_file::ENV_NOT_COUNTED`]). Inputs the
 //! identity cannot see (a file the program reads, a rebuild that changed the code) show as
 //! medians far apart: when the earlier runs' medians (with this run's, for this build's runs)
 //! spread more than [`FAR_BEYOND_CLOCK`] times the clock's range, the interval is not joined

@@ -9,18 +9,18 @@
 //!   fresh random environment padding for both, both pinned to one CPU taken in turn from the
 //!   allowed CPUs (from a random offset), and OLD or NEW started first in alternation;
 //! - within the pair, each benchmark is measured by the paired engine
-//!   ([`vernier::measure::pairs::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
+//!   ([`vernier::measure::compare::measure_pair`]): OLD and NEW batches alternate, same iterations, for a
 //!   slice of the benchmark's budget (budget / pairs), ending early once the pair's own estimate
 //!   is precise;
 //! - each pair gives one log-ratio per benchmark with its own standard error, and the interval
 //!   is a random-effects interval over the pairs ([`vernier::stats::random_effects::random_effects`]);
 //! - after each pair, a benchmark whose 99.5 % interval over the pairs so far is settled against
-//!   the threshold (never before [`vernier::measure::pairs::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
+//!   the threshold (never before [`vernier::measure::compare::MIN_PROCESS_PAIRS`]) is not measured again; the run ends when
 //!   every benchmark is settled or the pairs are used up.
 
 use crate::runner::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
 use vernier::analyze::pairs::{comparison_from_process_pairs, pairs_settled, ProcessPair};
-use vernier::measure::pairs::{measure_pair, pair_slice_plan, PairStop};
+use vernier::measure::compare::{measure_pair, pair_slice_plan, PairStop};
 use vernier::measure::{Progress, WallClock};
 use vernier::plan::Plan;
 use vernier::result::comparison::{ComparisonFile, Failure};
@@ -296,7 +296,7 @@ mod tests {
     use super::*;
     use crate::runner::link::mock::{Clock, MockLauncher, Script};
     use vernier::analyze::pairs::{pair_states, PAIRS_STOP_CONF};
-    use vernier::measure::pairs::{default_process_pairs, settled, MIN_PROCESS_PAIRS};
+    use vernier::measure::compare::{default_process_pairs, settled, MIN_PROCESS_PAIRS};
     use vernier::stats::compare::{Mode, Verdict};
     use vernier::stats::random_effects::random_effects_interval;
 

@@ -11,7 +11,7 @@
 // - "ijk step": one step of the loop, the harness's own loop standing in for `g`.
 //
 // `inc` is read at run time (environment variable INC, default 1) so it cannot be folded.
-// `vernier run --processes N -- ./seed003` runs the benchmark in several processes with
+// `vernier run --processes N -- ./ijk_loop` runs the benchmark in several processes with
 // different environment sizes and reports how much the result depends on the layout.
 
 #include "vernier.hpp"

@@ -10,11 +10,20 @@
 //! (`objdump -t`) into the function's name and size. `objdump -d` disassembles that function;
 //! backward jumps are loops, and the one between the clock reads is the iterations' loop.
 
+mod elf;
+mod objdump;
+mod render;
+
+pub(crate) use elf::{bytes_at, load_segments, Segment};
+pub use elf::{elf_vaddr, file_offset};
+pub(crate) use objdump::{check_objdump, disassemble_range, function_symbols, symbols_of, Symbol};
+pub(crate) use render::render;
+
 use crate::runner::worker::{Control, WorkerProcess};
 use anyhow::{bail, Context as _, Result};
+use render::show;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A benchmark's measured-loop function, located in its file.
 #[derive(Clone, Debug)]
@@ -28,9 +37,6 @@ pub struct LoopFunction {
 
 /// A benchmark's name and its loop function, or why it was not found.
 pub type LocatedLoop = (String, Result<LoopFunction, String>);
-
-/// Instructions shown before and after the loop of the iterations in `run -v`.
-const COMPACT_CONTEXT: usize = 6;
 
 /// One disassembled instruction.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,18 +65,6 @@ pub fn for_benchmark(program: &Path, args: &[OsString], index: usize) -> String 
         }
     };
     go().unwrap_or_else(|e| format!("   (no disassembly: {e:#})\n"))
-}
-
-pub(crate) fn check_objdump(objdump: &Path) -> Result<()> {
-    match Command::new(objdump).arg("--version").output() {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(_) | Err(_) => bail!(
-            "{} cannot be run: `vernier asm` disassembles with binutils' objdump. Install \
-             binutils (apt-get install binutils, dnf install binutils) or name another with \
-             --objdump PATH",
-            objdump.display()
-        ),
-    }
 }
 
 /// Start the worker, ask for its loop addresses and map, and locate each benchmark's loop
@@ -135,189 +129,6 @@ pub fn locate_in(w: &mut WorkerProcess) -> Result<Vec<(String, Result<LoopFuncti
             (name, found)
         })
         .collect())
-}
-
-/// The file mapped at `addr` in a `/proc/PID/maps` text, and the offset of `addr` in it.
-pub fn file_offset(maps: &str, addr: u64) -> Result<(PathBuf, u64), String> {
-    for line in maps.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 6 {
-            continue;
-        }
-        let Some((lo, hi)) = f[0].split_once('-') else {
-            continue;
-        };
-        let (Ok(lo), Ok(hi), Ok(off)) = (
-            u64::from_str_radix(lo, 16),
-            u64::from_str_radix(hi, 16),
-            u64::from_str_radix(f[2], 16),
-        ) else {
-            continue;
-        };
-        if (lo..hi).contains(&addr) {
-            let path = f[5..].join(" ");
-            if !path.starts_with('/') {
-                return Err(format!("{addr:#x} lies in {path}, not in a file"));
-            }
-            return Ok((PathBuf::from(path), addr - lo + off));
-        }
-    }
-    Err(format!("{addr:#x} is in no mapping of the worker"))
-}
-
-/// A loadable segment of an ELF file (a PT_LOAD program header).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Segment {
-    offset: u64,
-    vaddr: u64,
-    filesz: u64,
-    memsz: u64,
-}
-
-/// The loadable segments of a 64-bit ELF file (its PT_LOAD program headers, read with
-/// `object`).
-pub(crate) fn load_segments(file: &Path) -> Result<Vec<Segment>, String> {
-    use object::elf::{FileHeader64, PT_LOAD};
-    use object::read::elf::{FileHeader as _, ProgramHeader as _};
-    let f =
-        std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    // Only the ELF header and the program headers are read: the file may be tens of MB.
-    let data = object::ReadCache::new(f);
-    let not_elf = |e: object::Error| format!("{} is not a 64-bit ELF file ({e})", file.display());
-    let header = FileHeader64::<object::Endianness>::parse(&data).map_err(not_elf)?;
-    let endian = header.endian().map_err(not_elf)?;
-    let headers = header
-        .program_headers(endian, &data)
-        .map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(headers
-        .iter()
-        .filter(|h| h.p_type(endian) == PT_LOAD)
-        .map(|h| Segment {
-            offset: h.p_offset(endian),
-            vaddr: h.p_vaddr(endian),
-            filesz: h.p_filesz(endian),
-            memsz: h.p_memsz(endian),
-        })
-        .collect())
-}
-
-/// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
-/// 64-bit ELF file).
-pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {
-    load_segments(file)?
-        .iter()
-        .find(|s| (s.offset..s.offset + s.filesz).contains(&offset))
-        .map(|s| offset - s.offset + s.vaddr)
-        .ok_or_else(|| {
-            format!(
-                "{}: offset {offset:#x} is in no loadable segment",
-                file.display()
-            )
-        })
-}
-
-/// The initial contents of `len` bytes at virtual address `vaddr` of `file` as loaded: from
-/// the file, or zeros past a segment's file size (`.bss`); `None` when they lie in no segment.
-pub(crate) fn bytes_at(file: &Path, segments: &[Segment], vaddr: u64, len: u64) -> Option<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let s = segments
-        .iter()
-        .find(|s| s.vaddr <= vaddr && vaddr + len <= s.vaddr + s.memsz)?;
-    let mut out = vec![0u8; len as usize];
-    let from = vaddr - s.vaddr;
-    let in_file = s.filesz.saturating_sub(from).min(len) as usize;
-    if in_file > 0 {
-        let mut f = std::fs::File::open(file).ok()?;
-        f.seek(SeekFrom::Start(s.offset + from)).ok()?;
-        f.read_exact(&mut out[..in_file]).ok()?;
-    }
-    Some(out)
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct Symbol {
-    pub(crate) addr: u64,
-    pub(crate) size: u64,
-    pub(crate) name: String,
-}
-
-/// The symbols of `file` (`objdump -t -C`) of one kind: `'F'` functions, `'O'` data objects.
-pub(crate) fn symbols_of(file: &Path, kind: char) -> Result<Vec<Symbol>, String> {
-    let out = Command::new("objdump")
-        .args(["-t", "-C", "-w"])
-        .arg(file)
-        .output()
-        .map_err(|e| format!("cannot run objdump: {e}"))?;
-    Ok(parse_symbols(&String::from_utf8_lossy(&out.stdout), kind))
-}
-
-/// The function symbols of `file` (`objdump -t -C`); an error naming the fix when it has none.
-pub(crate) fn function_symbols(file: &Path) -> Result<Vec<Symbol>, String> {
-    let syms = symbols_of(file, 'F')?;
-    if syms.is_empty() {
-        return Err(format!(
-            "{} has no symbols (stripped): `vernier asm` needs them to find the loop \
-             function. Build without -s and do not strip it (for Rust: `strip = false`, the \
-             default for the bench profile)",
-            file.display()
-        ));
-    }
-    Ok(syms)
-}
-
-/// Symbols of one kind (`'F'`, `'O'`) from `objdump -t -w` output: `ADDR FLAGS F SECTION SIZE
-/// NAME`.
-fn parse_symbols(text: &str, kind: char) -> Vec<Symbol> {
-    text.lines()
-        .filter_map(|l| {
-            let addr = u64::from_str_radix(l.get(..16)?, 16).ok()?;
-            let rest = l.get(16..)?;
-            // Flags occupy 7 columns after a space, `F` marks a function, `O` an object.
-            let flags = rest.get(1..8)?;
-            if !flags.contains(kind) {
-                return None;
-            }
-            let mut t = rest.get(8..)?.split_whitespace();
-            let _section = t.next()?;
-            let size = u64::from_str_radix(t.next()?, 16).ok()?;
-            let name: Vec<&str> = t.collect();
-            (size > 0).then(|| Symbol {
-                addr,
-                size,
-                name: name.join(" "),
-            })
-        })
-        .collect()
-}
-
-/// Instructions from `objdump -d --no-show-raw-insn` output.
-pub fn parse_disassembly(text: &str) -> Vec<Insn> {
-    text.lines()
-        .filter_map(|l| {
-            let (a, rest) = l.split_once(':')?;
-            let a = a.trim();
-            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_hexdigit()) || !l.starts_with(' ') {
-                return None;
-            }
-            Some(Insn {
-                addr: u64::from_str_radix(a, 16).ok()?,
-                text: shorten(&rest.trim().replace('\t', " ")),
-            })
-        })
-        .collect()
-}
-
-/// A jump's target within the function is shown as `<+0x70>`, not with the function's whole
-/// (demangled, often very long) name again.
-fn shorten(text: &str) -> String {
-    if text.starts_with('j') && text.ends_with('>') {
-        if let (Some(open), Some(plus)) = (text.find(" <"), text.rfind("+0x")) {
-            if plus > open {
-                return format!("{} <{}", &text[..open], &text[plus..]);
-            }
-        }
-    }
-    text.to_string()
 }
 
 /// The target of a jump instruction (`jne 1a60 <…>`), when it is one.
@@ -548,31 +359,6 @@ impl Disassembly {
     }
 }
 
-/// The instructions of the `size` bytes at `vaddr` in `file` (`objdump -d`).
-pub(crate) fn disassemble_range(
-    objdump: &Path,
-    file: &Path,
-    vaddr: u64,
-    size: u64,
-) -> Result<Vec<Insn>> {
-    let out = Command::new(objdump)
-        .args(["-d", "-C", "-w", "--no-show-raw-insn"])
-        .arg(format!("--start-address={vaddr:#x}"))
-        .arg(format!("--stop-address={:#x}", vaddr + size))
-        .arg(file)
-        .output()
-        .with_context(|| format!("cannot run {}", objdump.display()))?;
-    if !out.status.success() {
-        bail!(
-            "{} failed on {}: {}",
-            objdump.display(),
-            file.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(parse_disassembly(&String::from_utf8_lossy(&out.stdout)))
-}
-
 fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<Disassembly> {
     let insns = disassemble_range(objdump, &f.file, f.vaddr, f.size)?;
     let (loops, timed) = find_loops(&insns);
@@ -583,68 +369,9 @@ fn disassemble(f: &LoopFunction, objdump: &Path) -> Result<Disassembly> {
     })
 }
 
-pub(crate) fn render(
-    name: &str,
-    f: &LoopFunction,
-    objdump: &Path,
-    compact: bool,
-) -> Result<String> {
-    Ok(show(name, f, &disassemble(f, objdump)?, compact))
-}
-
-/// The disassembly as text, the iterations' loop marked (`compact`: only it and a few
-/// instructions around it).
-fn show(name: &str, f: &LoopFunction, d: &Disassembly, compact: bool) -> String {
-    let (insns, loops, timed) = (&d.insns, &d.loops, d.timed);
-    let mut s = format!(
-        "── {name}\n   {} ({:#x}, {} bytes) in {}\n",
-        f.symbol,
-        f.vaddr,
-        f.size,
-        f.file.display()
-    );
-    let shown = match (compact, timed) {
-        (true, Some(l)) => {
-            let first = insns.iter().position(|i| i.addr >= l.start).unwrap_or(0);
-            let last = insns
-                .iter()
-                .position(|i| i.addr >= l.end)
-                .unwrap_or(insns.len());
-            first.saturating_sub(COMPACT_CONTEXT)..(last + 1 + COMPACT_CONTEXT).min(insns.len())
-        }
-        _ => 0..insns.len(),
-    };
-    for i in &insns[shown] {
-        let inside = |l: &Loop| (l.start..=l.end).contains(&i.addr);
-        let mark = match timed {
-            Some(l) if i.addr == l.start => "┌▶",
-            Some(l) if i.addr == l.end => "└─",
-            Some(l) if inside(&l) => "│ ",
-            _ if loops.iter().any(inside) => "· ",
-            _ => "  ",
-        };
-        s += &format!(" {mark} {:>8x}:  {}\n", i.addr, i.text);
-    }
-    s += &match timed {
-        Some(l) => {
-            let n = d.timed_body().len();
-            format!(
-                "   ┌▶…└─ the loop of the iterations: {n} instructions ({:#x}–{:#x}), run between \
-                 the clock reads; · other loops\n\n",
-                l.start, l.end
-            )
-        }
-        None if loops.is_empty() => "   no backward jump: this function has no loop\n\n".into(),
-        None => "   · loops (backward jumps); none is singled out as the iterations' loop (that \
-                 needs the TSC's clock reads in the function: with the monotonic clock they are \
-                 calls)\n\n"
-            .into(),
-    };
-    s
-}
-
 #[cfg(test)]
 mod tests {
+    use super::objdump::parse_disassembly;
     use super::*;
 
     #[test]
@@ -760,31 +487,5 @@ mod tests {
         assert_eq!(LoopMoves { moves: 4, len: 6 }.per_iter(1.5), 1.0);
         // A call inside: at most one trip per iteration.
         assert_eq!(LoopMoves { moves: 1, len: 4 }.per_iter(54.0), 1.0);
-    }
-
-    #[test]
-    fn maps_and_symbols_parse() {
-        let maps = "55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 42 /tmp/prog\n\
-                    55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 42 /tmp/prog\n\
-                    7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n";
-        assert_eq!(
-            file_offset(maps, 0x55d0c0a01a40).unwrap(),
-            (PathBuf::from("/tmp/prog"), 0x1a40)
-        );
-        assert!(file_offset(maps, 0x7ffd1010)
-            .unwrap_err()
-            .contains("[stack]"));
-        assert!(file_offset(maps, 0x10).is_err());
-        let table = "0000000000001a40 l     F .text\t0000000000000022 void vernier::detail::vernier_measured_loop<Tsc, L>(L&)\n\
-             0000000000004010 g     O .bss\t0000000000000008 counter\n";
-        let objects = parse_symbols(table, 'O');
-        assert_eq!((objects.len(), objects[0].addr), (1, 0x4010));
-        let syms = parse_symbols(table, 'F');
-        assert_eq!(syms.len(), 1);
-        assert_eq!(syms[0].addr, 0x1a40);
-        assert_eq!(syms[0].size, 0x22);
-        assert!(syms[0]
-            .name
-            .starts_with("void vernier::detail::vernier_measured_loop"));
     }
 }

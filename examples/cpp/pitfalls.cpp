@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
         if (!converts(convert, 12300, 1000000, "0.0123") || !converts(convert, 0, 1000000, "0") ||
             !converts(convert, 5, 1000, "0.005") || !converts(convert, 999999, 1000000, "0.999999") ||
             !converts(convert, 100000, 1000000, "0.1")) {
-            std::fprintf(stderr, "seed004: convert is wrong\n");
+            std::fprintf(stderr, "pitfalls: convert is wrong\n");
             return 1;
         }
     }

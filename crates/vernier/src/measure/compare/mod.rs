@@ -14,7 +14,7 @@
 //! [`random_effects`](crate::stats::random_effects)): the interval then includes the spread between pairs. After
 //! each pair, [`pairs_settled`](crate::analyze::pairs::pairs_settled) decides whether a
 //! benchmark needs more; this module plans each pair's slice ([`pair_slice_plan`]). In process
-//! ([`crate::session::pairs`]) there is one process on one CPU, and the interval covers the
+//! ([`crate::session::compare`]) there is one process on one CPU, and the interval covers the
 //! noise within it only; the table says so.
 //!
 //! The engine is the same state machine as [`crate::measure`] ([`crate::measure::sampler`]),

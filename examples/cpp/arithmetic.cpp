@@ -10,7 +10,7 @@
 // - the talk's closing table: add, mul, div, sqrt, exp, ln, sin, atan on a double behind the
 //   barrier.
 //
-// Standalone: ./seed000 [FILTER] [--time S]. Full analysis: vernier run -- ./seed000
+// Standalone: ./arithmetic [FILTER] [--time S]. Full analysis: vernier run -- ./arithmetic
 
 #include "vernier.hpp"
 

@@ -12,15 +12,22 @@
 //! run goes on, measured against its own probes and its start-up speed only).
 //!
 //! The same file keeps, per machine, program and benchmark, the medians of the last
-//! [`EARLIER_KEEP`] runs ([`crate::result::earlier`]): what the same code read here lately,
+//! [`EARLIER_KEEP`] runs ([`crate::result::recent_runs`]): what the same code read here lately,
 //! which the next run's interval is joined to.
 //!
 //! `vernier run`, `vernier demo` and a Rust suite run standalone (`cargo bench`,
 //! [`crate::Suite::try_finish`]) read and add to it; a standalone run of an executable and
 //! `vernier run -- EXECUTABLE` (no arguments, hot caches) are the same program.
 
+mod identity;
+
+pub use identity::{
+    env_not_counted, fnv1a, program_identity, program_identity_in, ENV_NOT_COUNTED,
+};
+
 use crate::machine::Machine;
 use crate::result::ResultFile;
+use identity::family;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,7 +45,7 @@ pub const MIN_CLOCK_RUNS: usize = 20;
 /// Environment variable naming the file (`none`: no file).
 pub const ENV: &str = "VERNIER_SPEED_FILE";
 
-/// Medians kept per benchmark of a program (`crate::result::earlier`).
+/// Medians kept per benchmark of a program (`crate::result::recent_runs`).
 pub const EARLIER_KEEP: usize = 10;
 /// Benchmarks of programs kept in the file; the least recently run go first.
 pub const EARLIER_ENTRIES: usize = 2000;
@@ -71,114 +78,6 @@ pub struct KnownSpeed {
     key: String,
     ghz: Vec<f64>,
     earlier: BTreeMap<String, Earlier>,
-}
-
-/// What makes two runs runs of the same code with the same inputs: the executable file (path,
-/// size and time of its last change: a rebuild is another program), its arguments, vernier's
-/// options that change what is measured (the cache mode), and this process's environment (a
-/// worker inherits it; a benchmark sized by `CHAIN_N=200` is not the one sized by
-/// `CHAIN_N=100`), less [`ENV_NOT_COUNTED`].
-pub fn program_identity(
-    program: &std::path::Path,
-    args: &[std::ffi::OsString],
-    mode: &str,
-) -> Option<String> {
-    program_identity_in(program, args, mode, std::env::vars_os())
-}
-
-/// Environment variables that are not inputs of what is measured, so that runs differing in
-/// them are still the same benchmark: vernier's own (`VERNIER_*`: the runner's environment
-/// padding, the speed file, the store), what a shell changes between two invocations of the
-/// same command (`PWD`, `OLDPWD`, `SHLVL`, `_`), the terminal's and the session's (`TERM`,
-/// `TERM_PROGRAM*`, `COLORTERM`, `NO_COLOR`, `COLUMNS`, `LINES`, `SSH_CLIENT`,
-/// `SSH_CONNECTION`, `SSH_TTY`, `TMUX_PANE`, `WINDOWID`, `DISPLAY`, `XDG_SESSION_ID`), and what
-/// cargo sets to describe the package it runs (`CARGO`, `CARGO_*`, with a jobserver that
-/// changes on each invocation). A name ending in `*` is a prefix.
-pub const ENV_NOT_COUNTED: [&str; 20] = [
-    "VERNIER_*",
-    "PWD",
-    "OLDPWD",
-    "SHLVL",
-    "_",
-    "TERM",
-    "TERM_PROGRAM*",
-    "COLORTERM",
-    "NO_COLOR",
-    "COLUMNS",
-    "LINES",
-    "SSH_CLIENT",
-    "SSH_CONNECTION",
-    "SSH_TTY",
-    "TMUX_PANE",
-    "WINDOWID",
-    "DISPLAY",
-    "XDG_SESSION_ID",
-    "CARGO_*",
-    "CARGO",
-];
-
-/// Whether environment variable `name` is one of [`ENV_NOT_COUNTED`].
-pub fn env_not_counted(name: &str) -> bool {
-    ENV_NOT_COUNTED.iter().any(|n| match n.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == *n,
-    })
-}
-
-/// [`program_identity`] with the environment `env`. The environment enters as a hash (FNV-1a
-/// of the sorted `NAME=value` lines counted): the speed file never holds its values.
-pub fn program_identity_in(
-    program: &std::path::Path,
-    args: &[std::ffi::OsString],
-    mode: &str,
-    env: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
-) -> Option<String> {
-    let path = std::fs::canonicalize(program).ok()?;
-    let meta = std::fs::metadata(&path).ok()?;
-    let changed = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_nanos();
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let mut vars: Vec<String> = env
-        .into_iter()
-        .filter(|(k, _)| !env_not_counted(&k.to_string_lossy()))
-        .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
-        .collect();
-    vars.sort();
-    Some(format!(
-        "{}{BUILD}{} {changed}{BUILD}{mode} {} env {:016x}",
-        path.display(),
-        meta.len(),
-        args.join(" "),
-        fnv1a(vars.join("\n").as_bytes())
-    ))
-}
-
-/// FNV-1a, 64 bits: a stable hash (the same on every build and platform).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// Sets apart, in a [`program_identity`], what a rebuild changes (size, modification time).
-const BUILD: char = '\u{1e}';
-
-/// A [`program_identity`] without its build: the same executable path, arguments and cache
-/// mode, any build. `None` for an identity of another form.
-fn family(program: &str) -> Option<(&str, &str)> {
-    let mut parts = program.splitn(3, BUILD);
-    let (path, _build, rest) = (parts.next()?, parts.next()?, parts.next()?);
-    Some((path, rest))
 }
 
 fn default_path() -> Option<PathBuf> {
@@ -233,16 +132,16 @@ impl KnownSpeed {
     /// The medians of `benchmark` in the recent runs of `program` (a [`program_identity`]) on
     /// this machine, once there are enough of them; until then, those of the most recently
     /// run earlier build of the same executable, marked as such (only their spread applies:
-    /// `crate::result::earlier`).
+    /// `crate::result::recent_runs`).
     pub fn earlier_runs(
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<crate::result::earlier::EarlierRuns> {
+    ) -> Option<crate::result::recent_runs::EarlierRuns> {
         self.earlier
             .get(&self.earlier_key(program, benchmark))
             .and_then(|e| {
-                crate::result::earlier::EarlierRuns::from_medians(&e.medians)
+                crate::result::recent_runs::EarlierRuns::from_medians(&e.medians)
                     .map(|r| r.with_cycles(&e.cycles))
             })
             .or_else(|| self.earlier_build_runs(program, benchmark))
@@ -254,7 +153,7 @@ impl KnownSpeed {
         &self,
         program: &str,
         benchmark: &str,
-    ) -> Option<crate::result::earlier::EarlierRuns> {
+    ) -> Option<crate::result::recent_runs::EarlierRuns> {
         let fam = family(program)?;
         self.earlier
             .iter()
@@ -264,7 +163,7 @@ impl KnownSpeed {
                 same.then_some(e)
             })
             .filter_map(|e| {
-                let runs = crate::result::earlier::EarlierRuns::of_earlier_build(&e.medians)?;
+                let runs = crate::result::recent_runs::EarlierRuns::of_earlier_build(&e.medians)?;
                 Some((e.last_s, runs))
             })
             .max_by_key(|(last_s, _)| *last_s)
@@ -276,7 +175,7 @@ impl KnownSpeed {
     pub fn earlier_runs_of(
         &self,
         program: &str,
-    ) -> BTreeMap<String, crate::result::earlier::EarlierRuns> {
+    ) -> BTreeMap<String, crate::result::recent_runs::EarlierRuns> {
         let fam = family(program);
         let names: std::collections::BTreeSet<&str> = self
             .earlier
@@ -293,7 +192,7 @@ impl KnownSpeed {
             .collect()
     }
 
-    /// Add the medians of `file`'s benchmarks that are worth keeping (`crate::result::earlier`)
+    /// Add the medians of `file`'s benchmarks that are worth keeping (`crate::result::recent_runs`)
     /// under `program`, and write the file back. Errors are ignored: the file is a cache.
     #[cfg(test)]
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
@@ -301,7 +200,7 @@ impl KnownSpeed {
     }
 
     /// Both records of a run in one read and one write of the file: its fast-state speeds and,
-    /// under `program`, its medians worth keeping (`crate::result::earlier`).
+    /// under `program`, its medians worth keeping (`crate::result::recent_runs`).
     pub fn record_run(&self, file: &ResultFile, program: Option<&str>) {
         self.update(|store| {
             let speeds = self.add_speeds(store, file);
@@ -330,14 +229,17 @@ impl KnownSpeed {
             .iter()
             .filter(|b| b.status == crate::result::Status::Ok)
             .filter(|b| {
-                crate::result::earlier::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+                crate::result::recent_runs::figure_worth_keeping(
+                    b.per_iter.median_ns,
+                    &b.diagnostics,
+                )
             })
             .map(|b| {
                 let key = self.earlier_key(program, &b.name);
                 (
                     key,
                     b.per_iter.median_ns,
-                    crate::result::earlier::headline_cycles(b),
+                    crate::result::recent_runs::headline_cycles(b),
                 )
             })
             .collect();
@@ -628,43 +530,6 @@ mod tests {
         let e = k.earlier_runs(&new, "chase").unwrap();
         assert!(!e.earlier_build);
         assert_eq!(e.median_ns, [100.0, 101.0]);
-    }
-
-    #[test]
-    fn the_environment_is_an_input_but_the_shell_s_own_variables_are_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("prog");
-        std::fs::write(&exe, b"build").unwrap();
-        let env = |vars: &[(&str, &str)]| {
-            vars.iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect::<Vec<(std::ffi::OsString, std::ffi::OsString)>>()
-        };
-        let id = |vars: &[(&str, &str)]| program_identity_in(&exe, &[], "hot", env(vars)).unwrap();
-        let n100 = id(&[("CHAIN_N", "100"), ("HOME", "/h")]);
-        assert_ne!(n100, id(&[("CHAIN_N", "200"), ("HOME", "/h")]));
-        // What a shell or the runner changes between invocations does not count, nor order.
-        assert_eq!(
-            n100,
-            id(&[
-                ("HOME", "/h"),
-                ("PWD", "/elsewhere"),
-                ("OLDPWD", "/h"),
-                ("SHLVL", "3"),
-                ("_", "/usr/bin/vernier"),
-                ("COLUMNS", "120"),
-                ("VERNIER_ENV_PAD", "xxxx"),
-                ("CARGO_MAKEFLAGS", "-j --jobserver-fds=7,8"),
-                ("CHAIN_N", "100"),
-            ])
-        );
-        // The values are not kept, only their hash.
-        assert!(!n100.contains("CHAIN_N"));
-        // Other sizes are other programs of other families: no spread is borrowed across them.
-        assert_ne!(
-            family(&n100),
-            family(&id(&[("CHAIN_N", "200"), ("HOME", "/h")]))
-        );
     }
 
     #[test]

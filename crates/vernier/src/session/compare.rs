@@ -3,8 +3,8 @@
 
 use super::suite::{PairEntry, PairSide, Suite};
 use super::Event;
+use crate::measure::compare::{measure_pair, PairPlan};
 use crate::measure::in_process::InProcess;
-use crate::measure::pairs::{measure_pair, PairPlan};
 use crate::measure::{MonotonicClock, INTERRUPTED};
 use crate::result::comparison::{ComparisonFile, Failure};
 use crate::stats::compare::Mode;

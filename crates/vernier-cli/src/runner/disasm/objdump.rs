@@ -1,0 +1,150 @@
+//! What objdump says of a file: its symbol table (`objdump -t`) and the disassembly of an
+//! address range (`objdump -d`), parsed.
+
+use super::Insn;
+use anyhow::{bail, Context as _, Result};
+use std::path::Path;
+use std::process::Command;
+
+pub(crate) fn check_objdump(objdump: &Path) -> Result<()> {
+    match Command::new(objdump).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(_) | Err(_) => bail!(
+            "{} cannot be run: `vernier asm` disassembles with binutils' objdump. Install \
+             binutils (apt-get install binutils, dnf install binutils) or name another with \
+             --objdump PATH",
+            objdump.display()
+        ),
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Symbol {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) name: String,
+}
+
+/// The symbols of `file` (`objdump -t -C`) of one kind: `'F'` functions, `'O'` data objects.
+pub(crate) fn symbols_of(file: &Path, kind: char) -> Result<Vec<Symbol>, String> {
+    let out = Command::new("objdump")
+        .args(["-t", "-C", "-w"])
+        .arg(file)
+        .output()
+        .map_err(|e| format!("cannot run objdump: {e}"))?;
+    Ok(parse_symbols(&String::from_utf8_lossy(&out.stdout), kind))
+}
+
+/// The function symbols of `file` (`objdump -t -C`); an error naming the fix when it has none.
+pub(crate) fn function_symbols(file: &Path) -> Result<Vec<Symbol>, String> {
+    let syms = symbols_of(file, 'F')?;
+    if syms.is_empty() {
+        return Err(format!(
+            "{} has no symbols (stripped): `vernier asm` needs them to find the loop \
+             function. Build without -s and do not strip it (for Rust: `strip = false`, the \
+             default for the bench profile)",
+            file.display()
+        ));
+    }
+    Ok(syms)
+}
+
+/// Symbols of one kind (`'F'`, `'O'`) from `objdump -t -w` output: `ADDR FLAGS F SECTION SIZE
+/// NAME`.
+fn parse_symbols(text: &str, kind: char) -> Vec<Symbol> {
+    text.lines()
+        .filter_map(|l| {
+            let addr = u64::from_str_radix(l.get(..16)?, 16).ok()?;
+            let rest = l.get(16..)?;
+            // Flags occupy 7 columns after a space, `F` marks a function, `O` an object.
+            let flags = rest.get(1..8)?;
+            if !flags.contains(kind) {
+                return None;
+            }
+            let mut t = rest.get(8..)?.split_whitespace();
+            let _section = t.next()?;
+            let size = u64::from_str_radix(t.next()?, 16).ok()?;
+            let name: Vec<&str> = t.collect();
+            (size > 0).then(|| Symbol {
+                addr,
+                size,
+                name: name.join(" "),
+            })
+        })
+        .collect()
+}
+
+/// Instructions from `objdump -d --no-show-raw-insn` output.
+pub fn parse_disassembly(text: &str) -> Vec<Insn> {
+    text.lines()
+        .filter_map(|l| {
+            let (a, rest) = l.split_once(':')?;
+            let a = a.trim();
+            if a.is_empty() || !a.bytes().all(|b| b.is_ascii_hexdigit()) || !l.starts_with(' ') {
+                return None;
+            }
+            Some(Insn {
+                addr: u64::from_str_radix(a, 16).ok()?,
+                text: shorten(&rest.trim().replace('\t', " ")),
+            })
+        })
+        .collect()
+}
+
+/// A jump's target within the function is shown as `<+0x70>`, not with the function's whole
+/// (demangled, often very long) name again.
+fn shorten(text: &str) -> String {
+    if text.starts_with('j') && text.ends_with('>') {
+        if let (Some(open), Some(plus)) = (text.find(" <"), text.rfind("+0x")) {
+            if plus > open {
+                return format!("{} <{}", &text[..open], &text[plus..]);
+            }
+        }
+    }
+    text.to_string()
+}
+
+/// The instructions of the `size` bytes at `vaddr` in `file` (`objdump -d`).
+pub(crate) fn disassemble_range(
+    objdump: &Path,
+    file: &Path,
+    vaddr: u64,
+    size: u64,
+) -> Result<Vec<Insn>> {
+    let out = Command::new(objdump)
+        .args(["-d", "-C", "-w", "--no-show-raw-insn"])
+        .arg(format!("--start-address={vaddr:#x}"))
+        .arg(format!("--stop-address={:#x}", vaddr + size))
+        .arg(file)
+        .output()
+        .with_context(|| format!("cannot run {}", objdump.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed on {}: {}",
+            objdump.display(),
+            file.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(parse_disassembly(&String::from_utf8_lossy(&out.stdout)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_parse() {
+        let table = "0000000000001a40 l     F .text\t0000000000000022 void vernier::detail::vernier_measured_loop<Tsc, L>(L&)\n\
+             0000000000004010 g     O .bss\t0000000000000008 counter\n";
+        let objects = parse_symbols(table, 'O');
+        assert_eq!((objects.len(), objects[0].addr), (1, 0x4010));
+        let syms = parse_symbols(table, 'F');
+        assert_eq!(syms.len(), 1);
+        assert_eq!(syms[0].addr, 0x1a40);
+        assert_eq!(syms[0].size, 0x22);
+        assert!(syms[0]
+            .name
+            .starts_with("void vernier::detail::vernier_measured_loop"));
+    }
+}
