@@ -137,23 +137,19 @@ pub fn message(f: &Finding) -> String {
             earlier: [lo, hi],
             runs,
         } => {
-            let f = |x: f64| {
-                if unit == "ns" {
-                    format_ns(x)
-                } else {
-                    format!("{} cycles", crate::units::format_count(x))
-                }
+            let side = if median > hi { "above" } else { "below" };
+            let (m, lo, hi) = if unit == "ns" {
+                (format_ns(*median), format_ns(*lo), format_ns(*hi))
+            } else {
+                let c = crate::units::format_count;
+                (format!("{} cycles", c(*median)), c(*lo), format!("{} cycles", c(*hi)))
             };
             format!(
-                "this run read {} per iteration, {} the {runs} recent runs of this program on \
-                 this machine ({}–{}), in the unit it is judged in: something the core's clock \
-                 does not explain changed between runs (a first run after a pause, a busy \
-                 neighbour, other inputs). Its interval for the next run covers those runs too; \
-                 run again before reading a change into it.",
-                f(*median),
-                if median > hi { "above" } else { "below" },
-                f(*lo),
-                f(*hi)
+                "this run read {m} per iteration, {} the {runs} recent runs of this program on \
+                 this machine ({lo}–{hi}), in the unit it is judged in: something the core's \
+                 clock does not explain changed between runs (a first run after a pause, a busy \
+                 neighbour, other inputs). Run again before reading a change into it.",
+                side
             )
         }
     }
@@ -514,8 +510,7 @@ pub fn explanation(code: Code) -> &'static str {
         Code::Shifted => {
             "this run's figure lies beyond this program's recent runs on this machine, in the \
              unit it is judged in (beyond the run's own interval and 1 %): something the clock \
-             does not explain changed between runs. The interval for the next run covers \
-             them; run again before reading a change into it."
+             does not explain changed between runs. Run again before reading a change into it."
         }
     }
 }
