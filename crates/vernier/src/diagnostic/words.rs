@@ -142,7 +142,11 @@ pub fn message(f: &Finding) -> String {
                 (format_ns(*median), format_ns(*lo), format_ns(*hi))
             } else {
                 let c = crate::units::format_count;
-                (format!("{} cycles", c(*median)), c(*lo), format!("{} cycles", c(*hi)))
+                (
+                    format!("{} cycles", c(*median)),
+                    c(*lo),
+                    format!("{} cycles", c(*hi)),
+                )
             };
             format!(
                 "this run read {m} per iteration, {} the {runs} recent runs of this program on \

@@ -10,7 +10,6 @@ pub mod compare;
 pub mod memory;
 pub mod suite;
 
-
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
 use crate::measure::series::Series;
