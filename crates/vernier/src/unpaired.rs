@@ -4,6 +4,7 @@
 //! changed on the machine between the two runs is in the ratio.
 
 use crate::analyze::pairs::{detectable_from_ci, Comparison};
+use crate::analyze::Unit;
 use crate::result::{BenchmarkResult, ResultFile, Status};
 use crate::stats;
 
@@ -12,16 +13,34 @@ use crate::stats;
 /// run's processes and rounds: that, not the pooled samples (which are not independent), is
 /// what an offline comparison combines.
 pub fn figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
-    // The run's own figure: the same step as every path, without the earlier runs (each side
-    // is one run).
-    let r = crate::pipeline::again(b, &file.analysis_context(), None)?;
+    let r = again(file, b)?;
     let [lo, hi] = r.per_iter.ci95_ns;
     Some((r.per_iter.median_ns, (lo, hi)))
 }
 
+/// The run's own figure again: the same step as every path, without the earlier runs (each
+/// side is one run).
+fn again(file: &ResultFile, b: &BenchmarkResult) -> Option<BenchmarkResult> {
+    crate::pipeline::again(b, &file.analysis_context(), None)
+}
+
+/// A re-derived result's median and interval in cycles, when it was judged in cycles.
+fn in_cycles(r: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
+    if r.headline_unit != Unit::Cycles {
+        return None;
+    }
+    let sp = r.speed.as_ref()?;
+    let [lo, hi] = sp.cycles_ci95?;
+    let c = sp.cycles_per_iter?;
+    (c.is_finite() && lo.is_finite() && hi.is_finite()).then_some((c, (lo, hi)))
+}
+
 /// One benchmark of two result files compared from each file's own figure: the ratio NEW/OLD
 /// and its interval (the verdict is set by `ComparisonFile::finalize`; `memory`, by the
-/// caller). The error says why it cannot be compared (a side failed, or holds no samples).
+/// caller). When both sides were judged in cycles the ratio is of their cycles: two runs at
+/// different times may find the core at different clocks, which moves their times and not
+/// the cycles of code bound by the core. The error says why it cannot be compared (a side
+/// failed, or holds no samples).
 pub fn compare(
     (of, o): (&ResultFile, &BenchmarkResult),
     (nf, n): (&ResultFile, &BenchmarkResult),
@@ -34,18 +53,29 @@ pub fn compare(
             ));
         }
     }
-    let (Some((om, oci)), Some((nm, nci))) = (figure(of, o), figure(nf, n)) else {
+    let (Some(ro), Some(rn)) = (again(of, o), again(nf, n)) else {
         return Err("a result file holds no samples for this benchmark".into());
+    };
+    let ns = |r: &BenchmarkResult| {
+        let [lo, hi] = r.per_iter.ci95_ns;
+        (r.per_iter.median_ns, (lo, hi))
+    };
+    let (unit, (om, oci), (nm, nci)) = match (in_cycles(&ro), in_cycles(&rn)) {
+        (Some(a), Some(b)) => (Unit::Cycles, a, b),
+        _ => (Unit::Ns, ns(&ro), ns(&rn)),
     };
     let e = stats::compare::from_intervals(om, oci, nm, nci)
         .map_err(|e| format!("the result files' figures cannot be compared: {e}"))?;
-    Ok(comparison(
-        &o.name,
-        &e,
-        (om, nm),
-        o.total_s + n.total_s,
-        [o.iters_per_sample, n.iters_per_sample],
-    ))
+    Ok(Comparison {
+        unit: Some(unit),
+        ..comparison(
+            &o.name,
+            &e,
+            (ro.per_iter.median_ns, rn.per_iter.median_ns),
+            o.total_s + n.total_s,
+            [o.iters_per_sample, n.iters_per_sample],
+        )
+    })
 }
 
 /// An offline (unpaired) comparison from two figures combined by
@@ -82,5 +112,6 @@ pub fn comparison(
         code: None,
         code_detail: None,
         memory: None,
+        unit: None,
     }
 }

@@ -114,6 +114,11 @@ pub struct Comparison {
     /// Allocations per iteration of each side, when both were counted (docs/memory.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::memory::MemoryChange>,
+    /// An unpaired comparison's unit: `cycles` when both sides were judged in cycles (the
+    /// ratio of their cycles: runs at different times may find the core at different
+    /// clocks), `ns` otherwise; absent for paired ones, whose sides share their moments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<super::Unit>,
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
@@ -347,6 +352,7 @@ pub fn comparison_from_process_pairs(
         code: None,
         code_detail: None,
         memory: None,
+        unit: None,
     })
 }
 
@@ -403,5 +409,6 @@ pub fn comparison_from_pair(
         code: None,
         code_detail: None,
         memory: None,
+        unit: None,
     })
 }

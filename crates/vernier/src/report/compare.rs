@@ -6,6 +6,7 @@
 use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
 use super::{Render, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::analyze::pairs::Comparison;
+use crate::analyze::Unit;
 use crate::result::comparison::{Code, ComparisonFile};
 use crate::stats::compare::{Mode, Verdict};
 use std::fmt::Write as _;
@@ -268,17 +269,37 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
              It covers the noise within this process, not what differs between processes (memory \
              layout, CPU): for that, compare two executables with vernier compare OLD NEW.",
         ),
-        Mode::Unpaired => legend.push_str(
+        Mode::Unpaired => legend.push_str(&format!(
             " Unpaired: the two result files were measured at different times, so any drift of \
              the machine between the runs shows up as a difference; 95% CI combines the two \
-             files' own intervals (each covers the spread between its processes and rounds). \
+             files' own intervals (each covers the spread between its processes and rounds).{} \
              For a drift-free verdict compare the executables: vernier compare OLD_EXE NEW_EXE.",
-        ),
+            unpaired_units(file)
+        )),
     }
     for l in wrap(&legend, render.width, 0, 0) {
         let _ = writeln!(s, "{}", style.paint(DIM, &l));
     }
     s
+}
+
+/// What an unpaired comparison's ratios are of: cycles for the benchmarks both sides judged
+/// in cycles, which a clock that moved between the runs does not move.
+fn unpaired_units(file: &ComparisonFile) -> String {
+    let unit = |u| {
+        file.comparisons
+            .iter()
+            .filter(|c| c.unit == Some(u))
+            .count()
+    };
+    match (unit(Unit::Cycles), unit(Unit::Ns)) {
+        (0, _) => String::new(),
+        (_, 0) => " The ratios are of cycles of the core (both sides judged in cycles).".into(),
+        (c, n) => format!(
+            " The ratios of {c} benchmark(s) judged in cycles on both sides are of cycles, of \
+             the other {n} of ns."
+        ),
+    }
 }
 
 /// A difference measured on code that is the same in OLD and NEW: its placement's.

@@ -147,6 +147,7 @@ mod tests {
             code: None,
             code_detail: None,
             memory: None,
+            unit: None,
         }
     }
 

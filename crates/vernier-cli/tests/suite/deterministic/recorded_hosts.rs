@@ -191,3 +191,39 @@ fn the_demo_warns_few_of_its_ordinary_benchmarks_about_themselves() {
         "{flagged:?}"
     );
 }
+
+#[test]
+fn two_recorded_runs_compare_in_cycles_when_both_are_judged_in_them() {
+    // c1 and c4 are the same 100 additions at different clocks (40.48 and 42.26 ns, 4.4 %
+    // apart); c5 has 105. Compared unpaired, in cycles: no change, then the 5 % step.
+    let dir = tempfile::tempdir().unwrap();
+    let ratio = |a: usize, b: usize| {
+        let out = dir.path().join(format!("c{a}-c{b}.json"));
+        let o = vernier()
+            .arg("compare")
+            .arg(rederived(&format!("chain-history/c{a}.json"), dir.path()))
+            .arg(rederived(&format!("chain-history/c{b}.json"), dir.path()))
+            .arg("--json")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap_or_default();
+        let c = v["comparisons"][0].clone();
+        assert_eq!(c["unit"], "cycles", "{c} {}", text(&o));
+        (
+            c["ratio"].as_f64().unwrap(),
+            c["verdict"].as_str().unwrap().to_string(),
+        )
+    };
+    let (r, verdict) = ratio(1, 4);
+    assert!(
+        (r - 1.0).abs() < 0.005 && verdict != "slower" && verdict != "faster",
+        "{r} {verdict}"
+    );
+    let (r, verdict) = ratio(4, 5);
+    assert!(
+        (1.03..=1.08).contains(&r) && verdict == "slower",
+        "{r} {verdict}"
+    );
+}
