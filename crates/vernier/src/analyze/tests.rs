@@ -2,8 +2,9 @@
 
 use super::*;
 use crate::diagnostic::Code;
-use crate::samples::Samples;
-use crate::stats::steady::SteadyState;
+use crate::measure::StopReason;
+use crate::samples::{Phase, Sample, Samples};
+use crate::stats::steady::{SteadyState, WarmupClass};
 use crate::timer::TimerKind;
 
 fn ctx() -> Context {

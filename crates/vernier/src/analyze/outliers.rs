@@ -1,0 +1,123 @@
+//! Outliers: the far outliers' share on a reference kernel (the machine's own noise), and
+//! among a benchmark's headline samples their counts, the worst sigma event, how far they
+//! move the median, and their share and time in the quietest round or process.
+
+use super::steady::steady_main;
+use super::{Outliers, PerIter, OUTLIER_GROUP_MIN_SAMPLES, OUTLIER_MIN_REL};
+use crate::measure::Measurement;
+use crate::samples::Sample;
+use crate::stats;
+use std::collections::BTreeMap;
+
+/// The share of far outliers (beyond 3 × IQR and [`OUTLIER_MIN_REL`] of the median) among the
+/// steady samples of a measurement: on a reference kernel, the machine's own noise.
+pub fn far_outlier_share(m: &Measurement) -> Option<f64> {
+    let per: Vec<f64> = steady_main(m)
+        .iter()
+        .map(|&i| m.samples.samples[i].per_iter_ns())
+        .collect();
+    if per.len() < 4 {
+        return None;
+    }
+    let o = stats::outliers_beyond(&per, &[], OUTLIER_MIN_REL);
+    Some((o.low_far + o.high_far) as f64 / per.len() as f64)
+}
+
+/// The outliers among the headline samples and what they do to the median.
+#[derive(Clone, Copy, Default)]
+pub(super) struct OutlierFigures {
+    pub(super) counts: Outliers,
+    /// Largest |x − median| / robust σ.
+    pub(super) worst_sigma: f64,
+    /// How far the far outliers move the median (the median without them, less it).
+    pub(super) shift_ns: f64,
+    /// The far outliers' share in the quietest round or process, when two or more have
+    /// enough samples ([`OUTLIER_GROUP_MIN_SAMPLES`]).
+    pub(super) quietest_far_share: Option<f64>,
+    /// The time the far outliers took beyond the median, as a share of the samples' time: in
+    /// the quietest round or process (as above), else over all of them. What the median
+    /// leaves out of the mean.
+    pub(super) excess_share: f64,
+}
+
+/// A round's or process's samples, far outliers and their time (`outlier_figures`).
+#[derive(Clone, Copy, Default)]
+struct Group {
+    n: usize,
+    far: usize,
+    time: f64,
+    excess: f64,
+}
+
+/// Outliers (the tested `stats::outliers_beyond`) and the worst sigma event.
+pub(super) fn outlier_figures(main: &[&Sample], per: &[f64], per_iter: &PerIter) -> OutlierFigures {
+    if per.len() < 4 {
+        return OutlierFigures::default();
+    }
+    let times: Vec<u64> = main.iter().map(|s| s.t_ns).collect();
+    let o = stats::outliers_beyond(per, &times, OUTLIER_MIN_REL);
+    let counts = Outliers {
+        mild: o.low_mild + o.high_mild,
+        far: o.low_far + o.high_far,
+        period_ns: o.period_ns,
+    };
+    // How far the far outliers move the median: the median without them.
+    let (lo3, hi3) =
+        stats::outlier_fences_sorted(&stats::sorted(per), stats::FAR_K, OUTLIER_MIN_REL);
+    let kept: Vec<f64> = per
+        .iter()
+        .copied()
+        .filter(|&x| (lo3..=hi3).contains(&x))
+        .collect();
+    let shift_ns = if kept.is_empty() {
+        0.0
+    } else {
+        (stats::median(&kept) - per_iter.median_ns).abs()
+    };
+    // The far outliers' share in the quietest round or process: a burst of the machine's own
+    // noise hits the rounds measured while it lasted, a benchmark's own outliers (page
+    // faults, allocation, a syscall) hit every round.
+    let median = per_iter.median_ns;
+    let mut by: BTreeMap<u32, Group> = BTreeMap::new();
+    for (s, &x) in main.iter().zip(per) {
+        let g = by.entry((s.process << 16) | s.round).or_default();
+        let far = !(lo3..=hi3).contains(&x);
+        g.n += 1;
+        g.far += usize::from(far);
+        g.time += x;
+        if far {
+            g.excess += x - median;
+        }
+    }
+    let enough: Vec<&Group> = by
+        .values()
+        .filter(|g| g.n >= OUTLIER_GROUP_MIN_SAMPLES)
+        .collect();
+    let all = by.values().fold(Group::default(), |a, g| Group {
+        n: a.n + g.n,
+        far: a.far + g.far,
+        time: a.time + g.time,
+        excess: a.excess + g.excess,
+    });
+    let quietest = |f: fn(&Group) -> f64| {
+        if enough.len() >= 2 {
+            enough.iter().map(|g| f(g)).reduce(f64::min)
+        } else {
+            None
+        }
+    };
+    let quietest_far_share = quietest(|g| g.far as f64 / g.n as f64);
+    let excess_share = quietest(|g| g.excess / g.time).unwrap_or(all.excess / all.time);
+    let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
+    OutlierFigures {
+        counts,
+        worst_sigma: stats::worst_sigma(per, per_iter.median_ns, sigma),
+        shift_ns,
+        quietest_far_share,
+        excess_share: if excess_share.is_finite() {
+            excess_share
+        } else {
+            0.0
+        },
+    }
+}

@@ -1,0 +1,231 @@
+//! What is said under the table: each diagnostic that occurred explained once, naming the
+//! benchmarks it applies to (`notes_below`); the machine's lines, in full with the column
+//! legend (`--explain`, the first run on a machine) or its conditions in one line
+//! (`machine_line`); and the legend's texts.
+
+use super::{counters_note, has, wrap, Col, Table, DIM, YELLOW};
+use crate::diagnostic::{words::explanation, Code};
+use crate::report::{counters_header_text, header_text};
+use crate::result::{BenchmarkResult, ResultFile};
+use std::fmt::Write as _;
+
+impl Table {
+    /// Below the table: each code that occurred, explained once, naming its benchmarks.
+    pub fn notes_below(&self, benchmarks: &[BenchmarkResult]) -> String {
+        let mut s = String::new();
+        for code in Code::ALL {
+            let names: Vec<&str> = benchmarks
+                .iter()
+                .filter(|b| {
+                    b.diagnostics
+                        .iter()
+                        .any(|d| d.code == code && !self.run_wide(d))
+                })
+                .map(|b| b.name.as_str())
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            let text = format!(
+                "{code} ({}): {}",
+                name_list(&names, benchmarks.len()),
+                explanation(code)
+            );
+            for (i, l) in wrap(&text, self.render.width, 0, 2).into_iter().enumerate() {
+                let l = match (i, l.split_once(' ')) {
+                    (0, Some((head, rest))) => format!("{} {rest}", self.paint(YELLOW, head)),
+                    _ => l,
+                };
+                let _ = writeln!(s, "{l}");
+            }
+        }
+        s
+    }
+
+    /// What each column shown means, wrapped to the width. `clock_range`: the intervals for
+    /// the next run were joined to the clock range of the machine's recent runs
+    /// (`harness.clock_ghz`), which the speed file gives once it holds enough runs
+    /// (`crate::speed_file`).
+    pub fn legend(&self, clock_range: bool) -> String {
+        let mut parts = vec![LEGEND_MEDIAN.to_string()];
+        for c in &self.cols {
+            parts.push(match c {
+                Col::Median => continue,
+                Col::Ci if clock_range => format!("{LEGEND_NEXT_RUN} {LEGEND_CLOCK_RANGE}"),
+                Col::Ci => format!("{LEGEND_NEXT_RUN} {LEGEND_NO_CLOCK_RANGE}"),
+                other => legend_of(*other).to_string(),
+            });
+        }
+        parts.push(LEGEND_NOTES.to_string());
+        let mut s = String::new();
+        for l in wrap(&parts.join("; "), self.render.width, 0, 0) {
+            let _ = writeln!(s, "{}", self.paint(DIM, &l));
+        }
+        s
+    }
+}
+
+const LEGEND_MEDIAN: &str = "median: median per-iteration time over the steady samples \
+     (warm-up excluded)";
+const LEGEND_NEXT_RUN: &str = "±next run: the 95 % interval a next run's median on this \
+     machine should fall in, as % of the median: this run's own";
+const LEGEND_CLOCK_RANGE: &str = "joined to the clock range of the machine's recent runs (a \
+     figure bound by the core moves with the clock; its cycles do not) and to the medians of \
+     this program's recent runs when a line below names them";
+const LEGEND_NO_CLOCK_RANGE: &str = "joined to the medians of this program's recent runs when a \
+     line below names them (the clock of another run may differ: once the machine's speed file \
+     holds 20 runs, their clock range is joined too)";
+const LEGEND_NOTES: &str = "notes: diagnostic codes, explained below the table.";
+
+/// What a column other than the median and ±next run means.
+fn legend_of(c: Col) -> &'static str {
+    match c {
+        Col::RunCi => {
+            "±this run: the 95 % interval of the median from this run's samples alone (order \
+             statistics, widened for drift and between processes), as % of the median: how \
+             precisely this run measured; \"−a/+b%\": its sides differ by half or more; \
+             unstable flags a row when this interval, and ±cycles where known, stay wider than \
+             ±1 %"
+        }
+        Col::Cycles => {
+            "cycles: the median in cycles of the core at that moment (each sample's time over \
+             the effective cycle time that the core-speed probe measured around it): code bound \
+             by the core reads the same cycles whatever the clock, so rows compare to the \
+             precision of ±cycles when the clock moved during or between runs"
+        }
+        Col::CyclesCi => "±cycles: the 95 % interval of the cycles, as % of them",
+        Col::Unit => {
+            "judged: the unit the row's verdicts were made in, from its own samples \
+             (docs/units.md): cycles for code that follows the core's clock (its ±cycles is the \
+             precision that counts, and what history and baselines compare), ns for code that \
+             does not (memory, waits) or when no probe measured the clock"
+        }
+        Col::Min => "minimum: the fastest steady sample",
+        Col::Spread => {
+            "spread: robust σ (IQR/1.349) of one sample's per-iteration time, as % of the median \
+             (what one more sample would scatter by; the σ of one iteration, σ_run/√N_iter, is under -v)"
+        }
+        Col::Samples => "samples×iters: steady samples × iterations per sample",
+        Col::Warmup => {
+            "warm-up: the time before the first steady sample, left out, and what it was: a \
+             warm-up (\"warm\"), a faster start (\"slow\"), flat (none found), none (no steady \
+             state)"
+        }
+        Col::Total => "T_tot: the benchmark's whole wall time",
+        Col::Allocs => {
+            "allocs: allocations per iteration, counted in a process of their own apart from the \
+             timed ones (docs/memory.md); a mean when iterations differ"
+        }
+        Col::Bytes => "bytes: bytes requested per iteration (KiB = 1024 B)",
+        Col::Median | Col::Ci => "",
+    }
+}
+
+/// Benchmarks named in a note: all of them when few, else the first ones and a count.
+fn name_list(names: &[&str], of: usize) -> String {
+    const SHOWN: usize = 4;
+    if names.len() == of && of > SHOWN {
+        return format!("all {of} benchmarks");
+    }
+    if names.len() <= SHOWN {
+        return names.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        names[..SHOWN - 1].join(", "),
+        names.len() - (SHOWN - 1)
+    )
+}
+
+/// What follows the table: the notes, then the machine's lines: in full with the legend
+/// (`explain`), or the machine's conditions in one line.
+pub fn after_table(file: &ResultFile, table: &Table) -> String {
+    let table = &table.clone().with_counters_note(counters_note(file));
+    let mut s = String::new();
+    let notes = table.notes_below(&file.benchmarks);
+    if !notes.is_empty() {
+        s.push('\n');
+        s.push_str(&notes);
+    }
+    s.push('\n');
+    if !table.explain {
+        s.push_str(&table.dim_wrapped(&machine_line(file)));
+        return s;
+    }
+    s.push_str(&table.dim_wrapped(&header_text(&file.timer, &file.harness)));
+    if let Some(c) = counters_header_text(&file.harness) {
+        s.push_str(&table.dim_wrapped(&c.0));
+        if let Some(note) = c.1 {
+            let text = format!("counters-unavailable: {note}");
+            for (i, l) in wrap(&text, table.render.width, 0, 2)
+                .into_iter()
+                .enumerate()
+            {
+                let l = match (i, l.split_once(' ')) {
+                    (0, Some((head, rest))) => format!("{} {rest}", table.paint(YELLOW, head)),
+                    _ => l,
+                };
+                let _ = writeln!(s, "{l}");
+            }
+        }
+    }
+    s.push_str(&table.legend(file.harness.clock_ghz.is_some()));
+    s
+}
+
+/// The machine's conditions in one line, said once for the run: the clock's range during it
+/// and how many benchmarks were judged in cycles, a core shared with another thread, the
+/// counters that could not be read.
+pub fn machine_line(file: &ResultFile) -> String {
+    let mut parts = Vec::new();
+    let ghz: Vec<f64> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| b.speed.as_ref())
+        .flat_map(|s| std::iter::once(s.fast.ghz).chain(s.slow.as_ref().map(|x| x.ghz)))
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .collect();
+    if let (Some(lo), Some(hi)) = (
+        ghz.iter().copied().reduce(f64::min),
+        ghz.iter().copied().reduce(f64::max),
+    ) {
+        let in_cycles = file
+            .benchmarks
+            .iter()
+            .filter(|b| b.headline_unit == crate::analyze::Unit::Cycles)
+            .count();
+        parts.push(format!(
+            "the core ran at {lo:.2}–{hi:.2} GHz; {in_cycles} of {} benchmarks judged in cycles, \
+             which hold still when the clock moves",
+            file.benchmarks.len()
+        ));
+    }
+    let shared = file
+        .benchmarks
+        .iter()
+        .filter(|b| {
+            b.speed
+                .as_ref()
+                .is_some_and(|s| s.split && s.slow.is_some())
+                && !has(b, Code::CoreSlowed)
+        })
+        .count();
+    if shared > 0 {
+        parts.push(format!(
+            "{shared} ran partly in a slower state of the core and their figures are of the fast \
+             state alone (-v gives both)"
+        ));
+    }
+    if let Some(c) = file.harness.counters.as_ref().filter(|c| c.note.is_some()) {
+        parts.push(format!(
+            "{} not read here (no PMU, or not permitted)",
+            c.unavailable
+                .iter()
+                .map(|u| u.event.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    parts.push("--explain: the columns and these lines in full".into());
+    format!("machine: {}", parts.join(" · "))
+}
