@@ -198,8 +198,18 @@ fn apart(x: f64, y: f64) -> (String, String) {
         let digits = (d - 1 - v.abs().max(1e-300).log10().floor() as i32).clamp(0, 12) as usize;
         format!("{v:.digits$}")
     };
+    // A number written with few digits (an edited figure, a count) is shown as it is.
+    let short = |v: f64, d: i32| {
+        let plain = v.to_string();
+        let digits = plain.chars().filter(char::is_ascii_digit).count();
+        if digits <= 6 {
+            plain
+        } else {
+            sig(v, d)
+        }
+    };
     (4..=12)
-        .map(|d| (sig(x, d), sig(y, d)))
+        .map(|d| (short(x, d), short(y, d)))
         .find(|(a, b)| a != b)
         .unwrap_or_else(|| (x.to_string(), y.to_string()))
 }
