@@ -106,12 +106,6 @@ pub fn comparison(
         rewarm: None,
         pair_samples: None,
         smallest_detectable: detectable_from_ci(e.ci95.0, e.ci95.1),
-        spread: None,
-        process_pairs: Vec::new(),
-        layout_states: None,
-        code: None,
-        code_detail: None,
-        memory: None,
-        unit: None,
+        ..Comparison::default()
     }
 }

@@ -57,7 +57,7 @@ pub struct CodeDetail {
 /// One comparison in the comparison file. `ratio` is NEW/OLD per-iteration time (above 1: NEW
 /// is slower); `p_value` is adjusted for the number of comparisons (Holm), which is what the
 /// verdict uses; `p_value_raw` is the test's own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub name: String,
     pub ratio: f64,
@@ -403,12 +403,6 @@ pub fn comparison_from_pair(
             first_steady: steady,
         }),
         smallest_detectable: detectable_from_ci(est.ci95.0, est.ci95.1),
-        spread: None,
-        process_pairs: Vec::new(),
-        layout_states: None,
-        code: None,
-        code_detail: None,
-        memory: None,
-        unit: None,
+        ..Comparison::default()
     })
 }

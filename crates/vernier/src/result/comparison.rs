@@ -138,16 +138,7 @@ mod tests {
             old_median_ns: 1.0,
             new_median_ns: ratio,
             stop: "budget".into(),
-            rewarm: None,
-            pair_samples: None,
-            smallest_detectable: None,
-            spread: None,
-            process_pairs: Vec::new(),
-            layout_states: None,
-            code: None,
-            code_detail: None,
-            memory: None,
-            unit: None,
+            ..Comparison::default()
         }
     }
 

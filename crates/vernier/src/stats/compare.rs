@@ -211,11 +211,12 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
 }
 
 /// The outcome of a comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Faster,
     Slower,
+    #[default]
     NoChange,
     /// The interval still straddles the noise threshold: neither a change nor its absence is
     /// established (the comparison gives the smallest change it could have detected).

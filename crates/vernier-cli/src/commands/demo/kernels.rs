@@ -190,6 +190,22 @@ const DIGITS: &[u8; 200] =
 40414243444546474849505152535455565758596061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// The index in `DIGITS` of the next pair of digits of `fraction / factor`, taking them off
+/// both; inlined into each variant, which differ only in how they write the pair.
+#[inline(always)]
+fn next_pair(fraction: &mut u64, factor: &mut u64) -> usize {
+    if *factor >= 100 {
+        *factor /= 100;
+        let index = (*fraction / *factor) as usize * 2;
+        *fraction %= *factor;
+        index
+    } else {
+        let index = *fraction as usize * if *factor == 10 { 20 } else { 2 };
+        *fraction = 0;
+        index
+    }
+}
+
 /// Fraction part of `value / factor` as text ("0.0123"), two digits at a time; the last pair
 /// is written as one digit when its second digit is a trailing zero. Variant A tests the two
 /// "write a pair" conditions in separate branches.
@@ -204,18 +220,7 @@ pub fn fraction_nested_if(buf: &mut [u8; 64], value: u64, mut factor: u64) -> us
         buf[pos] = b'.';
         pos += 1;
         loop {
-            let index;
-            if factor >= 100 {
-                factor /= 100;
-                index = (fraction / factor) as usize * 2;
-                fraction %= factor;
-            } else if factor == 10 {
-                index = fraction as usize * 20;
-                fraction = 0;
-            } else {
-                index = fraction as usize * 2;
-                fraction = 0;
-            }
+            let index = next_pair(&mut fraction, &mut factor);
             if fraction > 0 {
                 buf[pos..pos + 2].copy_from_slice(&DIGITS[index..index + 2]);
                 pos += 2;
@@ -245,18 +250,7 @@ pub fn fraction_merged_or(buf: &mut [u8; 64], value: u64, mut factor: u64) -> us
         buf[pos] = b'.';
         pos += 1;
         loop {
-            let index;
-            if factor >= 100 {
-                factor /= 100;
-                index = (fraction / factor) as usize * 2;
-                fraction %= factor;
-            } else if factor == 10 {
-                index = fraction as usize * 20;
-                fraction = 0;
-            } else {
-                index = fraction as usize * 2;
-                fraction = 0;
-            }
+            let index = next_pair(&mut fraction, &mut factor);
             if fraction > 0 || DIGITS[index + 1] != b'0' {
                 buf[pos..pos + 2].copy_from_slice(&DIGITS[index..index + 2]);
                 pos += 2;
