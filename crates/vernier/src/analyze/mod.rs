@@ -35,7 +35,7 @@ pub mod unit;
 pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 use figures_of::{figures_of, Figures};
 pub use layout::LAYOUT_MIN_SPREAD;
-pub use outliers::far_outlier_share;
+pub use outliers::{far_outlier_share, machine_far_share, median_sample_ns};
 pub use removed::{
     cycles_over_empty, near_empty_loop, weigh_instructions, InstructionsCheck, NEAR_EMPTY_CYCLES,
     NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
@@ -84,6 +84,8 @@ pub struct Context {
     /// Share of far outliers the machine itself shows on a reference kernel measured at
     /// start-up (`harness.noise_far_share`); `outliers` is only claimed beyond it.
     pub noise_far_share: Option<f64>,
+    /// How long the samples of that reference lasted (median, ns; `harness.noise_sample_ns`).
+    pub noise_sample_ns: Option<f64>,
 }
 
 impl Context {
@@ -101,6 +103,7 @@ impl Context {
             counters_unavailable: Vec::new(),
             keep_interrupted: false,
             noise_far_share: None,
+            noise_sample_ns: None,
             known_cycle_ns: None,
             clock_cycle_ns: None,
         }

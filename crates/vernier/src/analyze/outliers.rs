@@ -3,7 +3,7 @@
 //! move the median, and their share and time in the quietest round or process.
 
 use super::steady::steady_main;
-use super::{Outliers, PerIter, OUTLIER_GROUP_MIN_SAMPLES, OUTLIER_MIN_REL};
+use super::{Context, Outliers, PerIter, OUTLIER_GROUP_MIN_SAMPLES, OUTLIER_MIN_REL};
 use crate::measure::Measurement;
 use crate::samples::Sample;
 use crate::stats;
@@ -21,6 +21,31 @@ pub fn far_outlier_share(m: &Measurement) -> Option<f64> {
     }
     let o = stats::outliers_beyond(&per, &[], OUTLIER_MIN_REL);
     Some((o.low_far + o.high_far) as f64 / per.len() as f64)
+}
+
+/// The median length of a measurement's steady samples, ns.
+pub fn median_sample_ns(m: &Measurement) -> Option<f64> {
+    let ns: Vec<f64> = steady_main(m)
+        .iter()
+        .map(|&i| m.samples.samples[i].ns as f64)
+        .collect();
+    (!ns.is_empty()).then(|| stats::median(&ns))
+}
+
+/// The share of far outliers the machine's own interruptions give samples of `sample_ns`:
+/// the reference's share (`ctx.noise_far_share`), for samples as long as the reference's or
+/// shorter, and for longer ones the chance that one of as many reference-long stretches is
+/// hit, `1 − (1 − p)^(sample / reference)`. Interruptions arrive at a rate, so a 70 µs
+/// sample is hit about 3.5 times as often as the reference's 20 µs; the demo's 70 µs
+/// benchmarks read 7–13 % far outliers beside a reference's 2.8 %. (An interruption far
+/// enough out for a short sample may not be for a long one: the scaled share can only
+/// overstate the machine's, which keeps its noise off the rows.)
+pub fn machine_far_share(ctx: &Context, sample_ns: f64) -> f64 {
+    let p = ctx.noise_far_share.unwrap_or(0.0).clamp(0.0, 1.0);
+    match ctx.noise_sample_ns {
+        Some(r) if r > 0.0 && sample_ns > r => 1.0 - (1.0 - p).powf(sample_ns / r),
+        _ => p,
+    }
 }
 
 /// The outliers among the headline samples and what they do to the median.

@@ -133,8 +133,9 @@ fn outliers(f: &Figures, ctx: &Context) -> Option<Finding> {
     let far_share = o
         .quietest_far_share
         .unwrap_or(o.counts.far as f64 / f.head.samples.max(1) as f64);
+    let sample_ns = f.per_iter.median_ns * f.iters_per_sample.max(1) as f64;
     let beyond_machine = far_share > OUTLIER_FRACTION
-        && far_share > OUTLIER_NOISE_FACTOR * ctx.noise_far_share.unwrap_or(0.0)
+        && far_share > OUTLIER_NOISE_FACTOR * super::outliers::machine_far_share(ctx, sample_ns)
         && o.excess_share > OUTLIER_EXCESS;
     // Leaving out a few percent of the samples moves the median by a few percent of its
     // quantiles, beyond a tight interval whatever they are: a shift counts from 1 % up.

@@ -448,6 +448,43 @@ fn outliers_are_reported_only_beyond_the_machine_noise_or_when_they_move_the_med
 }
 
 #[test]
+fn the_machine_s_noise_is_scaled_to_the_length_of_the_benchmark_s_samples() {
+    // One sample in 12.5 (8 %) half as slow again, in 33 µs samples. The machine showed 3 %
+    // far outliers on its reference: in 10 µs samples, that is 9.5 % of 33 µs ones, and the
+    // benchmark's 8 % are the machine's; in reference samples as long as the benchmark's,
+    // they are the benchmark's own.
+    let spiky = |i: usize| {
+        4.0 * wiggle(i)
+            * if i % 125 < 10 && i % 10 != 3 {
+                1.5
+            } else {
+                1.0
+            }
+    };
+    let mut c = ctx();
+    c.noise_far_share = Some(0.03);
+    c.noise_sample_ns = Some(10_000.0);
+    let sample_ns = 4.0 * 8192.0;
+    let scaled = machine_far_share(&c, sample_ns);
+    assert!((scaled - (1.0 - 0.97f64.powf(sample_ns / 10_000.0))).abs() < 1e-12);
+    assert_flags(
+        &analyze(&synth(8192, 20.0, spiky), &c),
+        Code::Outliers,
+        false,
+    );
+    c.noise_sample_ns = Some(sample_ns);
+    assert!((machine_far_share(&c, sample_ns) - 0.03).abs() < 1e-12);
+    assert_flags(
+        &analyze(&synth(8192, 20.0, spiky), &c),
+        Code::Outliers,
+        true,
+    );
+    // Shorter samples than the reference's keep its share.
+    c.noise_sample_ns = Some(100_000.0);
+    assert!((machine_far_share(&c, sample_ns) - 0.03).abs() < 1e-12);
+}
+
+#[test]
 fn a_burst_of_outliers_in_one_round_is_the_machine_s_not_the_benchmark_s() {
     // Two rounds of 1000 samples; far outliers (50 % slower) in one main sample of 8.
     let spiky = |i: usize| i % 80 < 10 && i % 10 != 3;

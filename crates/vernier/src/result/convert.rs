@@ -248,6 +248,7 @@ impl ResultFile {
                 .filter(|[lo, hi]| lo.is_finite() && *lo > 0.0 && hi >= lo)
                 .map(|[lo, hi]| (1.0 / hi, 1.0 / lo)),
             noise_far_share: self.harness.noise_far_share,
+            noise_sample_ns: self.harness.noise_sample_ns,
         }
     }
 }

@@ -77,6 +77,10 @@ pub struct Harness {
     /// start-up (`outliers` is only claimed beyond it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise_far_share: Option<f64>,
+    /// How long that add chain's samples lasted (median, ns): a benchmark whose samples last
+    /// longer is hit by the machine's interruptions more often (`analyze::machine_far_share`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_sample_ns: Option<f64>,
     /// The machine's known speed, ns per addition of the core-speed probe: what earlier runs
     /// on this machine measured in their fast state (the `vernier` command keeps them; see
     /// `docs/result-schema.md`). A benchmark measured wholly slower is `core-slowed`.

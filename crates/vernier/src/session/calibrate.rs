@@ -80,6 +80,7 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
         runner_batch_cost_ns: None,
         counters: None,
         noise_far_share: analyze::far_outlier_share(&chain_m),
+        noise_sample_ns: analyze::median_sample_ns(&chain_m),
         known_cycle_ns: None,
         clock_ghz: None,
     }

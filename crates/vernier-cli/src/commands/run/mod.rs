@@ -173,6 +173,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             runner_batch_cost_ns: None,
             counters,
             noise_far_share: own.noise_far_share,
+            noise_sample_ns: own.noise_sample_ns,
             known_cycle_ns: known.known_cycle_ns(),
             clock_ghz: known.clock_ghz(),
         },
