@@ -127,6 +127,35 @@ fn list_names(names: &[String]) -> String {
     }
 }
 
+/// The result so far, written after each benchmark (with the runner's cost between batches
+/// as measured so far): an interrupted run keeps every benchmark it finished.
+fn keep_so_far(
+    file: &mut ResultFile,
+    batch_costs: &[f64],
+    json: Option<&std::path::Path>,
+) -> Result<()> {
+    if !batch_costs.is_empty() {
+        file.harness.runner_batch_cost_ns = Some(vernier::stats::median(batch_costs));
+    }
+    if let Some(path) = json {
+        file.write_atomic(path)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// What the runner measured itself (the cycle time and the machine's noise, on its own add
+/// chain) and what the machine's speed file knows, as the run's harness; the worker's costs
+/// are filled in by the caller.
+fn runner_harness(own: Harness, known: &vernier::speed_file::KnownSpeed) -> Harness {
+    Harness {
+        runner_batch_cost_ns: None,
+        known_cycle_ns: known.known_cycle_ns(),
+        clock_ghz: known.clock_ghz(),
+        ..own
+    }
+}
+
 pub fn run_command(a: &RunArgs) -> Result<i32> {
     let (program, args) = split_program(&a.program);
     if a.common.instructions {
@@ -168,14 +197,8 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         harness: Harness {
             empty_iter_ns: empty.unwrap_or(f64::NAN),
             sample_cost_ns: hello.timer.overhead_ns,
-            cycle_ns: own.cycle_ns,
-            cycle_source: own.cycle_source.clone(),
-            runner_batch_cost_ns: None,
             counters,
-            noise_far_share: own.noise_far_share,
-            noise_sample_ns: own.noise_sample_ns,
-            known_cycle_ns: known.known_cycle_ns(),
-            clock_ghz: known.clock_ghz(),
+            ..runner_harness(own, &known)
         },
         mode: "time",
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
@@ -264,13 +287,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             );
         }
         file.benchmarks.push(r);
-        if !batch_costs.is_empty() {
-            file.harness.runner_batch_cost_ns = Some(vernier::stats::median(&batch_costs));
-        }
-        if let Some(path) = &a.common.json {
-            file.write_atomic(path)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        }
+        keep_so_far(&mut file, &batch_costs, a.common.json.as_deref())?;
     }
     known.record_run(&file, identity.as_deref());
     // After the result is kept: a report that cannot be written loses nothing measured.

@@ -238,34 +238,8 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
             }
             w.quit();
         }
-        let benchmarks: Vec<PointBench> = sel_names
-            .iter()
-            .zip(
-                per_bench
-                    .iter()
-                    .zip(&per_bench_cycles)
-                    .zip(&per_bench_probes),
-            )
-            .map(|(name, ((v, cyc), probes))| {
-                let ci = if v.is_empty() {
-                    vernier::stats::MedianInterval {
-                        median: f64::NAN,
-                        lo: f64::NAN,
-                        hi: f64::NAN,
-                    }
-                } else {
-                    vernier::stats::median_interval(v)
-                };
-                let cycles = in_cycles(v, cyc, probes);
-                PointBench {
-                    name: name.clone(),
-                    median_ns: ci.median,
-                    ci95_ns: [ci.lo, ci.hi],
-                    cycles_per_iter: cycles.map(|c| c.median),
-                    cycles_ci95: cycles.map(|c| [c.lo, c.hi]),
-                }
-            })
-            .collect();
+        let benchmarks =
+            point_benches(&sel_names, &per_bench, &per_bench_cycles, &per_bench_probes);
         let left = started.elapsed().as_secs_f64() / (k + 1) as f64 * (total - k as u64 - 1) as f64;
         let figures: Vec<String> = benchmarks
             .iter()
@@ -299,6 +273,39 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     }
     finish_sweep(a, &file, started);
     Ok(term::interrupted_exit().unwrap_or(0))
+}
+
+/// Each benchmark's figures at one padding, from its samples' times, their cycles and the
+/// probes beside them.
+fn point_benches(
+    sel_names: &[String],
+    per_bench: &[Vec<f64>],
+    per_bench_cycles: &[Vec<f64>],
+    per_bench_probes: &[Vec<f64>],
+) -> Vec<PointBench> {
+    sel_names
+        .iter()
+        .zip(per_bench.iter().zip(per_bench_cycles).zip(per_bench_probes))
+        .map(|(name, ((v, cyc), probes))| {
+            let ci = if v.is_empty() {
+                vernier::stats::MedianInterval {
+                    median: f64::NAN,
+                    lo: f64::NAN,
+                    hi: f64::NAN,
+                }
+            } else {
+                vernier::stats::median_interval(v)
+            };
+            let cycles = in_cycles(v, cyc, probes);
+            PointBench {
+                name: name.clone(),
+                median_ns: ci.median,
+                ci95_ns: [ci.lo, ci.hi],
+                cycles_per_iter: cycles.map(|c| c.median),
+                cycles_ci95: cycles.map(|c| [c.lo, c.hi]),
+            }
+        })
+        .collect()
 }
 
 fn write_json(path: &std::path::Path, file: &SweepFile) -> Result<()> {

@@ -225,6 +225,27 @@ pub struct References {
     pub unit: super::Unit,
 }
 
+/// The fastest cycle time known for this benchmark, and where it comes from: its own probes,
+/// the start-up add chain, or the TSC's nominal rate.
+fn fastest_reference(cycles: &[f64], refs: &References, timer: &TimerInfo) -> (f64, Reference) {
+    let mut fastest = (
+        cycles.iter().copied().fold(f64::INFINITY, f64::min),
+        Reference::Probes,
+    );
+    if let Some(c) = refs.startup_cycle_ns.filter(|c| c.is_finite() && *c > 0.0) {
+        if c < fastest.0 {
+            fastest = (c, Reference::StartUp);
+        }
+    }
+    if let (TimerKind::Tsc, Some(hz)) = (timer.kind, timer.tsc_hz) {
+        let c = 1e9 / hz;
+        if hz > 0.0 && c < fastest.0 {
+            fastest = (c, Reference::Nominal);
+        }
+    }
+    fastest
+}
+
 /// The speed summary of a benchmark and the samples its headline rests on: `idx` (the steady
 /// samples at the main count) split by state. `None` when nothing was probed (a harness
 /// without the probe, an older result file). `cycles` is [`sample_cycles`] of `samples`
@@ -245,21 +266,7 @@ pub fn analyze(
     let probed = (0..samples.len())
         .filter(|&i| samples.probe_ns.get(i).copied().flatten().is_some())
         .count();
-    let mut fastest = (
-        cycles.iter().copied().fold(f64::INFINITY, f64::min),
-        Reference::Probes,
-    );
-    if let Some(c) = refs.startup_cycle_ns.filter(|c| c.is_finite() && *c > 0.0) {
-        if c < fastest.0 {
-            fastest = (c, Reference::StartUp);
-        }
-    }
-    if let (TimerKind::Tsc, Some(hz)) = (timer.kind, timer.tsc_hz) {
-        let c = 1e9 / hz;
-        if hz > 0.0 && c < fastest.0 {
-            fastest = (c, Reference::Nominal);
-        }
-    }
+    let fastest = fastest_reference(cycles, &refs, timer);
     let limit = fastest.0 * SLOW_RATIO;
     // The throughput half, when every sample has it: a sample is also in a slow state when
     // the core gave this thread markedly less throughput than its best during the benchmark.
