@@ -26,13 +26,9 @@ fn again(file: &ResultFile, b: &BenchmarkResult) -> Option<BenchmarkResult> {
 
 /// A re-derived result's median and interval in cycles, when it was judged in cycles.
 fn in_cycles(r: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
-    if r.headline_unit != Unit::Cycles {
-        return None;
-    }
-    let sp = r.speed.as_ref()?;
-    let [lo, hi] = sp.cycles_ci95?;
-    let c = sp.cycles_per_iter?;
-    (c.is_finite() && lo.is_finite() && hi.is_finite()).then_some((c, (lo, hi)))
+    let c = crate::result::recent_runs::headline_cycles(r)?;
+    let [lo, hi] = r.speed.as_ref()?.cycles_ci95?;
+    (lo.is_finite() && hi.is_finite()).then_some((c, (lo, hi)))
 }
 
 /// One benchmark of two result files compared from each file's own figure: the ratio NEW/OLD

@@ -44,10 +44,14 @@ pub fn more_allocations(s: &Series) -> Option<(f64, f64, usize)> {
 impl Series {
     /// Whether the point may be evidence: measured, and not on a slowed core.
     pub fn usable(p: &StoredPoint) -> bool {
-        p.bench.status == "ok"
-            && !p.superseded
+        Self::measured(p)
             && p.bench.median_ns.is_some_and(|m| m.is_finite() && m > 0.0)
             && !p.bench.flags.split(',').any(|f| f == CORE_SLOWED)
+    }
+
+    /// Measured, and not replaced by a later save of the same run.
+    fn measured(p: &StoredPoint) -> bool {
+        p.bench.status == "ok" && !p.superseded
     }
 
     /// Whether the point may be evidence in `unit`: in cycles, a run on a slowed core is
@@ -55,8 +59,7 @@ impl Series {
     pub fn usable_in(p: &StoredPoint, unit: vernier::analyze::Unit) -> bool {
         match unit {
             vernier::analyze::Unit::Cycles => {
-                p.bench.status == "ok"
-                    && !p.superseded
+                Self::measured(p)
                     && p.bench
                         .cycles_per_iter
                         .is_some_and(|c| c.is_finite() && c > 0.0)

@@ -37,8 +37,8 @@ use figures_of::{figures_of, Figures};
 pub use layout::LAYOUT_MIN_SPREAD;
 pub use outliers::{far_outlier_share, machine_far_share, median_sample_ns};
 pub use removed::{
-    cycles_over_empty, near_empty_loop, weigh_instructions, InstructionsCheck, NEAR_EMPTY_CYCLES,
-    NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
+    cycles_over_empty, near_empty_loop, net_cycles, weigh_instructions, InstructionsCheck,
+    NEAR_EMPTY_CYCLES, NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
 };
 
 use crate::diagnostic::Finding;

@@ -123,13 +123,29 @@ pub const NEAR_EMPTY_NS: f64 = NEAR_EMPTY_CYCLES * 0.4;
 /// cycle). Without probes, the median time over the start-up cycle. `None` without an empty
 /// loop or a cycle.
 pub fn cycles_over_empty(a: &Analysis, ctx: &Context) -> Option<f64> {
-    let empty = ctx.empty_iter_ns?;
-    let cycle = ctx.cycle_ns.filter(|c| c.is_finite() && *c > 0.0)?;
-    let body = match a.speed.and_then(|s| s.cycles_per_iter) {
-        Some(c) if c.median.is_finite() => c.median,
-        _ => a.per_iter.median_ns / cycle,
-    };
-    let net = body - empty / cycle;
+    net_cycles(
+        a.speed.and_then(|s| s.cycles_per_iter).map(|c| c.median),
+        a.per_iter.median_ns,
+        ctx.empty_iter_ns?,
+        ctx.cycle_ns?,
+    )
+}
+
+/// [`cycles_over_empty`] from the figures themselves (a result file's: the body's cycles from
+/// its own probes when known, its median, the empty loop's time and the start-up cycle time).
+pub fn net_cycles(
+    body_cycles: Option<f64>,
+    median_ns: f64,
+    empty_ns: f64,
+    cycle_ns: f64,
+) -> Option<f64> {
+    if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
+        return None;
+    }
+    let body = body_cycles
+        .filter(|c| c.is_finite())
+        .unwrap_or(median_ns / cycle_ns);
+    let net = body - empty_ns / cycle_ns;
     net.is_finite().then_some(net)
 }
 
