@@ -175,17 +175,17 @@ pub const UNSTABLE_REL_CI: f64 = 0.01;
 pub const OUTLIER_FRACTION: f64 = 0.05;
 /// A benchmark's far outliers are its own only beyond twice the machine's share.
 pub const OUTLIER_NOISE_FACTOR: f64 = 2.0;
-/// … and only when they take more than 1 % of its time beyond the median in every round and
-/// process (the quietest): below that the median, the headline, leaves out less of the mean
+/// … and only when they take more than 1 % of its time beyond the median in every stretch of
+/// the run (the quietest): below that the median, the headline, leaves out less of the mean
 /// than the interval a run aims for, and the outliers are the machine's to mention (under the
 /// table), not this benchmark's. A machine with a busy neighbour gives every benchmark 5–10 %
 /// of samples 10–25 % slower in some rounds.
 pub const OUTLIER_EXCESS: f64 = 0.01;
 /// The share of far outliers that is compared with [`OUTLIER_FRACTION`] and the machine's is
-/// that of the quietest round or process with at least this many steady samples (when two or
-/// more have), not of all samples: a burst of the host's noise during one pass over the
-/// benchmarks gives the ones it hit many far outliers in that round only, which are the
-/// machine's, not theirs.
+/// that of the quietest window of this many consecutive steady samples within a round of a
+/// process (when two or more windows are full), taken at the upper end its count allows, not
+/// of all samples: a burst of the host's noise gives the stretches of a run it hit many far
+/// outliers, and none to the others; a benchmark's own outliers come in every stretch.
 pub const OUTLIER_GROUP_MIN_SAMPLES: usize = 200;
 /// Samples may be this much shorter than the timer's floor before `timer-limited`: the engine
 /// calibrates to the floor, and a faster state of the core later may shorten samples (by up

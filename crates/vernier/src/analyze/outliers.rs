@@ -1,6 +1,6 @@
 //! Outliers: the far outliers' share on a reference kernel (the machine's own noise), and
 //! among a benchmark's headline samples their counts, the worst sigma event, how far they
-//! move the median, and their share and time in the quietest round or process.
+//! move the median, and their share and time in the quietest stretch of the run.
 
 use super::steady::steady_main;
 use super::{Context, Outliers, PerIter, OUTLIER_GROUP_MIN_SAMPLES, OUTLIER_MIN_REL};
@@ -56,22 +56,38 @@ pub(super) struct OutlierFigures {
     pub(super) worst_sigma: f64,
     /// How far the far outliers move the median (the median without them, less it).
     pub(super) shift_ns: f64,
-    /// The far outliers' share in the quietest round or process, when two or more have
+    /// The far outliers' share in the quietest window of consecutive samples (within a round
+    /// of a process), at the upper end its count allows, when two or more windows have
     /// enough samples ([`OUTLIER_GROUP_MIN_SAMPLES`]).
     pub(super) quietest_far_share: Option<f64>,
     /// The time the far outliers took beyond the median, as a share of the samples' time: in
-    /// the quietest round or process (as above), else over all of them. What the median
+    /// the quietest window (as above), else over all of them. What the median
     /// leaves out of the mean.
     pub(super) excess_share: f64,
 }
 
-/// A round's or process's samples, far outliers and their time (`outlier_figures`).
+/// A window of a round's samples, its far outliers and their time (`outlier_figures`).
 #[derive(Clone, Copy, Default)]
 struct Group {
     n: usize,
     far: usize,
     time: f64,
     excess: f64,
+}
+
+/// The upper end of a window's far-outlier share that its count allows: the one-sided 95 %
+/// Wilson bound.
+fn far_share_upper(g: &Group) -> f64 {
+    const Z: f64 = 1.645;
+    let n = g.n as f64;
+    if n == 0.0 {
+        return 1.0;
+    }
+    let p = g.far as f64 / n;
+    let z2 = Z * Z;
+    let centre = p + z2 / (2.0 * n);
+    let spread = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre + spread) / (1.0 + z2 / n)).min(1.0)
 }
 
 /// Outliers (the tested `stats::outliers_beyond`) and the worst sigma event.
@@ -99,13 +115,18 @@ pub(super) fn outlier_figures(main: &[&Sample], per: &[f64], per_iter: &PerIter)
     } else {
         (stats::median(&kept) - per_iter.median_ns).abs()
     };
-    // The far outliers' share in the quietest round or process: a burst of the machine's own
-    // noise hits the rounds measured while it lasted, a benchmark's own outliers (page
-    // faults, allocation, a syscall) hit every round.
+    // The far outliers' share in the quietest stretch of the run: a burst of the machine's
+    // own noise (a busy neighbour, the host) hits the stretches measured while it lasted, a
+    // benchmark's own outliers (page faults, allocation, a syscall) hit every stretch. A
+    // stretch is a window of consecutive samples within one round of one process.
     let median = per_iter.median_ns;
-    let mut by: BTreeMap<u32, Group> = BTreeMap::new();
+    let mut by: BTreeMap<(u32, usize), Group> = BTreeMap::new();
+    let mut seen: BTreeMap<u32, usize> = BTreeMap::new();
     for (s, &x) in main.iter().zip(per) {
-        let g = by.entry((s.process << 16) | s.round).or_default();
+        let key = (s.process << 16) | s.round;
+        let k = seen.entry(key).or_default();
+        let g = by.entry((key, *k / OUTLIER_GROUP_MIN_SAMPLES)).or_default();
+        *k += 1;
         let far = !(lo3..=hi3).contains(&x);
         g.n += 1;
         g.far += usize::from(far);
@@ -114,25 +135,28 @@ pub(super) fn outlier_figures(main: &[&Sample], per: &[f64], per_iter: &PerIter)
             g.excess += x - median;
         }
     }
-    let enough: Vec<&Group> = by
-        .values()
-        .filter(|g| g.n >= OUTLIER_GROUP_MIN_SAMPLES)
-        .collect();
     let all = by.values().fold(Group::default(), |a, g| Group {
         n: a.n + g.n,
         far: a.far + g.far,
         time: a.time + g.time,
         excess: a.excess + g.excess,
     });
-    let quietest = |f: fn(&Group) -> f64| {
-        if enough.len() >= 2 {
-            enough.iter().map(|g| f(g)).reduce(f64::min)
-        } else {
-            None
-        }
-    };
-    let quietest_far_share = quietest(|g| g.far as f64 / g.n as f64);
-    let excess_share = quietest(|g| g.excess / g.time).unwrap_or(all.excess / all.time);
+    let enough: Vec<&Group> = by
+        .values()
+        .filter(|g| g.n >= OUTLIER_GROUP_MIN_SAMPLES)
+        .collect();
+    // The quietest of many windows is the least of many draws, and reads low by chance: each
+    // window's share is taken at the upper end of what its count allows
+    // ([`far_share_upper`]), the least of those bounds the benchmark's own share.
+    let quietest = (enough.len() >= 2)
+        .then(|| {
+            enough
+                .iter()
+                .min_by(|a, b| far_share_upper(a).total_cmp(&far_share_upper(b)))
+        })
+        .flatten();
+    let quietest_far_share = quietest.map(|g| far_share_upper(g));
+    let excess_share = quietest.map_or(all.excess / all.time, |g| g.excess / g.time);
     let sigma = per_iter.sample_sigma_ns.max(per_iter.median_ns * 1e-9);
     OutlierFigures {
         counts,
