@@ -207,11 +207,13 @@ fn next_pair(fraction: &mut u64, factor: &mut u64) -> usize {
 }
 
 /// Fraction part of `value / factor` as text ("0.0123"), two digits at a time; the last pair
-/// is written as one digit when its second digit is a trailing zero. Variant A tests the two
-/// "write a pair" conditions in separate branches.
-#[inline(never)]
-#[allow(clippy::if_same_then_else)] // the duplicated branch is the point of this variant
-pub fn fraction_nested_if(buf: &mut [u8; 64], value: u64, mut factor: u64) -> usize {
+/// is written as one digit when its second digit is a trailing zero. The two variants differ
+/// only in how they test the two "write a pair" conditions: in separate branches (`MERGED`
+/// false: [`fraction_nested_if`]) or merged into one `||` ([`fraction_merged_or`]); each is
+/// compiled on its own, with only its own branches.
+#[inline(always)]
+#[allow(clippy::if_same_then_else)] // the duplicated branch is the point of the nested variant
+fn fraction_to_text<const MERGED: bool>(buf: &mut [u8; 64], value: u64, mut factor: u64) -> usize {
     let mut pos = 0;
     buf[pos] = b'0';
     pos += 1;
@@ -221,12 +223,21 @@ pub fn fraction_nested_if(buf: &mut [u8; 64], value: u64, mut factor: u64) -> us
         pos += 1;
         loop {
             let index = next_pair(&mut fraction, &mut factor);
-            if fraction > 0 {
+            let mut pair = |buf: &mut [u8; 64]| {
                 buf[pos..pos + 2].copy_from_slice(&DIGITS[index..index + 2]);
                 pos += 2;
+            };
+            if MERGED {
+                if fraction > 0 || DIGITS[index + 1] != b'0' {
+                    pair(buf);
+                } else {
+                    buf[pos] = DIGITS[index];
+                    pos += 1;
+                }
+            } else if fraction > 0 {
+                pair(buf);
             } else if DIGITS[index + 1] != b'0' {
-                buf[pos..pos + 2].copy_from_slice(&DIGITS[index..index + 2]);
-                pos += 2;
+                pair(buf);
             } else {
                 buf[pos] = DIGITS[index];
                 pos += 1;
@@ -239,31 +250,16 @@ pub fn fraction_nested_if(buf: &mut [u8; 64], value: u64, mut factor: u64) -> us
     pos
 }
 
+/// Variant A: the two "write a pair" conditions in separate branches.
+#[inline(never)]
+pub fn fraction_nested_if(buf: &mut [u8; 64], value: u64, factor: u64) -> usize {
+    fraction_to_text::<false>(buf, value, factor)
+}
+
 /// Variant B: the same logic with the two conditions merged into one `||`.
 #[inline(never)]
-pub fn fraction_merged_or(buf: &mut [u8; 64], value: u64, mut factor: u64) -> usize {
-    let mut pos = 0;
-    buf[pos] = b'0';
-    pos += 1;
-    let mut fraction = value % factor;
-    if fraction > 0 {
-        buf[pos] = b'.';
-        pos += 1;
-        loop {
-            let index = next_pair(&mut fraction, &mut factor);
-            if fraction > 0 || DIGITS[index + 1] != b'0' {
-                buf[pos..pos + 2].copy_from_slice(&DIGITS[index..index + 2]);
-                pos += 2;
-            } else {
-                buf[pos] = DIGITS[index];
-                pos += 1;
-            }
-            if fraction == 0 {
-                break;
-            }
-        }
-    }
-    pos
+pub fn fraction_merged_or(buf: &mut [u8; 64], value: u64, factor: u64) -> usize {
+    fraction_to_text::<true>(buf, value, factor)
 }
 
 /// The factor of the conversion test: fractions of a millionth.
