@@ -13,7 +13,9 @@ pub fn examples() -> &'static Path {
         let bin = Path::new(env!("CARGO_BIN_EXE_vernier"));
         let profile_dir = bin.parent().unwrap();
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-q", "-p", "vernier"]);
+        // `--workspace`: the features the workspace's `cargo test` built the crate with, so
+        // that its build of the examples is reused rather than the crate built again.
+        cmd.args(["build", "-q", "--workspace"]);
         for e in [
             "chain",
             "fault_worker",

@@ -3,11 +3,10 @@
 //! (identical runs, a chain twice as long, the demo's hot and cold events). Counts and
 //! structure only, never absolute times.
 
-use crate::common::cli;
+use crate::common::{cli, rust_examples};
 use cli::{ok, only, vernier};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use vernier::diagnostic::Code;
 use vernier::result::{ResultFile, Status};
 
@@ -17,22 +16,10 @@ fn tmp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// The chain example (`crates/vernier/examples/chain.rs`), built once in release mode.
-fn chain() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let target = root.join("target/counters-cli-tests");
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "vernier", "--example", "chain"])
-            .arg("--target-dir")
-            .arg(&target)
-            .current_dir(&root)
-            .status()
-            .unwrap();
-        assert!(st.success());
-        target.join("release/examples/chain")
-    })
+/// The chain example (`crates/vernier/examples/chain.rs`), built with the other example
+/// workers in the tests' profile (the `vernier` crate is optimised in every profile).
+fn chain() -> PathBuf {
+    rust_examples::examples().join("chain")
 }
 
 fn have_valgrind() -> bool {
