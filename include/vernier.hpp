@@ -57,6 +57,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -196,6 +197,28 @@ void bench_latency(std::string name, T init, F&& f);
 /// thread fails that benchmark, every thread joined (docs/threads.md).
 template <class Body>
 void bench_threads(std::string name, std::vector<int> threads, Body&& body);
+
+/// Register `make(arg)`'s routine once per argument, each benchmark named `NAME/ARG` as Google
+/// Benchmark names them (`sort/1024`): `make` is called at registration with each argument and
+/// returns the routine for it (build its input there: it is not timed), which is then measured
+/// as `bench` measures one. Numeric arguments give the complexity fit under the table
+/// (docs/parameters.md); `range(lo, hi, mult)` and `dense_range(lo, hi, step)` make Google
+/// Benchmark's argument lists.
+template <class Make>
+void bench_args(std::string name, const std::vector<std::int64_t>& args, Make&& make);
+
+/// Google Benchmark's `Range(lo, hi)` with `RangeMultiplier(mult)`: `lo`, the powers of
+/// `mult` strictly between `lo` and `hi`, and `hi`.
+inline std::vector<std::int64_t> range(std::int64_t lo, std::int64_t hi, std::int64_t mult = 8);
+
+/// Google Benchmark's `DenseRange(lo, hi, step)`: `lo`, `lo + step`, … up to `hi`.
+inline std::vector<std::int64_t> dense_range(std::int64_t lo, std::int64_t hi,
+                                             std::int64_t step = 1);
+
+/// The bytes (or items) one iteration of the benchmarks the previous `bench…` call registered
+/// processes: the table, the result file, the exports and `compare` then give its rate too.
+inline void bytes_per_iter(std::uint64_t bytes);
+inline void items_per_iter(std::uint64_t items);
 
 /// Close the whole-program phase that began at the previous checkpoint and call it `name`
 /// (the first call only marks the start; `docs/experiments.md`). Records the time (the TSC
@@ -520,6 +543,10 @@ struct Entry {
     std::uintptr_t loop_monotonic = 0;
     /// Declared allocation-free (`bench_alloc_free`): listed with `alloc_free=1`.
     bool alloc_free = false;
+    /// The work one iteration does (`bytes_per_iter`, `items_per_iter`): listed with
+    /// `bytes=N` or `items=N` (0: none declared).
+    std::uint64_t bytes = 0;
+    std::uint64_t items = 0;
 };
 
 /// Record in `e` the addresses of `loop<Clock, ARGS...>` for each clock.
@@ -555,6 +582,8 @@ void run_latency(void* state, ClockKind clock, std::uint64_t iters, std::size_t 
 }
 
 inline std::vector<Entry>& registry();
+/// The first entry the last registering call added (`bytes_per_iter` applies from it).
+inline std::size_t& last_call();
 
 template <class Routine>
 void run_plain(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
@@ -602,6 +631,7 @@ void run_with_setup(void* state, ClockKind clock, std::uint64_t iters, std::size
 
 template <class Routine>
 void bench(std::string name, Routine&& routine) {
+    detail::last_call() = detail::registry().size();
     using R = std::decay_t<Routine>;
     static_assert(std::is_invocable<R&>::value,
                   "vernier::bench: the routine must be callable with no argument");
@@ -621,6 +651,7 @@ void bench_alloc_free(std::string name, Routine&& routine) {
 
 template <class Setup, class Routine>
 void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
+    detail::last_call() = detail::registry().size();
     using S = std::decay_t<Setup>;
     using R = std::decay_t<Routine>;
     static_assert(std::is_invocable<S&>::value,
@@ -638,6 +669,7 @@ void bench_setup(std::string name, Setup&& setup, Routine&& routine) {
 
 template <class T, class F>
 void bench_latency(std::string name, T init, F&& f) {
+    detail::last_call() = detail::registry().size();
     using Fn = std::decay_t<F>;
     static_assert(std::is_copy_constructible<T>::value,
                   "vernier::bench_latency: the chained value must be copyable");
@@ -653,6 +685,7 @@ void bench_latency(std::string name, T init, F&& f) {
 
 template <class Body>
 void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
+    detail::last_call() = detail::registry().size();
     using B = std::decay_t<Body>;
     static_assert(std::is_invocable<B&, int>::value,
                   "vernier::bench_threads: the body must be callable with the thread's index "
@@ -673,6 +706,51 @@ void bench_threads(std::string name, std::vector<int> threads, Body&& body) {
         detail::registry().back().threads = e->threads;
         VERNIER_SET_LOOP_ADDRS(detail::registry().back(),
                                detail::vernier_measured_loop_threads, B);
+    }
+}
+
+template <class Make>
+void bench_args(std::string name, const std::vector<std::int64_t>& args, Make&& make) {
+    static_assert(std::is_invocable<Make&, std::int64_t>::value,
+                  "vernier::bench_args: make must take the argument (std::int64_t) and return "
+                  "the routine for it");
+    const std::size_t first = detail::registry().size();
+    for (std::int64_t a : args) bench(name + "/" + std::to_string(a), make(a));
+    detail::last_call() = first;
+}
+
+inline std::vector<std::int64_t> range(std::int64_t lo, std::int64_t hi, std::int64_t mult) {
+    if (mult < 2) mult = 2;
+    std::vector<std::int64_t> out{lo};
+    for (std::int64_t i = 1; i < hi; i *= mult) {
+        if (i > lo) out.push_back(i);
+        if (i > std::numeric_limits<std::int64_t>::max() / mult) break;
+    }
+    if (hi != lo) out.push_back(hi);
+    return out;
+}
+
+inline std::vector<std::int64_t> dense_range(std::int64_t lo, std::int64_t hi,
+                                             std::int64_t step) {
+    if (step < 1) step = 1;
+    std::vector<std::int64_t> out;
+    for (std::int64_t i = lo; i <= hi; i += step) out.push_back(i);
+    return out;
+}
+
+inline void bytes_per_iter(std::uint64_t bytes) {
+    auto& r = detail::registry();
+    for (std::size_t i = detail::last_call(); i < r.size(); ++i) {
+        r[i].bytes = bytes;
+        r[i].items = 0;
+    }
+}
+
+inline void items_per_iter(std::uint64_t items) {
+    auto& r = detail::registry();
+    for (std::size_t i = detail::last_call(); i < r.size(); ++i) {
+        r[i].items = items;
+        r[i].bytes = 0;
     }
 }
 
@@ -867,6 +945,11 @@ inline Timer detect_timer() {
 inline std::vector<Entry>& registry() {
     static std::vector<Entry> entries;
     return entries;
+}
+
+inline std::size_t& last_call() {
+    static std::size_t first = 0;
+    return first;
 }
 
 inline std::uint64_t& current_batch() {
@@ -2050,6 +2133,13 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                 append_u64(reply, static_cast<std::uint64_t>(entries[i].threads));
             }
             if (entries[i].alloc_free) reply += " alloc_free=1";
+            if (entries[i].bytes > 0) {
+                reply += " bytes=";
+                append_u64(reply, entries[i].bytes);
+            } else if (entries[i].items > 0) {
+                reply += " items=";
+                append_u64(reply, entries[i].items);
+            }
             reply += '\n';
         }
         reply += "end ";

@@ -63,10 +63,12 @@ pub use memory::CountingAlloc;
 pub use session::checkpoint::{checkpoint, checkpoint_summary};
 pub use session::suite::{Options, Suite, SuiteError};
 pub use std::hint::black_box;
+pub use units::Throughput;
 /// The former name of [`workload`], kept so that code written against it still builds.
 #[doc(hidden)]
 pub use workload as target;
 pub use workload::input::{pool, Rng, DEFAULT_POOL};
+pub use workload::{dense_range, range};
 
 /// Entry point for `benches/*.rs` with `harness = false`: each argument is a function taking
 /// `&mut vernier::Suite`. The program measures standalone under `cargo bench`, and is a

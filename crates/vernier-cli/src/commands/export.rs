@@ -210,6 +210,16 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
             o.push(("real_time", num(b.per_iter.median_ns)));
             o.push(("cpu_time", num(cpu)));
             o.push(("time_unit", json!("ns")));
+            // Its rate counters, over real time as its reporter gives them.
+            match b.throughput {
+                Some(t @ vernier::units::Throughput::BytesPerIter(_)) => {
+                    o.push(("bytes_per_second", num(t.per_second(b.per_iter.median_ns))));
+                }
+                Some(t @ vernier::units::Throughput::ItemsPerIter(_)) => {
+                    o.push(("items_per_second", num(t.per_second(b.per_iter.median_ns))));
+                }
+                None => {}
+            }
             // Google Benchmark's memory fields (its MemoryManager's, per iteration), when
             // counted; `max_bytes_used` has no counterpart here and is left out.
             if let Some(m) = &b.memory {

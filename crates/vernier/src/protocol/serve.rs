@@ -76,6 +76,10 @@ impl Worker for SuiteWorker<'_> {
         self.entries.iter().map(|e| e.alloc_free).collect()
     }
 
+    fn throughput(&self) -> Vec<Option<crate::units::Throughput>> {
+        self.entries.iter().map(|e| e.throughput).collect()
+    }
+
     fn loop_addrs(&self) -> Vec<usize> {
         self.entries.iter().map(|e| e.routine.loop_addr()).collect()
     }
@@ -204,6 +208,12 @@ pub trait Worker {
     fn alloc_free(&self) -> Vec<bool> {
         Vec::new()
     }
+
+    /// Per benchmark, in list order: the work one iteration does (`bytes=N` or `items=N` on
+    /// its line).
+    fn throughput(&self) -> Vec<Option<crate::units::Throughput>> {
+        Vec::new()
+    }
 }
 
 /// Serve the protocol until `quit` or end of input. I/O errors end the loop.
@@ -229,6 +239,7 @@ pub fn serve(
                 let names = worker.names();
                 let threads = worker.threads();
                 let free = worker.alloc_free();
+                let work = worker.throughput();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
                     let _ = write!(s, "bench {i} {}", encode_name(n));
@@ -237,6 +248,9 @@ pub fn serve(
                     }
                     if free.get(i) == Some(&true) {
                         s.push_str(" alloc_free=1");
+                    }
+                    if let Some(t) = work.get(i).copied().flatten() {
+                        let _ = write!(s, " {}", t.option());
                     }
                     s.push('\n');
                 }
@@ -262,5 +276,39 @@ pub fn serve(
         output.write_all(reply.as_bytes())?;
         output.write_all(b"\n")?;
         output.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Throughput;
+
+    #[test]
+    fn a_list_line_carries_the_declared_throughput() {
+        let entry = |name: &str, throughput| Entry {
+            name: name.into(),
+            routine: Box::new(Plain(|| ())),
+            alloc_free: false,
+            throughput,
+        };
+        let mut entries = vec![
+            entry("sort/8", Some(Throughput::ItemsPerIter(8))),
+            entry("copy", Some(Throughput::BytesPerIter(4096))),
+            entry("plain", None),
+        ];
+        let mut worker = SuiteWorker {
+            entries: &mut entries,
+            timer: Timer::detect(),
+            empty: Box::new(Plain(|| ())),
+            counters: None,
+            evictor: cache::Evictor::default(),
+        };
+        let mut out = Vec::new();
+        serve(&mut worker, &mut "list\nquit\n".as_bytes(), &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "bench 0 sort/8 items=8\nbench 1 copy bytes=4096\nbench 2 plain\nend 3\nbye\n"
+        );
     }
 }

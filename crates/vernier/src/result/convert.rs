@@ -132,6 +132,7 @@ impl BenchmarkResult {
             threads: a.threads.as_ref().map(|t| t.threads),
             scaling: a.threads.as_ref().map(threads::Scaling::new),
             memory: None,
+            throughput: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -198,6 +199,7 @@ impl BenchmarkResult {
             threads: None,
             scaling: None,
             memory: None,
+            throughput: None,
             samples: SamplesJson::default(),
         }
     }

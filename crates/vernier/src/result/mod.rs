@@ -6,6 +6,7 @@
 
 pub mod cold;
 pub mod comparison;
+pub mod complexity;
 mod convert;
 mod load;
 pub mod memory;
@@ -333,6 +334,12 @@ pub struct BenchmarkResult {
     /// counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<memory::MemoryJson>,
+    /// The work one iteration does, as the benchmark declared it (`Suite::throughput`, the
+    /// header's `.bytes(n)` / `.items(n)`; the `list` line's `bytes=N` / `items=N`):
+    /// `{"bytes_per_iter": N}` or `{"items_per_iter": N}`. The rate is that over
+    /// `per_iter.median_ns`. Absent when none was declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<crate::units::Throughput>,
     pub samples: SamplesJson,
 }
 

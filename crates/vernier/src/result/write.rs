@@ -5,9 +5,17 @@ use super::ResultFile;
 use std::path::Path;
 
 impl ResultFile {
-    /// Write atomically: a temporary file beside the target, then a rename.
+    /// Write atomically: a temporary file beside the target, then a rename. The complexity
+    /// of each family of benchmarks over a numeric argument is derived from the benchmarks
+    /// and written with them (`complexity`, docs/result-schema.md).
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
-        let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        let mut v = serde_json::to_value(self).map_err(std::io::Error::other)?;
+        let fits = super::complexity::families(&self.benchmarks);
+        if let (false, Some(o)) = (fits.is_empty(), v.as_object_mut()) {
+            let fits = serde_json::to_value(fits).map_err(std::io::Error::other)?;
+            o.insert("complexity".into(), fits);
+        }
+        let json = serde_json::to_vec(&v).map_err(std::io::Error::other)?;
         write_atomic(path, &json)
     }
 }

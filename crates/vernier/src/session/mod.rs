@@ -79,8 +79,9 @@ impl Suite {
         let mut printed_head = false;
         let names = self.names();
         // Allocations are counted with `CountingAlloc` installed: their columns then show.
-        let table =
-            report::Table::new(&names, render).with_memory(crate::memory::Source::detect().is_ok());
+        let table = report::Table::new(&names, render)
+            .with_memory(crate::memory::Source::detect().is_ok())
+            .with_rate(self.entries.iter().any(|e| e.throughput.is_some()));
         // What this machine and this program's earlier runs say, as under `vernier run`: the
         // known speed (`core-slowed` for a run wholly slowed), the clock's range and the
         // recent medians, which the intervals cover; this run is added to them after.
@@ -262,6 +263,7 @@ impl Suite {
                 pipeline::Instructions::None,
             );
             crate::result::threads::relate(&mut r, &file.benchmarks);
+            r.throughput = self.entries[i].throughput;
             if r.status != crate::result::Status::Failed {
                 let routine = self.entries[i].routine.as_mut();
                 r.memory = memory::in_process(routine, &timer, r.per_iter.median_ns, r.total_s);

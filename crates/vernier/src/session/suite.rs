@@ -4,6 +4,7 @@
 use crate::counters::CounterSelection;
 use crate::plan::Plan;
 use crate::speed_file::KnownSpeed;
+use crate::units::Throughput;
 use crate::workload::routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
 use crate::workload::{cache, Entry};
 use std::path::PathBuf;
@@ -186,6 +187,8 @@ pub struct Suite {
     /// Paired comparisons (`compare`, `compare_benches`), run in this process after the
     /// benchmarks.
     pub(crate) pairs: Vec<PairEntry>,
+    /// The first entry the last registering call added ([`Suite::throughput`] applies from it).
+    last_call: usize,
 }
 
 impl Default for Suite {
@@ -213,6 +216,7 @@ impl Suite {
             entries: Vec::new(),
             options,
             pairs: Vec::new(),
+            last_call: 0,
         }
     }
 
@@ -305,9 +309,11 @@ impl Suite {
         } else {
             threads.iter().map(|&t| t.max(1)).collect()
         };
+        let first = self.entries.len();
         for (t, r) in crate::workload::threads::routines(f, &counts) {
             self.add(crate::result::threads::name(&name, t), Box::new(r));
         }
+        self.last_call = first;
         self
     }
 
@@ -465,11 +471,73 @@ impl Suite {
 
     /// Register any `Routine`.
     pub fn add(&mut self, name: impl Into<String>, routine: Box<dyn Routine>) -> &mut Self {
+        self.last_call = self.entries.len();
         self.entries.push(Entry {
             name: name.into(),
             routine,
             alloc_free: false,
+            throughput: None,
         });
+        self
+    }
+
+    /// The work one iteration does, for the benchmarks the previous call registered (all of
+    /// them for [`Suite::bench_args`] and [`Suite::bench_threads`]): the table, the result
+    /// file, the exports and `compare` then give its rate too (bytes per second in binary
+    /// units, items per second).
+    ///
+    /// ```no_run
+    /// use vernier::{Suite, Throughput};
+    /// let mut s = Suite::from_args();
+    /// let src = vec![0u8; 4096];
+    /// s.bench("copy 4 KiB", move || src.clone())
+    ///     .throughput(Throughput::BytesPerIter(4096));
+    /// s.finish();
+    /// ```
+    pub fn throughput(&mut self, t: Throughput) -> &mut Self {
+        let from = self.last_call.min(self.entries.len());
+        for e in &mut self.entries[from..] {
+            e.throughput = Some(t);
+        }
+        self
+    }
+
+    /// Register `routine` once per argument, each benchmark named `NAME/ARG` as Google
+    /// Benchmark names them (`sort/1024`): for each argument, `init(&arg)` builds its state
+    /// before its first sample, outside the timed region (nothing for arguments a filter
+    /// leaves out), and each iteration runs `routine(&mut state)`. Numeric arguments give the
+    /// complexity fit under the table (`docs/parameters.md`); [`range`](crate::range) and
+    /// [`dense_range`](crate::dense_range) make Google Benchmark's argument lists.
+    ///
+    /// ```no_run
+    /// let mut s = vernier::Suite::from_args();
+    /// s.bench_args("sort", vernier::range(256, 65536, 4), |&n| {
+    ///     let mut r = vernier::Rng::new(7);
+    ///     (0..n).map(|_| r.next_u64()).collect::<Vec<_>>()
+    /// }, |v| { let mut w = v.clone(); w.sort_unstable(); w });
+    /// s.finish();
+    /// ```
+    pub fn bench_args<A, S, I, F, R>(
+        &mut self,
+        name: impl Into<String>,
+        args: impl IntoIterator<Item = A>,
+        init: I,
+        routine: F,
+    ) -> &mut Self
+    where
+        A: std::fmt::Display + 'static,
+        S: 'static,
+        I: Fn(&A) -> S + Clone + 'static,
+        F: FnMut(&mut S) -> R + Clone + 'static,
+    {
+        let name = name.into();
+        let first = self.entries.len();
+        for arg in args {
+            let init = init.clone();
+            let label = format!("{name}/{arg}");
+            self.bench_with_init(label, move || init(&arg), routine.clone());
+        }
+        self.last_call = first;
         self
     }
 
@@ -485,5 +553,52 @@ impl Suite {
             e.alloc_free = true;
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_name_their_benchmarks_and_a_throughput_applies_to_the_last_call() {
+        let mut s = Suite::default();
+        s.bench("plain", || 1);
+        s.bench_args(
+            "sort",
+            crate::workload::range(8, 64, 8),
+            |&n| vec![1u32; n as usize],
+            |v| v.len(),
+        )
+        .throughput(Throughput::ItemsPerIter(8));
+        s.bench("copy", || 2)
+            .throughput(Throughput::BytesPerIter(4096));
+        s.bench_threads("count", &[1, 2], |_| 3)
+            .throughput(Throughput::ItemsPerIter(1));
+        let listed: Vec<(String, Option<Throughput>)> = s
+            .entries
+            .iter()
+            .map(|e| (e.name.clone(), e.throughput))
+            .collect();
+        let items = |n| Some(Throughput::ItemsPerIter(n));
+        assert_eq!(
+            listed,
+            [
+                ("plain".into(), None),
+                ("sort/8".into(), items(8)),
+                ("sort/64".into(), items(8)),
+                ("copy".into(), Some(Throughput::BytesPerIter(4096))),
+                ("count/threads:1".into(), items(1)),
+                ("count/threads:2".into(), items(1)),
+            ]
+        );
+        // The state of an argument is built before its first sample, not at registration.
+        let built = std::rc::Rc::new(std::cell::Cell::new(0));
+        let b = built.clone();
+        let mut s = Suite::default();
+        s.bench_args("lazy", [1u64, 2], move |&n| b.set(b.get() + n), |_| ());
+        assert_eq!(built.get(), 0);
+        s.entries[1].routine.prepare();
+        assert_eq!(built.get(), 2);
     }
 }

@@ -8,6 +8,7 @@
 //! (`tests/suite/deterministic/stats_golden.rs`, fixtures from `scripts/gen_stats_fixtures.py`).
 
 pub mod compare;
+pub mod complexity;
 pub mod random_effects;
 pub mod rank;
 pub mod steady;

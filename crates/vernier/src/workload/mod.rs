@@ -27,4 +27,48 @@ pub struct Entry {
     pub routine: Box<dyn Routine>,
     /// Declared allocation-free (`Suite::bench_alloc_free`).
     pub alloc_free: bool,
+    /// The work one iteration does (`Suite::throughput`).
+    pub throughput: Option<crate::units::Throughput>,
+}
+
+/// Google Benchmark's `Range(lo, hi)` with its `RangeMultiplier(mult)`: `lo`, the powers of
+/// `mult` strictly between `lo` and `hi`, and `hi` (`range(8, 8 << 10, 8)`: 8, 64, 512, 4096,
+/// 8192). For [`Suite::bench_args`](crate::Suite::bench_args).
+pub fn range(lo: u64, hi: u64, mult: u64) -> Vec<u64> {
+    let mult = mult.max(2);
+    let mut out = vec![lo];
+    let mut i: u64 = 1;
+    while i < hi {
+        if i > lo {
+            out.push(i);
+        }
+        match i.checked_mul(mult) {
+            Some(next) => i = next,
+            None => break,
+        }
+    }
+    if hi != lo {
+        out.push(hi);
+    }
+    out
+}
+
+/// Google Benchmark's `DenseRange(lo, hi, step)`: `lo`, `lo + step`, … up to `hi`.
+pub fn dense_range(lo: u64, hi: u64, step: u64) -> Vec<u64> {
+    (lo..=hi).step_by(step.max(1) as usize).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_google_benchmark_s() {
+        assert_eq!(range(8, 8 << 10, 8), [8, 64, 512, 4096, 8192]);
+        assert_eq!(range(256, 65536, 4), [256, 1024, 4096, 16384, 65536]);
+        assert_eq!(range(1, 1, 2), [1]);
+        assert_eq!(range(0, 5, 2), [0, 1, 2, 4, 5]);
+        assert_eq!(dense_range(0, 10, 5), [0, 5, 10]);
+        assert_eq!(dense_range(1, 3, 0), [1, 2, 3]);
+    }
 }

@@ -175,6 +175,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
     let processes = processes_for(&a.process, &plan, &first.hello)?;
     let names = first.names.clone();
+    let throughput = first.throughput.clone();
     let selected = crate::args::select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
@@ -214,6 +215,11 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         render,
     )
     .with_memory(counting.as_ref().is_some_and(|c| c.can_count()))
+    .with_rate(
+        selected
+            .iter()
+            .any(|&i| throughput.get(i).is_some_and(Option::is_some)),
+    )
     .with_explain(a.common.explain || a.common.verbose || !known.seen_before());
     let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
@@ -272,6 +278,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             pipeline::Instructions::CountIfRemoved(&mut count),
         );
         vernier::result::threads::relate(&mut r, &file.benchmarks);
+        r.throughput = throughput.get(i).copied().flatten();
         crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
         progress.clear();
         keep_hash_seeds(&mut r, &seeds);

@@ -62,6 +62,8 @@ pub struct WorkerProcess {
     pub names: Vec<String>,
     /// Per benchmark: declared allocation-free (`alloc_free=1` on its `list` line).
     pub alloc_free: Vec<bool>,
+    /// Per benchmark: the work one iteration does (`bytes=N` or `items=N` on its line).
+    pub throughput: Vec<Option<vernier::units::Throughput>>,
     /// Peak resident bytes of the exited process (`wait4`'s `ru_maxrss`), once reaped.
     pub peak_rss_bytes: Option<u64>,
 }
@@ -132,13 +134,22 @@ impl WorkerProcess {
                 .read_line(self.timeout)
                 .map_err(|e| format!("during 'list': {e}"))?;
             // `bench <index> <name> [key=value …]`: of the options after the name, the runner
-            // reads `alloc_free=1`; others (`threads=T`) are ignored here, and the samples say
-            // what it needs of them.
+            // reads `alloc_free=1` and `bytes=N` / `items=N`; others (`threads=T`) are ignored
+            // here, and the samples say what it needs of them.
             let mut t = line.split(' ');
             match (t.next(), t.next(), t.next()) {
                 (Some("bench"), Some(_), Some(name)) => {
                     self.names.push(protocol::decode_name(name)?);
-                    self.alloc_free.push(t.any(|o| o == "alloc_free=1"));
+                    let options: Vec<&str> = t.collect();
+                    self.alloc_free.push(options.contains(&"alloc_free=1"));
+                    let work = options
+                        .iter()
+                        .find_map(|o| vernier::units::Throughput::parse_option(o))
+                        .transpose()
+                        .map_err(|e| {
+                            format!("malformed protocol line '{}': {e}", protocol::clip(&line))
+                        })?;
+                    self.throughput.push(work);
                 }
                 (Some("end"), Some(n), None) => {
                     if n.parse::<usize>().ok() != Some(self.names.len()) {

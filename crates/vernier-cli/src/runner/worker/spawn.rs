@@ -183,6 +183,7 @@ impl WorkerProcess {
             hello: Hello::parse("hello 0").unwrap_or_else(|_| unreachable!()),
             names: Vec::new(),
             alloc_free: Vec::new(),
+            throughput: Vec::new(),
             peak_rss_bytes: None,
         };
         w.handshake()?;

@@ -100,6 +100,26 @@ pub fn ok(out: &Output) -> String {
     stdout
 }
 
+/// `vernier run OPTIONS --json JSON -- PROGRAM`, which must succeed: its standard output and
+/// the result file it wrote.
+pub fn run_ok(
+    options: &[&str],
+    json: &std::path::Path,
+    program: &std::path::Path,
+) -> (String, ResultFile) {
+    let out = vernier()
+        .arg("run")
+        .args(options)
+        .arg("--json")
+        .arg(json)
+        .arg("--")
+        .arg(program)
+        .output()
+        .unwrap();
+    let stdout = ok(&out);
+    (stdout, ResultFile::load(json).unwrap())
+}
+
 /// The one benchmark of a result file that must hold exactly one.
 pub fn only(file: &ResultFile) -> &BenchmarkResult {
     assert_eq!(file.benchmarks.len(), 1);

@@ -17,6 +17,7 @@ mod instructions_callgrind;
 mod interrupted;
 mod memory;
 mod optimized_away_evidence;
+mod params;
 mod python_worker;
 mod readme;
 mod run;

@@ -117,6 +117,10 @@ fn legend_of(c: Col) -> &'static str {
              timed ones (docs/memory.md); a mean when iterations differ"
         }
         Col::Bytes => "bytes: bytes requested per iteration (KiB = 1024 B)",
+        Col::Rate => {
+            "rate: the work the benchmark declared per iteration (bytes or items) over the \
+             median, per second (GiB = 2³⁰ B; k, M, G items = 10³, 10⁶, 10⁹)"
+        }
         Col::Median | Col::Ci => "",
     }
 }
@@ -148,6 +152,9 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
         s.push_str(&notes);
     }
     s.push('\n');
+    for fit in crate::result::complexity::families(&file.benchmarks) {
+        s.push_str(&table.dim_wrapped(&format!("complexity of {}", fit.line())));
+    }
     if !table.explain {
         s.push_str(&table.dim_wrapped(&machine_line(file)));
         return s;

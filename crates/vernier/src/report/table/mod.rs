@@ -54,16 +54,19 @@ enum Col {
     Allocs,
     /// Bytes requested per iteration (`memory.bytes_per_iter`).
     Bytes,
+    /// The declared work per iteration over the median (`throughput`), per second.
+    Rate,
 }
 
 impl Col {
-    const ALL: [Col; 13] = [
+    const ALL: [Col; 14] = [
         Col::Median,
         Col::RunCi,
         Col::Ci,
         Col::Cycles,
         Col::CyclesCi,
         Col::Unit,
+        Col::Rate,
         Col::Allocs,
         Col::Bytes,
         Col::Min,
@@ -75,7 +78,7 @@ impl Col {
     /// Dropped first to last when the width is short: the median, the run's own interval and
     /// the cycles (what the run measured precisely) stay longest, then the interval for the
     /// next run.
-    const DROP_ORDER: [Col; 11] = [
+    const DROP_ORDER: [Col; 12] = [
         Col::Samples,
         Col::Warmup,
         Col::Total,
@@ -84,6 +87,7 @@ impl Col {
         Col::Spread,
         Col::Bytes,
         Col::Allocs,
+        Col::Rate,
         Col::Ci,
         Col::CyclesCi,
         Col::Cycles,
@@ -104,6 +108,7 @@ impl Col {
             Col::Total => "T_tot",
             Col::Allocs => "allocs",
             Col::Bytes => "bytes",
+            Col::Rate => "rate",
         }
     }
 
@@ -122,6 +127,7 @@ impl Col {
             Col::Total => 8,
             Col::Allocs => 7,
             Col::Bytes => 9,
+            Col::Rate => 14,
         }
     }
 
@@ -135,6 +141,25 @@ impl Col {
     }
 }
 
+/// Which of the optional columns a table shows.
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    /// The figures in cycles (`cycles`, `±cycles`, `judged`).
+    cycles: bool,
+    /// Allocations per iteration (`allocs`, `bytes`).
+    memory: bool,
+    /// The rate of a declared throughput.
+    rate: bool,
+}
+
+impl Shown {
+    fn shows(self, c: Col) -> bool {
+        (self.cycles || !c.in_cycles())
+            && (self.memory || !c.of_memory())
+            && (self.rate || c != Col::Rate)
+    }
+}
+
 /// A table fitted to a width, printed row by row as benchmarks finish.
 #[derive(Clone, Debug)]
 pub struct Table {
@@ -145,9 +170,8 @@ pub struct Table {
     cols: Vec<Col>,
     /// The run has a note about the counters it could not read (printed after the table).
     counters_note: bool,
-    /// The cycle and memory columns are shown.
-    cycles: bool,
-    memory: bool,
+    /// The optional columns shown.
+    shown: Shown,
     /// Under the table, the column legend and the machine's lines in full (the first run on a
     /// machine, `--explain`); otherwise one line of the machine's conditions.
     explain: bool,
@@ -168,11 +192,8 @@ fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
 /// The name column's width and the figure columns that fit in `width` (`None`: all of them),
 /// with or without the columns in cycles: names are cut down to `NAME_MIN` first, then columns
 /// dropped in `Col::DROP_ORDER`.
-fn layout(longest: usize, width: Option<usize>, cycles: bool, memory: bool) -> (usize, Vec<Col>) {
-    let cols: Vec<Col> = Col::ALL
-        .into_iter()
-        .filter(|c| (cycles || !c.in_cycles()) && (memory || !c.of_memory()))
-        .collect();
+fn layout(longest: usize, width: Option<usize>, shown: Shown) -> (usize, Vec<Col>) {
+    let cols: Vec<Col> = Col::ALL.into_iter().filter(|&c| shown.shows(c)).collect();
     let steps: Vec<Step<Col>> = std::iter::once(Step::CutNames)
         .chain(Col::DROP_ORDER.into_iter().map(Step::Drop))
         .collect();
@@ -198,15 +219,19 @@ impl Table {
             .max()
             .unwrap_or(0)
             .max(text_width("benchmark"));
-        let (name_w, cols) = layout(longest, render.width, true, false);
+        let shown = Shown {
+            cycles: true,
+            memory: false,
+            rate: false,
+        };
+        let (name_w, cols) = layout(longest, render.width, shown);
         Table {
             render,
             longest,
             name_w,
             cols,
             counters_note: false,
-            cycles: true,
-            memory: false,
+            shown,
             explain: true,
         }
     }
@@ -214,17 +239,27 @@ impl Table {
     /// The same table with or without the columns in cycles (a result in which no benchmark
     /// was probed has none to show; the width they took goes to the other columns).
     pub fn with_cycles(mut self, cycles: bool) -> Table {
-        self.cycles = cycles;
-        (self.name_w, self.cols) = layout(self.longest, self.render.width, cycles, self.memory);
+        self.shown.cycles = cycles;
+        self.relayout()
+    }
+
+    fn relayout(mut self) -> Table {
+        (self.name_w, self.cols) = layout(self.longest, self.render.width, self.shown);
         self
+    }
+
+    /// The same table with or without the `rate` column: shown when a benchmark of the run
+    /// declared its work per iteration (`throughput`).
+    pub fn with_rate(mut self, rate: bool) -> Table {
+        self.shown.rate = rate;
+        self.relayout()
     }
 
     /// The same table with or without the columns of allocations per iteration (`allocs`,
     /// `bytes`): shown when the run counts them.
     pub fn with_memory(mut self, memory: bool) -> Table {
-        self.memory = memory;
-        (self.name_w, self.cols) = layout(self.longest, self.render.width, self.cycles, memory);
-        self
+        self.shown.memory = memory;
+        self.relayout()
     }
 
     /// The same table, told whether the run has a note about counters it could not read
@@ -338,6 +373,11 @@ impl Table {
                     Col::Warmup => (warmup_cell(b), None),
                     Col::Total => (short_ns(b.total_s * 1e9), None),
                     Col::Allocs | Col::Bytes => (super::memory::cell(b, c == Col::Allocs), None),
+                    Col::Rate if optimized => ("—".into(), None),
+                    Col::Rate => match b.throughput {
+                        Some(t) => (t.rate(p.median_ns), None),
+                        None => ("—".into(), None),
+                    },
                 }
             };
             let cell = pad(&text, c.width(), true);
@@ -486,9 +526,11 @@ pub fn render_file(file: &ResultFile, render: Render) -> String {
             .is_some_and(|s| s.cycles_per_iter.is_some())
     });
     let memory = file.benchmarks.iter().any(|b| b.memory.is_some());
+    let rate = file.benchmarks.iter().any(|b| b.throughput.is_some());
     let table = Table::new(&names, render)
         .with_cycles(cycles)
         .with_memory(memory)
+        .with_rate(rate)
         .with_counters_note(counters_note(file));
     let mut s = String::new();
     let _ = writeln!(s, "{}", table.head());

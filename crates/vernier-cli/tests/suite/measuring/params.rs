@@ -1,0 +1,59 @@
+//! Parameters, throughput and complexity through the runner (`examples/cpp/params.cpp`):
+//! benchmarks named `NAME/ARG` as Google Benchmark names them, a declared throughput kept in
+//! the result and shown as a rate, and each family's complexity fit written with the result
+//! and shown under the table. Names, declarations and structure only: the fitted class is a
+//! measured figure (docs/parameters.md has what it read here).
+
+use crate::common::{cli, cpp};
+use vernier::units::Throughput;
+
+#[test]
+fn arguments_throughput_and_complexity_reach_the_table_and_the_result() {
+    let exe = cpp::example("params");
+    let json = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("params.json");
+    let options = ["--quick", "--processes", "1", "--counters", "none"];
+    let (stdout, file) = cli::run_ok(&options, &json, &exe);
+    let sizes = [256u64, 512, 4096, 32768, 65536];
+    let names: Vec<&str> = file.benchmarks.iter().map(|b| b.name.as_str()).collect();
+    let mut expected: Vec<String> = Vec::new();
+    for family in ["sort", "scan"] {
+        expected.extend(sizes.iter().map(|n| format!("{family}/{n}")));
+    }
+    expected.push("copy 64 KiB".into());
+    assert_eq!(names, expected);
+    for b in &file.benchmarks {
+        let want = match b.name.split_once('/') {
+            Some(("scan", n)) => Some(Throughput::ItemsPerIter(n.parse().unwrap())),
+            None => Some(Throughput::BytesPerIter(64 << 10)),
+            _ => None,
+        };
+        assert_eq!(b.throughput, want, "{}", b.name);
+    }
+    // The table has a rate for the benchmarks that declared one, and the complexity of each
+    // family under it.
+    assert!(stdout.contains("rate"), "{stdout}");
+    assert!(
+        stdout.contains("GiB/s") && stdout.contains("items/s"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("complexity of sort: O("), "{stdout}");
+    assert!(stdout.contains("complexity of scan: O("), "{stdout}");
+    // The file holds both fits over the five sizes, derived from its medians.
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let fits = raw["complexity"].as_array().expect("a complexity array");
+    let families: Vec<&str> = fits.iter().map(|f| f["family"].as_str().unwrap()).collect();
+    assert_eq!(families, ["sort", "scan"]);
+    for f in fits {
+        assert_eq!(f["sizes"], serde_json::json!(sizes));
+        assert!(f["class"].as_str().unwrap().starts_with("O("), "{f}");
+        assert!(f["coefficient_ns"].as_f64().unwrap() > 0.0, "{f}");
+    }
+    // Derived again from the file's medians, the same classes.
+    let again = vernier::result::complexity::families(&file.benchmarks);
+    let classes: Vec<serde_json::Value> = again
+        .iter()
+        .map(|f| serde_json::to_value(f.class).unwrap())
+        .collect();
+    let written: Vec<serde_json::Value> = fits.iter().map(|f| f["class"].clone()).collect();
+    assert_eq!(classes, written);
+}
