@@ -9,6 +9,7 @@ use vernier::memory::{AllocCounts, MemoryReply};
 use vernier::protocol::{self, BenchRef, Command, Hello, RunRequest};
 use vernier::samples::{CounterColumn, GC_COLLECTIONS};
 use vernier::timer::{Timer, TimerInfo, TimerKind};
+use vernier::units::Throughput;
 
 /// What a Python worker's `run(which, iters, samples, memory)` returns: the samples' ns, the
 /// garbage collections during each (None when not counted), the allocation counts of each
@@ -25,6 +26,7 @@ struct PyWorker {
     hello: Hello,
     names: Vec<String>,
     alloc_free: Vec<bool>,
+    throughput: Vec<Option<Throughput>>,
     run: Py<PyAny>,
     probe: Py<PyAny>,
 }
@@ -49,6 +51,10 @@ impl protocol::Worker for PyWorker {
 
     fn alloc_free(&self) -> Vec<bool> {
         self.alloc_free.clone()
+    }
+
+    fn throughput(&self) -> Vec<Option<Throughput>> {
+        self.throughput.clone()
     }
 
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
@@ -125,11 +131,13 @@ impl protocol::Worker for PyWorker {
 
 /// Serve the worker protocol on `fds` (`VERNIER_FDS`, "R,W") until the runner says `quit`.
 /// The Python worker gives the facts of its `hello` (the clock's resolution and overhead in
-/// ns, a debug build, the interpreter, the hash seed), its benchmarks' names and
-/// allocation-free flags, `run(which, iters, samples, memory)` (`which`: an index, or None for
-/// the empty loop) and `probe()`, the `probe` reply.
+/// ns, a debug build, the interpreter, the hash seed), its benchmarks' names, allocation-free
+/// flags and declared work per iteration (`("bytes", n)`, `("items", n)` or None),
+/// `run(which, iters, samples, memory)` (`which`: an index, or None for the empty loop) and
+/// `probe()`, the `probe` reply.
 #[pyfunction]
-#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe))]
+#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe, throughput = Vec::new()))]
+#[allow(clippy::too_many_arguments)] // the keyword arguments of one Python call
 pub fn serve(
     py: Python<'_>,
     fds: String,
@@ -138,7 +146,19 @@ pub fn serve(
     alloc_free: Vec<bool>,
     run: Py<PyAny>,
     probe: Py<PyAny>,
+    throughput: Vec<Option<(String, u64)>>,
 ) -> PyResult<()> {
+    let throughput = throughput
+        .into_iter()
+        .map(|t| match t {
+            None => Ok(None),
+            Some((kind, n)) if kind == "bytes" => Ok(Some(Throughput::BytesPerIter(n))),
+            Some((kind, n)) if kind == "items" => Ok(Some(Throughput::ItemsPerIter(n))),
+            Some((kind, _)) => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "vernier: a throughput is bytes or items per iteration, not {kind:?}"
+            ))),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let (resolution_ns, overhead_ns, debug_build, interp, hash_seed) = hello;
     let mut worker = PyWorker {
         hello: Hello {
@@ -157,6 +177,7 @@ pub fn serve(
         },
         names,
         alloc_free,
+        throughput,
         run,
         probe,
     };

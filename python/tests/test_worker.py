@@ -83,6 +83,46 @@ def test_python_bench_py_runs_in_worker_processes(tmp_path):
     assert o.returncode == 0 and "sorted per sample" in o.stdout and "\nsum " not in o.stdout, o
 
 
+def test_arguments_and_throughput_are_listed_and_reach_the_result(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(textwrap.dedent("""
+        import vernier
+        vernier.bench_args("sum", lambda n: sum(range(n)), [10, 100])
+        vernier.bench_args("scan", lambda v: sum(v), vernier.range(64, 4096, 8),
+                           setup=lambda n: list(range(n)), throughput=vernier.Items)
+        vernier.bench("join", b"".join, [b"x" * 64] * 16, throughput=vernier.Bytes(1024))
+        vernier.main()
+    """))
+    w = Worker(script)
+    w.ask("hello 1")
+    w.w.write(b"list\n")
+    lines = []
+    while not lines or not lines[-1].startswith("end "):
+        lines.append(w.r.readline().decode().rstrip("\n"))
+    assert lines == [
+        "bench 0 sum/10", "bench 1 sum/100",
+        "bench 2 scan/64 items=64", "bench 3 scan/512 items=512", "bench 4 scan/4096 items=4096",
+        "bench 5 join bytes=1024", "end 6",
+    ], lines
+    assert w.ask("quit") == "bye"
+    assert w.p.wait(30) == 0
+    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    o = subprocess.run([sys.executable, str(script), "--quick", "--processes", "1", "--json", "r.json"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert o.returncode == 0, o
+    r = json.loads((tmp_path / "r.json").read_text())
+    got = {b["name"]: b.get("throughput") for b in r["benchmarks"]}
+    assert got["scan/512"] == {"items_per_iter": 512} and got["join"] == {"bytes_per_iter": 1024}, got
+    assert got["sum/10"] is None
+    assert [f["family"] for f in r["complexity"]] == ["scan"], r.get("complexity")
+    assert "items/s" in o.stdout and "complexity of scan" in o.stdout, o.stdout
+    for bad in ("vernier.Bytes(-1)", "('bytes', 8)"):
+        s = tmp_path / "bad.py"
+        s.write_text("import vernier\nvernier.bench('x', len, 'ab', throughput={})\n".format(bad))
+        o = subprocess.run([sys.executable, str(s)], capture_output=True, text=True)
+        assert o.returncode == 1 and "vernier.Bytes(n) or vernier.Items(n)" in o.stderr, o
+
+
 def test_a_script_without_benchmarks_says_so(tmp_path):
     script = tmp_path / "bench.py"
     script.write_text("import vernier\nvernier.main()\n")

@@ -13,18 +13,88 @@ timeit STMT`` measures a statement; the pytest plugin gives a ``benchmark`` fixt
 measuring, the statistics and the reports are the Rust engine's (``vernier._native``).
 """
 
+import builtins
 import os
 import sys
 
 from . import _loops, _worker
 
 __version__ = _worker.VERSION
-__all__ = ["bench", "bench_statement", "main", "cli", "benchmarks"]
+__all__ = ["bench", "bench_args", "bench_statement", "main", "cli", "benchmarks", "Bytes", "Items"]
 
 _benchmarks = []
 
 
-def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_free=False, **kwargs):
+class Bytes(int):
+    """The bytes one iteration processes (``throughput=vernier.Bytes(4096)``): a rate in the
+    table (GiB/s), the result file and the exports."""
+
+
+class Items(int):
+    """The items one iteration processes (``throughput=vernier.Items(64)``): items per second."""
+
+
+def _throughput(t):
+    """A declared throughput as the native worker takes it: ``("bytes", n)``, ``("items", n)``
+    or None."""
+    if t is None:
+        return None
+    if isinstance(t, (Bytes, Items)) and int(t) >= 0:
+        return ("bytes" if isinstance(t, Bytes) else "items", int(t))
+    raise ValueError(
+        "vernier: throughput is vernier.Bytes(n) or vernier.Items(n) with n >= 0, got {!r}".format(t))
+
+
+def range(lo, hi, mult=8):  # noqa: A001 - the name Google Benchmark, Rust and C++ use
+    """Google Benchmark's ``Range(lo, hi)`` with ``RangeMultiplier(mult)``: ``lo``, the powers
+    of ``mult`` strictly between ``lo`` and ``hi``, and ``hi``."""
+    mult = max(int(mult), 2)
+    out, i = [lo], 1
+    while i < hi:
+        if i > lo:
+            out.append(i)
+        i *= mult
+    if hi != lo:
+        out.append(hi)
+    return out
+
+
+def dense_range(lo, hi, step=1):
+    """Google Benchmark's ``DenseRange(lo, hi, step)``: ``lo``, ``lo + step``, … up to ``hi``."""
+    return list(builtins.range(lo, hi + 1, max(int(step), 1)))
+
+
+def bench_args(name, fn, args, *, setup=None, throughput=None, gc=False):
+    """Register ``fn(arg)`` once per argument, each benchmark named ``NAME/ARG`` as Google
+    Benchmark names them (``sort/1024``). ``setup(arg)``, when given, is called once per
+    argument before its first sample, outside the timed region, and ``fn`` then gets its result
+    instead of the argument. ``throughput``: a ``vernier.Bytes``/``vernier.Items`` for every
+    argument, or a callable ``arg -> Bytes/Items``. Numeric arguments give the complexity fit
+    under the table (docs/parameters.md)."""
+    for arg in args:
+        label = "{}/{}".format(name, arg)
+        work = throughput(arg) if callable(throughput) else throughput
+        if setup is None:
+            bench(label, fn, arg, gc=gc, throughput=work)
+        else:
+            state = _Lazy(setup, arg)
+            bench(label, fn, setup=state, per="sample", gc=gc, throughput=work)
+
+
+class _Lazy:
+    """``setup(arg)``, built on the first call and kept: the state of one argument."""
+
+    def __init__(self, setup, arg):
+        self.setup, self.arg, self.built = setup, arg, False
+
+    def __call__(self):
+        if not self.built:
+            self.value, self.built = self.setup(self.arg), True
+        return self.value
+
+
+def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_free=False,
+          throughput=None, **kwargs):
     """Register ``fn(*args, **kwargs)`` as the benchmark ``name``.
 
     ``setup``: a callable whose result is the arguments instead (a tuple: the positional
@@ -32,12 +102,15 @@ def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_fre
     iteration (``per="iteration"``, the default) or once per sample (``per="sample"``).
     ``gc=True`` keeps the garbage collector on during the samples (it is off by default, as in
     ``timeit``). ``allocation_free=True`` declares that an iteration allocates nothing: a run
-    that counts allocations fails the benchmark, naming it, when it does. Returns ``fn`` (so it
-    also works as a decorator's body).
+    that counts allocations fails the benchmark, naming it, when it does. ``throughput``: the
+    work one iteration does, ``vernier.Bytes(n)`` or ``vernier.Items(n)`` (a ``rate`` column).
+    Returns ``fn`` (so it also works as a decorator's body).
     """
     _check_name(name)
+    work = _throughput(throughput)
     loop = _loops.call_loop(fn, args, kwargs, setup=setup, per=per, gc_on=gc)
     loop.alloc_free = bool(allocation_free)
+    loop.throughput = work
     _benchmarks.append((name, loop))
     return fn
 

@@ -21,11 +21,13 @@ def serve(
               Optional[str], List[Tuple[str, str]]],
     ],
     probe: Callable[[], str],
+    throughput: List[Optional[Tuple[str, int]]] = ...,
 ) -> None:
     """Serve the worker protocol on ``fds`` (``VERNIER_FDS``, ``R,W``) until the runner says
     ``quit``: the Rust crate's loop and parser, calling ``run(which, iters, samples, memory)``
     for each batch (``which``: an index, or None for the empty loop) and ``probe()`` for the
-    ``probe`` reply."""
+    ``probe`` reply. ``throughput``: each benchmark's declared work per iteration,
+    ``("bytes", n)``, ``("items", n)`` or None."""
 
 def measure(
     name: str,
