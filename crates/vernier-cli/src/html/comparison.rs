@@ -22,6 +22,7 @@ pub(super) fn comparison_section(
     let mode = match c.mode {
         vernier::stats::compare::Mode::Paired => "paired",
         vernier::stats::compare::Mode::Unpaired => "unpaired",
+        vernier::stats::compare::Mode::Instructions => "instruction counts",
     };
     let tag = if top { "h2" } else { "h3" };
     let _ = write!(

@@ -33,6 +33,113 @@ use vernier::protocol::BenchRef;
 use vernier::result::{BenchmarkResult, SamplesJson, Status};
 use vernier::samples::Phase;
 
+/// A program's benchmarks counted under callgrind ([`count_program`]).
+pub struct CountedRun {
+    /// The result file, `"mode": "instructions"`.
+    pub file: vernier::result::ResultFile,
+    /// Benchmarks whose counting failed (in the file as failed).
+    pub failed: usize,
+    /// Valgrind's version line.
+    pub version: String,
+    /// The harness's empty loop, instructions per iteration.
+    pub empty_ir: Option<f64>,
+}
+
+/// Every benchmark of `program` that `filter` selects, counted under callgrind: each
+/// benchmark's result handed to `row` as it comes (and the file rewritten to `json` after
+/// each), the harness's empty loop first. `timeout` is the native wait for a reply (under
+/// valgrind it is multiplied by [`VALGRIND_SLOWDOWN`], and the run says so on standard error).
+pub fn count_program(
+    program: &Path,
+    args: &[OsString],
+    env: &[(OsString, OsString)],
+    timeout: Duration,
+    filter: Option<&crate::args::Selection>,
+    json: Option<&Path>,
+    row: &mut dyn FnMut(&BenchmarkResult),
+) -> Result<CountedRun> {
+    use vernier::result::{AnalysisSettings, Harness, ResultFile, Session};
+    let callgrind = Callgrind::from_env();
+    let version = callgrind.check()?;
+    let native = Control {
+        timeout,
+        env: env.to_vec(),
+        ..Control::default()
+    };
+    let ctl = Control {
+        timeout: timeout * VALGRIND_SLOWDOWN,
+        ..native.clone()
+    };
+    // The names and the worker's timer, from one ordinary start.
+    let mut first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
+    let names = first.names.clone();
+    let hello = first.hello.clone();
+    // Where each benchmark's loop is, for its moves (none without objdump or symbols).
+    let located = crate::runner::disasm::locate_in(&mut first).unwrap_or_default();
+    first.quit();
+    let selected = crate::args::select(program, &names, filter)?;
+    let mut machine = vernier::machine::Machine::detect();
+    machine.worker_impl = Some(hello.implementation.clone());
+    let mut file = ResultFile::begin(Session {
+        mode: "instructions",
+        machine,
+        system: serde_json::Value::Null,
+        timer: hello.timer,
+        harness: Harness::unmeasured(),
+        analysis: AnalysisSettings {
+            debug_build: hello.debug_build,
+            ..Default::default()
+        },
+    });
+    eprintln!(
+        "vernier: counting {} benchmark(s) of {} under valgrind (callgrind), {}× slower than \
+         natively: start-up alone may take a while; a reply is waited for up to {:.0} s \
+         (--timeout {:.0} s × {VALGRIND_SLOWDOWN})",
+        selected.len(),
+        program.display(),
+        VALGRIND_SLOWDOWN,
+        ctl.timeout.as_secs_f64(),
+        timeout.as_secs_f64(),
+    );
+    let mut progress = crate::term::ProgressLine::new().of(selected.len() + 1);
+    let mut counter = Counter::new(&callgrind, program, args, &ctl);
+    progress.step("counting the harness's empty loop under callgrind");
+    let empty = counter
+        .count(BenchRef::Empty, &mut Vec::new())
+        .map_err(|e| anyhow!("counting the harness's empty loop under callgrind: {e:#}"))?;
+    let empty_ir = empty.instructions();
+    progress.clear();
+    let mut failed = 0;
+    for &i in &selected {
+        if crate::term::interrupted() {
+            break;
+        }
+        progress.step(&format!("counting {} under callgrind", names[i]));
+        let mut ns = Vec::new();
+        let r = match counter.count(BenchRef::Index(i), &mut ns) {
+            Ok(p) => result_of(&names[i], (&located, i), &p, &ns, empty_ir),
+            Err(e) => {
+                failed += 1;
+                BenchmarkResult::failed(&names[i], format!("{e:#}"))
+            }
+        };
+        progress.clear();
+        row(&r);
+        file.benchmarks.push(r);
+        if let Some(path) = json {
+            file.write_atomic(path)
+                .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    counter.finish();
+    Ok(CountedRun {
+        file,
+        failed,
+        version,
+        empty_ir,
+    })
+}
+
 /// Under valgrind the worker's start-up and every reply take this many times longer than
 /// natively (callgrind with cache and branch simulation: 20–100× on the examples), so the
 /// waits of `--timeout` are multiplied by it, and the run says so.

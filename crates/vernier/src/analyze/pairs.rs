@@ -119,6 +119,10 @@ pub struct Comparison {
     /// clocks), `ns` otherwise; absent for paired ones, whose sides share their moments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<super::Unit>,
+    /// `compare --instructions`: each side's instructions per iteration, counted under
+    /// callgrind (the harness's loop, its empty loop's taken off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_iter: Option<[f64; 2]>,
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
@@ -353,6 +357,7 @@ pub fn comparison_from_process_pairs(
         code_detail: None,
         memory: None,
         unit: None,
+        instructions_per_iter: None,
     })
 }
 

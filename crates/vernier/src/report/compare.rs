@@ -250,6 +250,8 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
             (Mode::Paired, true) => "weighted geometric mean over process pairs",
             (Mode::Paired, false) => "Hodges–Lehmann estimate",
             (Mode::Unpaired, _) => "ratio of the files' medians",
+            (Mode::Instructions, _) =>
+                "ratio of the instructions per iteration counted under callgrind",
         },
         file.alpha,
         file.comparisons.len(),
@@ -276,6 +278,12 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
              For a drift-free verdict compare the executables: vernier compare OLD_EXE NEW_EXE.",
             unpaired_units(file)
         )),
+        Mode::Instructions => legend.push_str(
+            " Instruction counts: each side's measured loop counted under callgrind at two \
+             iteration counts and differenced, the empty loop's taken off; the counts are exact \
+             and repeat, so the verdict is the difference per iteration against the threshold in \
+             instructions, with no interval and no test.",
+        ),
     }
     for l in wrap(&legend, render.width, 0, 0) {
         let _ = writeln!(s, "{}", style.paint(DIM, &l));

@@ -65,6 +65,9 @@ pub enum CompareError {
 pub enum Mode {
     Paired,
     Unpaired,
+    /// Instruction counts under callgrind (`compare --instructions`): exact, no sampling; the
+    /// verdict is the difference per iteration against a threshold in instructions.
+    Instructions,
 }
 
 /// One comparison on the ratio scale, NEW/OLD.

@@ -12,6 +12,7 @@
 mod baseline;
 mod files;
 mod gbench;
+mod instructions;
 mod programs;
 use crate::args::Common;
 use crate::runner::processes::ProcessArgs;
@@ -66,6 +67,15 @@ pub struct CompareArgs {
     /// Exit with status 2 when any benchmark is `slower`.
     #[arg(long)]
     pub fail_on_regression: bool,
+    /// Compare instruction counts under callgrind instead of time (two executables): exact
+    /// and repeatable, so the verdict needs no interval; a benchmark is slower or faster when
+    /// its instructions per iteration differ by at least --instruction-threshold.
+    #[arg(long)]
+    pub instructions: bool,
+    /// With --instructions: the change in instructions per iteration that counts (one more
+    /// instruction per iteration is a change at the default).
+    #[arg(long, value_name = "N", default_value_t = instructions::DEFAULT_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
+    pub instruction_threshold: f64,
     /// An environment variable for OLD only (repeatable), e.g. --old-env CHAIN_N=100.
     #[arg(long, value_name = "KEY=VALUE")]
     pub old_env: Vec<String>,
@@ -193,11 +203,32 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
 
 pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     let threshold = parse_threshold(&a.threshold)?;
+    if a.instructions && a.baseline.is_some() {
+        bail!(
+            "--instructions compares two executables counted now; against a stored run, \
+             compare two counted result files instead (`vernier run --instructions --json`)"
+        );
+    }
     if let Some(reference) = &a.baseline {
         return baseline::compare_baseline(a, reference, threshold);
     }
     let old = classify("OLD", &a.old)?;
     let new = classify("NEW", a.new_path())?;
+    if a.instructions {
+        return match (old, new) {
+            (Input::Program(o), Input::Program(n)) if !a.save.save => {
+                instructions::compare_instructions(a, &o, &n, a.instruction_threshold)
+            }
+            (Input::Program(_), Input::Program(_)) => bail!(
+                "--save keeps a whole result, and a comparison of two executables makes none: \
+                 save each side with `vernier run --instructions --save -- PROGRAM`"
+            ),
+            _ => bail!(
+                "--instructions counts two executables (workers) under callgrind; OLD and NEW \
+                 must both be programs (result files are compared without --instructions)"
+            ),
+        };
+    }
     match (old, new) {
         (Input::Results(o), Input::Results(n)) => {
             let code = files::compare_files(a, &o, &n, threshold)?;
@@ -325,6 +356,12 @@ pub(crate) fn finish(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         "{}",
         table_fitted(file, vernier::report::Render::for_stdout(false))
     );
+    conclude(a, file)
+}
+
+/// After a comparison's table: the benchmarks not compared, the memory changes, the files
+/// written, and the exit status (2 for a regression with --fail-on-regression).
+pub(crate) fn conclude(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
     if !file.only_old.is_empty() || !file.only_new.is_empty() {
         println!(
             "not compared: only in OLD: {}; only in NEW: {}",

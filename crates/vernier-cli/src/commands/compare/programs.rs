@@ -15,7 +15,7 @@ use vernier::measure::MonotonicClock;
 use vernier::result::comparison::ComparisonFile;
 use vernier::stats::compare::Mode;
 
-fn parse_env(list: &[String], flag: &str) -> Result<Vec<(OsString, OsString)>> {
+pub(super) fn parse_env(list: &[String], flag: &str) -> Result<Vec<(OsString, OsString)>> {
     list.iter()
         .map(|kv| match kv.split_once('=') {
             Some((k, v)) if !k.is_empty() => Ok((k.into(), v.into())),

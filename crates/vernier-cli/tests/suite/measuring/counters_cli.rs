@@ -281,3 +281,63 @@ fn a_missing_valgrind_names_the_package() {
     assert!(err.contains("needs valgrind"), "{err}");
     assert!(err.contains("apt-get install valgrind"), "{err}");
 }
+
+/// `vernier compare --instructions` of the chain at `old` and `new` additions per iteration;
+/// the exit status and the comparison file.
+fn compare_counted(old: u64, new: u64, name: &str) -> (Option<i32>, serde_json::Value) {
+    let json = tmp(name);
+    let out = vernier()
+        .args([
+            "compare",
+            "--instructions",
+            "--fail-on-regression",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(format!("--old-env=CHAIN_N={old}"))
+        .arg(format!("--new-env=CHAIN_N={new}"))
+        .arg(chain())
+        .arg(chain())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("instr/iter"), "{text}");
+    let v = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (out.status.code(), v)
+}
+
+#[test]
+fn compare_instructions_calls_one_more_addition_slower_and_the_same_build_no_change() {
+    assert!(
+        have_valgrind(),
+        "valgrind is not installed: apt-get install valgrind (bash .ci/run installs it)"
+    );
+    let (code, v) = compare_counted(100, 101, "cmp-100-101.json");
+    let c = &v["comparisons"][0];
+    assert_eq!(v["mode"], "instructions");
+    assert_eq!(c["verdict"], "slower", "{v}");
+    let [o, n] = [0, 1].map(|i| c["instructions_per_iter"][i].as_f64().unwrap());
+    assert!(n - o >= 1.0, "{o} → {n}");
+    assert_eq!(code, Some(2), "--fail-on-regression on a slower benchmark");
+    // The same build twice: the same count, every time.
+    for k in 0..2 {
+        let (code, v) = compare_counted(100, 100, &format!("cmp-100-100-{k}.json"));
+        let c = &v["comparisons"][0];
+        assert_eq!(c["verdict"], "no-change", "{v}");
+        assert_eq!(c["instructions_per_iter"][0], c["instructions_per_iter"][1]);
+        assert_eq!(code, Some(0));
+    }
+    // Result files are not counted: a clear error.
+    let out = vernier()
+        .args(["compare", "--instructions"])
+        .arg(tmp("cmp-100-101.json"))
+        .arg(tmp("cmp-100-101.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("must both be programs") || err.contains("comparison file"),
+        "{err}"
+    );
+}

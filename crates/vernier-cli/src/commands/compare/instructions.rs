@@ -1,0 +1,202 @@
+//! `vernier compare --instructions OLD NEW`: the gate with no noise. Each side's benchmarks are
+//! counted under callgrind (`crate::runner::counted`), as `vernier run --instructions` counts
+//! them; a count per iteration repeats exactly from run to run, so the verdict is the
+//! difference against a threshold in instructions per iteration, with no interval and no test:
+//! one instruction more per iteration is `slower`, identical builds are `no-change` every time.
+
+use super::{check_names, match_names, CompareArgs};
+use crate::runner::counted::count_program;
+use crate::term;
+use anyhow::{bail, Result};
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+use vernier::analyze::pairs::Comparison;
+use vernier::result::comparison::{ComparisonFile, Failure};
+use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::stats::compare::{Mode, Verdict};
+
+/// The default threshold: half an instruction per iteration, so that one instruction more is a
+/// change and the same code is not.
+pub const DEFAULT_THRESHOLD: f64 = 0.5;
+
+/// A benchmark's instructions per iteration in a counted run (`None`: failed or not counted).
+fn per_iter(b: &BenchmarkResult) -> Option<f64> {
+    (b.status == Status::Ok)
+        .then(|| b.counters.as_ref()?.get("instructions_per_iter").copied())
+        .flatten()
+        .filter(|v| v.is_finite())
+}
+
+/// The verdict on `old` and `new` instructions per iteration.
+pub fn verdict(old: f64, new: f64, threshold: f64) -> Verdict {
+    if new - old >= threshold {
+        Verdict::Slower
+    } else if old - new >= threshold {
+        Verdict::Faster
+    } else {
+        Verdict::NoChange
+    }
+}
+
+/// The comparison of one benchmark counted on both sides.
+fn compared(name: &str, old: f64, new: f64, threshold: f64) -> Comparison {
+    let ratio = if old > 0.0 { new / old } else { f64::NAN };
+    Comparison {
+        name: name.to_string(),
+        ratio,
+        ci95: [ratio, ratio],
+        p_value: f64::NAN,
+        p_value_raw: f64::NAN,
+        verdict: verdict(old, new, threshold),
+        stop: "counted".into(),
+        instructions_per_iter: Some([old, new]),
+        ..Comparison::default()
+    }
+}
+
+/// Count one side, its rows not printed (the comparison's table is).
+fn count_side(
+    which: &str,
+    program: &Path,
+    args: &[OsString],
+    env: &[(OsString, OsString)],
+    timeout: Duration,
+) -> Result<ResultFile> {
+    let counted = count_program(program, args, env, timeout, None, None, &mut |_| {})
+        .map_err(|e| anyhow::anyhow!("{which} ({}): {e:#}", program.display()))?;
+    Ok(counted.file)
+}
+
+pub(super) fn compare_instructions(
+    a: &CompareArgs,
+    old: &Path,
+    new: &Path,
+    threshold: f64,
+) -> Result<i32> {
+    if !(threshold.is_finite() && threshold > 0.0) {
+        bail!(
+            "--instruction-threshold {threshold}: expected a positive number of instructions \
+             per iteration (the default {DEFAULT_THRESHOLD}: one instruction more is a change)"
+        );
+    }
+    let filter = super::common(a).filter()?;
+    let timeout = a.process.control()?.timeout;
+    term::install_ctrlc();
+    let env = |list: &[String], flag: &str| super::programs::parse_env(list, flag);
+    let old_file = count_side(
+        "OLD",
+        old,
+        &a.old_arg,
+        &env(&a.old_env, "--old-env")?,
+        timeout,
+    )?;
+    let new_file = count_side(
+        "NEW",
+        new,
+        &a.new_arg,
+        &env(&a.new_env, "--new-env")?,
+        timeout,
+    )?;
+    let names = |f: &ResultFile| {
+        f.benchmarks
+            .iter()
+            .map(|b| b.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let (old_names, new_names) = (names(&old_file), names(&new_file));
+    let (selected, only_old, only_new) = match_names(&old_names, &new_names, filter.as_ref());
+    check_names(&selected, &old_names, &new_names, filter.is_some())?;
+    let mut file = ComparisonFile::new(Mode::Instructions, threshold);
+    file.old = old.display().to_string();
+    file.new = new.display().to_string();
+    file.only_old = only_old;
+    file.only_new = only_new;
+    let find = |f: &ResultFile, n: &str| f.benchmarks.iter().find(|b| b.name == n).cloned();
+    for name in &selected {
+        let (o, n) = (find(&old_file, name), find(&new_file, name));
+        match (o.as_ref().and_then(per_iter), n.as_ref().and_then(per_iter)) {
+            (Some(o), Some(n)) => file.comparisons.push(compared(name, o, n, threshold)),
+            _ => {
+                let why = [("OLD", &o), ("NEW", &n)]
+                    .iter()
+                    .filter_map(|(side, b)| {
+                        let b = b.as_ref()?;
+                        (per_iter(b).is_none()).then(|| {
+                            format!(
+                                "{side}: {}",
+                                b.error.clone().unwrap_or_else(|| "not counted".into())
+                            )
+                        })
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                file.failed.push(Failure {
+                    name: name.clone(),
+                    error: why,
+                });
+            }
+        }
+    }
+    print!("{}", table(&file));
+    super::write(&file, a.json.as_ref())?;
+    super::conclude(a, &file)
+}
+
+/// The comparison's table: each benchmark's instructions per iteration on both sides, the
+/// difference and the verdict, then the failures.
+pub fn table(file: &ComparisonFile) -> String {
+    use std::fmt::Write as _;
+    let w = file
+        .comparisons
+        .iter()
+        .map(|c| c.name.chars().count())
+        .chain(std::iter::once("benchmark".len()))
+        .max()
+        .unwrap_or(9);
+    let mut s = format!(
+        "{:<w$}  {:>14}  {:>14}  {:>12}  {:>9}  verdict\n",
+        "benchmark", "OLD instr/iter", "NEW instr/iter", "difference", "ratio"
+    );
+    for c in &file.comparisons {
+        let [o, n] = c.instructions_per_iter.unwrap_or([f64::NAN; 2]);
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>14.2}  {:>14.2}  {:>+12.2}  {:>9.4}  {}",
+            c.name,
+            o,
+            n,
+            n - o,
+            c.ratio,
+            c.verdict.as_str()
+        );
+    }
+    for f in &file.failed {
+        let _ = writeln!(s, "{:<w$}  not compared: {}", f.name, f.error);
+    }
+    let _ = writeln!(
+        s,
+        "instructions per iteration counted under callgrind (the empty loop's taken off); exact \
+         and repeatable, so the verdict is the difference against ±{} instructions per \
+         iteration, with no interval",
+        file.threshold
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_instruction_more_per_iteration_is_slower_and_the_same_count_is_not() {
+        assert_eq!(verdict(300.0, 301.0, DEFAULT_THRESHOLD), Verdict::Slower);
+        assert_eq!(verdict(301.0, 300.0, DEFAULT_THRESHOLD), Verdict::Faster);
+        assert_eq!(verdict(300.0, 300.0, DEFAULT_THRESHOLD), Verdict::NoChange);
+        assert_eq!(verdict(300.0, 300.25, DEFAULT_THRESHOLD), Verdict::NoChange);
+        assert_eq!(verdict(300.0, 303.0, 5.0), Verdict::NoChange);
+        let c = compared("chain", 400.0, 404.0, DEFAULT_THRESHOLD);
+        assert_eq!((c.verdict, c.ratio), (Verdict::Slower, 1.01));
+        assert_eq!(c.instructions_per_iter, Some([400.0, 404.0]));
+    }
+}
