@@ -19,7 +19,7 @@ pub use term::install_pipe_hook;
 #[doc(hidden)]
 pub use runner::instructions;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -158,17 +158,12 @@ fn run(cli: Cli) -> Result<i32> {
         _ => (None, None),
     };
     args::check_outputs(json, html)?;
-    if let Command::Demo(c) | Command::Run(run::RunArgs { common: c, .. }) = &cli.command {
-        if c.save.save && c.instructions {
-            bail!("--save keeps timed runs; --instructions counts are not stored in the history");
-        }
-    }
     match cli.command {
         Command::Demo(c) if c.instructions => {
             // The demo's suite served as a worker, counted as `run --instructions` counts any.
             let w = demo::counted_worker()?;
             let timeout = std::time::Duration::from_secs_f64(runner::worker::DEFAULT_TIMEOUT_S);
-            run::instructions::run_instructions(&c, &w.program, &w.args, &w.env, timeout)
+            run::instructions::run_instructions(&c, &w.program, &w.args, &w.env, timeout, "demo")
         }
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),

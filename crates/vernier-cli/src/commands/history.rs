@@ -299,6 +299,9 @@ fn print_series(s: &Series, show_machine: bool) {
     let in_unit = |x: f64| match unit {
         vernier::analyze::Unit::Cycles => format!("{} cycles", vernier::report::format_count(x)),
         vernier::analyze::Unit::Ns => vernier::report::format_ns(x),
+        vernier::analyze::Unit::Instructions => {
+            format!("{} instructions", vernier::report::format_count(x))
+        }
     };
     let set_aside = s
         .points
@@ -319,6 +322,9 @@ fn print_series(s: &Series, show_machine: bool) {
                 }
                 vernier::analyze::Unit::Ns => {
                     format!(" ({set_aside} core-slowed or failed: shown, not used to find changes)")
+                }
+                vernier::analyze::Unit::Instructions => {
+                    format!(" ({set_aside} failed: shown, not used to find changes)")
                 }
             }
         } else {
@@ -363,7 +369,22 @@ fn print_series(s: &Series, show_machine: bool) {
             seg.len()
         );
     }
-    if let Some(p) = s.points.last() {
+    if let (Some(p), vernier::analyze::Unit::Instructions) = (s.points.last(), unit) {
+        let count = p
+            .bench
+            .instructions_per_iter
+            .map_or_else(|| "—".into(), in_unit);
+        println!(
+            "  newest: {} {} {count} per iteration (counted){}",
+            commit_name(p.commit.as_deref()),
+            p.time,
+            if p.bench.flags.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", p.bench.flags)
+            }
+        );
+    } else if let Some(p) = s.points.last() {
         let ns = |x: Option<f64>| {
             x.map(vernier::report::format_ns)
                 .unwrap_or_else(|| "—".into())

@@ -52,6 +52,9 @@ pub struct Point {
     pub allocs_per_iter: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_iter: Option<f64>,
+    /// Instructions per iteration of a run counted under callgrind (`--instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_iter: Option<f64>,
     /// The run's row in the store.
     #[serde(default)]
     pub run: i64,

@@ -47,6 +47,39 @@ pub struct ChangePoint {
     pub confidence: f64,
 }
 
+/// The smallest change of an exact count (instructions per iteration) that is a change point:
+/// one instruction more per iteration is, the same code is not.
+pub const EXACT_THRESHOLD: f64 = 0.5;
+
+/// The change points of a series of exact counts (`--instructions`), in order: counts repeat to
+/// the last digit for the same code, so no test is needed; a usable run whose count differs
+/// from the level before it by at least `threshold` opens a new level, even alone at the end
+/// of the series (the newest commit's). The ratio is the new count over the previous level's
+/// (the mean of its runs), exact: its interval is the ratio itself, and the confidence 1.
+pub fn detect_exact(series: &[Point], threshold: f64) -> Vec<ChangePoint> {
+    let mut out = Vec::new();
+    let mut level: Vec<f64> = Vec::new();
+    for (i, p) in series.iter().enumerate() {
+        if !(p.usable && p.median_ns.is_finite() && p.median_ns > 0.0) {
+            continue;
+        }
+        let x = p.median_ns;
+        let mean = level.iter().sum::<f64>() / level.len().max(1) as f64;
+        if !level.is_empty() && (x - mean).abs() >= threshold {
+            let ratio = x / mean;
+            out.push(ChangePoint {
+                index: i,
+                ratio,
+                ci95: [ratio, ratio],
+                confidence: 1.0,
+            });
+            level.clear();
+        }
+        level.push(x);
+    }
+    out
+}
+
 /// The change points of a series, in order. Runs not `usable` are skipped by the detection
 /// (a change point never sits on one of them; it is placed at the first usable run of the new
 /// segment) and do not weigh in the ratios.
@@ -330,6 +363,38 @@ fn ttest(a: &[f64], own_a: &[f64], b: &[f64], own_b: &[f64]) -> Option<TTest> {
 
 #[cfg(test)]
 mod tests {
+
+    fn counts(values: &[f64]) -> Vec<Point> {
+        values
+            .iter()
+            .map(|&v| Point {
+                median_ns: v,
+                ci95_ns: [v, v],
+                usable: true,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_exact_count_changes_at_the_first_run_of_a_new_level_and_only_there() {
+        // c1–c4 at 1000 instructions (twice each), c5–c7 at 1010 (+1 %).
+        let v = [
+            1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1010.0, 1010.0, 1010.0,
+        ];
+        let cps = detect_exact(&counts(&v), EXACT_THRESHOLD);
+        assert_eq!(cps.len(), 1, "{cps:?}");
+        assert_eq!((cps[0].index, cps[0].ratio), (8, 1.01));
+        // The same code again and again: none.
+        assert!(detect_exact(&counts(&v[..8]), EXACT_THRESHOLD).is_empty());
+        // One instruction more, at the newest run alone: a change point there.
+        let cps = detect_exact(&counts(&[143.0, 143.0, 144.0]), EXACT_THRESHOLD);
+        assert_eq!(cps.iter().map(|c| c.index).collect::<Vec<_>>(), [2]);
+        // A failed run is no level.
+        let mut s = counts(&[143.0, 150.0, 143.0]);
+        s[1].usable = false;
+        assert!(detect_exact(&s, EXACT_THRESHOLD).is_empty());
+    }
+
     use super::*;
 
     /// A run with a ±0.3 % interval, its median wobbling deterministically by up to ±0.8 %.

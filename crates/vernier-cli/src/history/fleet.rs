@@ -311,6 +311,7 @@ mod tests {
             memory: [None, None],
             unit: None,
             cycles_run_ci95: [None, None],
+            instructions_per_iter: None,
         };
         let p = StoredPoint {
             run_id: 1,

@@ -58,6 +58,9 @@ impl Series {
     /// (its cycles are what the slowing does not touch), in ns it is not.
     pub fn usable_in(p: &StoredPoint, unit: vernier::analyze::Unit) -> bool {
         match unit {
+            vernier::analyze::Unit::Instructions => {
+                Self::measured(p) && p.bench.instructions_per_iter.is_some_and(f64::is_finite)
+            }
             vernier::analyze::Unit::Cycles => {
                 Self::measured(p)
                     && p.bench
@@ -73,6 +76,7 @@ impl Series {
         match unit {
             vernier::analyze::Unit::Cycles => p.bench.cycles_per_iter,
             vernier::analyze::Unit::Ns => p.bench.median_ns,
+            vernier::analyze::Unit::Instructions => p.bench.instructions_per_iter,
         }
     }
 
@@ -80,6 +84,9 @@ impl Series {
     /// usable points were judged in cycles by their runs, else ns (rows saved before the store
     /// kept the unit are ns).
     pub fn unit_of(points: &[StoredPoint]) -> vernier::analyze::Unit {
+        if points.iter().any(counted) {
+            return vernier::analyze::Unit::Instructions;
+        }
         let usable: Vec<&StoredPoint> = points.iter().filter(|p| Self::usable(p)).collect();
         let in_cycles = usable
             .iter()
@@ -117,6 +124,11 @@ impl Series {
                 ci95_ns: [f64::NAN; 2],
                 usable: false,
             },
+            (vernier::analyze::Unit::Instructions, _) => changepoint::Point {
+                median_ns: b.instructions_per_iter.unwrap_or(f64::NAN),
+                ci95_ns: [b.instructions_per_iter.unwrap_or(f64::NAN); 2],
+                usable: Self::usable_in(p, vernier::analyze::Unit::Instructions),
+            },
             (vernier::analyze::Unit::Ns, _) => changepoint::Point {
                 median_ns: b.median_ns.unwrap_or(f64::NAN),
                 ci95_ns: own,
@@ -137,6 +149,12 @@ impl Series {
             .collect();
         Some((c, idx))
     }
+}
+
+/// Whether `p` was counted under callgrind (`--instructions`): such runs form series of their
+/// own, apart from the same benchmark's timed runs.
+pub fn counted(p: &StoredPoint) -> bool {
+    p.bench.unit.as_deref() == Some("instructions")
 }
 
 /// Whether `p` is of the machine `m`: its fleet name, or a prefix of its fingerprint.
@@ -187,7 +205,7 @@ pub fn build(
             p.run_id,
         )
     };
-    let mut groups: BTreeMap<(String, String), Vec<StoredPoint>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, bool), Vec<StoredPoint>> = BTreeMap::new();
     for p in &rows {
         if filter.is_some_and(|re| !re.is_match(&p.bench.name)) {
             continue;
@@ -196,21 +214,23 @@ pub fn build(
             continue;
         }
         groups
-            .entry((p.bench.name.clone(), p.machine.clone()))
+            .entry((p.bench.name.clone(), p.machine.clone(), counted(p)))
             .or_default()
             .push(p.clone());
     }
     groups
         .into_iter()
-        .map(|((name, machine), mut points)| {
+        .map(|((name, machine, _), mut points)| {
             points.sort_by_key(|p| place(p));
             let unit = Series::unit_of(&points);
-            let cps = changepoint::detect(
-                &points
-                    .iter()
-                    .map(|p| Series::in_unit(p, unit))
-                    .collect::<Vec<_>>(),
-            );
+            let series: Vec<changepoint::Point> =
+                points.iter().map(|p| Series::in_unit(p, unit)).collect();
+            // Counts repeat exactly: any change of at least the threshold is one.
+            let cps = if unit == vernier::analyze::Unit::Instructions {
+                changepoint::detect_exact(&series, changepoint::EXACT_THRESHOLD)
+            } else {
+                changepoint::detect(&series)
+            };
             Series {
                 name,
                 machine,
@@ -233,7 +253,7 @@ pub fn regression(s: &Series) -> Option<&ChangePoint> {
     let (_, runs) = s.newest_commit()?;
     let usable: Vec<usize> = runs
         .into_iter()
-        .filter(|&i| Series::usable(&s.points[i]))
+        .filter(|&i| Series::usable_in(&s.points[i], s.unit))
         .collect();
     (!usable.is_empty() && usable.iter().all(|&i| i >= last.index)).then_some(last)
 }
@@ -267,6 +287,7 @@ pub fn to_json(series: &[Series], machines: Value) -> HistoryFile {
                     cycles_per_iter: num(p.bench.cycles_per_iter),
                     allocs_per_iter: num(p.bench.memory[0]),
                     bytes_per_iter: num(p.bench.memory[1]),
+                    instructions_per_iter: num(p.bench.instructions_per_iter),
                     run: p.run_id,
                     status: p.bench.status.clone(),
                     flags: p

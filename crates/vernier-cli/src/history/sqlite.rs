@@ -232,7 +232,8 @@ impl store::Store for SqliteStore {
                         b.cycles_run_ci95[0],
                         b.cycles_run_ci95[1],
                         id,
-                        b.name
+                        b.name,
+                        b.instructions_per_iter
                     ])
                     .map_err(err)?;
             }
@@ -270,6 +271,7 @@ impl store::Store for SqliteStore {
                         memory: [r.get(17)?, r.get(18)?],
                         unit: r.get(19)?,
                         cycles_run_ci95: [r.get(20)?, r.get(21)?],
+                        instructions_per_iter: r.get(22)?,
                     },
                     machine: r.get(13)?,
                     run_key: r.get(14)?,

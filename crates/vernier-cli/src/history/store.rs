@@ -26,7 +26,7 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = UNIT_STEP as i64;
+pub const SCHEMA_VERSION: i64 = INSTRUCTIONS_STEP as i64;
 
 /// The migration step that adds the fleet's columns.
 pub const FLEET_STEP: usize = 4;
@@ -35,6 +35,9 @@ pub const MEMORY_STEP: usize = 5;
 /// The migration step that adds the unit each benchmark was judged in and its own interval in
 /// cycles.
 pub const UNIT_STEP: usize = 6;
+/// The migration step that adds the instructions per iteration of runs counted under
+/// callgrind (`--instructions`), which form series of their own.
+pub const INSTRUCTIONS_STEP: usize = 7;
 
 /// Which SQL dialect a statement is written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +98,9 @@ pub fn migration(step: usize, d: Dialect) -> Vec<String> {
             "ALTER TABLE benchmarks ADD COLUMN cycles_run_lo DOUBLE PRECISION".into(),
             "ALTER TABLE benchmarks ADD COLUMN cycles_run_hi DOUBLE PRECISION".into(),
         ],
+        INSTRUCTIONS_STEP => {
+            vec!["ALTER TABLE benchmarks ADD COLUMN instructions_per_iter DOUBLE PRECISION".into()]
+        }
         _ => Vec::new(),
     }
 }
@@ -235,6 +241,9 @@ pub struct BenchRow {
     pub unit: Option<String>,
     /// The run's own interval in cycles (`speed.cycles_run_ci95`).
     pub cycles_run_ci95: [Option<f64>; 2],
+    /// Instructions per iteration of a run counted under callgrind (`--instructions`;
+    /// `headline_unit` is then `instructions`).
+    pub instructions_per_iter: Option<f64>,
 }
 
 impl BenchRow {
@@ -351,7 +360,8 @@ pub const SELECT_POINTS: &str = "SELECT r.id, r.time, r.commit_id, r.branch, r.m
      b.name, b.status, b.median_ns, b.ci95_lo_ns, b.ci95_hi_ns, b.flags, \
      b.run_ci95_lo_ns, b.run_ci95_hi_ns, \
      COALESCE(r.machine_name, r.machine_id), r.run_key, r.attempt, b.cycles_per_iter, \
-     b.allocs_per_iter, b.bytes_per_iter, b.headline_unit, b.cycles_run_lo, b.cycles_run_hi \
+     b.allocs_per_iter, b.bytes_per_iter, b.headline_unit, b.cycles_run_lo, b.cycles_run_hi, \
+     b.instructions_per_iter \
      FROM benchmarks b JOIN runs r ON r.id = b.run_id ORDER BY r.id";
 
 pub const SELECT_MACHINES: &str =
@@ -379,10 +389,11 @@ pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
 pub const SET_RUN_FLEET: &str =
     "UPDATE runs SET machine_name = ?1, run_key = ?2, attempt = ?3, shard = ?4 WHERE id = ?5";
 
-/// A benchmark's cycles per iteration, headline unit and own interval in cycles: `?5` the
-/// run, `?6` the name.
+/// A benchmark's cycles per iteration, headline unit, own interval in cycles and counted
+/// instructions per iteration (`?7`): `?5` the run, `?6` the name.
 pub const SET_BENCH_CYCLES: &str = "UPDATE benchmarks SET cycles_per_iter = ?1, \
-     headline_unit = ?2, cycles_run_lo = ?3, cycles_run_hi = ?4 WHERE run_id = ?5 AND name = ?6";
+     headline_unit = ?2, cycles_run_lo = ?3, cycles_run_hi = ?4, instructions_per_iter = ?7 \
+     WHERE run_id = ?5 AND name = ?6";
 
 /// The machine as the fleet names it, in SQL.
 const MACHINE_KEY: &str = "COALESCE(machine_name, machine_id)";

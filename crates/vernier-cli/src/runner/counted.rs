@@ -413,6 +413,7 @@ pub fn result_of(
     r.iters_per_sample = p.n2;
     r.total_s = p.wall.as_secs_f64();
     r.stop = "counted".into();
+    r.headline_unit = vernier::analyze::Unit::Instructions;
     r.counters = Some(p.per_iter.iter().map(|(e, v)| (key_of(e), *v)).collect());
     let mut counters: BTreeMap<String, Vec<Option<u64>>> = BTreeMap::new();
     for (i, e) in p.at_n2.names.iter().enumerate() {

@@ -23,6 +23,8 @@ pub enum Unit {
     /// Nanoseconds: code whose time does not follow the clock, or no probe measured it.
     #[default]
     Ns,
+    /// Instructions counted under callgrind (`--instructions`): exact, no sampling.
+    Instructions,
 }
 
 impl Unit {
@@ -30,6 +32,7 @@ impl Unit {
         match self {
             Unit::Cycles => "cycles",
             Unit::Ns => "ns",
+            Unit::Instructions => "instructions",
         }
     }
 }

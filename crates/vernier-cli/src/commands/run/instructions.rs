@@ -22,6 +22,7 @@ pub fn run_instructions(
     args: &[OsString],
     env: &[(OsString, OsString)],
     timeout: Duration,
+    command: &str,
 ) -> Result<i32> {
     let filter = common.filter()?;
     term::install_ctrlc();
@@ -65,6 +66,8 @@ pub fn run_instructions(
     for line in report::wrap(&closing, report::stdout_width(), 0, 2) {
         println!("{line}");
     }
+    // Counted runs form their own series in the history (judged in instructions).
+    crate::history::save_if_asked(&common.save, &file, command, common.pick.shard)?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

@@ -160,7 +160,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let (program, args) = split_program(&a.program);
     if a.common.instructions {
         let timeout = a.process.control()?.timeout;
-        return instructions::run_instructions(&a.common, &program, &args, &[], timeout);
+        return instructions::run_instructions(&a.common, &program, &args, &[], timeout, "run");
     }
     let mut plan = a.common.plan()?;
     let filter = a.common.filter()?;

@@ -136,3 +136,71 @@ fn compare_baseline_measures_new_against_the_stored_commit() {
         text(&o)
     );
 }
+
+/// Runs counted under callgrind (`run --instructions --save`) form their own series, judged in
+/// instructions, whose counts repeat exactly: 100 then 101 dependent adds (a few instructions
+/// more per iteration) give one change point, at c5, with any number of runs of c1–c4 before
+/// it and none among them; `history check` passes after c4 and fails after c7. Beside them,
+/// a timed run of the same benchmark stays in a series of its own.
+#[test]
+fn counted_runs_are_a_series_of_their_own_whose_one_change_point_is_exact() {
+    let has_valgrind = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        has_valgrind,
+        "valgrind is not installed: apt-get install valgrind (bash .ci/run installs it)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
+    // The chain example: CHAIN_N dependent adds per iteration, read from the environment.
+    let chain = crate::common::cpp::example("chain");
+    let save = |chain_n: u32, commit: &str, counted: bool| {
+        let mode: &[&str] = if counted {
+            &["--instructions"]
+        } else {
+            &["--quick"]
+        };
+        let o = vernier()
+            .arg("run")
+            .args(mode)
+            .args(["--save", "--db", &db, "--commit", commit, "--"])
+            .arg(&chain)
+            .env("CHAIN_N", chain_n.to_string())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    };
+    // c1–c4 twice over: the same counts, no change point.
+    for round in 0..2 {
+        for i in 1..=4 {
+            save(100, &format!("c{i}"), true);
+        }
+        assert_eq!(check(&db), 0, "round {round}: c1–c4 are the same code");
+    }
+    // A timed run of the same benchmark: its own series, not mixed with the counts.
+    save(100, "c4", false);
+    for i in 5..=7 {
+        save(101, &format!("c{i}"), true);
+    }
+    let o = history(&db, &["--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let h: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let series = h["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "a counted and a timed series: {h}");
+    let counted = series
+        .iter()
+        .find(|s| s["unit"] == "instructions")
+        .expect("a series judged in instructions");
+    assert_eq!(counted["points"].as_array().unwrap().len(), 11);
+    let cps = counted["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{counted}");
+    assert_eq!(cps[0]["commit"], "c5");
+    assert!(cps[0]["ratio"].as_f64().unwrap() > 1.0, "{counted}");
+    assert_eq!(
+        check(&db),
+        2,
+        "c7 sits after a slower change in the counted series"
+    );
+}

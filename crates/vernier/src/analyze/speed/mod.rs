@@ -320,7 +320,7 @@ pub fn analyze(
     // of code bound by the core; a core whose units a sibling shares is.
     let in_unit = |f: &StateFigure| match unit {
         super::Unit::Cycles => f.median_cycles,
-        super::Unit::Ns => f.median_ns,
+        super::Unit::Ns | super::Unit::Instructions => f.median_ns,
     };
     // In cycles, a run (nearly) wholly in a slow state has no fast figure to compare with:
     // its clock alone does not touch its cycles, a sibling sharing the core's units does
