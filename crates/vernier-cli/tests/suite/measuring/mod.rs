@@ -1,5 +1,6 @@
 mod analyze;
 mod bad_input;
+mod bisect;
 mod cargo_bench;
 mod cmake_build_type;
 mod compare;

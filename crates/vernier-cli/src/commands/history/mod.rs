@@ -1,6 +1,8 @@
 //! `vernier history [check]`: each benchmark's series over commits with its change points;
 //! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
 
+mod bisect;
+
 use crate::history::series::{self, Series};
 use crate::history::store::{self, Location};
 use anyhow::Result;
@@ -26,6 +28,10 @@ pub enum HistoryAction {
     /// machine recorded in it: CI jobs upload their JSON, one job saves them. Every file is
     /// read first; a bad one is refused, naming it, and nothing is saved.
     Save(SaveFilesArgs),
+    /// The first commit between --good and --bad where a benchmark moved: each commit built
+    /// in a worktree of its own with --build, and PROGRAM measured against the good build (or
+    /// counted with --instructions), in about log2(commits) builds.
+    Bisect(bisect::BisectArgs),
 }
 
 #[derive(Args, Clone, Debug)]
@@ -145,6 +151,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     let (q, check) = match &a.action {
         Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
         Some(HistoryAction::Save(s)) => return save_files(s),
+        Some(HistoryAction::Bisect(b)) => return bisect::bisect_command(b),
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;
