@@ -1485,6 +1485,20 @@ inline void run_threaded(void* state, ClockKind clock, std::uint64_t iters,
     }
 }
 
+#if defined(__x86_64__)
+/// The probes' remainder after their rounds of eight: `n` dependent one-cycle additions to
+/// `x`, the added value in a register, one at a time.
+VERNIER_ALWAYS_INLINE void add_ones(std::uint64_t& x, std::uint64_t n) {
+    const std::uint64_t one = 1;
+    if (n > 0) {
+        asm volatile("1:\n\tadd %[one], %[x]\n\tdec %[r]\n\tjnz 1b"
+                     : [x] "+r"(x), [r] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc");
+    }
+}
+#endif
+
 /// The core-speed probe (docs/protocol.md, `probe=`): a chain of `n` dependent one-cycle
 /// additions (the added value in a register: recent cores fold add-immediate chains at
 /// renaming). At one addition per cycle its time is `n` cycles at the core's current speed.
@@ -1503,12 +1517,7 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_chain(std::uint64_t x
             : [one] "r"(one)
             : "cc");
     }
-    if (rest > 0) {
-        asm volatile("1:\n\tadd %[one], %[x]\n\tdec %[r]\n\tjnz 1b"
-                     : [x] "+r"(x), [r] "+r"(rest)
-                     : [one] "r"(one)
-                     : "cc");
-    }
+    add_ones(x, rest);
     return x;
 #else
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -1528,25 +1537,20 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_wide_chain(std::uint6
                                                                       std::uint64_t n) {
     std::uint64_t a = x, b = x, c = x, d = x, e = x, f = x, g = x, h = x;
 #if defined(__x86_64__)
-    std::uint64_t blocks = n / 8, rest = n % 8;
+    std::uint64_t rounds = n / 8;
     const std::uint64_t one = 1;
-    if (blocks > 0) {
+    if (rounds > 0) {
         asm volatile(
             "1:\n\t"
             "add %[one], %[a]\n\tadd %[one], %[b]\n\tadd %[one], %[c]\n\tadd %[one], %[d]\n\t"
             "add %[one], %[e]\n\tadd %[one], %[f]\n\tadd %[one], %[g]\n\tadd %[one], %[h]\n\t"
             "dec %[k]\n\tjnz 1b"
             : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [e] "+r"(e), [f] "+r"(f),
-              [g] "+r"(g), [h] "+r"(h), [k] "+r"(blocks)
+              [g] "+r"(g), [h] "+r"(h), [k] "+r"(rounds)
             : [one] "r"(one)
             : "cc");
     }
-    if (rest > 0) {
-        asm volatile("1:\n\tadd %[one], %[a]\n\tdec %[r]\n\tjnz 1b"
-                     : [a] "+r"(a), [r] "+r"(rest)
-                     : [one] "r"(one)
-                     : "cc");
-    }
+    add_ones(a, n % 8);
 #else
     for (std::uint64_t i = 0; i < n / 8; ++i) {
         a += 1; b += 1; c += 1; d += 1; e += 1; f += 1; g += 1; h += 1;

@@ -25,21 +25,13 @@ pub fn add_chain(start: u64, n: u64) -> u64 {
                 "dec {b}",
                 "jnz 2b",
                 "3:",
-                "test {r}, {r}",
-                "jz 5f",
-                "4:",
-                "add {x}, {one}",
-                "dec {r}",
-                "jnz 4b",
-                "5:",
                 x = inout(reg) x,
                 b = inout(reg) n / 8 => _,
-                r = inout(reg) n % 8 => _,
                 one = in(reg) 1u64,
                 options(nomem, nostack),
             );
         }
-        x
+        add_ones(x, n % 8)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -49,6 +41,30 @@ pub fn add_chain(start: u64, n: u64) -> u64 {
         }
         x
     }
+}
+
+/// The chains' remainder after their rounds of eight: `n` dependent one-cycle additions to
+/// `x` (inline assembly, the added value in a register), one at a time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn add_ones(mut x: u64, n: u64) -> u64 {
+    // SAFETY: register-only arithmetic on the named operands; no memory, no stack.
+    unsafe {
+        core::arch::asm!(
+            "test {r}, {r}",
+            "jz 3f",
+            "2:",
+            "add {x}, {one}",
+            "dec {r}",
+            "jnz 2b",
+            "3:",
+            x = inout(reg) x,
+            r = inout(reg) n => _,
+            one = in(reg) 1u64,
+            options(nomem, nostack),
+        );
+    }
+    x
 }
 
 /// `n` one-cycle integer additions spread over eight independent chains (inline assembly on
@@ -75,22 +91,15 @@ pub fn wide_add_chain(start: u64, n: u64) -> u64 {
                 "dec {k}",
                 "jnz 2b",
                 "3:",
-                "test {r}, {r}",
-                "jz 5f",
-                "4:",
-                "add {a}, {one}",
-                "dec {r}",
-                "jnz 4b",
-                "5:",
                 a = inout(reg) a, b = inout(reg) b, c = inout(reg) c, d = inout(reg) d,
                 e = inout(reg) e, f = inout(reg) f, g = inout(reg) g, h = inout(reg) h,
                 k = inout(reg) n / 8 => _,
-                r = inout(reg) n % 8 => _,
                 one = in(reg) 1u64,
                 options(nomem, nostack),
             );
         }
-        a.wrapping_add(b)
+        add_ones(a, n % 8)
+            .wrapping_add(b)
             .wrapping_add(c)
             .wrapping_add(d)
             .wrapping_add(e)
