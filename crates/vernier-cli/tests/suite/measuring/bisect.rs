@@ -50,7 +50,7 @@ fn repository(dir: &Path, broken: &[usize]) -> (String, String, String) {
     std::fs::write(
         dir.join("build.sh"),
         format!(
-            "g++ -O2 -std=c++17 -I{} -I. bench.cpp -o bench\n",
+            "g++ -O1 -std=c++17 -I{} -I. bench.cpp -o bench\n",
             include.display()
         ),
     )
