@@ -437,6 +437,18 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
         Figures::new()
     };
     let bad_all = b.measure(&bad_build, &bad_commit)?;
+    if bad_all.is_empty() {
+        bail!(
+            "no benchmark of {} was measured in both builds{}: give a --filter that matches \
+             some (`{} --list` names them)",
+            a.program[0].to_string_lossy(),
+            a.filter
+                .as_deref()
+                .map(|f| format!(" (--filter '{f}' selects none)"))
+                .unwrap_or_default(),
+            a.program[0].to_string_lossy(),
+        );
+    }
     let bad_fig: Figures = bad_all
         .into_iter()
         .filter(|(name, x)| {

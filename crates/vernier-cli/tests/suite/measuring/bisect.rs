@@ -163,6 +163,18 @@ fn a_failing_build_is_skipped_and_bad_input_is_named() {
     let o = bisect(dir.path(), &bad, &good, &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("is not a range"), "{}", text(&o));
+    let o = bisect(
+        dir.path(),
+        &good,
+        &bad,
+        &["--filter", "nomatch", "--time", "0.2"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("--filter 'nomatch' selects none"),
+        "{}",
+        text(&o)
+    );
     let o = bisect(dir.path(), "nope", &bad, &[]);
     assert!(
         text(&o).contains("--good nope: not a commit"),
