@@ -262,9 +262,8 @@ pub fn run_row(
                     .and_then(|s| s.cycles_run_ci95)
                     .map_or([None, None], |c| c.map(f)),
                 instructions_per_iter: (b.headline_unit == vernier::analyze::Unit::Instructions)
-                    .then(|| b.counters.as_ref()?.get("instructions_per_iter").copied())
-                    .flatten()
-                    .and_then(f),
+                    .then(|| b.instructions_per_iter())
+                    .flatten(),
             }
         })
         .collect();

@@ -343,6 +343,22 @@ pub struct BenchmarkResult {
     pub samples: SamplesJson,
 }
 
+impl BenchmarkResult {
+    /// Instructions per iteration counted under callgrind (`--instructions`), when this
+    /// benchmark was counted and the count is a number.
+    pub fn instructions_per_iter(&self) -> Option<f64> {
+        (self.status == Status::Ok)
+            .then(|| {
+                self.counters
+                    .as_ref()?
+                    .get("instructions_per_iter")
+                    .copied()
+            })
+            .flatten()
+            .filter(|v| v.is_finite())
+    }
+}
+
 /// What the analysis is told beyond the samples, recorded so that `vernier analyze` redoes it
 /// exactly. Files written before this block existed get the defaults of their time (see
 /// `load::upgrade`).

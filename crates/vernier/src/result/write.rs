@@ -9,13 +9,19 @@ impl ResultFile {
     /// of each family of benchmarks over a numeric argument is derived from the benchmarks
     /// and written with them (`complexity`, docs/result-schema.md).
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
-        let mut v = serde_json::to_value(self).map_err(std::io::Error::other)?;
-        let fits = super::complexity::families(&self.benchmarks);
-        if let (false, Some(o)) = (fits.is_empty(), v.as_object_mut()) {
-            let fits = serde_json::to_value(fits).map_err(std::io::Error::other)?;
-            o.insert("complexity".into(), fits);
+        /// The file with its families' fits beside its fields, written in one pass.
+        #[derive(serde::Serialize)]
+        struct WithFits<'a> {
+            #[serde(flatten)]
+            file: &'a ResultFile,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            complexity: Vec<super::complexity::FamilyFit>,
         }
-        let json = serde_json::to_vec(&v).map_err(std::io::Error::other)?;
+        let with = WithFits {
+            file: self,
+            complexity: super::complexity::families(&self.benchmarks),
+        };
+        let json = serde_json::to_vec(&with).map_err(std::io::Error::other)?;
         write_atomic(path, &json)
     }
 }

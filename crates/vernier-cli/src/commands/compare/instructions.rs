@@ -13,19 +13,16 @@ use std::path::Path;
 use std::time::Duration;
 use vernier::analyze::pairs::Comparison;
 use vernier::result::comparison::{ComparisonFile, Failure};
-use vernier::result::{BenchmarkResult, ResultFile, Status};
+use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::stats::compare::{Mode, Verdict};
 
 /// The default threshold: half an instruction per iteration, so that one instruction more is a
 /// change and the same code is not.
-pub const DEFAULT_THRESHOLD: f64 = 0.5;
+pub const DEFAULT_THRESHOLD: f64 = crate::history::changepoint::EXACT_THRESHOLD;
 
 /// A benchmark's instructions per iteration in a counted run (`None`: failed or not counted).
 fn per_iter(b: &BenchmarkResult) -> Option<f64> {
-    (b.status == Status::Ok)
-        .then(|| b.counters.as_ref()?.get("instructions_per_iter").copied())
-        .flatten()
-        .filter(|v| v.is_finite())
+    b.instructions_per_iter()
 }
 
 /// The verdict on `old` and `new` instructions per iteration.

@@ -122,6 +122,8 @@ struct Bisect<'a> {
     /// Builds made so far (good and bad included).
     built: usize,
     good_build: Option<PathBuf>,
+    /// `--filter`, parsed once.
+    filter: Option<crate::args::Selection>,
 }
 
 impl Bisect<'_> {
@@ -161,15 +163,13 @@ impl Bisect<'_> {
     /// Measure `program` (a build of commit `c`).
     fn measure(&self, program: &Path, c: &Commit) -> Result<Figures> {
         let args: Vec<OsString> = self.a.program[1..].to_vec();
-        let filter =
-            crate::args::Selection::new(crate::args::parse_filter(self.a.filter.as_deref())?, None);
         if self.a.instructions {
             let counted = count_program(
                 program,
                 &args,
                 &[],
                 std::time::Duration::from_secs_f64(crate::runner::worker::DEFAULT_TIMEOUT_S),
-                filter.as_ref(),
+                self.filter.as_ref(),
                 None,
                 &mut |_| {},
             )?;
@@ -184,17 +184,14 @@ impl Bisect<'_> {
                 .file
                 .benchmarks
                 .iter()
-                .filter_map(|b| {
-                    let ir = b.counters.as_ref()?.get("instructions_per_iter").copied()?;
-                    Some((b.name.clone(), ir))
-                })
+                .filter_map(|b| Some((b.name.clone(), b.instructions_per_iter()?)))
                 .collect());
         }
         let good = self
             .good_build
             .as_deref()
             .ok_or_else(|| anyhow!("no good build"))?;
-        let file = timed(good, program, &args, filter.as_ref(), self.a.time)?;
+        let file = timed(good, program, &args, self.filter.as_ref(), self.a.time)?;
         Ok(file
             .comparisons
             .iter()
@@ -421,6 +418,7 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
         builds: dir.path().to_path_buf(),
         built: 0,
         good_build: None,
+        filter: crate::args::Selection::new(crate::args::parse_filter(a.filter.as_deref())?, None),
     };
     let good_build = b
         .build(&good)
