@@ -35,6 +35,8 @@ save() { # COMMIT EXE
 }
 
 fail=0
+# A PostgreSQL store is made by the administrator's step (a SQLite one as it is opened).
+"$VERNIER" history migrate --db "$DB" >/dev/null
 for c in c1 c2 c3 c4; do save "$c" "$TMP/k100"; done
 set +e
 "$VERNIER" history check --db "$DB" --filter '^chain$' >/dev/null

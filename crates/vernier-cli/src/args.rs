@@ -256,3 +256,45 @@ pub fn self_command() -> Result<(PathBuf, Vec<std::ffi::OsString>)> {
         )),
     }
 }
+
+/// Each argument of a command line with any PostgreSQL URL's password replaced by `***` (for
+/// what a report shows of the command that made it).
+pub fn redact_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    args.into_iter()
+        .map(|a| match a.find("postgres") {
+            Some(i) => format!("{}{}", &a[..i], redact(&a[i..])),
+            None => a,
+        })
+        .collect()
+}
+
+/// A PostgreSQL URL with any password replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let (url, query) = match url.split_once('?') {
+        Some((u, q)) => {
+            let pairs: Vec<String> = q
+                .split('&')
+                .map(|p| match p.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => p.to_string(),
+                })
+                .collect();
+            (u, format!("?{}", pairs.join("&")))
+        }
+        None => (url, String::new()),
+    };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return format!("{url}{query}");
+    };
+    let (auth, tail) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match auth.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((u, _)) => format!("{scheme}://{u}:***@{host}{tail}{query}"),
+            None => format!("{url}{query}"),
+        },
+        None => format!("{url}{query}"),
+    }
+}

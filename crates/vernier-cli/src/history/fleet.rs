@@ -39,9 +39,24 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 /// Prints which machines (the `expected` ones, else every machine that ever saved) and shards
 /// saved for the commit starting with `commit`, and which are missing; the exit status.
 pub fn fleet_report(runs: &[RunSummary], commit: &str, expected: Option<&[String]>) -> i32 {
+    // A save again by the same identity (a retried job into a PostgreSQL store, which keeps
+    // the earlier rows) stands in for the earlier one.
+    let newest: BTreeMap<_, i64> = runs
+        .iter()
+        .filter_map(|r| {
+            Some((
+                (r.run_key.as_deref()?, r.attempt, &r.machine, &r.shard),
+                r.run_id,
+            ))
+        })
+        .collect();
     let at: Vec<&RunSummary> = runs
         .iter()
         .filter(|r| r.commit.as_deref().is_some_and(|c| c.starts_with(commit)))
+        .filter(|r| match r.run_key.as_deref() {
+            Some(k) => newest[&(k, r.attempt, &r.machine, &r.shard)] == r.run_id,
+            None => true,
+        })
         .collect();
     let machines = listed_or_all(expected, runs.iter().map(|r| &r.machine));
     let mut seen: BTreeMap<&str, MachineAtCommit> = BTreeMap::new();

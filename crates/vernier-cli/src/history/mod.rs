@@ -23,13 +23,38 @@ use std::time::Instant;
 use store::{BenchRow, FleetIdentity, Location, MachineRow, RunRow};
 use vernier::result::{ResultFile, Status};
 
-/// Open (creating or migrating as needed) the store at `loc`, with the back end its kind
-/// names (the back ends stand beside each other under `store`'s interface).
+/// Open the store at `loc`, with the back end its kind names (the back ends stand beside each
+/// other under `store`'s interface): a SQLite file is created or migrated as needed; a
+/// PostgreSQL store must already be at this build's schema (`history migrate`).
 pub fn open_store(loc: &Location) -> Result<Box<dyn store::Store>> {
     match loc {
         Location::Sqlite(p) => Ok(Box::new(sqlite::SqliteStore::open(p)?)),
         #[cfg(feature = "postgres")]
         Location::Postgres(u) => Ok(Box::new(postgres::PgStore::open(u)?)),
+        #[cfg(not(feature = "postgres"))]
+        Location::Postgres(u) => Err(without_postgres(u)),
+    }
+}
+
+/// `history migrate`: the store at `loc` created or migrated to this build's schema, and each
+/// of `writers` granted what saving needs (PostgreSQL only). The versions before (`None`: a
+/// new store) and after.
+pub fn migrate_store(loc: &Location, writers: &[String]) -> Result<(Option<i64>, i64)> {
+    match loc {
+        Location::Sqlite(p) => {
+            if !writers.is_empty() {
+                anyhow::bail!(
+                    "--writer grants a PostgreSQL role: a SQLite store {} has no roles (its \
+                     file's permissions say who may write it)",
+                    p.display()
+                );
+            }
+            let before = sqlite::SqliteStore::version_of(p)?;
+            sqlite::SqliteStore::open(p)?;
+            Ok((before, store::SCHEMA_VERSION))
+        }
+        #[cfg(feature = "postgres")]
+        Location::Postgres(u) => postgres::PgStore::migrate(u, store::SCHEMA_VERSION, writers),
         #[cfg(not(feature = "postgres"))]
         Location::Postgres(u) => Err(without_postgres(u)),
     }

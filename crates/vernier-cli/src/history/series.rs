@@ -165,24 +165,30 @@ pub fn of_machine(p: &StoredPoint, m: &str) -> bool {
 /// Every series of the stored rows whose benchmark matches `filter` and whose machine (its
 /// fleet name, or a prefix of its fingerprint) is `machine`, sorted by name then machine, with
 /// their change points. A machine is its `--machine` name when it was given one, else its
-/// fingerprint. A point saved again by a later attempt of the same run id is marked
-/// superseded.
+/// fingerprint. A point saved again by a later attempt of the same run id, or again by the
+/// same attempt (a PostgreSQL store keeps both rows), is marked superseded.
 pub fn build(
     mut rows: Vec<StoredPoint>,
     filter: Option<&regex::Regex>,
     machine: Option<&str>,
 ) -> Vec<Series> {
-    let mut newest: BTreeMap<(&str, &str, &str), i64> = BTreeMap::new();
+    // The newest save of each run identity's benchmark: its latest attempt, and of that
+    // attempt the latest save (a PostgreSQL store keeps a retried job's earlier rows).
+    let mut newest: BTreeMap<(&str, &str, &str), (i64, i64)> = BTreeMap::new();
     for p in &rows {
         if let (Some(k), Some(a)) = (p.run_key.as_deref(), p.attempt) {
-            let e = newest.entry((k, &p.machine, &p.bench.name)).or_insert(a);
-            *e = (*e).max(a);
+            let e = newest
+                .entry((k, &p.machine, &p.bench.name))
+                .or_insert((a, p.run_id));
+            *e = (*e).max((a, p.run_id));
         }
     }
     let superseded: Vec<bool> = rows
         .iter()
         .map(|p| match (p.run_key.as_deref(), p.attempt) {
-            (Some(k), Some(a)) => newest[&(k, p.machine.as_str(), p.bench.name.as_str())] > a,
+            (Some(k), Some(a)) => {
+                newest[&(k, p.machine.as_str(), p.bench.name.as_str())] > (a, p.run_id)
+            }
             _ => false,
         })
         .collect();

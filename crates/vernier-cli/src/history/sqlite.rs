@@ -87,6 +87,17 @@ impl SqliteStore {
         Ok(s)
     }
 
+    /// The schema version of the store at `path` without changing it; `None` when there is
+    /// no store there yet (no file, or an empty one).
+    pub fn version_of(path: &Path) -> Result<Option<i64>> {
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| explain(path, e))?;
+        Ok(Some(version_of(&conn, path)?).filter(|&v| v > 0))
+    }
+
     fn migrate(&mut self, target: i64) -> Result<()> {
         // Reading the version takes no write lock: a store already at the target version is
         // read (by `history`) even where it cannot be written, and costs a save no commit.
@@ -197,18 +208,16 @@ impl store::Store for SqliteStore {
                     run.branch,
                     m.id,
                     run.command,
-                    run.result
+                    run.result,
+                    f.machine_name,
+                    f.run_key,
+                    f.attempt,
+                    f.shard
                 ],
                 |r| r.get(0),
             )
             .map_err(err)?;
-        tx.execute(
-            store::SET_RUN_FLEET,
-            params![f.machine_name, f.run_key, f.attempt, f.shard, id],
-        )
-        .map_err(err)?;
         {
-            let mut cycles = tx.prepare(store::SET_BENCH_CYCLES).map_err(err)?;
             let mut st = tx.prepare(store::INSERT_BENCH).map_err(err)?;
             for b in &run.benchmarks {
                 st.execute(params![
@@ -222,20 +231,14 @@ impl store::Store for SqliteStore {
                     b.run_ci95_ns[0],
                     b.run_ci95_ns[1],
                     b.memory[0],
-                    b.memory[1]
+                    b.memory[1],
+                    b.cycles_per_iter,
+                    b.unit,
+                    b.cycles_run_ci95[0],
+                    b.cycles_run_ci95[1],
+                    b.instructions_per_iter
                 ])
                 .map_err(err)?;
-                cycles
-                    .execute(params![
-                        b.cycles_per_iter,
-                        b.unit,
-                        b.cycles_run_ci95[0],
-                        b.cycles_run_ci95[1],
-                        id,
-                        b.name,
-                        b.instructions_per_iter
-                    ])
-                    .map_err(err)?;
             }
         }
         if let Some(rk) = &f.run_key {

@@ -148,7 +148,11 @@ impl Location {
     /// `$XDG_DATA_HOME/vernier/history.sqlite`, else `~/.local/share/vernier/history.sqlite`.
     pub fn resolve(db: Option<&str>) -> Result<Location> {
         if let Some(d) = db {
-            return Location::parse(d).map_err(|e| anyhow::anyhow!("--db {e}"));
+            let loc = Location::parse(d).map_err(|e| anyhow::anyhow!("--db {e}"))?;
+            if let Location::Postgres(u) = &loc {
+                warn_password_on_command_line(u);
+            }
+            return Ok(loc);
         }
         if let Some(v) = std::env::var_os(DB_ENV) {
             let v = v.to_string_lossy();
@@ -180,23 +184,22 @@ impl Location {
     }
 }
 
-/// A PostgreSQL URL with any password replaced by `***`.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, tail) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match auth.rsplit_once('@') {
-        Some((user, host)) => match user.split_once(':') {
-            Some((u, _)) => format!("{scheme}://{u}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
+/// Warns, once per process, that a password given in `--db`'s URL is on the command line,
+/// where every user of the machine sees it (`ps`) and CI logs keep it; and says where to put
+/// it instead.
+fn warn_password_on_command_line(url: &str) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if redact(url) != url && !SAID.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        eprintln!(
+            "vernier: warning: --db {} carries a password on the command line, where other \
+             users of this machine (ps) and CI logs see it: put it in PGPASSWORD or a password \
+             file (~/.pgpass, or PGPASSFILE) and leave it out of the URL (docs/fleet.md)",
+            redact(url)
+        );
     }
 }
+
+pub use crate::args::redact;
 
 /// A machine's fingerprint, as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -376,30 +379,26 @@ pub const INSERT_MACHINE: &str = "INSERT INTO machines \
      (id, cpu_model, logical_cpus, kernel, arch, hostname, audit) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING";
 
+/// A run and its place in the fleet (`?7` machine name, `?8` run key, `?9` attempt, `?10`
+/// shard): one statement, so that a save only inserts.
 pub const INSERT_RUN: &str = "INSERT INTO runs \
-     (time, commit_id, branch, machine_id, command, result) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id";
+     (time, commit_id, branch, machine_id, command, result, machine_name, run_key, attempt, \
+     shard) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id";
 
+/// A benchmark of a run, with its cycles per iteration (`?12`), headline unit, own interval in
+/// cycles and counted instructions per iteration (`?16`).
 pub const INSERT_BENCH: &str = "INSERT INTO benchmarks \
      (run_id, name, status, median_ns, ci95_lo_ns, ci95_hi_ns, flags, run_ci95_lo_ns, \
-     run_ci95_hi_ns, allocs_per_iter, bytes_per_iter) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
-
-/// The fleet's columns of a run just inserted: `?5` is its id.
-pub const SET_RUN_FLEET: &str =
-    "UPDATE runs SET machine_name = ?1, run_key = ?2, attempt = ?3, shard = ?4 WHERE id = ?5";
-
-/// A benchmark's cycles per iteration, headline unit, own interval in cycles and counted
-/// instructions per iteration (`?7`): `?5` the run, `?6` the name.
-pub const SET_BENCH_CYCLES: &str = "UPDATE benchmarks SET cycles_per_iter = ?1, \
-     headline_unit = ?2, cycles_run_lo = ?3, cycles_run_hi = ?4, instructions_per_iter = ?7 \
-     WHERE run_id = ?5 AND name = ?6";
+     run_ci95_hi_ns, allocs_per_iter, bytes_per_iter, cycles_per_iter, headline_unit, \
+     cycles_run_lo, cycles_run_hi, instructions_per_iter) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
 /// The machine as the fleet names it, in SQL.
 const MACHINE_KEY: &str = "COALESCE(machine_name, machine_id)";
 
 /// Deletes what the same identity (`?2` run key, `?3` attempt, `?4` machine) saved before of
-/// the benchmark `?1`: a retried job replaces its points.
+/// the benchmark `?1`: in a SQLite store a retried job replaces its points (a PostgreSQL
+/// store only inserts, and the newer points supersede the older when read).
 pub fn delete_replaced() -> String {
     format!(
         "DELETE FROM benchmarks WHERE name = ?1 AND run_id IN (SELECT id FROM runs WHERE \
@@ -461,6 +460,14 @@ mod tests {
         );
         assert_eq!(redact("postgres://bob@db/h"), "postgres://bob@db/h");
         assert_eq!(redact("postgres://db/h"), "postgres://db/h");
+        assert_eq!(
+            redact("postgres://bob@db/h?sslmode=require&password=x&application_name=a"),
+            "postgres://bob@db/h?sslmode=require&password=***&application_name=a"
+        );
+        assert_eq!(
+            crate::args::redact_args(["run".into(), "--db=postgres://u:p@h/d".into()]),
+            vec!["run".to_string(), "--db=postgres://u:***@h/d".to_string()]
+        );
     }
 
     #[test]

@@ -60,12 +60,14 @@ pub fn write_sweep(path: &Path, s: &Sweep) -> Result<()> {
     write(path, &page(&[(this_command(), Doc::Sweep(s.clone()))]))
 }
 
-/// The command line that made the run, as the report's name for it.
+/// The command line that made the run, as the report's name for it (a store's password
+/// hidden).
 fn this_command() -> String {
-    let args: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
+    let args = crate::args::redact_args(
+        std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
     format!("vernier {}", args.join(" "))
 }
 

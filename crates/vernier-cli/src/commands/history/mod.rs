@@ -32,6 +32,41 @@ pub enum HistoryAction {
     /// in a worktree of its own with --build, and PROGRAM measured against the good build (or
     /// counted with --instructions), in about log2(commits) builds.
     Bisect(bisect::BisectArgs),
+    /// Create or migrate the store's tables to this vernier's schema (an administrator's step
+    /// for a PostgreSQL store, whose jobs never change the schema), and with --writer grant a
+    /// role what saving needs: SELECT and INSERT, no UPDATE or DELETE.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct MigrateArgs {
+    /// The history store: sqlite:PATH, a file path, or postgres://USER@HOST:PORT/DATABASE
+    /// (default: $VERNIER_DB, else ~/.local/share/vernier/history.sqlite).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// A PostgreSQL role to grant what a save and the reads need (INSERT and SELECT on the
+    /// tables), and nothing that erases; repeat for more roles.
+    #[arg(long, value_name = "ROLE")]
+    pub writer: Vec<String>,
+}
+
+/// `history migrate`: the store at this build's schema; says from which version.
+fn migrate(a: &MigrateArgs) -> Result<i32> {
+    let loc = Location::resolve(a.db.as_deref())?;
+    let (before, after) = crate::history::migrate_store(&loc, &a.writer)?;
+    let from = match before {
+        None => "a new store".to_string(),
+        Some(v) if v == after => format!("already at schema version {v}"),
+        Some(v) => format!("from schema version {v}"),
+    };
+    println!(
+        "history store {}: schema version {after} ({from})",
+        loc.describe()
+    );
+    for w in &a.writer {
+        println!("granted role {w} SELECT and INSERT on the tables (no UPDATE, DELETE or DDL)");
+    }
+    Ok(0)
 }
 
 #[derive(Args, Clone, Debug)]
@@ -152,6 +187,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
         Some(HistoryAction::Save(s)) => return save_files(s),
         Some(HistoryAction::Bisect(b)) => return bisect::bisect_command(b),
+        Some(HistoryAction::Migrate(m)) => return migrate(m),
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;

@@ -25,6 +25,22 @@ pub struct Postgres {
     as_postgres: bool,
 }
 
+/// How a test's server is set up.
+#[derive(Default)]
+pub struct Options {
+    /// Offer TLS with this certificate and key (PEM files, copied into the server's data).
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Offer TLS with a self-signed certificate made with `openssl` (`CN=localhost`).
+    pub self_signed: bool,
+    /// Ask TCP clients for a password (SCRAM); the Unix socket stays trusted for `psql`.
+    pub password: bool,
+    /// Log each connection and its authorization (`log_connections`), in the file `log`.
+    pub log_connections: bool,
+    /// Admit TCP clients only over TLS with a certificate signed by this CA (PEM), whose
+    /// common name is the user (`hostssl … cert`).
+    pub client_ca: Option<PathBuf>,
+}
+
 impl Postgres {
     pub fn start() -> Postgres {
         Postgres::start_with(false)
@@ -33,6 +49,13 @@ impl Postgres {
     /// A server that offers TLS (`ssl = on`, a self-signed certificate made with `openssl`)
     /// when `tls`.
     pub fn start_with(tls: bool) -> Postgres {
+        Postgres::start_opts(Options {
+            self_signed: tls,
+            ..Options::default()
+        })
+    }
+
+    pub fn start_opts(opts: Options) -> Postgres {
         let bin = std::fs::read_dir("/usr/lib/postgresql")
             .into_iter()
             .flatten()
@@ -73,15 +96,21 @@ impl Postgres {
             _dir: dir,
             as_postgres: root,
         };
+        let host_auth = if opts.password {
+            "scram-sha-256"
+        } else {
+            "trust"
+        };
         let o = pg
             .cmd("initdb")
-            .args(["-A", "trust", "-U", "vernier", "-D"])
+            .args(["--auth-local=trust", "--auth-host", host_auth])
+            .args(["-U", "vernier", "-D"])
             .arg(&data)
             .output()
             .unwrap();
         assert!(o.status.success(), "initdb: {}", text(&o));
-        let mut ssl = String::new();
-        if tls {
+        let mut settings = String::new();
+        if opts.self_signed {
             let o = Command::new("openssl")
                 .args([
                     "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
@@ -93,23 +122,30 @@ impl Postgres {
                 .output()
                 .expect("openssl is not installed: apt-get install openssl");
             assert!(o.status.success(), "openssl: {}", text(&o));
+        }
+        if let Some((cert, key)) = &opts.tls {
+            std::fs::copy(cert, data.join("server.crt")).unwrap();
+            std::fs::copy(key, data.join("server.key")).unwrap();
+        }
+        if opts.self_signed || opts.tls.is_some() {
             for f in ["server.key", "server.crt"] {
-                let o = Command::new("chmod")
-                    .arg("600")
-                    .arg(data.join(f))
-                    .output()
-                    .unwrap();
-                assert!(o.status.success(), "{}", text(&o));
-                if pg.as_postgres {
-                    let o = Command::new("chown")
-                        .arg("postgres")
-                        .arg(data.join(f))
-                        .output()
-                        .unwrap();
-                    assert!(o.status.success(), "{}", text(&o));
-                }
+                pg.own(&data.join(f), "600");
             }
-            ssl = " -c ssl=on".into();
+            settings += " -c ssl=on";
+        }
+        if opts.log_connections {
+            settings += " -c log_connections=on";
+        }
+        if let Some(ca) = &opts.client_ca {
+            std::fs::copy(ca, data.join("client-ca.crt")).unwrap();
+            pg.own(&data.join("client-ca.crt"), "644");
+            std::fs::write(
+                data.join("pg_hba.conf"),
+                "local all all trust\nhostssl all all 127.0.0.1/32 cert\n",
+            )
+            .unwrap();
+            pg.own(&data.join("pg_hba.conf"), "600");
+            settings += " -c ssl_ca_file=client-ca.crt";
         }
         let o = pg
             .cmd("pg_ctl")
@@ -117,7 +153,7 @@ impl Postgres {
             .arg(&data)
             .arg("-o")
             .arg(format!(
-                "-p {port} -c listen_addresses=127.0.0.1 -k {}{ssl}",
+                "-p {port} -c listen_addresses=127.0.0.1 -k {}{settings}",
                 pg.data.display()
             ))
             .arg("-l")
@@ -132,6 +168,55 @@ impl Postgres {
             std::fs::read_to_string(data.join("log")).unwrap_or_default()
         );
         pg
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.url
+            .rsplit(':')
+            .next()
+            .and_then(|t| t.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap()
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.data.join("log")).unwrap_or_default()
+    }
+
+    /// `sql` run by the superuser over the Unix socket (always trusted); its output.
+    pub fn psql(&self, sql: &str) -> Output {
+        self.cmd("psql")
+            .arg("-h")
+            .arg(&self.data)
+            .args(["-p", &self.port().to_string()])
+            .args([
+                "-U",
+                "vernier",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+                "postgres",
+            ])
+            .output()
+            .unwrap()
+    }
+
+    /// `path` made private (`mode`) and owned by the server's user.
+    fn own(&self, path: &std::path::Path, mode: &str) {
+        let o = Command::new("chmod").arg(mode).arg(path).output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        if self.as_postgres {
+            let o = Command::new("chown")
+                .arg("postgres")
+                .arg(path)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o));
+        }
     }
 
     pub fn cmd(&self, tool: &str) -> Command {
@@ -154,4 +239,16 @@ impl Drop for Postgres {
             .args(["-m", "fast", "-w", "stop"])
             .output();
     }
+}
+
+/// `vernier history migrate --db URL` (with `--writer ROLE` for each of `writers`): the
+/// administrator's step before any job saves into a PostgreSQL store.
+pub fn migrate(url: &str, writers: &[&str]) {
+    let mut c = super::cli::vernier();
+    c.args(["history", "migrate", "--db", url]);
+    for w in writers {
+        c.args(["--writer", w]);
+    }
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "history migrate: {}", text(&o));
 }

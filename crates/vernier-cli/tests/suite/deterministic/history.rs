@@ -9,7 +9,7 @@ use crate::common::{cli, cpp, history, pgserver};
 use cli::{text, vernier};
 use cpp::repo_root;
 use history::{change_points, check, history};
-use pgserver::{free_port, Postgres};
+use pgserver::{free_port, migrate, Postgres};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -95,6 +95,7 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
     // The same results saved into PostgreSQL give the same history.
     let pg = Postgres::start();
     a_version_1_postgresql_store_is_migrated(&pg);
+    migrate(&pg.url, &[]);
     save_files(&files[0], &files, &pg.url);
     assert_step_at_c5(&pg.url);
     let figures = |db: &str| {
@@ -137,7 +138,8 @@ fn a_regression_is_found_at_its_commit_in_sqlite_and_postgresql() {
 }
 
 /// A store as version 1 made it (its tables, no index), with one run: `vernier history`
-/// migrates it to the current version and shows the run.
+/// refuses it naming the migration (jobs never change a PostgreSQL store's schema), `vernier
+/// history migrate` brings it to the current version, and `history` then shows the run.
 fn a_version_1_postgresql_store_is_migrated(pg: &Postgres) {
     let mut admin = postgres::Client::connect(&pg.url, postgres::NoTls).unwrap();
     admin.batch_execute("CREATE DATABASE v1").unwrap();
@@ -161,6 +163,27 @@ fn a_version_1_postgresql_store_is_migrated(pg: &Postgres) {
          INSERT INTO benchmarks VALUES (1, 'add', 'ok', 1.5, 1.4, 1.6, '');",
     )
     .unwrap();
+    let o = vernier()
+        .args(["history", "--json", "--db", &url])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("has schema version 1, older than")
+            && err.contains("vernier history migrate --db URL"),
+        "{err}"
+    );
+    let o = vernier()
+        .args(["history", "migrate", "--db", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("(from schema version 1)"),
+        "{}",
+        text(&o)
+    );
     let o = vernier()
         .args(["history", "--json", "--db", &url])
         .output()
@@ -299,8 +322,8 @@ fn history_of_a_missing_store_says_how_to_make_one() {
 
 /// A loopback proxy to `target` that fails the connections as a network does: the first is
 /// closed as soon as it is accepted; the second is cut when the client first sends an `INSERT`
-/// (while it migrates the new store); the third when it inserts a benchmark's row (mid-save,
-/// after the run's row, inside the transaction); the others are passed through. Returns the
+/// (its machine's row, at the start of the save); the third when it inserts a benchmark's row
+/// (mid-save, after the run's row, inside the transaction); the others are passed through. Returns the
 /// proxy's port and the count of connections it accepted.
 fn flaky_proxy(target: u16) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
     use std::io::{Read, Write};
@@ -348,12 +371,13 @@ fn flaky_proxy(target: u16) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsi
     (port, accepted)
 }
 
-/// A connection closed at once, one dropped while the store is made and one in the middle of a
-/// save: the store connects again each time, the run is saved once (the cut transactions left
-/// nothing), and the user is told.
+/// A connection closed at once, one dropped as the save starts and one in the middle of it: the
+/// store connects again each time, the run is saved once (the cut transactions left nothing),
+/// and the user is told.
 #[test]
 fn a_dropped_postgresql_connection_is_tried_again_and_saves_once() {
     let pg = Postgres::start();
+    migrate(&pg.url, &[]);
     let port: u16 = pg
         .url
         .rsplit(':')
