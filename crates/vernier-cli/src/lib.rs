@@ -61,6 +61,9 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// The disassembly of each benchmark's measured loop (objdump), its loop body marked.
     Asm(asm::AsmArgs),
+    /// Where each benchmark's loop spends its instructions, function by function (counted
+    /// under callgrind): the top functions, and a flame graph with --html.
+    Profile(commands::profile::ProfileArgs),
     /// Start a worker with the given process controls and print what it reports about itself
     /// (CPU, environment size, stack address, ASLR): a check of --cpu, --env-pad, --no-aslr.
     #[command(hide = true)]
@@ -177,6 +180,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::History(a) => commands::history::history_command(&a),
         Command::Sweep(a) => sweep::sweep_command(&a),
         Command::Asm(a) => asm::asm_command(&a),
+        Command::Profile(a) => commands::profile::profile_command(&a),
         Command::DemoWorker => demo::worker_command(),
     }
 }

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod export;
 pub mod history;
 pub mod load;
+pub mod profile;
 pub mod report;
 pub mod run;
 pub mod sweep;

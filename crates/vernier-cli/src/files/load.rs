@@ -19,11 +19,12 @@ pub enum Doc {
     Comparison(Box<ComparisonFile>),
     History(History),
     Sweep(Sweep),
+    Profile(Box<super::profile::ProfileFile>),
 }
 
 const KINDS: &str = "give a result file (`vernier run --json`, `vernier demo --json`), a \
                      comparison file (`vernier compare --json`), a sweep file (`vernier sweep \
-                     --json`) or a history file (`vernier history --json`)";
+                     --json`), a history file (`vernier history --json`) or a profile (`vernier profile --json`)";
 
 /// Read a file and tell its kind from its top-level fields: `comparisons` (a comparison
 /// file), `series` (a history), `benchmarks` (a result file, checked by the same loader as
@@ -53,6 +54,11 @@ pub fn load(path: &Path) -> Result<Doc> {
         h.check()
             .map_err(|e| anyhow::anyhow!("{shown} is a damaged history file: {e}"))?;
         return Ok(Doc::History(h));
+    }
+    if kind == super::Kind::Profile {
+        let p: super::profile::ProfileFile = serde_json::from_value(v)
+            .map_err(|e| anyhow::anyhow!("{shown} is a damaged profile file: {e}"))?;
+        return Ok(Doc::Profile(Box::new(p)));
     }
     if kind == super::Kind::Sweep {
         let s: Sweep = serde_json::from_value(v)

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 pub mod history;
 pub mod load;
+pub mod profile;
 pub mod sweep;
 
 /// What a JSON document is.
@@ -19,6 +20,8 @@ pub enum Kind {
     History,
     /// A sweep (`vernier sweep --json`): `env_pad` and `points`.
     Sweep,
+    /// A profile (`vernier profile --json`): `profile` and `benchmarks`.
+    Profile,
     /// Google Benchmark's JSON: a `context`, `benchmarks` whose entries carry `real_time` or
     /// `run_type`, and no vernier `schema`.
     GoogleBenchmark,
@@ -37,6 +40,8 @@ pub fn kind(v: &Value) -> Kind {
         Kind::History
     } else if has("env_pad") && has("points") {
         Kind::Sweep
+    } else if has("profile") && has("benchmarks") {
+        Kind::Profile
     } else if google_benchmark(v) {
         Kind::GoogleBenchmark
     } else if has("benchmarks") {
@@ -67,6 +72,8 @@ mod tests {
         assert_eq!(kind(&json!({"comparisons": []})), Kind::Comparison);
         assert_eq!(kind(&json!({"series": []})), Kind::History);
         assert_eq!(kind(&json!({"env_pad": {}, "points": []})), Kind::Sweep);
+        let p = json!({"profile": "exact", "benchmarks": []});
+        assert_eq!(kind(&p), Kind::Profile);
         let gb = json!({"context": {}, "benchmarks": [{"real_time": 1.0}]});
         assert_eq!(kind(&gb), Kind::GoogleBenchmark);
         assert_eq!(kind(&json!({"schema": 1, "benchmarks": []})), Kind::Result);

@@ -9,6 +9,7 @@ mod comparison;
 mod history;
 mod memory;
 pub mod plots;
+pub mod profile;
 mod result;
 mod samples;
 mod sweep;
@@ -17,6 +18,7 @@ mod threads;
 use crate::files::load::Doc;
 use comparison::comparison_section;
 use history::history_section;
+use profile::profile_section;
 use result::result_section;
 use sweep::sweep_section;
 
@@ -53,6 +55,31 @@ pub fn write_comparison(path: &Path, file: &ComparisonFile) -> Result<()> {
 pub fn write_history(path: &Path, h: &History) -> Result<()> {
     h.check().map_err(|e| anyhow::anyhow!("{e}"))?;
     write(path, &page(&[(this_command(), Doc::History(h.clone()))]))
+}
+
+/// The report of a comparison just made, with the differential flame graphs of its two
+/// programs' profiles (`compare --profile --html`).
+pub fn write_comparison_profiled(
+    path: &Path,
+    file: &ComparisonFile,
+    old: &crate::files::profile::ProfileFile,
+    new: &crate::files::profile::ProfileFile,
+) -> Result<()> {
+    let doc = Doc::Comparison(Box::new(file.clone()));
+    let mut html = page(&[(this_command(), doc)]);
+    let mut extra = String::new();
+    profile::differential_section(&mut extra, "d0", old, new);
+    let at = html.rfind("</body>").unwrap_or(html.len());
+    html.insert_str(at, &extra);
+    write(path, &html)
+}
+
+/// The report of a profile (`vernier profile --html`).
+pub fn write_profile(path: &Path, p: &crate::files::profile::ProfileFile) -> Result<()> {
+    write(
+        path,
+        &page(&[(this_command(), Doc::Profile(Box::new(p.clone())))]),
+    )
 }
 
 /// The report of a layout sweep (`vernier sweep --html`).
@@ -160,6 +187,7 @@ pub fn page(docs: &[(String, Doc)]) -> String {
             Doc::Comparison(c) => comparison_section(&mut h, &id, name, c, true),
             Doc::History(hist) => history_section(&mut h, &id, name, hist),
             Doc::Sweep(s) => sweep_section(&mut h, &id, name, s),
+            Doc::Profile(p) => profile_section(&mut h, &id, name, p),
         }
     }
     h.push_str("</body></html>\n");

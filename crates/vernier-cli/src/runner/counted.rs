@@ -16,6 +16,7 @@
 //! before. A harness whose sampling function is not found by the dump patterns (no dump
 //! appears), or a worker that dies, falls back to fresh processes.
 
+use crate::runner::callgraph::{self, CallGraph};
 use crate::runner::instructions::{
     difference, parse_callgrind_output, Callgrind, EventCounts, PerIteration, DEFAULT_N1,
     DEFAULT_N2,
@@ -211,19 +212,21 @@ impl Session {
         })
     }
 
-    /// One `run` of `iters` iterations; the counts of the dumps it produced (`None`: none).
+    /// One `run` of `iters` iterations; the counts of the dumps it produced (`None`: none),
+    /// and the dumps read per function (`None` when one could not be).
     fn run(
         &mut self,
         bench: BenchRef,
         iters: u64,
         ns: &mut Vec<u64>,
-    ) -> Result<Option<EventCounts>> {
+    ) -> Result<Option<(EventCounts, Option<CallGraph>)>> {
         let mut b = Batch::default();
         self.worker
             .run(bench, iters, 1, &mut b)
             .map_err(|e| anyhow!(e))?;
         ns.extend(b.ns);
         let mut total: Option<EventCounts> = None;
+        let mut graph = Some(CallGraph::default());
         loop {
             let file = self.out.with_extension(format!("out.{}", self.next_dump));
             let Ok(text) = std::fs::read_to_string(&file) else {
@@ -231,6 +234,13 @@ impl Session {
             };
             let _ = std::fs::remove_file(&file);
             self.next_dump += 1;
+            graph = match (graph, callgraph::parse(&text)) {
+                (Some(mut g), Ok(d)) => {
+                    g.merge(d);
+                    Some(g)
+                }
+                _ => None,
+            };
             let c = parse_callgrind_output(&text)?;
             total = Some(match total {
                 None => c,
@@ -245,7 +255,7 @@ impl Session {
                 }
             });
         }
-        Ok(total)
+        Ok(total.map(|t| (t, graph)))
     }
 
     /// `bench` at N1 (warm-up), N1 and N2 iterations.
@@ -257,10 +267,16 @@ impl Session {
             Err(e) => Err(SharedError::Failed(e)),
         };
         once(DEFAULT_N1, &mut Vec::new())?;
-        let at_n1 = once(DEFAULT_N1, ns)?;
-        let at_n2 = once(DEFAULT_N2, ns)?;
+        let (at_n1, g1) = once(DEFAULT_N1, ns)?;
+        let (at_n2, g2) = once(DEFAULT_N2, ns)?;
         let per_iter =
             difference(DEFAULT_N1, &at_n1, DEFAULT_N2, &at_n2).map_err(SharedError::Failed)?;
+        let functions = match (g1, g2) {
+            (Some(a), Some(b)) => {
+                callgraph::per_iteration(DEFAULT_N1, &a, DEFAULT_N2, &b).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         if at_n2.values.iter().all(|&v| v == 0) {
             return Err(SharedError::Failed(anyhow!(
                 "nothing was counted: no function matching `*vernier_measured_loop*` ran (is the \
@@ -274,6 +290,7 @@ impl Session {
             at_n2,
             per_iter,
             wall: t0.elapsed(),
+            functions,
         })
     }
 

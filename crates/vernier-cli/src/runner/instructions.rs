@@ -199,6 +199,9 @@ pub struct PerIteration {
     pub per_iter: Vec<(String, f64)>,
     /// Wall time of both runs under valgrind.
     pub wall: Duration,
+    /// Each function's costs per iteration (the exact profile), when the dumps could be read
+    /// per function (empty otherwise: the totals above stand on their own).
+    pub functions: Vec<crate::runner::callgraph::FnPerIter>,
 }
 
 impl PerIteration {
@@ -302,6 +305,16 @@ impl Callgrind {
 
     /// Run the benchmark once for `iters` iterations under callgrind and read its totals.
     pub fn run_once(&self, iters: u64, launch: &mut dyn Launch) -> Result<EventCounts> {
+        self.run_once_graph(iters, launch).map(|(c, _)| c)
+    }
+
+    /// As [`Callgrind::run_once`], with the dump read per function too (`None` when it could
+    /// not be).
+    pub fn run_once_graph(
+        &self,
+        iters: u64,
+        launch: &mut dyn Launch,
+    ) -> Result<(EventCounts, Option<crate::runner::callgraph::CallGraph>)> {
         let dir = std::env::temp_dir().join(format!(
             "vernier-callgrind-{}-{}",
             std::process::id(),
@@ -320,9 +333,12 @@ impl Callgrind {
                     )
                 })
             })
-            .and_then(|text| parse_callgrind_output(&text));
+            .and_then(|text| {
+                let graph = crate::runner::callgraph::parse(&text).ok();
+                parse_callgrind_output(&text).map(|c| (c, graph))
+            });
         let _ = std::fs::remove_dir_all(&dir);
-        let counts = result?;
+        let (counts, graph) = result?;
         if counts.values.iter().all(|&v| v == 0) {
             bail!(
                 "nothing was counted at {iters} iterations: no function matching `{}` ran \
@@ -331,7 +347,7 @@ impl Callgrind {
                 self.toggle
             );
         }
-        Ok(counts)
+        Ok((counts, graph))
     }
 
     /// Counts per iteration from runs at `n1` and `n2` iterations (`n1 < n2`).
@@ -341,10 +357,16 @@ impl Callgrind {
         }
         self.check()?;
         let t0 = Instant::now();
-        let at_n1 = self.run_once(n1, launch)?;
-        let at_n2 = self.run_once(n2, launch)?;
+        let (at_n1, g1) = self.run_once_graph(n1, launch)?;
+        let (at_n2, g2) = self.run_once_graph(n2, launch)?;
         let wall = t0.elapsed();
         let per_iter = difference(n1, &at_n1, n2, &at_n2)?;
+        let functions = match (g1, g2) {
+            (Some(a), Some(b)) => {
+                crate::runner::callgraph::per_iteration(n1, &a, n2, &b).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         Ok(PerIteration {
             n1,
             n2,
@@ -352,6 +374,7 @@ impl Callgrind {
             at_n2,
             per_iter,
             wall,
+            functions,
         })
     }
 }

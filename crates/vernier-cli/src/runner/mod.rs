@@ -2,6 +2,7 @@
 //! for comparisons (and whether their code is the same), the deterministic mode under callgrind, cold caches, the machine's known
 //! core speed, and Google Benchmark files read as results.
 
+pub mod callgraph;
 pub mod cold;
 pub mod counted;
 pub mod disasm;
@@ -14,4 +15,5 @@ pub mod instructions;
 pub mod link;
 pub mod memory;
 pub mod processes;
+pub mod profile;
 pub mod worker;

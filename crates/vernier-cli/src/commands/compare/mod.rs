@@ -13,6 +13,7 @@ mod baseline;
 mod files;
 mod gbench;
 mod instructions;
+mod profile;
 mod programs;
 use crate::args::Common;
 use crate::runner::processes::ProcessArgs;
@@ -76,6 +77,11 @@ pub struct CompareArgs {
     /// instruction per iteration is a change at the default).
     #[arg(long, value_name = "N", default_value_t = instructions::DEFAULT_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
     pub instruction_threshold: f64,
+    /// After the verdicts, profile both programs under callgrind and name, per benchmark, the
+    /// functions whose instructions per iteration changed most (the one that grew most under
+    /// a `slower` verdict); with --html, a differential flame graph per benchmark.
+    #[arg(long)]
+    pub profile: bool,
     /// An environment variable for OLD only (repeatable), e.g. --old-env CHAIN_N=100.
     #[arg(long, value_name = "KEY=VALUE")]
     pub old_env: Vec<String>,
@@ -214,6 +220,12 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     }
     let old = classify("OLD", &a.old)?;
     let new = classify("NEW", a.new_path())?;
+    if a.profile && !(matches!(old, Input::Program(_)) && matches!(new, Input::Program(_))) {
+        bail!(
+            "--profile profiles two executables under callgrind; OLD and NEW must both be \
+             programs (a result file keeps no profile: make one with `vernier profile --json`)"
+        );
+    }
     if a.instructions {
         return match (old, new) {
             (Input::Program(o), Input::Program(n)) if !a.save.save => {

@@ -207,7 +207,11 @@ pub(super) fn compare_programs(
     if same {
         print_noise_floor(&file);
     }
-    finish(a, &file)
+    let code = finish(a, &file)?;
+    if a.profile {
+        super::profile::profile_pair(a, old, new, &file)?;
+    }
+    Ok(code)
 }
 
 /// Whether each compared benchmark's measured code is the same in OLD and NEW (read after the

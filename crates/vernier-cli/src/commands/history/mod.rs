@@ -56,7 +56,7 @@ fn migrate(a: &MigrateArgs) -> Result<i32> {
     let (before, after) = crate::history::migrate_store(&loc, &a.writer)?;
     let from = match before {
         None => "a new store".to_string(),
-        Some(v) if v == after => format!("already at schema version {v}"),
+        Some(v) if v == after => "already current".to_string(),
         Some(v) => format!("from schema version {v}"),
     };
     println!(

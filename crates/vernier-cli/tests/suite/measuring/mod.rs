@@ -19,6 +19,7 @@ mod interrupted;
 mod memory;
 mod optimized_away_evidence;
 mod params;
+mod profile;
 mod python_worker;
 mod readme;
 mod run;

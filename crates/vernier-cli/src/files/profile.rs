@@ -1,0 +1,136 @@
+//! The profile document (`vernier profile --json`): per benchmark, each function's costs per
+//! iteration of the measured loop, counted under callgrind, and the folded stacks its flame
+//! graph is drawn from. `profile` writes it, `compare --profile` and the HTML report read it,
+//! through these types.
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of profile: counted (callgrind) or sampled (perf).
+pub const EXACT: &str = "exact";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileFile {
+    /// `"exact"`: counted under callgrind over the measured loop only.
+    pub profile: String,
+    /// The program profiled.
+    pub program: String,
+    /// The events of each function's `own` and `inclusive` lists, in their order (`Ir`, `Dr`,
+    /// `Dw`, `I1mr`, `D1mr`, …, as callgrind names them).
+    pub events: Vec<String>,
+    pub benchmarks: Vec<BenchProfile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BenchProfile {
+    pub name: String,
+    /// Instructions per iteration of the whole loop body.
+    pub instructions_per_iter: Option<f64>,
+    /// L1 hits + 5 × last-level hits + 35 × memory accesses, per iteration (`None` without the
+    /// cache simulation's events).
+    pub estimated_cycles_per_iter: Option<f64>,
+    /// Its functions, most own instructions first.
+    pub functions: Vec<FunctionCosts>,
+    /// Folded stacks (`a;b;c count`, instructions for every `per` iterations), for the flame
+    /// graph.
+    pub folded: Vec<String>,
+    /// Iterations the folded counts are for.
+    pub per: u64,
+    /// Why it could not be profiled (then the rest is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCosts {
+    pub name: String,
+    /// Its own costs per iteration, per event.
+    pub own: Vec<f64>,
+    /// Its costs per iteration with those of the functions it calls, per event.
+    pub inclusive: Vec<f64>,
+}
+
+impl ProfileFile {
+    /// The index of `event` in each function's lists.
+    pub fn event(&self, event: &str) -> Option<usize> {
+        self.events.iter().position(|e| e == event)
+    }
+}
+
+/// Estimated cycles from per-iteration event counts, with the weights of iai and gungraun: an
+/// L1 hit costs 1, a last-level hit 5, a memory access 35. `get` gives an event's count.
+pub fn estimated_cycles(get: impl Fn(&str) -> Option<f64>) -> Option<f64> {
+    let ir = get("Ir")?;
+    let accesses = ir + get("Dr")? + get("Dw")?;
+    let ram = get("ILmr")? + get("DLmr")? + get("DLmw")?;
+    let l1_misses = get("I1mr")? + get("D1mr")? + get("D1mw")?;
+    let ll_hits = l1_misses - ram;
+    let l1_hits = accesses - ll_hits - ram;
+    Some(l1_hits + 5.0 * ll_hits + 35.0 * ram)
+}
+
+/// A function's name as a profile shows it: past 60 characters, template arguments and
+/// parameter lists cut to `<…>` and `(…)` (`void ns::loop<Clock, main::{lambda()#1}>(Body&, …)`
+/// → `void ns::loop<…>(…)`); never a `;`, which separates frames in folded stacks.
+pub fn brief(name: &str) -> String {
+    if name.chars().count() <= 60 {
+        return name.replace(';', ",");
+    }
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '<' | '(' | '[' => {
+                if depth == 0 {
+                    out.push(c);
+                    out.push('…');
+                }
+                depth += 1;
+            }
+            '>' | ')' | ']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    out.push(c);
+                }
+            }
+            _ if depth == 0 => out.push(if c == ';' { ',' } else { c }),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimated_cycles_weigh_each_level() {
+        let counts = [
+            ("Ir", 100.0),
+            ("Dr", 30.0),
+            ("Dw", 10.0),
+            ("I1mr", 0.0),
+            ("D1mr", 4.0),
+            ("D1mw", 1.0),
+            ("ILmr", 0.0),
+            ("DLmr", 2.0),
+            ("DLmw", 0.0),
+        ];
+        let get = |e: &str| counts.iter().find(|(n, _)| *n == e).map(|(_, v)| *v);
+        // 140 accesses: 2 from memory, 3 last-level hits, 135 L1 hits.
+        assert_eq!(estimated_cycles(get), Some(135.0 + 5.0 * 3.0 + 35.0 * 2.0));
+        assert_eq!(estimated_cycles(|e| (e == "Ir").then_some(1.0)), None);
+    }
+
+    #[test]
+    fn names_are_cut_to_what_tells_them_apart() {
+        assert_eq!(
+            brief("void vernier::detail::vernier_measured_loop<vernier::detail::TscClock, main::{lambda()#1}>(main::{lambda()#1}&, unsigned long)"),
+            "void vernier::detail::vernier_measured_loop<…>(…)"
+        );
+        assert_eq!(brief("heavy(unsigned long)"), "heavy(unsigned long)");
+        let long = "<[u8; 4] as core::fmt::Debug>::fmt::h0123456789abcdef0123456789abcdef";
+        assert_eq!(brief(long), "<…>::fmt::h0123456789abcdef0123456789abcdef");
+        assert_eq!(brief("a;b"), "a,b");
+    }
+}

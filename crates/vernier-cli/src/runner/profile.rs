@@ -1,0 +1,221 @@
+//! The exact profile of a program's benchmarks (`vernier profile`, `compare --profile`): each
+//! benchmark counted under callgrind as `--instructions` counts it (the measured loop only, at
+//! N1 and N2 iterations, differenced), read per function: own and inclusive costs per
+//! iteration for every simulated event, the estimated cycles, and the folded stacks of its
+//! flame graph.
+
+use crate::files::profile::{estimated_cycles, BenchProfile, FunctionCosts, ProfileFile, EXACT};
+use crate::runner::callgraph::{self, FnPerIter};
+use crate::runner::counted::{Counter, VALGRIND_SLOWDOWN};
+use crate::runner::instructions::{Callgrind, PerIteration};
+use crate::runner::worker::{Control, WorkerProcess};
+use anyhow::{anyhow, Result};
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+use vernier::protocol::BenchRef;
+
+/// Every benchmark of `program` that `filter` selects, profiled under callgrind; each handed
+/// to `each` as it comes. A benchmark that cannot be profiled carries its error.
+pub fn profile_program(
+    program: &Path,
+    args: &[OsString],
+    timeout: Duration,
+    filter: Option<&crate::args::Selection>,
+    each: &mut dyn FnMut(&ProfileFile, &BenchProfile),
+) -> Result<ProfileFile> {
+    let callgrind = Callgrind::from_env();
+    callgrind.check()?;
+    let native = Control {
+        timeout,
+        ..Control::default()
+    };
+    let ctl = Control {
+        timeout: timeout * VALGRIND_SLOWDOWN,
+        ..native.clone()
+    };
+    let first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
+    let names = first.names.clone();
+    first.quit();
+    let selected = crate::args::select(program, &names, filter)?;
+    let mut counter = Counter::new(&callgrind, program, args, &ctl);
+    let mut file = ProfileFile {
+        profile: EXACT.into(),
+        program: program.display().to_string(),
+        events: Vec::new(),
+        benchmarks: Vec::new(),
+    };
+    let mut progress = crate::term::ProgressLine::new().of(selected.len());
+    for &i in &selected {
+        if crate::term::interrupted() {
+            break;
+        }
+        progress.step(&format!("profiling {} under callgrind", names[i]));
+        let b = match counter.count(BenchRef::Index(i), &mut Vec::new()) {
+            Ok(p) => {
+                if file.events.is_empty() {
+                    // Each function's lists are in the order of callgrind's `events:` line.
+                    file.events = p.at_n2.names.clone();
+                }
+                bench_profile(&names[i], &p, &file.events)
+            }
+            Err(e) => failed(&names[i], format!("{e:#}")),
+        };
+        progress.clear();
+        each(&file, &b);
+        file.benchmarks.push(b);
+    }
+    counter.finish();
+    Ok(file)
+}
+
+fn failed(name: &str, error: String) -> BenchProfile {
+    BenchProfile {
+        name: name.into(),
+        instructions_per_iter: None,
+        estimated_cycles_per_iter: None,
+        functions: Vec::new(),
+        folded: Vec::new(),
+        per: 0,
+        error: Some(error),
+    }
+}
+
+/// The measured loop: the harness's loop function (`vernier_measured_loop…`) that counted the
+/// most, else the function with the most inclusive instructions.
+fn root(functions: &[FnPerIter]) -> Option<&FnPerIter> {
+    let ir = |f: &&FnPerIter| f.inclusive.first().copied().unwrap_or(0.0);
+    let most = |a: &&FnPerIter, b: &&FnPerIter| ir(a).total_cmp(&ir(b));
+    functions
+        .iter()
+        .filter(|f| f.name.contains("vernier_measured_loop"))
+        .max_by(most)
+        .or_else(|| functions.iter().max_by(most))
+}
+
+/// The names of the measured loop and of every function it calls, directly or not.
+fn within_loop(functions: &[FnPerIter]) -> std::collections::BTreeSet<&str> {
+    let by_name: std::collections::BTreeMap<&str, &FnPerIter> =
+        functions.iter().map(|f| (f.name.as_str(), f)).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo: Vec<&str> = root(functions)
+        .map(|r| r.name.as_str())
+        .into_iter()
+        .collect();
+    while let Some(n) = todo.pop() {
+        if seen.insert(n) {
+            if let Some(f) = by_name.get(n) {
+                todo.extend(f.calls.keys().map(String::as_str));
+            }
+        }
+    }
+    seen
+}
+
+fn bench_profile(name: &str, p: &PerIteration, events: &[String]) -> BenchProfile {
+    if p.functions.is_empty() {
+        return failed(
+            name,
+            "callgrind's output could not be read per function (the totals could): \
+             `vernier run --instructions` still counts it"
+                .into(),
+        );
+    }
+    // The lists in the file's event order (a function's lists follow callgrind's).
+    let order: Vec<usize> = events
+        .iter()
+        .map(|e| {
+            p.at_n2
+                .names
+                .iter()
+                .position(|n| n == e)
+                .unwrap_or(usize::MAX)
+        })
+        .collect();
+    let pick = |v: &[f64]| -> Vec<f64> {
+        order
+            .iter()
+            .map(|&k| v.get(k).copied().unwrap_or(0.0))
+            .collect()
+    };
+    // Only the measured loop and what it calls: callgrind also charges the loop's callers
+    // (main, the harness) with the calls that led to it.
+    let within = within_loop(&p.functions);
+    let mut functions: Vec<FunctionCosts> = p
+        .functions
+        .iter()
+        .filter(|f| within.contains(f.name.as_str()))
+        .map(|f| FunctionCosts {
+            name: f.name.clone(),
+            own: pick(&f.own),
+            inclusive: pick(&f.inclusive),
+        })
+        .collect();
+    let ir = events.iter().position(|e| e == "Ir").unwrap_or(0);
+    functions.sort_by(|a, b| {
+        let own = |f: &FunctionCosts| f.own.get(ir).copied().unwrap_or(0.0);
+        own(b).total_cmp(&own(a)).then_with(|| a.name.cmp(&b.name))
+    });
+    let folded = root(&p.functions)
+        .map(|r| callgraph::folded(&p.functions, &r.name))
+        .unwrap_or_default();
+    BenchProfile {
+        name: name.into(),
+        instructions_per_iter: p.get("Ir"),
+        estimated_cycles_per_iter: estimated_cycles(|e| p.get(e)),
+        functions,
+        folded,
+        per: p.n2 - p.n1,
+        error: None,
+    }
+}
+
+/// The same benchmark in two profiles: per function, the change of its own instructions per
+/// iteration, largest growth first (a function in one profile only counts as 0 in the other).
+pub fn differential(old: &BenchProfile, new: &BenchProfile, ir: usize) -> Vec<(String, f64, f64)> {
+    let own = |b: &BenchProfile, n: &str| {
+        b.functions
+            .iter()
+            .find(|f| f.name == n)
+            .and_then(|f| f.own.get(ir).copied())
+            .unwrap_or(0.0)
+    };
+    let mut names: Vec<&str> = old
+        .functions
+        .iter()
+        .chain(&new.functions)
+        .map(|f| f.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut d: Vec<(String, f64, f64)> = names
+        .into_iter()
+        .map(|n| (n.to_string(), own(old, n), own(new, n)))
+        .filter(|(_, a, b)| (b - a).abs() >= 0.005)
+        .collect();
+    d.sort_by(|a, b| {
+        (b.2 - b.1)
+            .total_cmp(&(a.2 - a.1))
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    d
+}
+
+/// Why a program cannot be profiled: it has no symbols for callgrind to name its functions.
+pub fn check_symbols(program: &Path) -> Result<()> {
+    let bytes =
+        std::fs::read(program).map_err(|e| anyhow!("cannot read {}: {e}", program.display()))?;
+    let Ok(obj) = object::File::parse(&*bytes) else {
+        return Ok(());
+    };
+    use object::Object as _;
+    if obj.symbols().next().is_none() {
+        anyhow::bail!(
+            "{} has no symbol table (it was stripped): a profile names functions by their \
+             symbols; build it without -s / strip (debug information, -g, also gives callgrind \
+             the source lines)",
+            program.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! `vernier profile` and `compare --profile` on a C++ program whose loop calls two functions,
+//! one with three times the other's loop steps. The profile is counted under callgrind, so
+//! its figures are exact and the assertions on them are equalities; the timed verdict of
+//! `compare` is only held to what it guarantees (never the wrong direction).
+
+use crate::common::{cli, cpp};
+
+use cli::{text, vernier};
+use cpp::{compile, repo_root};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn build(name: &str, heavy_n: u32) -> PathBuf {
+    compile(
+        name,
+        &[repo_root().join("crates/vernier-cli/tests/fixtures/cpp/profile_mix.cpp")],
+        &["-O2", "-g", &format!("-DHEAVY_N={heavy_n}")],
+    )
+}
+
+/// Own instructions per iteration of `function` in benchmark `bench` of a profile.
+fn own_ir(p: &Value, bench: &str, function: &str) -> f64 {
+    let ir = p["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|e| e == "Ir")
+        .unwrap();
+    let b = p["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == bench)
+        .unwrap_or_else(|| panic!("no {bench} in {p}"));
+    b["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"].as_str().unwrap().starts_with(function))
+        .unwrap_or_else(|| panic!("no {function} in {bench}: {b}"))["own"][ir]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
+    let exe = build("profile-mix", 300);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("p.json");
+    let html = dir.path().join("p.html");
+    let o = vernier()
+        .args(["profile", "--json"])
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let p: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // In `mix`, each function costs exactly what it costs measured alone.
+    let (h, l) = (own_ir(&p, "mix", "heavy("), own_ir(&p, "mix", "light("));
+    assert_eq!(h, own_ir(&p, "heavy", "heavy("), "{out}");
+    assert_eq!(l, own_ir(&p, "light", "light("), "{out}");
+    // Three times the loop steps: three times the instructions, give or take the calls' own.
+    let share = h / (h + l);
+    assert!((0.73..=0.76).contains(&share), "{share} {out}");
+    // The loop's total is its functions' and its own.
+    let mix = p["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "mix")
+        .unwrap();
+    let total = mix["instructions_per_iter"].as_f64().unwrap();
+    let loop_own = mix["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["name"]
+                .as_str()
+                .unwrap()
+                .contains("vernier_measured_loop")
+        })
+        .unwrap()["own"][0]
+        .as_f64()
+        .unwrap();
+    assert!((h + l + loop_own - total).abs() < 1e-9, "{out}");
+    assert!(mix["estimated_cycles_per_iter"].as_f64().unwrap() >= total);
+    // The terminal shows heavy first; the report has a flame graph with both, and no script.
+    let first = out
+        .lines()
+        .skip_while(|l| !l.starts_with("mix:"))
+        .nth(2)
+        .unwrap();
+    assert!(first.ends_with("heavy(unsigned long)"), "{out}");
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.contains("data-plot=\"flamegraph\""));
+    assert!(report.contains(">heavy(unsigned long)<") && report.contains(">light(unsigned long)<"));
+    assert!(!report.contains("<script"));
+
+    // A filter that matches nothing names the benchmarks there are.
+    let o = vernier()
+        .args(["profile", "--filter", "^nothing$", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("mix"), "{}", text(&o));
+    // No valgrind, and a program without symbols: each named, with the fix.
+    let o = vernier()
+        .env("VERNIER_VALGRIND", dir.path().join("no-valgrind"))
+        .args(["profile", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("apt-get install valgrind"),
+        "{}",
+        text(&o)
+    );
+    let stripped = dir.path().join("stripped");
+    std::fs::copy(&exe, &stripped).unwrap();
+    assert!(std::process::Command::new("strip")
+        .arg(&stripped)
+        .status()
+        .unwrap()
+        .success());
+    let o = vernier()
+        .args(["profile", "--"])
+        .arg(&stripped)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no symbol table"), "{}", text(&o));
+}
+
+#[test]
+fn compare_profile_names_the_function_that_grew() {
+    let old = build("profile-mix-300", 300);
+    let new = build("profile-mix-390", 390);
+    let o = vernier()
+        .args(["compare", "--quick", "--filter", "^mix$", "--profile"])
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // The differential's first line is heavy, +90 × its step's instructions; light is unchanged.
+    let first = out
+        .lines()
+        .skip_while(|l| !(l.starts_with("  mix: ") && l.ends_with("instructions/iter")))
+        .nth(1)
+        .unwrap();
+    assert!(first.trim_end().ends_with("heavy(unsigned long)"), "{out}");
+    assert!(!out.contains("light(unsigned long)"), "{out}");
+    // The verdict is never `faster`; when it is `slower`, heavy is named under it.
+    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
+    assert!(!row.contains("faster"), "{out}");
+    if row.contains("slower") {
+        assert!(
+            out.contains("mix is slower: heavy(unsigned long) grew most"),
+            "{out}"
+        );
+    }
+}
