@@ -135,15 +135,33 @@ def test_pyperf_examples_run_unchanged_and_the_stand_in_wins_over_real_pyperf(py
         check_result(out, [name], o)
 
 
-def test_standalone_translates_pyperf_options_and_refuses_to_overwrite_output(benchmarks, tmp_path):
-    script = benchmarks / "bm_deepcopy" / "run_benchmark.py"
+READ_WITH_PYPERF = """
+import json, sys, pyperf
+suite = pyperf.BenchmarkSuite.load(sys.argv[1])
+print(json.dumps([[b.get_name(), b.get_nrun(), b.get_loops(), b.get_inner_loops(), b.median(),
+                   suite.get_metadata().get("description")] for b in suite]))
+"""
+
+
+def test_standalone_translates_pyperf_options_and_writes_pyperf_json(benchmarks, pyperf_sdist, tmp_path):
+    script = benchmarks / "bm_logging" / "run_benchmark.py"
     o = vernier("pyperf", str(script), "--fast", "-p", "2", "-n", "5", "--inherit-environ", "PATH",
                 "-o", "out.json", cwd=tmp_path)
     assert o.returncode == 0, (o.stdout, o.stderr)
-    r = check_result(tmp_path / "out.json", ["deepcopy", "deepcopy_reduce", "deepcopy_memo"], o)
-    for b in r["benchmarks"]:  # -p 2: two processes per benchmark
-        assert len(b["processes"]) == 2, b["processes"]
+    names = ["logging_format", "logging_silent", "logging_simple"]
+    for n in names:
+        assert "\n" + n + " " in o.stdout, o.stdout
     assert "-n/--values: no meaning in Vernier" in o.stderr, o.stderr
+    # -o: pyperf's own JSON, read by the real pyperf: one run per worker process (-p 2), the
+    # script's inner_loops and runner.metadata kept.
+    r = subprocess.run([sys.executable, "-c", READ_WITH_PYPERF, "out.json"], capture_output=True,
+                       text=True, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(pyperf_sdist)))
+    assert r.returncode == 0, r
+    got = json.loads(r.stdout)
+    assert [g[0] for g in got] == names, got
+    for name, nrun, loops, inner, median, description in got:
+        assert nrun == 2 and loops >= 1 and inner == 10 and median > 0, got
+        assert description == "Test the performance of logging.", got
     o = vernier("pyperf", str(script), "--fast", "-o", "out.json", cwd=tmp_path)
     assert o.returncode == 1 and "out.json already exists" in o.stderr, o
 
@@ -155,7 +173,7 @@ def test_pyperf_options_map_to_vernier_run_options():
     args = runner.parse_args(["--rigorous", "-p", "4", "-v", "-o", "x.json", "--affinity", "0",
                               "--timeout", "5", "-l", "100"])
     assert _pyperf._run_options(args) == ["--time", "2", "--processes", "4", "--verbose",
-                                          "--json", "x.json", "--timeout", "5", "--cpu", "0"]
+                                          "--timeout", "5", "--cpu", "0"]
     assert "-l/--loops" in _pyperf._ignored
     runner.args = None
     assert _pyperf._run_options(runner.parse_args(["--fast"])) == ["--quick"]

@@ -39,6 +39,8 @@ PROG = "python -m vernier pyperf"
 
 # The benchmarks the script registered, in order: (name, Loop).
 _registered = []
+# Each benchmark's own metadata (``bench_func(..., metadata={...})``), by name.
+_bench_metadata = {}
 # What this process says once on stderr (standalone), in order, without repeats.
 _notes = []
 # pyperf's settings the script or its command line gave that mean nothing here, said in one line.
@@ -166,8 +168,9 @@ def _add_options(parser, values, processes, loops, warmups, min_time):
     add("-q", "--quiet", action="store_true", help="accepted (Vernier prints its table)")
     add("--pipe", type=int, metavar="FD", help=argparse.SUPPRESS)
     add("-o", "--output", metavar="FILENAME",
-        help="write the result to FILENAME: Vernier's result file (JSON, docs/result-schema.md), "
-             "as `vernier run --json FILENAME`; an existing file is an error, as in pyperf")
+        help="write the samples to FILENAME in pyperf's JSON format (pyperf's tools read it; "
+             "`vernier run --json` gives Vernier's own result); an existing file is an error, "
+             "as in pyperf")
     add("--append", metavar="FILENAME", help="not supported")
     add("--min-time", type=float, default=min_time, action=_Given,
         help="accepted, no meaning here")
@@ -284,6 +287,8 @@ class Runner:
         if metadata is not None and not isinstance(metadata, dict):
             raise TypeError("metadata must be a dict, got {!r}".format(metadata))
         _registered.append((name, loop))
+        if metadata:
+            _bench_metadata[name] = dict(metadata)
 
     @staticmethod
     def _no_keyword_argument(kwargs):
@@ -415,8 +420,6 @@ def _run_options(args):
         out += ["--processes", str(args.processes)]
     if args.verbose:
         out.append("--verbose")
-    if args.output:
-        out += ["--json", args.output]
     if args.timeout:
         out += ["--timeout", str(args.timeout)]
     if args.affinity:
@@ -509,4 +512,85 @@ def main(argv):
     from . import cli
 
     command = [sys.executable, "-m", "vernier", "pyperf", os.path.abspath(script)] + args
-    return cli(["run"] + run + ["--"] + command)
+    if ns is None or not ns.output:
+        return cli(["run"] + run + ["--"] + command)
+    import shutil
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="vernier-pyperf-")
+    try:
+        result = os.path.join(tmp, "result.json")
+        status = cli(["run"] + run + ["--json", result, "--"] + command)
+        if os.path.exists(result):
+            try:
+                write_pyperf_json(result, ns.output, _runner.metadata)
+            except (OSError, ValueError) as e:
+                return _fail("cannot write {}: {}".format(ns.output, e))
+        return status
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _metadata_value(v):
+    """A metadata value as pyperf keeps one: a number, or a non-empty one-line string."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        v = str(v)
+    return v.strip() if isinstance(v, str) else v
+
+
+def pyperf_suite(result, metadata=None, bench_metadata=None):
+    """Vernier's result (a parsed result file) as pyperf's JSON (format version 1.0): one
+    pyperf benchmark per measured benchmark, one pyperf run per worker process. A run's
+    ``values`` are the seconds per iteration of its measured samples at the benchmark's
+    iteration count (``loops``), divided by ``inner_loops`` as pyperf's are; its other samples
+    (calibration, warm-up, other counts) are its ``warmups``. The warm-up Vernier's analysis
+    finds inside the measured samples is not marked: pyperf's tools count it among the values.
+    A benchmark that failed is left out."""
+    common = {k: _metadata_value(v) for k, v in (metadata or {}).items()}
+    common.setdefault("python_implementation", python_implementation())
+    common.setdefault("python_version", "{}.{}.{}".format(*sys.version_info[:3]))
+    benchmarks = []
+    for b in result.get("benchmarks", []):
+        if b.get("status") != "ok" or not b.get("samples"):
+            continue
+        s, loops = b["samples"], int(b["iters_per_sample"])
+        inner = int((b.get("throughput") or {}).get("items_per_iter") or 1)
+        bench = {"name": b["name"], "unit": "second", "loops": loops}
+        if inner != 1:
+            bench["inner_loops"] = inner
+        bench.update({k: _metadata_value(v) for k, v in ((bench_metadata or {}).get(b["name"]) or {}).items()})
+        runs = {}
+        for iters, ns, phase, proc in zip(s["iters"], s["ns"], s["phase"], s["process"]):
+            run = runs.setdefault(proc, {"values": [], "warmups": []})
+            value = ns / 1e9 / (iters * inner)
+            if value <= 0:  # pyperf takes values > 0 only
+                continue
+            if phase == "measure" and iters == loops:
+                run["values"].append(value)
+            else:
+                run["warmups"].append([iters, value])
+        out = []
+        for proc in sorted(runs):
+            run = {k: v for k, v in runs[proc].items() if v}
+            if run:
+                run["metadata"] = {"vernier_process": proc}
+                out.append(run)
+        if out:
+            benchmarks.append({"metadata": bench, "runs": out})
+    if not benchmarks:
+        raise ValueError("no benchmark was measured")
+    return {"version": "1.0", "metadata": common, "benchmarks": benchmarks}
+
+
+def write_pyperf_json(result_path, out_path, metadata=None):
+    """Convert the result file at ``result_path`` into pyperf's JSON at ``out_path``."""
+    import json
+
+    with open(result_path, encoding="utf-8") as f:
+        result = json.load(f)
+    suite = pyperf_suite(result, metadata, _bench_metadata)
+    tmp = out_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(suite, f)
+        f.write("\n")
+    os.replace(tmp, out_path)
