@@ -47,7 +47,7 @@ def pyperf_sdist(tmp_path_factory):
     root = tmp_path_factory.mktemp("pyperf")
     sdist = _download(PYPERF, root / "dl", "--no-binary", ":all:")
     with tarfile.open(sdist) as t:
-        t.extractall(root / "x")
+        t.extractall(root / "x", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (top,) = (root / "x").iterdir()
     return top
 
@@ -139,7 +139,8 @@ READ_WITH_PYPERF = """
 import json, sys, pyperf
 suite = pyperf.BenchmarkSuite.load(sys.argv[1])
 print(json.dumps([[b.get_name(), b.get_nrun(), b.get_loops(), b.get_inner_loops(), b.median(),
-                   suite.get_metadata().get("description")] for b in suite]))
+                   suite.get_metadata().get("description"), b.get_metadata()["vernier_median_ns"]]
+                  for b in suite]))
 """
 
 
@@ -159,9 +160,12 @@ def test_standalone_translates_pyperf_options_and_writes_pyperf_json(benchmarks,
     assert r.returncode == 0, r
     got = json.loads(r.stdout)
     assert [g[0] for g in got] == names, got
-    for name, nrun, loops, inner, median, description in got:
+    for name, nrun, loops, inner, median, description, vernier_ns in got:
         assert nrun == 2 and loops >= 1 and inner == 10 and median > 0, got
         assert description == "Test the performance of logging.", got
+        # pyperf's values are per inner loop (a tenth of a call); Vernier's median per call.
+        # The same samples: within a factor 3, where a missed division would be off by 10.
+        assert 1 / 3 < median * 10 / (vernier_ns / 1e9) < 3, got
     o = vernier("pyperf", str(script), "--fast", "-o", "out.json", cwd=tmp_path)
     assert o.returncode == 1 and "out.json already exists" in o.stderr, o
 
@@ -242,6 +246,33 @@ def test_a_script_with_its_own_options_registers_what_they_say(tmp_path):
     assert o.returncode == 0, (o.stdout, o.stderr)
     r = check_result(tmp_path / "r.json", ["sum/100", "join"], o)
     assert r["benchmarks"][1]["throughput"] == {"items_per_iter": 2}, r["benchmarks"][1]
+
+
+def test_bench_custom_measures_the_seconds_the_body_returns(tmp_path):
+    # The body sleeps outside its own clock: the figure is the timed part's only.
+    script = write(tmp_path, "custom.py", """
+        import time, vernier
+
+        def timed(iters, n):
+            total = 0.0
+            for _ in range(iters):
+                time.sleep(0.001)
+                t0 = time.perf_counter()
+                sum(range(n))
+                total += time.perf_counter() - t0
+            return total
+
+        vernier.bench_custom("sum_range", timed, 100)
+        vernier.bench("sleep", time.sleep, 0.001)
+        vernier.main()
+    """)
+    o = subprocess.run([sys.executable, str(script), "--quick", "--no-memory", "--json", "r.json"],
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env=dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "s.json")))
+    assert o.returncode == 0, (o.stdout, o.stderr)
+    r = check_result(tmp_path / "r.json", ["sum_range", "sleep"], o)
+    custom, sleep = (b["per_iter"]["median_ns"] for b in r["benchmarks"])
+    assert custom * 5 < sleep, (custom, sleep)
 
 
 def test_a_custom_timed_loop_sends_the_seconds_its_body_returned():

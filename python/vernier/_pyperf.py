@@ -521,76 +521,53 @@ def main(argv):
     try:
         result = os.path.join(tmp, "result.json")
         status = cli(["run"] + run + ["--json", result, "--"] + command)
-        if os.path.exists(result):
-            try:
-                write_pyperf_json(result, ns.output, _runner.metadata)
-            except (OSError, ValueError) as e:
-                return _fail("cannot write {}: {}".format(ns.output, e))
+        if not os.path.exists(result):
+            return status
+        # pyperf's JSON, by Vernier's own exporter (docs/report.md), then the script's facts.
+        export = cli(["export", result, "--format", "pyperf", "-o", ns.output])
+        if export != 0:
+            return export
+        inner = {n: l.throughput[1] for n, l in _registered if getattr(l, "throughput", None)}
+        try:
+            add_script_facts(ns.output, _runner.metadata, _bench_metadata, inner)
+        except (OSError, ValueError) as e:
+            return _fail("cannot complete {}: {}".format(ns.output, e))
         return status
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _metadata_value(v):
-    """A metadata value as pyperf keeps one: a number, or a non-empty one-line string."""
+    """A metadata value as pyperf keeps one: a number, or a one-line string."""
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         v = str(v)
     return v.strip() if isinstance(v, str) else v
 
 
-def pyperf_suite(result, metadata=None, bench_metadata=None):
-    """Vernier's result (a parsed result file) as pyperf's JSON (format version 1.0): one
-    pyperf benchmark per measured benchmark, one pyperf run per worker process. A run's
-    ``values`` are the seconds per iteration of its measured samples at the benchmark's
-    iteration count (``loops``), divided by ``inner_loops`` as pyperf's are; its other samples
-    (calibration, warm-up, other counts) are its ``warmups``. The warm-up Vernier's analysis
-    finds inside the measured samples is not marked: pyperf's tools count it among the values.
-    A benchmark that failed is left out."""
-    common = {k: _metadata_value(v) for k, v in (metadata or {}).items()}
-    common.setdefault("python_implementation", python_implementation())
-    common.setdefault("python_version", "{}.{}.{}".format(*sys.version_info[:3]))
-    benchmarks = []
-    for b in result.get("benchmarks", []):
-        if b.get("status") != "ok" or not b.get("samples"):
-            continue
-        s, loops = b["samples"], int(b["iters_per_sample"])
-        inner = int((b.get("throughput") or {}).get("items_per_iter") or 1)
-        bench = {"name": b["name"], "unit": "second", "loops": loops}
-        if inner != 1:
-            bench["inner_loops"] = inner
-        bench.update({k: _metadata_value(v) for k, v in ((bench_metadata or {}).get(b["name"]) or {}).items()})
-        runs = {}
-        for iters, ns, phase, proc in zip(s["iters"], s["ns"], s["phase"], s["process"]):
-            run = runs.setdefault(proc, {"values": [], "warmups": []})
-            value = ns / 1e9 / (iters * inner)
-            if value <= 0:  # pyperf takes values > 0 only
-                continue
-            if phase == "measure" and iters == loops:
-                run["values"].append(value)
-            else:
-                run["warmups"].append([iters, value])
-        out = []
-        for proc in sorted(runs):
-            run = {k: v for k, v in runs[proc].items() if v}
-            if run:
-                run["metadata"] = {"vernier_process": proc}
-                out.append(run)
-        if out:
-            benchmarks.append({"metadata": bench, "runs": out})
-    if not benchmarks:
-        raise ValueError("no benchmark was measured")
-    return {"version": "1.0", "metadata": common, "benchmarks": benchmarks}
-
-
-def write_pyperf_json(result_path, out_path, metadata=None):
-    """Convert the result file at ``result_path`` into pyperf's JSON at ``out_path``."""
+def add_script_facts(path, metadata=None, bench_metadata=None, inner_loops=None):
+    """Complete ``vernier export --format pyperf``'s file at ``path`` with what only the script
+    knows: ``runner.metadata`` (the suite's), each benchmark's ``metadata=``, and its
+    ``inner_loops`` (the values divided by it, as pyperf's are)."""
     import json
 
-    with open(result_path, encoding="utf-8") as f:
-        result = json.load(f)
-    suite = pyperf_suite(result, metadata, _bench_metadata)
-    tmp = out_path + ".tmp"
+    with open(path, encoding="utf-8") as f:
+        suite = json.load(f)
+    suite.setdefault("metadata", {}).update(
+        {k: _metadata_value(v) for k, v in (metadata or {}).items()})
+    for bench in suite.get("benchmarks", []):
+        meta = bench.setdefault("metadata", {})
+        name = meta.get("name")
+        meta.update({k: _metadata_value(v) for k, v in ((bench_metadata or {}).get(name) or {}).items()})
+        inner = (inner_loops or {}).get(name)
+        if inner and inner != 1:
+            meta["inner_loops"] = inner
+            for run in bench.get("runs", []):
+                if "values" in run:
+                    run["values"] = [v / inner for v in run["values"]]
+                if "warmups" in run:
+                    run["warmups"] = [[loops, v / inner] for loops, v in run["warmups"]]
+    tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(suite, f)
         f.write("\n")
-    os.replace(tmp, out_path)
+    os.replace(tmp, path)
