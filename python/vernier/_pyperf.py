@@ -355,9 +355,10 @@ class Runner:
 
     def timeit(self, name, stmt=None, setup="pass", teardown="pass", inner_loops=None,
                duplicate=None, metadata=None, globals=None):
-        """Benchmark the statement ``stmt`` (source text; ``name`` when None) as ``timeit``
-        does: compiled into the loop, ``setup`` and ``teardown`` once per sample outside the
-        clock, the garbage collector off (pyperf's ``timeit`` turns it off too)."""
+        """Benchmark the statement ``stmt`` (source text, or a list of lines; ``name`` when
+        None) compiled into the loop, ``setup`` and ``teardown`` once per sample outside the
+        clock. The garbage collector stays on: pyperf's ``timeit`` leaves it on, unlike the
+        ``timeit`` module."""
         if stmt is None:
             stmt = name
         stmt, setup, teardown = (_source(stmt, "stmt"), _source(setup, "setup"),
@@ -368,7 +369,7 @@ class Runner:
             stmt = "\n".join([stmt] * duplicate)
             inner_loops = (inner_loops or 1) * duplicate
         try:
-            loop = _loops.statement_loop(stmt, setup, globals, gc_on=False, teardown=teardown)
+            loop = _loops.statement_loop(stmt, setup, globals, gc_on=True, teardown=teardown)
         except ValueError as e:
             raise ValueError("timeit {!r}: {}".format(name, e)) from None
         self._register(name, self._throughput(loop, inner_loops), metadata)
@@ -403,7 +404,7 @@ def _source(code, what):
         raise TypeError("timeit: a callable {} is not supported: give source text, or use "
                         "runner.bench_func".format(what))
     if isinstance(code, (list, tuple)):
-        code = "\n".join(code)
+        code = "\n".join(line.rstrip() for line in code if line.strip())
     if not isinstance(code, str):
         raise TypeError("timeit: {} must be source text, got {!r}".format(what, code))
     return code
