@@ -86,6 +86,10 @@ PYPERFORMANCE_SCRIPTS = [
     ("bm_unpack_sequence", [], ["unpack_sequence"]),
     # bench_command, Runner(values=10)
     ("bm_python_startup", [], ["python_startup"]),
+    # its files removed in a `finally` after bench_time_func: measured before that runs
+    ("bm_pathlib", [], ["pathlib"]),
+    # multiprocessing: the pool pickles the script's function by its name in __main__
+    ("bm_concurrent_imap", [], ["bench_mp_pool", "bench_thread_pool"]),
 ]
 
 
@@ -273,6 +277,56 @@ def test_bench_custom_measures_the_seconds_the_body_returns(tmp_path):
     r = check_result(tmp_path / "r.json", ["sum_range", "sleep"], o)
     custom, sleep = (b["per_iter"]["median_ns"] for b in r["benchmarks"])
     assert custom * 5 < sleep, (custom, sleep)
+
+
+def test_what_follows_the_last_registration_runs_after_the_measurements(tmp_path):
+    script = write(tmp_path, "cleanup.py", """
+        import os
+        import pyperf
+
+        state = {"open": True}
+
+        def f():
+            if not state["open"]:
+                raise RuntimeError("measured after the clean-up")
+
+        runner = pyperf.Runner()
+        try:
+            runner.bench_func("a", f)
+            runner.bench_func("b", f)
+        finally:
+            state["open"] = False
+            if runner.is_worker():
+                open("cleaned-%d" % os.getpid(), "w").close()
+    """)
+    o = vernier("run", "--quick", "--no-memory", "--json", "r.json", "--", *pyperf_cmd(script),
+                cwd=tmp_path)
+    assert o.returncode == 0, (o.stdout, o.stderr)
+    check_result(tmp_path / "r.json", ["a", "b"], o)
+    assert list(tmp_path.glob("cleaned-*")), "the script's finally ran in its workers"
+
+
+def test_a_spawned_multiprocessing_child_imports_the_stand_in_too(pyperf_sdist, tmp_path):
+    # A `spawn` child imports the script again (as __mp_main__); with the real pyperf
+    # importable as well, it must get the stand-in, as its parent did.
+    script = write(tmp_path, "spawned.py", """
+        import multiprocessing
+        import pyperf
+
+        def f(x):
+            return x
+
+        def bench():
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                assert sum(pool.imap(f, range(10))) == 45
+
+        if __name__ == "__main__":
+            pyperf.Runner().bench_func("spawn_pool", bench)
+    """)
+    o = vernier("run", "--quick", "--no-memory", "--processes", "2", "--json", "r.json", "--",
+                *pyperf_cmd(script), cwd=tmp_path, env={"PYTHONPATH": str(pyperf_sdist)})
+    assert o.returncode == 0, (o.stdout, o.stderr)
+    check_result(tmp_path / "r.json", ["spawn_pool"], o)
 
 
 def test_a_custom_timed_loop_sends_the_seconds_its_body_returned():

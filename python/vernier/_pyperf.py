@@ -7,20 +7,23 @@ the script runs, so it wins over an installed pyperf in that process): ``Runner`
 ``python_implementation``, ``python_has_jit``.
 
 A pyperf script registers its benchmarks by calling them, one after the other, at its top
-level. Here each ``bench_*`` call records the benchmark (its name exactly as the script gives
-it, the measured loop built from its function) and returns None at once; when the script has
-run to its end, the process serves the recorded benchmarks as a Vernier worker
-(``VERNIER_FDS`` set: started by ``vernier run``), or, standalone, starts the runner on the
-same command line, translating pyperf's run options (``-o``, ``--fast``, ``--rigorous``,
-``-p``, ``-v``, …) into ``vernier run``'s. The script runs once in each process: a
-registration that depends on an earlier benchmark's result (rare) sees None. docs/pyperf.md
-says what is supported and what is not.
+level, and a Vernier worker must list them all before it runs any. Here each ``bench_*`` call
+records the benchmark (its name exactly as the script gives it, the measured loop built from
+its function) and returns None at once. A worker (``VERNIER_FDS`` set: started by ``vernier
+run``) first runs the script in a forked child that only reports the names it registered;
+then it runs the script itself, and the registration that completes those names serves the
+benchmarks to the runner before it returns, so what the script does after its last
+``bench_*`` call (a ``finally`` that removes the benchmark's files) comes after the
+measurements, as in a pyperf worker. Standalone, the script runs once to check it and read
+its options, then the runner is started on the same command line, pyperf's run options
+(``-o``, ``--fast``, ``--rigorous``, ``-p``, ``-v``, …) translated into ``vernier run``'s. A
+registration that uses what an earlier ``bench_*`` call returned (rare) gets None.
+docs/pyperf.md says what is supported and what is not.
 """
 
 import argparse
 import functools
 import os
-import runpy
 import sys
 import time
 import traceback
@@ -36,6 +39,8 @@ __version__ = ".".join(map(str, VERSION))
 __all__ = ["Runner", "perf_counter", "python_implementation", "python_has_jit"]
 
 PROG = "python -m vernier pyperf"
+# A directory holding ``pyperf.py``, which is this module (``_pyperf_shim/pyperf.py``).
+_SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyperf_shim")
 
 # The benchmarks the script registered, in order: (name, Loop).
 _registered = []
@@ -47,6 +52,11 @@ _notes = []
 _ignored = []
 # The Runner the script made (the last one).
 _runner = None
+# In a worker: the names the listing pass registered, in order; the registration that
+# completes them serves the benchmarks (the script's code after it runs once they are served).
+_expected = None
+# In a worker: serve's exit status, once served.
+_served = None
 
 
 def _note(text):
@@ -289,6 +299,8 @@ class Runner:
         _registered.append((name, loop))
         if metadata:
             _bench_metadata[name] = dict(metadata)
+        if _expected is not None and _served is None and [n for n, _ in _registered] == _expected:
+            _serve_now()
 
     @staticmethod
     def _no_keyword_argument(kwargs):
@@ -446,15 +458,92 @@ def _fail(text):
     return 1
 
 
+def _serve_now():
+    """Serve the registered benchmarks to the runner, from inside the script's last ``bench_*``
+    call: what the script does after it (a ``finally`` that removes the benchmark's files)
+    waits until the runner has what it asked for, as in a pyperf worker."""
+    global _served
+    sys.stdout.flush()
+    try:
+        _served = _worker.serve(_registered)
+    except SystemExit as e:
+        if e.code is not None and not isinstance(e.code, int):
+            sys.stderr.write("{}\n".format(e.code))
+        _served = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+
+
+def _listing_pass(path, args):
+    """Run the script once in a forked child to learn the names it registers, its side effects
+    (files made and removed, handlers added to a logger) kept out of this process: ``(None,
+    names)``, or ``(status, None)`` when the script failed there (saying why on stderr)."""
+    import json
+
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the names, end without this process's clean-up
+        os.close(r)
+        code = 1
+        try:
+            status = _run_script(path, args)
+            names = [n for n, _ in _registered] if status is None else None
+            data = json.dumps({"status": status, "names": names}).encode()
+            while data:
+                data = data[os.write(w, data):]
+            code = 0
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(w)
+    chunks = []
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    _, wait = os.waitpid(pid, 0)
+    try:
+        reply = json.loads(b"".join(chunks).decode())
+    except ValueError:
+        _fail("{} ended its listing run without a word (wait status {}): run it with `{} {}` "
+              "to see why".format(path, wait, PROG, path))
+        return 1, None
+    return reply["status"], reply["names"]
+
+
+def _exec_main(path):
+    """Run the script as ``python SCRIPT`` does: in a module named ``__main__`` that stays
+    ``sys.modules["__main__"]`` (its functions pickle by name, for multiprocessing)."""
+    import types
+
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    main.__cached__ = None
+    main.__loader__ = None
+    main.__package__ = None
+    main.__spec__ = None
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
 def _run_script(path, args):
     """Run the script in this process with the stand-in as ``pyperf``: returns None when it ran
     to its end (or exited with status 0), else the exit status to end with."""
     sys.modules["pyperf"] = sys.modules[__name__]
     sys.argv = [path] + list(args)
     # As `python SCRIPT` does: the script's directory first on the path (its sibling modules).
+    # Then the stand-in's directory, before an installed pyperf: a multiprocessing child
+    # (spawn, forkserver) gets this path and imports the script again.
     sys.path[0] = os.path.dirname(os.path.abspath(path))
+    if _SHIM not in sys.path:
+        sys.path.insert(1, _SHIM)
     try:
-        runpy.run_path(path, run_name="__main__")
+        _exec_main(path)
     except SystemExit as e:
         code = e.code
         if code is None or code == 0:
@@ -470,10 +559,18 @@ def _run_script(path, args):
         return 130
     except BaseException as e:  # noqa: B036 - the script's error, reported with its traceback
         traceback.print_exc()
-        return _fail("{} raised {}: {} while registering its benchmarks (the traceback is "
-                     "above); fix the script: it must run to its end under pyperf too".format(
-                         path, type(e).__name__, e))
+        when = ("after its benchmarks were measured" if _served is not None
+                else "while registering its benchmarks")
+        return _fail("{} raised {}: {} {} (the traceback is above); fix the script: it must "
+                     "run to its end under pyperf too".format(path, type(e).__name__, e, when))
     return None
+
+
+def _nothing_registered(script):
+    return _fail("{} registered no benchmark: a pyperf script makes a pyperf.Runner() and "
+                 "calls runner.bench_func(name, func), bench_time_func, bench_async_func, "
+                 "timeit or bench_command (under `if __name__ == \"__main__\":` is fine: it "
+                 "runs as __main__); check that it was given the arguments it needs".format(script))
 
 
 def main(argv):
@@ -490,16 +587,23 @@ def main(argv):
         why = "is a directory" if os.path.isdir(script) else "does not exist"
         return _fail("the script {} {}: give the path of a pyperf script (a .py file that "
                      "imports pyperf and calls runner.bench_func(...))".format(script, why))
+    global _expected
     worker = _worker.fds() is not None
+    if worker and hasattr(os, "fork"):
+        status, names = _listing_pass(script, args)
+        if status is not None:
+            return status
+        if not names:
+            return _nothing_registered(script)
+        _expected = names
     status = _run_script(script, args)
+    if _served is not None:
+        return _served
     if status is not None:
         return status
     if not _registered:
-        return _fail("{} registered no benchmark: a pyperf script makes a pyperf.Runner() and "
-                     "calls runner.bench_func(name, func), bench_time_func, bench_async_func, "
-                     "timeit or bench_command (under `if __name__ == \"__main__\":` is fine: it "
-                     "runs as __main__); check that it was given the arguments it needs".format(script))
-    if worker:
+        return _nothing_registered(script)
+    if worker:  # the script registered other names than in its listing run: serve them now
         return _worker.serve(_registered)
     ns = _runner.args if _runner is not None else None
     if ns is not None and ns.output and os.path.exists(ns.output):
