@@ -20,7 +20,7 @@ import sys
 from . import _loops, _worker
 
 __version__ = _worker.VERSION
-__all__ = ["bench", "bench_args", "bench_statement", "main", "cli", "benchmarks", "Bytes", "Items"]
+__all__ = ["bench", "bench_args", "bench_custom", "bench_statement", "main", "cli", "benchmarks", "Bytes", "Items"]
 
 _benchmarks = []
 
@@ -109,6 +109,23 @@ def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_fre
     _check_name(name)
     work = _throughput(throughput)
     loop = _loops.call_loop(fn, args, kwargs, setup=setup, per=per, gc_on=gc)
+    loop.alloc_free = bool(allocation_free)
+    loop.throughput = work
+    _benchmarks.append((name, loop))
+    return fn
+
+
+def bench_custom(name, fn, *args, gc=False, allocation_free=False, throughput=None):
+    """Register a body that times itself: ``fn(iters, *args)`` runs ``iters`` iterations and
+    returns the seconds they took (``time.perf_counter() - t0``), as criterion's
+    ``iter_custom`` or pyperf's ``bench_time_func``: for a body whose set-up or clean-up lies
+    inside each iteration and must stay out of the figure. The runner still chooses ``iters``
+    and reads the samples; the worker sends the seconds ``fn`` returned, in nanoseconds. Not
+    in the pytest fixture (measured in this process, the engine's clock is read around the
+    whole call). Returns ``fn``."""
+    _check_name(name)
+    work = _throughput(throughput)
+    loop = _loops.custom_loop(fn, args, gc_on=gc, name=name)
     loop.alloc_free = bool(allocation_free)
     loop.throughput = work
     _benchmarks.append((name, loop))

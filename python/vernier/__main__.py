@@ -1,5 +1,6 @@
 """``python -m vernier …`` and the ``vernier`` console command: the same CLI as the Rust
-binary (``run``, ``compare``, ``report``, ``history``, …), plus ``timeit``."""
+binary (``run``, ``compare``, ``report``, ``history``, …), plus ``timeit`` and ``pyperf``
+(a pyperf script, unchanged: docs/pyperf.md)."""
 
 import sys
 
@@ -13,6 +14,10 @@ def console(argv=None):
         from . import timeit
 
         return timeit.main(argv[1:])
+    if argv and argv[0] == "pyperf":
+        from . import _pyperf
+
+        return _pyperf.main(argv[1:])
     return cli(argv)
 
 

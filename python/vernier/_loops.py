@@ -11,7 +11,7 @@ import gc
 import itertools
 import time
 
-__all__ = ["Loop", "statement_loop", "call_loop", "empty_loop"]
+__all__ = ["Loop", "statement_loop", "call_loop", "custom_loop", "empty_loop"]
 
 _TEMPLATE = """
 def _vernier_loop(_it, _timer{params}):
@@ -20,6 +20,7 @@ def _vernier_loop(_it, _timer{params}):
     for _i in _it:
 {body}
     _t1 = _timer()
+{teardown}
     return _t1 - _t0
 """
 
@@ -29,8 +30,9 @@ def _indent(code, spaces):
     return "\n".join(pad + line for line in code.splitlines()) or pad + "pass"
 
 
-def _compile(body, setup="pass", params="", namespace=None):
-    src = _TEMPLATE.format(params=params, setup=_indent(setup, 4), body=_indent(body, 8))
+def _compile(body, setup="pass", params="", namespace=None, teardown="pass"):
+    src = _TEMPLATE.format(params=params, setup=_indent(setup, 4), body=_indent(body, 8),
+                           teardown=_indent(teardown, 4))
     ns = dict(namespace or {})
     code = compile(src, "<vernier loop>", "exec")
     exec(code, ns)
@@ -85,12 +87,56 @@ def _collections():
     return sum(s.get("collections", 0) for s in gc.get_stats())
 
 
-def statement_loop(stmt, setup="pass", globals=None, gc_on=False):
+def statement_loop(stmt, setup="pass", globals=None, gc_on=False, teardown="pass"):
     """``stmt`` (source text) as the body, ``setup`` (source text) run once per sample before
-    the clock starts, in ``globals`` (a fresh namespace when None), as ``timeit.Timer``."""
+    the clock starts, in ``globals`` (a fresh namespace when None), as ``timeit.Timer``;
+    ``teardown`` (source text) once per sample after the clock stops."""
     _check_statement("the statement", stmt)
     _check_statement("the setup", setup)
-    return Loop(_compile(stmt, setup, namespace=globals), gc_on=gc_on)
+    _check_statement("the teardown", teardown)
+    return Loop(_compile(stmt, setup, namespace=globals, teardown=teardown), gc_on=gc_on)
+
+
+class CustomLoop(Loop):
+    """A body that times itself: ``fn(iters, *args)`` runs ``iters`` iterations and returns the
+    seconds they took (a ``time.perf_counter`` difference), as criterion's ``iter_custom`` or
+    pyperf's ``bench_time_func``. In a worker (``timer`` is ``time.perf_counter_ns``) the
+    sample is those seconds, in nanoseconds; with any other timer (the engine's clock in this
+    process, the counters read around a counted sample) the sample is what ``timer`` advanced
+    by around the whole call, what ``fn`` does outside its own clock included."""
+
+    def __init__(self, fn, args=(), gc_on=False, name=None):
+        super().__init__(None, gc_on=gc_on)
+        self._custom, self._custom_args, self._name = fn, tuple(args), name
+
+    def time(self, iters, timer=time.perf_counter_ns):
+        was = gc.isenabled()
+        if not self.gc_on:
+            gc.disable()
+        before = _collections()
+        try:
+            t0 = timer()
+            s = self._custom(iters, *self._custom_args)
+            t1 = timer()
+        finally:
+            self.collections = _collections() - before
+            if was:
+                gc.enable()
+        if timer is not time.perf_counter_ns:
+            return t1 - t0
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not s >= 0 or s == float("inf"):
+            raise ValueError(
+                "vernier: the timed function of {} returned {!r}: it must return the seconds its "
+                "`loops` iterations took, a number >= 0 (e.g. time.perf_counter() - t0)".format(
+                    repr(self._name) if self._name else "a custom benchmark", s))
+        return int(round(s * 1e9))
+
+
+def custom_loop(fn, args=(), gc_on=False, name=None):
+    """``fn(iters, *args)`` times its own ``iters`` iterations and returns their seconds."""
+    if not callable(fn):
+        raise TypeError("vernier: the timed function must be callable, got {!r}".format(fn))
+    return CustomLoop(fn, args, gc_on=gc_on, name=name)
 
 
 def call_loop(fn, args=(), kwargs=None, setup=None, per="iteration", gc_on=False):
