@@ -55,8 +55,6 @@ struct Session {
     panicked: Option<String>,
     /// Registration errors of the listing pass (a benchmark registered twice…).
     errors: Vec<String>,
-    /// Say ignored settings on standard error (not as a worker, not for `--list`).
-    notes: bool,
     driver: Option<Box<dyn Driver>>,
 }
 
@@ -72,23 +70,38 @@ fn put(s: Session) {
     SESSION.with(|c| *c.borrow_mut() = Some(s));
 }
 
-/// The settings already said on standard error.
-static NOTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// The settings met in the listing pass that mean nothing here, each with why.
+static NOTED: Mutex<Vec<(String, &'static str)>> = Mutex::new(Vec::new());
 
-/// Say once on standard error that `setting` is ignored, and why.
-pub fn note(setting: &str, why: &str) {
-    let say = SESSION.with(|s| {
+/// Record that `setting` is ignored, and why: said once on standard error after the listing.
+pub fn note(setting: &str, why: &'static str) {
+    let listing = SESSION.with(|s| {
         s.try_borrow()
             .ok()
-            .and_then(|s| s.as_ref().map(|s| s.notes && s.pass == Pass::List))
+            .and_then(|s| s.as_ref().map(|s| s.pass == Pass::List))
             .unwrap_or(false)
     });
-    if say
-        && NOTED
-            .lock()
-            .is_ok_and(|mut n| n.insert(setting.to_string()))
-    {
-        eprintln!("vernier-criterion: {setting} ignored: {why}");
+    if let (true, Ok(mut n)) = (listing, NOTED.lock()) {
+        if !n.iter().any(|(s, _)| s == setting) {
+            n.push((setting.to_string(), why));
+        }
+    }
+}
+
+/// Say the ignored settings, one line per reason.
+fn say_notes() {
+    let Ok(n) = NOTED.lock() else { return };
+    let mut said = BTreeSet::new();
+    for (_, why) in n.iter() {
+        if !said.insert(*why) {
+            continue;
+        }
+        let settings: Vec<&str> = n
+            .iter()
+            .filter(|(_, w)| w == why)
+            .map(|(s, _)| s.as_str())
+            .collect();
+        eprintln!("vernier-criterion: ignored: {}: {why}", settings.join(", "));
     }
 }
 
@@ -260,7 +273,7 @@ pub struct Listing {
 }
 
 /// The listing pass: every group function runs, no benchmark's closure does.
-fn list(groups: &[fn()], notes: bool) -> Result<Listing, Vec<String>> {
+fn list(groups: &[fn()]) -> Result<Listing, Vec<String>> {
     put(Session {
         pass: Pass::List,
         listed: Vec::new(),
@@ -271,7 +284,6 @@ fn list(groups: &[fn()], notes: bool) -> Result<Listing, Vec<String>> {
         reached: false,
         panicked: None,
         errors: Vec::new(),
-        notes,
         driver: None,
     });
     for g in groups {
@@ -301,7 +313,6 @@ pub fn run_passes(groups: &[fn()], listing: &Listing, driver: Box<dyn Driver>) {
         reached: false,
         panicked: None,
         errors: Vec::new(),
-        notes: false,
         driver: Some(driver),
     });
     let with = |f: &mut dyn FnMut(&mut Session)| {
@@ -375,8 +386,13 @@ pub fn main(groups: &[fn()]) -> ExitCode {
             );
         }
     }
-    let listing = match list(&groups, notes) {
-        Ok(l) => l,
+    let listing = match list(&groups) {
+        Ok(l) => {
+            if notes {
+                say_notes();
+            }
+            l
+        }
         Err(errors) => {
             for e in errors {
                 eprintln!("vernier-criterion: {e}");
