@@ -108,6 +108,18 @@ fn helpers(c: &mut Criterion) {
     over_group(&mut group, 2);
     over_group(&mut group, 5);
     group.finish();
+    // With CRITERION_API_FAIL set: a body that panics on its 1000th call, and a closure that
+    // calls no `iter` method.
+    if std::env::var_os("CRITERION_API_FAIL").is_some() {
+        let mut calls = 0u32;
+        c.bench_function("fails/panics", |b| {
+            b.iter(|| {
+                calls += 1;
+                assert!(calls < 1000, "deliberate failure");
+            })
+        });
+        c.bench_function("fails/no iter", |_b| {});
+    }
 }
 
 criterion_group!(benches, plain, grouped);

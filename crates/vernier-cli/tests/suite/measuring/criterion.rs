@@ -42,7 +42,7 @@ fn adler_benchmarks() -> Vec<(String, u64)> {
 /// manifest's `criterion` dev-dependency renamed to this repository's `vernier-criterion`
 /// (and a `[workspace]` table, so that cargo does not take it for a member of this one).
 fn adler_crate(dir: &Path) -> PathBuf {
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(dir.join(format!("{CRATE}-{VERSION}")));
     std::fs::create_dir_all(dir).unwrap();
     let archive = dir.join(format!("{CRATE}-{VERSION}.crate"));
     let url = format!("https://static.crates.io/crates/{CRATE}/{CRATE}-{VERSION}.crate");
@@ -100,7 +100,9 @@ fn cargo(src: &Path, args: &[&str]) -> Output {
     let o = Command::new(env!("CARGO"))
         .args(args)
         .current_dir(src)
-        .env("CARGO_TARGET_DIR", src.join("target"))
+        // Beside the unpacked source, which each run replaces: a later run builds only what
+        // changed.
+        .env("CARGO_TARGET_DIR", src.join("../target"))
         .env("NO_COLOR", "1")
         .env("VERNIER_SPEED_FILE", src.join("core-speed.json"))
         .env_remove("VERNIER_FDS")
@@ -151,6 +153,7 @@ fn a_crates_own_criterion_benches_run_unchanged_under_vernier() {
                 .strip_suffix(')')
         })
         .map(|p| src.join(p))
+        .map(|p| p.canonicalize().unwrap())
         .unwrap_or_else(|| panic!("no bench executable in cargo's output:\n{stderr}"));
     let expected = adler_benchmarks();
     let names: Vec<String> = expected.iter().map(|(n, _)| n.clone()).collect();
@@ -290,4 +293,44 @@ fn every_criterion_form_is_named_as_criterion_names_it_and_measured() {
         Some(Throughput::BytesPerIter(1000))
     );
     assert_eq!(throughput("fib/30"), None);
+    // A body that panics and a closure that calls no `iter` method fail alone, each with its
+    // reason; the status says the run is not whole.
+    let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join("criterion-api-fails.json");
+    let (o, file) = {
+        let o = cli::vernier()
+            .args([
+                "run",
+                "--time",
+                "0.1",
+                "--processes",
+                "1",
+                "--filter",
+                "fails|times 2",
+            ])
+            .arg("--json")
+            .arg(&json)
+            .arg("--")
+            .arg(&exe)
+            .env("CRITERION_API_FAIL", "1")
+            .output()
+            .unwrap();
+        let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{}", text(&o)));
+        (o, f)
+    };
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let outcome = |n: &str| {
+        let b = file.benchmarks.iter().find(|b| b.name == n).unwrap();
+        (b.status, b.error.clone().unwrap_or_default())
+    };
+    assert_eq!(outcome("helper/times 2").0, Status::Ok);
+    let (status, error) = outcome("fails/panics");
+    assert!(
+        status == Status::Failed && error.contains("deliberate failure"),
+        "{error}"
+    );
+    let (status, error) = outcome("fails/no iter");
+    assert!(
+        status == Status::Failed && error.contains("none of Bencher's iter methods"),
+        "{error}"
+    );
 }
