@@ -8,7 +8,7 @@
 //! The download and the release build of the crate take most of the first test's time (about
 //! 40 s on 2 vCPUs with a warm cargo cache).
 
-use crate::common::cli;
+use crate::common::{cli, conformance};
 
 use cli::text;
 use std::path::{Path, PathBuf};
@@ -269,6 +269,10 @@ fn every_criterion_form_is_named_as_criterion_names_it_and_measured() {
     // Settings with no meaning here are said once, grouped.
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(stderr.matches("sample_size").count(), 1, "{stderr}");
+    // The whole protocol, as for any worker (its requests answered while the benchmark they
+    // name is entered, bad ones refused).
+    let report = conformance::check(Command::new(&exe));
+    eprintln!("criterion_api: {report:?}");
     // A worker: every form measured, under its name.
     let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join("criterion-api.json");
     let file = run_worker(&exe, &json);
