@@ -417,3 +417,102 @@ pub fn main(groups: &[fn()]) -> ExitCode {
         Mode::Bench => drive::standalone(&groups, &listing, args.options),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use vernier::timer::Timer;
+
+    static FIRST_RUNS: AtomicUsize = AtomicUsize::new(0);
+    static SECOND_RUNS: AtomicUsize = AtomicUsize::new(0);
+    static BODY_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn first(c: &mut Criterion) {
+        FIRST_RUNS.fetch_add(1, Relaxed);
+        let local = [1u64, 2, 3];
+        c.bench_function("a", |b| b.iter(|| local.iter().sum::<u64>()));
+        let mut g = c.benchmark_group("g");
+        g.throughput(crate::Throughput::Elements(3));
+        g.bench_function("b", |b| {
+            b.iter(|| {
+                BODY_CALLS.fetch_add(1, Relaxed);
+            })
+        });
+        g.finish();
+    }
+
+    fn second(c: &mut Criterion) {
+        SECOND_RUNS.fetch_add(1, Relaxed);
+        c.bench_function("c", |_b| {});
+    }
+
+    crate::criterion_group!(benches, first, second);
+
+    /// Wants the benchmarks of `script` in turn, sampling each once.
+    struct Scripted {
+        script: Vec<usize>,
+        served: Vec<usize>,
+        failed: Vec<(usize, String)>,
+    }
+
+    impl Driver for Scripted {
+        fn next(&mut self) -> Option<usize> {
+            (!self.script.is_empty()).then(|| self.script.remove(0))
+        }
+        fn serve(&mut self, index: usize, routine: &mut dyn Routine) -> Option<usize> {
+            routine.sample(&Timer::monotonic(), 10);
+            self.served.push(index);
+            self.next()
+        }
+        fn fail(&mut self, index: usize, why: String) -> Option<usize> {
+            self.failed.push((index, why));
+            self.next()
+        }
+    }
+
+    impl Driver for std::rc::Rc<RefCell<Scripted>> {
+        fn next(&mut self) -> Option<usize> {
+            self.borrow_mut().next()
+        }
+        fn serve(&mut self, index: usize, routine: &mut dyn Routine) -> Option<usize> {
+            self.borrow_mut().serve(index, routine)
+        }
+        fn fail(&mut self, index: usize, why: String) -> Option<usize> {
+            self.borrow_mut().fail(index, why)
+        }
+    }
+
+    #[test]
+    fn the_passes_list_then_enter_only_the_benchmark_wanted() {
+        let groups: Vec<fn()> = vec![benches];
+        let listing = list(&groups).unwrap();
+        let names: Vec<&str> = listing.listed.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["a", "g/b", "c"]);
+        assert_eq!(
+            listing.listed[1].throughput,
+            Some(vernier::Throughput::ItemsPerIter(3))
+        );
+        assert_eq!(listing.targets, [(0, 2), (2, 3)]);
+        assert_eq!(BODY_CALLS.load(Relaxed), 0, "the listing runs no body");
+        let (first_before, second_before) = (FIRST_RUNS.load(Relaxed), SECOND_RUNS.load(Relaxed));
+        // Backwards, a benchmark twice, one that calls no iter method, one that does not exist.
+        let driver = std::rc::Rc::new(RefCell::new(Scripted {
+            script: vec![1, 0, 1, 2, 7],
+            served: Vec::new(),
+            failed: Vec::new(),
+        }));
+        run_passes(&groups, &listing, Box::new(driver.clone()));
+        let d = driver.borrow();
+        assert_eq!(d.served, [1, 0, 1]);
+        assert_eq!(BODY_CALLS.load(Relaxed), 20);
+        let failed: Vec<usize> = d.failed.iter().map(|(i, _)| *i).collect();
+        assert_eq!(failed, [2, 7]);
+        assert!(d.failed[0].1.contains("none of Bencher's iter methods"));
+        assert!(d.failed[1].1.contains("no benchmark 7 (there are 3)"));
+        // A pass goes on forward while the benchmarks wanted come later in it: `first` ran
+        // twice (1; then 0 in a new pass, and 1 again in the same), `second` only for `c`.
+        assert_eq!(FIRST_RUNS.load(Relaxed) - first_before, 2);
+        assert_eq!(SECOND_RUNS.load(Relaxed) - second_before, 1);
+    }
+}
