@@ -10,9 +10,6 @@
 //! the shared 2-vCPU machine under a load average of 5–6 (37 s for the build alone when it
 //! was quiet); 2.4 s when the build directory, kept beside the unpacked source, is still
 //! there. The second takes 2–3 s once the example is built.
-//!
-//! The download and the release build of the crate take most of the first test's time (about
-//! 40 s on 2 vCPUs with a warm cargo cache).
 
 use crate::common::{cli, conformance};
 
