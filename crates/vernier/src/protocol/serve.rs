@@ -21,10 +21,7 @@ use std::io::{BufRead, Write};
 pub fn serve_fds(entries: &mut [Entry], fds: &str) -> Result<(), String> {
     let mut worker = SuiteWorker {
         entries,
-        timer: Timer::detect(),
-        empty: Box::new(Plain(|| ())),
-        counters: None,
-        evictor: cache::Evictor::default(),
+        sampler: Sampler::new(),
     };
     serve_worker_fds(&mut worker, fds)
 }
@@ -32,6 +29,14 @@ pub fn serve_fds(entries: &mut [Entry], fds: &str) -> Result<(), String> {
 /// Serve `worker` to the runner over the descriptors `fds` (`VERNIER_FDS`'s "R,W") until it
 /// says `quit`: the Rust suite's way, and the Python package's.
 pub fn serve_worker_fds(worker: &mut dyn Worker, fds: &str) -> Result<(), String> {
+    let (mut input, mut output) = open_fds(fds)?;
+    serve(worker, &mut input, &mut output).map_err(|e| e.to_string())
+}
+
+/// The runner's two descriptors `fds` (`VERNIER_FDS`'s "R,W"): what it writes, buffered, and
+/// where the replies go. Call it once per process: each file takes sole ownership of its
+/// descriptor.
+pub fn open_fds(fds: &str) -> Result<(std::io::BufReader<std::fs::File>, std::fs::File), String> {
     use std::os::fd::FromRawFd;
     let (r, w) = fds
         .split_once(',')
@@ -39,33 +44,18 @@ pub fn serve_worker_fds(worker: &mut dyn Worker, fds: &str) -> Result<(), String
         .ok_or_else(|| format!("{}='{fds}' is not 'R,W'", protocol::FDS_ENV))?;
     // SAFETY: the runner opened these descriptors for this process and nothing else in
     // the process owns them; each File takes sole ownership of one.
-    let (input, mut output) =
-        unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
-    let mut input = std::io::BufReader::new(input);
-    serve(worker, &mut input, &mut output).map_err(|e| e.to_string())
+    let (input, output) = unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
+    Ok((std::io::BufReader::new(input), output))
 }
 
 struct SuiteWorker<'a> {
     entries: &'a mut [Entry],
-    timer: Timer,
-    empty: Box<dyn Routine>,
-    /// The counters of the last `counters=` option, kept open while it does not change.
-    counters: Option<(String, CounterSet)>,
-    /// The buffer `cache=cold` walks before each sample (allocated on first use).
-    evictor: cache::Evictor,
+    sampler: Sampler,
 }
 
 impl Worker for SuiteWorker<'_> {
     fn hello(&self) -> Hello {
-        Hello {
-            version: protocol::VERSION,
-            implementation: format!("vernier-rust/{}", env!("CARGO_PKG_VERSION")),
-            timer: self.timer.info(),
-            debug_build: cfg!(debug_assertions),
-            pid: std::process::id(),
-            interp: None,
-            hash_seed: None,
-        }
+        self.sampler.hello()
     }
 
     fn names(&self) -> Vec<String> {
@@ -89,6 +79,76 @@ impl Worker for SuiteWorker<'_> {
     }
 
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
+        let count = self.entries.len();
+        let routine: Option<&mut dyn Routine> = match req.bench {
+            BenchRef::Empty => None,
+            BenchRef::Index(i) if i < count => Some(&mut *self.entries[i].routine),
+            BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
+        };
+        self.sampler.run(routine, req, out)
+    }
+
+    fn probe(&self) -> String {
+        probe_line()
+    }
+}
+
+/// How a Rust worker answers a `run` request for one routine: its timer, the counters and the
+/// cold-cache buffer kept between requests, and the request's options (`counters=`, `probe=`,
+/// `pin=`, `cache=`, `memory=`). A suite's worker keeps one for its registered routines; a
+/// worker whose routines exist only for a while (a closure borrowed by a harness built on this
+/// crate) keeps one too and hands it each routine while it exists.
+pub struct Sampler {
+    timer: Timer,
+    empty: Box<dyn Routine>,
+    /// The counters of the last `counters=` option, kept open while it does not change.
+    counters: Option<(String, CounterSet)>,
+    /// The buffer `cache=cold` walks before each sample (allocated on first use).
+    evictor: cache::Evictor,
+}
+
+impl Default for Sampler {
+    fn default() -> Self {
+        Sampler::new()
+    }
+}
+
+impl Sampler {
+    pub fn new() -> Sampler {
+        Sampler {
+            timer: Timer::detect(),
+            empty: Box::new(Plain(|| ())),
+            counters: None,
+            evictor: cache::Evictor::default(),
+        }
+    }
+
+    /// This process's timer, as the samples are taken with it.
+    pub fn timer(&self) -> &Timer {
+        &self.timer
+    }
+
+    /// The `hello` reply of a Rust worker (`impl=vernier-rust/VERSION`).
+    pub fn hello(&self) -> Hello {
+        Hello {
+            version: protocol::VERSION,
+            implementation: format!("vernier-rust/{}", env!("CARGO_PKG_VERSION")),
+            timer: self.timer.info(),
+            debug_build: cfg!(debug_assertions),
+            pid: std::process::id(),
+            interp: None,
+            hash_seed: None,
+        }
+    }
+
+    /// Answer `req` into `out` with `routine`, the benchmark it names (`None`: the harness's
+    /// empty loop, for `run empty`).
+    pub fn run(
+        &mut self,
+        routine: Option<&mut dyn Routine>,
+        req: &RunRequest,
+        out: &mut Batch,
+    ) -> Result<(), String> {
         let RunRequest {
             bench,
             iters,
@@ -110,11 +170,9 @@ impl Worker for SuiteWorker<'_> {
                     .filter(|c| !c.is_empty())
             }
         };
-        let count = self.entries.len();
-        let routine: &mut dyn Routine = match bench {
-            BenchRef::Empty => self.empty.as_mut(),
-            BenchRef::Index(i) if i < count => self.entries[i].routine.as_mut(),
-            BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
+        let routine: &mut dyn Routine = match routine {
+            Some(r) => r,
+            None => self.empty.as_mut(),
         };
         // `probe=<adds>`: the core-speed probe before the batch (`probe_ns=` in the reply).
         out.probe_adds = extra
@@ -158,10 +216,6 @@ impl Worker for SuiteWorker<'_> {
             BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
             BenchRef::Empty => format!("benchmark empty failed: {e}"),
         })
-    }
-
-    fn probe(&self) -> String {
-        probe_line()
     }
 }
 
@@ -214,6 +268,13 @@ pub trait Worker {
     fn throughput(&self) -> Vec<Option<crate::units::Throughput>> {
         Vec::new()
     }
+
+    /// A `run` request this worker cannot answer where it is now: [`serve_until`] returns it
+    /// unanswered, for the caller to answer once it can (a harness whose benchmarks are
+    /// closures that exist only while their registering function runs). The default: none.
+    fn defer(&self, _req: &RunRequest) -> bool {
+        false
+    }
 }
 
 /// Serve the protocol until `quit` or end of input. I/O errors end the loop.
@@ -222,12 +283,24 @@ pub fn serve(
     input: &mut dyn BufRead,
     output: &mut dyn Write,
 ) -> std::io::Result<()> {
+    while serve_until(worker, input, output)?.is_some() {}
+    Ok(())
+}
+
+/// Serve the protocol until `quit` or end of input (`None`), or until a `run` request the
+/// worker defers ([`Worker::defer`]), returned unanswered: the caller answers it (a
+/// `samples` or `error` line on `output`) and calls again. I/O errors end the loop.
+pub fn serve_until(
+    worker: &mut dyn Worker,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> std::io::Result<Option<RunRequest>> {
     let mut line = String::new();
     let mut batch = Batch::default();
     loop {
         line.clear();
         if input.read_line(&mut line)? == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let reply = match Command::parse(line.trim_end()) {
             Err(e) => format!("error {e}"),
@@ -262,8 +335,9 @@ pub fn serve(
             Ok(Command::Quit) => {
                 output.write_all(b"bye\n")?;
                 output.flush()?;
-                return Ok(());
+                return Ok(None);
             }
+            Ok(Command::Run(req)) if worker.defer(&req) => return Ok(Some(req)),
             Ok(Command::Run(req)) => {
                 batch.clear();
                 batch.probe_adds = 0;
@@ -299,10 +373,7 @@ mod tests {
         ];
         let mut worker = SuiteWorker {
             entries: &mut entries,
-            timer: Timer::detect(),
-            empty: Box::new(Plain(|| ())),
-            counters: None,
-            evictor: cache::Evictor::default(),
+            sampler: Sampler::new(),
         };
         let mut out = Vec::new();
         serve(&mut worker, &mut "list\nquit\n".as_bytes(), &mut out).unwrap();

@@ -8,6 +8,7 @@ mod counters_cli;
 mod cpp_counters;
 mod cpp_forms;
 mod cpp_worker;
+mod criterion;
 mod demo;
 mod experiments;
 mod export;
