@@ -15,6 +15,18 @@ pub struct ProfileArgs {
     /// Only benchmarks whose name matches REGEX.
     #[arg(long, value_name = "REGEX")]
     pub filter: Option<String>,
+    /// Sample each benchmark's loop with perf instead of counting it under callgrind: shares
+    /// of time (hardware cycles where the machine has a PMU, the software clock where not).
+    #[arg(long)]
+    pub sampled: bool,
+    /// With --sampled: how long each benchmark is sampled, in seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 1.0,
+        requires = "sampled"
+    )]
+    pub time: f64,
     /// Functions shown per benchmark.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub top: usize,
@@ -43,16 +55,42 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
     let filter = crate::args::Selection::new(crate::args::parse_filter(a.filter.as_deref())?, None);
     let (program, args) = crate::runner::processes::split_program(&a.program);
     crate::runner::profile::check_symbols(&program)?;
-    crate::runner::instructions::Callgrind::from_env().check()?;
-    term::install_ctrlc();
-    println!("vernier profile: counted under callgrind, the measured loop only; per iteration");
-    let file = crate::runner::profile::profile_program(
-        &program,
-        &args,
-        std::time::Duration::from_secs_f64(a.timeout),
-        filter.as_ref(),
-        &mut |p, b| print!("{}", render(p, b, a.top)),
-    )?;
+    if !(a.time > 0.0 && a.time.is_finite()) {
+        anyhow::bail!("--time {}: expected a positive number of seconds", a.time);
+    }
+    let timeout = std::time::Duration::from_secs_f64(a.timeout);
+    let file = if a.sampled {
+        crate::runner::sampled::check()?;
+        term::install_ctrlc();
+        println!(
+            "vernier profile: sampled with perf, {} s per benchmark, the measured loop only; \
+             event {}",
+            a.time,
+            {
+                let (e, why) = crate::runner::sampled::event();
+                format!("{e} ({why})")
+            }
+        );
+        crate::runner::sampled::sample_program(
+            &program,
+            &args,
+            timeout,
+            filter.as_ref(),
+            a.time,
+            &mut |p, b| print!("{}", render(p, b, a.top)),
+        )?
+    } else {
+        crate::runner::instructions::Callgrind::from_env().check()?;
+        term::install_ctrlc();
+        println!("vernier profile: counted under callgrind, the measured loop only; per iteration");
+        crate::runner::profile::profile_program(
+            &program,
+            &args,
+            timeout,
+            filter.as_ref(),
+            &mut |p, b| print!("{}", render(p, b, a.top)),
+        )?
+    };
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&file)?;
         std::fs::write(path, text + "\n")
@@ -67,12 +105,40 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
-/// One benchmark's lines: its totals, then its top functions by own instructions.
+/// One benchmark's lines: its totals, then its top functions by own instructions (or own
+/// samples).
 pub fn render(p: &ProfileFile, b: &BenchProfile, top: usize) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     if let Some(e) = &b.error {
         let _ = writeln!(s, "\n{}: not profiled: {e}", b.name);
+        return s;
+    }
+    if let Some(n) = b.samples {
+        let _ = writeln!(s, "\n{}: {n} samples in the loop", b.name);
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>7} {:>9}  function",
+            "own %", "total %", "samples"
+        );
+        for f in b.functions.iter().take(top) {
+            let pct = |x: f64| 100.0 * x / n.max(1) as f64;
+            let _ = writeln!(
+                s,
+                "  {:>6.1} {:>7.1} {:>9}  {}",
+                pct(f.own[0]),
+                pct(f.inclusive[0]),
+                f.own[0],
+                crate::files::profile::brief(&f.name)
+            );
+        }
+        if b.functions.len() > top {
+            let _ = writeln!(
+                s,
+                "  … {} more (--top N, or --json)",
+                b.functions.len() - top
+            );
+        }
         return s;
     }
     let total = b.instructions_per_iter.unwrap_or(0.0);

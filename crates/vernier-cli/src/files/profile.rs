@@ -33,8 +33,11 @@ pub struct BenchProfile {
     /// Folded stacks (`a;b;c count`, instructions for every `per` iterations), for the flame
     /// graph.
     pub folded: Vec<String>,
-    /// Iterations the folded counts are for.
+    /// Iterations the folded counts are for (a counted profile).
     pub per: u64,
+    /// Samples taken inside the loop (a sampled profile; its counts are samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
     /// Why it could not be profiled (then the rest is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -47,6 +50,22 @@ pub struct FunctionCosts {
     pub own: Vec<f64>,
     /// Its costs per iteration with those of the functions it calls, per event.
     pub inclusive: Vec<f64>,
+}
+
+impl BenchProfile {
+    /// A benchmark that could not be profiled, and why.
+    pub fn failed(name: &str, error: String) -> BenchProfile {
+        BenchProfile {
+            name: name.into(),
+            instructions_per_iter: None,
+            estimated_cycles_per_iter: None,
+            functions: Vec::new(),
+            folded: Vec::new(),
+            per: 0,
+            samples: None,
+            error: Some(error),
+        }
+    }
 }
 
 impl ProfileFile {

@@ -57,10 +57,20 @@ pub fn differential_folded(old: &[String], new: &[String]) -> Result<Vec<String>
 /// The table of a benchmark's top `top` functions by own instructions.
 fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
     let ir = p.event("Ir").unwrap_or(0);
-    let total = b.instructions_per_iter.unwrap_or(0.0);
-    h.push_str(
+    let total = b
+        .samples
+        .map(|n| n as f64)
+        .or(b.instructions_per_iter)
+        .unwrap_or(0.0);
+    let _ = writeln!(
+        h,
         "<table class=\"summary\"><tr><th class=\"name\">function</th><th>own %</th>\
-         <th>total %</th><th>own instructions / iter</th></tr>\n",
+         <th>total %</th><th>{}</th></tr>",
+        if b.samples.is_some() {
+            "own samples"
+        } else {
+            "own instructions / iter"
+        }
     );
     for f in b.functions.iter().take(top) {
         let own = f.own.get(ir).copied().unwrap_or(0.0);
@@ -74,10 +84,15 @@ fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
         };
         let _ = writeln!(
             h,
-            "<tr><td class=\"name\"><code>{}</code></td><td>{}</td><td>{}</td><td>{own:.2}</td></tr>",
+            "<tr><td class=\"name\"><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&crate::files::profile::brief(&f.name)),
             pct(own),
-            pct(inc)
+            pct(inc),
+            if b.samples.is_some() {
+                format!("{own:.0}")
+            } else {
+                format!("{own:.2}")
+            }
         );
     }
     h.push_str("</table>\n");
@@ -86,11 +101,15 @@ fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
 pub(super) fn profile_section(h: &mut String, id: &str, name: &str, p: &ProfileFile) {
     let _ = writeln!(
         h,
-        "<section id=\"{id}\"><h2>Profile: {}</h2>\n<p class=\"meta\">{} — counted under \
-         callgrind over the measured loop only, per iteration (two counts differenced: what \
-         the loop pays once per call cancels).</p>",
+        "<section id=\"{id}\"><h2>Profile: {}</h2>\n<p class=\"meta\">{} — {}</p>",
         esc(name),
-        esc(&p.program)
+        esc(&p.program),
+        if p.profile == crate::files::profile::EXACT {
+            "counted under callgrind over the measured loop only, per iteration (two counts \
+             differenced: what the loop pays once per call cancels)."
+        } else {
+            "sampled with perf; only the samples whose call stack holds the measured loop."
+        }
     );
     for b in &p.benchmarks {
         let _ = writeln!(h, "<section class=\"bench\"><h3>{}</h3>", esc(&b.name));
@@ -100,6 +119,22 @@ pub(super) fn profile_section(h: &mut String, id: &str, name: &str, p: &ProfileF
                 "<p class=\"warn\">not profiled: {}</p></section>",
                 esc(e)
             );
+            continue;
+        }
+        if let Some(n) = b.samples {
+            let _ = writeln!(
+                h,
+                "<p class=\"figures\">{n} samples of {} inside the measured loop</p>",
+                esc(&p.events.join(", "))
+            );
+            top_table(h, p, b, 12);
+            figure(
+                h,
+                "flamegraph",
+                flame_svg(&b.folded, &b.name, "samples"),
+                "flame graph: samples by call stack",
+            );
+            h.push_str("</section>\n");
             continue;
         }
         let _ = writeln!(

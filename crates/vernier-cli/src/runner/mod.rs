@@ -8,6 +8,7 @@ pub mod counted;
 pub mod disasm;
 pub mod harness;
 pub mod same_code;
+pub mod sampled;
 // `argv_launcher` and `run_to_completion` serve programs outside the protocol (tests use them).
 pub mod compare;
 #[allow(dead_code)]

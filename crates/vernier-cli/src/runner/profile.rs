@@ -59,7 +59,7 @@ pub fn profile_program(
                 }
                 bench_profile(&names[i], &p, &file.events)
             }
-            Err(e) => failed(&names[i], format!("{e:#}")),
+            Err(e) => BenchProfile::failed(&names[i], format!("{e:#}")),
         };
         progress.clear();
         each(&file, &b);
@@ -67,18 +67,6 @@ pub fn profile_program(
     }
     counter.finish();
     Ok(file)
-}
-
-fn failed(name: &str, error: String) -> BenchProfile {
-    BenchProfile {
-        name: name.into(),
-        instructions_per_iter: None,
-        estimated_cycles_per_iter: None,
-        functions: Vec::new(),
-        folded: Vec::new(),
-        per: 0,
-        error: Some(error),
-    }
 }
 
 /// The measured loop: the harness's loop function (`vernier_measured_loop…`) that counted the
@@ -114,7 +102,7 @@ fn within_loop(functions: &[FnPerIter]) -> std::collections::BTreeSet<&str> {
 
 fn bench_profile(name: &str, p: &PerIteration, events: &[String]) -> BenchProfile {
     if p.functions.is_empty() {
-        return failed(
+        return BenchProfile::failed(
             name,
             "callgrind's output could not be read per function (the totals could): \
              `vernier run --instructions` still counts it"
@@ -166,6 +154,7 @@ fn bench_profile(name: &str, p: &PerIteration, events: &[String]) -> BenchProfil
         functions,
         folded,
         per: p.n2 - p.n1,
+        samples: None,
         error: None,
     }
 }

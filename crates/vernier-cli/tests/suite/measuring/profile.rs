@@ -139,6 +139,65 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
     assert!(text(&o).contains("no symbol table"), "{}", text(&o));
 }
 
+/// The sampled profile of the same loop, with perf (the software clock on a machine without a
+/// PMU): the two functions' shares of the loop's samples within 10 points of their 3:1 split.
+#[test]
+fn the_sampled_profile_shares_the_loop_as_its_steps_do() {
+    let exe = build("profile-mix", 300);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s.json");
+    let o = vernier()
+        .args(["profile", "--sampled", "--filter", "^mix$", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let p: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(p["profile"], "sampled");
+    let b = &p["benchmarks"][0];
+    let n = b["samples"].as_f64().unwrap();
+    assert!(n >= 200.0, "{out}");
+    let own = |f: &str| {
+        b["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == f)
+            .map(|x| x["own"][0].as_f64().unwrap())
+            .unwrap_or(0.0)
+            / n
+    };
+    let (h, l) = (own("heavy"), own("light"));
+    assert!(
+        (h - 0.75).abs() <= 0.10 && (l - 0.25).abs() <= 0.10,
+        "{h} {l}: {out}"
+    );
+    // Only the loop's samples: its frame holds every one.
+    let root = b["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "vernier_measured_loop")
+        .unwrap();
+    assert_eq!(root["inclusive"][0].as_f64().unwrap(), n, "{out}");
+    // Without perf: named, with the package to install.
+    let o = vernier()
+        .env("VERNIER_PERF", dir.path().join("no-perf"))
+        .args(["profile", "--sampled", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("apt-get install linux-perf"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn compare_profile_names_the_function_that_grew() {
     let old = build("profile-mix-300", 300);
