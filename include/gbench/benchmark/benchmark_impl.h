@@ -8,7 +8,7 @@
 
 #include <condition_variable>
 #include <sched.h>
-#include <sys/utsname.h>
+#include <sys/stat.h>
 
 namespace benchmark {
 namespace internal {
@@ -162,6 +162,7 @@ struct Instance {
     int family_index = 0, per_family_index = 0;
     std::unique_ptr<Shared> shared{new Shared};
     bool read_cpu = false;
+    vd::ClockKind clock = vd::ClockKind::monotonic;
     // The runner's threaded entry (a threaded instance), its pool kept between samples.
     std::shared_ptr<vd::ThreadedEntry> threaded_entry;
 
@@ -296,11 +297,38 @@ inline std::uint64_t thread_loop(void* body, int thread, std::uint64_t iters, vd
     return entry + in.call(clock, iters, thread, nullptr, 0);  // (rewritten after the round)
 }
 
+/// Names the measuring function below: `vernier_measured_loop<LoopClock, Instance>`.
+struct LoopClock {};
+
+}  // namespace internal
+}  // namespace benchmark
+
+namespace vernier {
+namespace detail {
+/// A batch of a Google Benchmark instance: its samples, each one call of the benchmark on each
+/// of its threads. Named as the header's measured loops are, so that callgrind finds it
+/// (`vernier run --instructions`, and the runner's count of a body that may have been
+/// optimized away: `--toggle-collect=*vernier_measured_loop*`); the measured loop itself is
+/// the benchmark's own `for (auto _ : state)`, inside it.
+template <>
+VERNIER_LOOP_ATTRIBUTES inline void
+vernier_measured_loop<::benchmark::internal::LoopClock, ::benchmark::internal::Instance>(
+    ::benchmark::internal::Instance& in, std::uint64_t iters, std::size_t samples,
+    std::uint64_t* ticks, const Meter& meter) {
+    for (std::size_t s = 0; s < samples; ++s) in.sample(in.clock, iters, ticks + s, meter, s);
+}
+}  // namespace detail
+}  // namespace vernier
+
+namespace benchmark {
+namespace internal {
+
 /// The worker's RunFn of an instance: `samples` samples of `iters` iterations.
 inline void run_instance(void* state, vd::ClockKind clock, std::uint64_t iters, std::size_t samples,
                          std::uint64_t* ticks, const vd::Meter& meter) {
     Instance& in = *static_cast<Instance*>(state);
-    for (std::size_t s = 0; s < samples; ++s) in.sample(clock, iters, ticks + s, meter, s);
+    in.clock = clock;
+    vd::vernier_measured_loop<LoopClock, Instance>(in, iters, samples, ticks, meter);
 }
 
 /// The same for a threaded instance, whose registry state is the ThreadedEntry (the worker's
@@ -310,7 +338,8 @@ inline void run_threaded_instance(void* state, vd::ClockKind clock, std::uint64_
                                   const vd::Meter& meter) {
     auto& e = *static_cast<vd::ThreadedEntry*>(state);
     Instance& in = *static_cast<Instance*>(e.bench->body.get());
-    for (std::size_t s = 0; s < samples; ++s) in.sample(clock, iters, ticks + s, meter, s);
+    in.clock = clock;
+    vd::vernier_measured_loop<LoopClock, Instance>(in, iters, samples, ticks, meter);
 }
 
 // ---- Instances -----------------------------------------------------------------------------
@@ -463,30 +492,69 @@ inline void worker_notes(const std::vector<Instance*>& chosen) {
              "use its --json FILE (and `vernier export --format gbench`)");
 }
 
+/// Where a program's learned throughputs are kept between its worker processes (the runner
+/// starts several per benchmark, each listing every benchmark): a file in $TMPDIR named by a
+/// hash of the executable's path, size and modification time.
+inline std::string throughput_cache_path() {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return {};
+    exe[n] = '\0';
+    struct stat st {};
+    if (::stat(exe, &st) != 0) return {};
+    std::string key = exe;
+    key += '|' + std::to_string(static_cast<long long>(st.st_size)) + '|' +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_sec)) + '.' +
+           std::to_string(static_cast<long long>(st.st_mtim.tv_nsec));
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : key) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x100000001b3ull;
+    }
+    const char* dir = std::getenv("TMPDIR");
+    char name[96];
+    std::snprintf(name, sizeof name, "/vernier-gbench-%u-%016llx.throughput",
+                  static_cast<unsigned>(getuid()), static_cast<unsigned long long>(h));
+    return std::string(dir && *dir ? dir : "/tmp") + name;
+}
+
+/// Whether this process runs under valgrind (the runner counts instructions there: the
+/// throughput is not needed, and learning it would cost 50 times as much).
+inline bool under_valgrind() {
+    const char* p = std::getenv("LD_PRELOAD");
+    return p && std::strstr(p, "vgpreload") != nullptr;
+}
+
 /// A worker's list carries each benchmark's work per iteration, but Google Benchmark
 /// programs declare it after their loop (`SetBytesProcessed(state.iterations() * n)`): each
-/// single-threaded benchmark is called once at 1 and at 2 iterations at start-up to learn it.
-inline void learn_throughput(Instance& in, vd::Entry& e) {
-    if (in.threaded) return;
+/// single-threaded benchmark is called once at 1 and at 2 iterations at start-up to learn it
+/// (at 1 alone when that call takes over 50 ms: the work is then taken to grow with the
+/// iterations, as it does in the usual form). Returns "bytes items" per iteration, or "" when
+/// the benchmark could not be called.
+inline std::string learn_throughput(Instance& in, bool& labelled) {
+    if (in.threaded) return "0 0";
     std::int64_t bytes[2] = {0, 0}, items[2] = {0, 0};
-    bool labelled = false, counted = false;
-    for (int k = 0; k < 2; ++k) {
+    int calls = 2;
+    for (int k = 0; k < calls; ++k) {
         std::string what;
-        std::uint64_t t = 0;
+        const std::uint64_t t0 = vd::monotonic_now_ns();
         const bool ok = vd::guarded(
             [&] {
                 in.shared->reset(1);
                 in.setup();
                 in.call(timer().kind, static_cast<std::uint64_t>(k + 1), 0, nullptr, 0);
-                (void)t;
                 in.teardown();
             },
             what);
-        if (!ok || in.shared->failed) return;
+        if (!ok || in.shared->failed) return "";
         bytes[k] = in.shared->bytes;
         items[k] = in.shared->items;
-        labelled = labelled || !in.shared->label.empty();
-        counted = counted || !in.shared->counters.empty();
+        labelled = labelled || !in.shared->label.empty() || !in.shared->counters.empty();
+        if (k == 0 && vd::monotonic_now_ns() - t0 > 50000000) {
+            calls = 1;
+            bytes[1] = 2 * bytes[0];
+            items[1] = 2 * items[0];
+        }
     }
     const auto per_iter = [&](const std::int64_t v[2], const char* what) -> std::uint64_t {
         if (v[0] == 0 && v[1] == 0) return 0;
@@ -495,11 +563,61 @@ inline void learn_throughput(Instance& in, vd::Entry& e) {
              " it declares do not grow with its iterations: no rate is given for it");
         return 0;
     };
-    e.bytes = per_iter(bytes, "bytes");
-    if (e.bytes == 0) e.items = per_iter(items, "items");
-    if (labelled || counted)
+    const std::uint64_t b = per_iter(bytes, "bytes");
+    const std::uint64_t i = b == 0 ? per_iter(items, "items") : 0;
+    return std::to_string(b) + " " + std::to_string(i);
+}
+
+/// Each chosen instance's bytes and items per iteration, from the cache when an earlier
+/// process of this executable learned them, else learned here (and the cache written).
+inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entry*>& entries) {
+    if (under_valgrind()) return;
+    const std::string path = throughput_cache_path();
+    std::map<std::string, std::string> cache;
+    if (!path.empty()) {
+        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
+            char* line = nullptr;
+            std::size_t cap = 0;
+            ssize_t len;
+            while ((len = getline(&line, &cap, f)) > 0) {
+                std::string l(line, static_cast<std::size_t>(len));
+                while (!l.empty() && l.back() == '\n') l.pop_back();
+                const std::size_t tab = l.rfind('\t');
+                if (tab != std::string::npos) cache[l.substr(0, tab)] = l.substr(tab + 1);
+            }
+            std::free(line);
+            std::fclose(f);
+        }
+    }
+    bool learned = false, labelled = false;
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+        auto it = cache.find(chosen[k]->name);
+        std::string v;
+        if (it != cache.end()) {
+            v = it->second;
+        } else {
+            v = learn_throughput(*chosen[k], labelled);
+            if (v.empty()) continue;  // it fails: its own run will say why
+            cache[chosen[k]->name] = v;
+            learned = true;
+        }
+        unsigned long long b = 0, i = 0;
+        if (std::sscanf(v.c_str(), "%llu %llu", &b, &i) == 2) {
+            entries[k]->bytes = b;
+            entries[k]->items = i;
+        }
+    }
+    if (labelled)
         note("labels and user counters (SetLabel, state.counters) are shown when the program "
              "runs by hand, not under the vernier runner");
+    if (learned && !path.empty()) {
+        const std::string tmp = path + "." + std::to_string(static_cast<long long>(getpid()));
+        if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+            for (const auto& kv : cache) std::fprintf(f, "%s\t%s\n", kv.first.c_str(), kv.second.c_str());
+            const bool ok = std::fclose(f) == 0;
+            if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+        }
+    }
 }
 
 /// Under the runner: the chosen instances become the worker's benchmarks, and it serves.
@@ -529,8 +647,10 @@ inline int serve(std::vector<Instance*>& chosen) {
             reg.push_back(vd::Entry{in->name, in->threaded_entry, &run_threaded_instance});
             reg.back().threads = in->threads;
         }
-        learn_throughput(*in, reg.back());
     }
+    std::vector<vd::Entry*> entries;
+    for (std::size_t k = 0; k < chosen.size(); ++k) entries.push_back(&reg[reg.size() - chosen.size() + k]);
+    set_throughputs(chosen, entries);
     char arg0[] = "benchmark";
     char* argv[] = {arg0, nullptr};
     return ::vernier::main(1, argv);
