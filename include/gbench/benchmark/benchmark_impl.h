@@ -7,6 +7,7 @@
 #define VERNIER_GBENCH_IMPL_H_INCLUDED
 
 #include <condition_variable>
+#include <regex.h>
 #include <sched.h>
 #include <sys/stat.h>
 
@@ -432,18 +433,23 @@ inline bool select_instances(std::vector<std::unique_ptr<Instance>>& all, std::s
         negative = true;
         spec.erase(0, 1);
     }
-    std::regex re;
-    try {
-        re = std::regex(spec, std::regex::extended);
-    } catch (const std::regex_error& e) {
-        std::fprintf(stderr, "Could not compile benchmark re: %s\n", e.what());
+    regex_t re;
+    const int rc = regcomp(&re, spec.c_str(), REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[256];
+        regerror(rc, &re, msg, sizeof msg);
+        std::fprintf(stderr, "Could not compile benchmark re: %s\n", msg);
         return false;
     }
+    struct Free {
+        regex_t* r;
+        ~Free() { regfree(r); }
+    } free_re{&re};
     // Family and instance indices count only what is kept, as Google Benchmark's do.
     int next_family = 0, last_family = -1, per_family = 0;
     for (auto& in : all) {
         if (in->name.rfind("DISABLED_", 0) == 0) continue;
-        if (std::regex_search(in->name, re) == negative) continue;
+        if ((regexec(&re, in->name.c_str(), 0, nullptr, 0) == 0) == negative) continue;
         if (in->family_index != last_family) {
             last_family = in->family_index;
             per_family = 0;
@@ -759,8 +765,11 @@ inline Row measure(Instance& in, int repetition, int repetitions) {
             row.counters.assign(r.counters.begin(), r.counters.end());
             row.label = r.label;
             row.complexity_n = r.complexity_n;
-            // Counters as Google Benchmark finishes them, from this sample.
-            const double secs = ns / 1e9;
+            // Counters as Google Benchmark finishes them, from this sample (rates over its
+            // CPU time, or its real or manual time when the benchmark measures that).
+            const double secs = (f.real_time_ || f.manual_time_ || r.iterations == 0)
+                                    ? ns / 1e9
+                                    : static_cast<double>(r.cpu_ns) / 1e9 / in.threads;
             for (auto& kv : row.counters) {
                 Counter& c = kv.second;
                 double v = c.value;
@@ -790,9 +799,12 @@ inline Row measure(Instance& in, int repetition, int repetitions) {
     row.real_s = median / 1e9 / in.threads;
     row.cpu_s = iterations > 0 ? static_cast<double>(cpu_ns) / 1e9 / static_cast<double>(iterations) : 0;
     row.iterations = iterations;
-    if (iterations > 0 && row.real_s > 0) {
-        row.bytes_per_s = static_cast<double>(bytes) / static_cast<double>(iterations) / row.real_s;
-        row.items_per_s = static_cast<double>(items) / static_cast<double>(iterations) / row.real_s;
+    // Rates over the CPU time, as Google Benchmark gives them (over the real time with
+    // UseRealTime, over the manual time with UseManualTime).
+    const double rate_s = (f.real_time_ || f.manual_time_) ? row.real_s : row.cpu_s;
+    if (iterations > 0 && rate_s > 0) {
+        row.bytes_per_s = static_cast<double>(bytes) / static_cast<double>(iterations) / rate_s;
+        row.items_per_s = static_cast<double>(items) / static_cast<double>(iterations) / rate_s;
     }
     return row;
 }
@@ -908,6 +920,7 @@ inline void fit_complexity(const std::vector<Row>& rows, BigO want, BigOFunc* la
     b.cpu_s = cpu_coef;
     b.counters.clear();
     b.label.clear();
+    b.bytes_per_s = b.items_per_s = 0;
     Row r = b;
     r.name = first.in->run_name_without_args + "_RMS";
     r.aggregate_name = "RMS";

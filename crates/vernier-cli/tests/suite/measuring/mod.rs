@@ -12,6 +12,7 @@ mod demo;
 mod experiments;
 mod export;
 mod fleet;
+mod gbench;
 mod history_measured;
 mod html;
 mod instructions_callgrind;
