@@ -170,10 +170,10 @@ struct Instance {
     /// One thread's call of the benchmark: `iters` iterations as thread `thread`, the
     /// results added to `shared`. Returns the thread's timed ticks (manual time converted),
     /// scaled to `iters` iterations when a batch ran more.
-    std::uint64_t call(vd::ClockKind clock, std::uint64_t iters, int thread,
+    std::uint64_t call(vd::ClockKind kind, std::uint64_t iters, int thread,
                        const vd::Meter* meter, std::size_t sample) {
         State st(static_cast<IterationCount>(iters), args, thread, threads);
-        st.clock_ = clock;
+        st.clock_ = kind;
         st.meter_ = meter;
         st.sample_ = sample;
         st.read_cpu_ = read_cpu;
@@ -252,17 +252,17 @@ struct Instance {
     /// One sample: `iters` iterations on each of the instance's threads (Setup/Teardown
     /// around, outside the clock); the sample's ticks into `*ticks`. With threads, the
     /// sample's time is the last thread's, from the release (docs/threads.md).
-    void sample(vd::ClockKind clock, std::uint64_t iters, std::uint64_t* ticks,
+    void sample(vd::ClockKind kind, std::uint64_t iters, std::uint64_t* ticks,
                 const vd::Meter& meter, std::size_t s) {
         shared->reset(threads);
         setup();
         if (!threaded) {
-            *ticks = call(clock, iters, 0, &meter, s);
+            *ticks = call(kind, iters, 0, &meter, s);
         } else {
             vd::Meter m = meter;
             if (m.sw) m.sw += 2 * s * m.sw_words;
             if (m.hw) m.hw += 2 * s * m.hw_words;
-            vd::run_threaded(threaded_entry.get(), clock, iters, 1, ticks, m);
+            vd::run_threaded(threaded_entry.get(), kind, iters, 1, ticks, m);
             // Each thread's time from the moment the barrier let the threads start (the
             // first of their clock starts) to its finish, its paused time left out: the
             // sample's time is the last thread's.

@@ -180,9 +180,7 @@ BM_ManualTiming/1/|BM_with_args/int_test";
 
 #[test]
 fn google_benchmarks_own_programs_build_unchanged_and_run_under_libbenchmarks_names() {
-    let t0 = std::time::Instant::now();
     let src = gbench_sources().join("test");
-    eprintln!("TIMING sources {:?}", t0.elapsed());
     let programs: [(&str, &[&str]); 4] = [
         ("map_test", &[]),
         ("fixture_test", &[]),
@@ -205,7 +203,6 @@ fn google_benchmarks_own_programs_build_unchanged_and_run_under_libbenchmarks_na
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    eprintln!("TIMING built {:?}", t0.elapsed());
     let mut measured = 0;
     for ((name, extra), (ours, theirs)) in programs.iter().zip(&built) {
         let want = listed(theirs, extra);
@@ -247,7 +244,6 @@ fn google_benchmarks_own_programs_build_unchanged_and_run_under_libbenchmarks_na
             );
         }
         measured += file.benchmarks.len();
-        eprintln!("TIMING {name} {:?}", t0.elapsed());
         // Throughput where the suite declares it: map_test's lookups declare `size` items per
         // iteration (SetItemsProcessed(iterations * size)); BM_SetInsert/N/M declares M ints
         // of bytes (SetBytesProcessed(iterations * M * sizeof(int))).
