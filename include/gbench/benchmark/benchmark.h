@@ -571,6 +571,20 @@ inline int InitializeStreams() { return 0; }
 
 }  // namespace internal
 
+/// Range's values as a list, for ArgsProduct: `lo`, the powers of `multi` between, `hi`.
+inline std::vector<std::int64_t> CreateRange(std::int64_t lo, std::int64_t hi, int multi) {
+    std::vector<std::int64_t> v;
+    internal::Benchmark::AddRange(v, lo, hi, multi < 2 ? 2 : multi);
+    return v;
+}
+
+/// DenseRange's values as a list, for ArgsProduct.
+inline std::vector<std::int64_t> CreateDenseRange(std::int64_t start, std::int64_t limit, int step) {
+    std::vector<std::int64_t> v;
+    for (std::int64_t a = start; a <= limit; a += (step < 1 ? 1 : step)) v.push_back(a);
+    return v;
+}
+
 inline internal::Benchmark* RegisterBenchmark(const std::string& name, internal::Function* fn) {
     return internal::RegisterBenchmarkInternal(new internal::FunctionBenchmark(name, fn));
 }

@@ -1230,11 +1230,11 @@ inline std::size_t run_by_hand(std::vector<Instance*>& chosen) {
     if (json) std::fputs(to_json(all).c_str(), stdout);
     if (csv) std::fputs(to_csv(all).c_str(), stdout);
     if (!s.out.empty()) {
-        const std::string text = s.out_format == "csv" ? to_csv(all) : s.out_format == "console" ? std::string() : to_json(all);
         if (s.out_format == "console")
-            note("--benchmark_out_format=console is written as JSON is not: only json and csv "
-                 "go to a file");
-        if (!write_file(s.out, s.out_format == "console" ? to_json(all) : text)) {
+            note("--benchmark_out_format=console: the file is written as JSON (json and csv are "
+                 "the formats written to a file)");
+        const std::string text = s.out_format == "csv" ? to_csv(all) : to_json(all);
+        if (!write_file(s.out, text)) {
             std::fprintf(stderr, "invalid file name: '%s'\n", s.out.c_str());
             std::exit(1);
         }
