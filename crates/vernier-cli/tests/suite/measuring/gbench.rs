@@ -432,7 +432,7 @@ fn run_by_hand_it_writes_google_benchmarks_json_and_rejects_unknown_flags() {
         assert!(rows[4]["rms"].as_f64().is_some(), "{}", rows[4]);
     }
     // The console table, and libbenchmark's answer to a flag it does not know.
-    let o = Command::new(&exe)
+    let o = Command::new(exe)
         .args([
             "--benchmark_filter=BM_scan/256$",
             "--benchmark_min_time=0.01",
