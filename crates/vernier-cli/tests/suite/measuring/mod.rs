@@ -13,6 +13,7 @@ mod demo;
 mod experiments;
 mod export;
 mod fleet;
+mod gbench;
 mod history_measured;
 mod html;
 mod instructions_callgrind;

@@ -1,0 +1,572 @@
+//! Google Benchmark programs, unchanged, on vernier (`include/gbench`, docs/gbench.md).
+//!
+//! The programs are Google Benchmark's own test programs, taken at test time from Debian's
+//! source package `benchmark` (`apt-get source`, with an apt state of the test's own): they
+//! are built once against libbenchmark (libbenchmark-dev, which `.ci/run` installs), whose
+//! `--benchmark_list_tests` is the reference for the names, and once against the layer; under
+//! `vernier run` every benchmark libbenchmark lists is measured, under that name, and none
+//! fails. Then a sort and a scan of our own read O(N log N) and O(N), two builds of one
+//! program compare as native workers do, the program run by hand writes Google Benchmark's
+//! JSON, and CMake's `benchmark::benchmark` builds a program written for libbenchmark.
+//! Structure, names and ratios measured in the same run only.
+
+use crate::common::{cli, cpp};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use vernier::units::Throughput;
+
+fn tmp() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gbench");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(o: &Output) -> String {
+    cli::text(o)
+}
+
+/// `KEY=value` of /etc/os-release.
+fn os_release(key: &str) -> Option<String> {
+    let s = std::fs::read_to_string("/etc/os-release").ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .map(|v| v.trim_matches('"').to_string())
+}
+
+/// Google Benchmark's sources (Debian's source package `benchmark`, of this system's release),
+/// downloaded with apt-get into a fresh directory with an apt state of its own (a sources list
+/// with the `deb-src` line, its own lists and cache: the system's apt configuration is left
+/// alone). Once per test binary. Any failure fails the test, naming what to do.
+fn gbench_sources() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let codename = os_release("VERSION_CODENAME").unwrap_or_default();
+        assert!(
+            os_release("ID").as_deref() == Some("debian") && !codename.is_empty(),
+            "this test takes Google Benchmark's programs from Debian's source package \
+             `benchmark`: it needs a Debian system (found ID={:?}, VERSION_CODENAME={codename:?})",
+            os_release("ID")
+        );
+        let root = tmp().join(format!("apt-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in ["lists/partial", "cache/archives/partial", "src"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let list = root.join("sources.list");
+        std::fs::write(
+            &list,
+            format!("deb-src http://deb.debian.org/debian {codename} main\n"),
+        )
+        .unwrap();
+        let apt = |args: &[&str], dir: &Path| {
+            let o = Command::new("apt-get")
+                .current_dir(dir)
+                .arg("-q")
+                .arg(format!("-oDir::Etc::SourceList={}", list.display()))
+                .arg("-oDir::Etc::SourceParts=/nonexistent")
+                .arg(format!(
+                    "-oDir::State::Lists={}",
+                    root.join("lists").display()
+                ))
+                .arg(format!("-oDir::Cache={}", root.join("cache").display()))
+                .arg("-oDebug::NoLocking=1")
+                .args(args)
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!("apt-get is needed to fetch Debian's `benchmark` source package: {e}")
+                });
+            assert!(
+                o.status.success(),
+                "apt-get {args:?} failed: Google Benchmark's programs could not be fetched \
+                 from deb.debian.org (Debian's source package `benchmark`, {codename}); this \
+                 test needs that host:\n{}",
+                text(&o)
+            );
+        };
+        apt(&["update"], &root);
+        apt(
+            &["source", "--download-only", "benchmark"],
+            &root.join("src"),
+        );
+        let tarball = std::fs::read_dir(root.join("src"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().to_string();
+                n.starts_with("benchmark_") && n.contains(".orig.tar.")
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "apt-get source benchmark gave no .orig tarball in {}",
+                    root.display()
+                )
+            });
+        let o = Command::new("tar")
+            .arg("xf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(root.join("src"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tar: {}", text(&o));
+        let dir = std::fs::read_dir(root.join("src"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.is_dir() && p.join("test/basic_test.cc").exists())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no test/basic_test.cc in the `benchmark` source package under {}",
+                    root.display()
+                )
+            });
+        dir
+    })
+}
+
+/// `g++ -O2 -DNDEBUG -std=c++17 SOURCES …`: a Google Benchmark program as a release build
+/// makes it (their own checks of Google Benchmark's scheduling are `assert`s, which a
+/// release build leaves out), against the layer (`gbench`) or against libbenchmark.
+fn build(out: &str, source: &Path, gbench: bool) -> PathBuf {
+    let exe = tmp().join(out);
+    let mut cmd = Command::new(cpp::cxx());
+    // The reference build only lists its names: unoptimised, it compiles faster.
+    cmd.args([if gbench { "-O2" } else { "-O0" }, "-DNDEBUG", "-std=c++17"]);
+    if gbench {
+        let root = cpp::repo_root();
+        cmd.arg(format!("-I{}", root.join("include/gbench").display()))
+            .arg(format!("-I{}", root.join("include").display()));
+    }
+    cmd.arg(source).arg("-o").arg(&exe);
+    if !gbench {
+        cmd.args(["-lbenchmark", "-lpthread"]);
+    } else {
+        cmd.arg("-pthread");
+    }
+    let o = cmd.output().unwrap();
+    if !gbench && !o.status.success() {
+        assert!(
+            Path::new("/usr/include/benchmark/benchmark.h").exists(),
+            "libbenchmark is the reference for the names: apt-get install libbenchmark-dev \
+             (`.ci/run` installs it)\n{}",
+            text(&o)
+        );
+    }
+    assert!(o.status.success(), "{cmd:?}:\n{}", text(&o));
+    exe
+}
+
+/// The names a program lists (`--benchmark_list_tests`, and `extra` arguments).
+fn listed(exe: &Path, extra: &[&str]) -> Vec<String> {
+    let o = Command::new(exe)
+        .arg("--benchmark_list_tests")
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A subset of `benchmark_test.cc` that keeps the run short, given to both builds alike, with
+/// the forms the other programs do not have: BENCHMARK_CAPTURE, BENCHMARK_TEMPLATE and
+/// TEMPLATE2, Range, Ranges, ThreadRange, UseRealTime, UseManualTime, SetBytesProcessed,
+/// SetItemsProcessed, PauseTiming.
+const BENCHMARK_TEST_FILTER: &str = "--benchmark_filter=BM_CalculatePiRange/8$|\
+BM_SetInsert/1024/128|BM_Sequential<std::vector<int>, int>|BM_ParallelMemset|\
+BM_ManualTiming/1/|BM_with_args/int_test";
+
+#[test]
+fn google_benchmarks_own_programs_build_unchanged_and_run_under_libbenchmarks_names() {
+    let src = gbench_sources().join("test");
+    let programs: [(&str, &[&str]); 4] = [
+        ("map_test", &[]),
+        ("fixture_test", &[]),
+        ("templated_fixture_test", &[]),
+        ("benchmark_test", &[BENCHMARK_TEST_FILTER]),
+    ];
+    // Both builds of each program, in parallel.
+    let built: Vec<(PathBuf, PathBuf)> = std::thread::scope(|s| {
+        let handles: Vec<_> = programs
+            .iter()
+            .map(|(name, _)| {
+                let file = src.join(format!("{name}.cc"));
+                s.spawn(move || {
+                    (
+                        build(&format!("gb-{name}"), &file, true),
+                        build(&format!("lib-{name}"), &file, false),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut measured = 0;
+    for ((name, extra), (ours, theirs)) in programs.iter().zip(&built) {
+        let want = listed(theirs, extra);
+        assert!(!want.is_empty(), "{name}: libbenchmark lists nothing");
+        assert_eq!(
+            listed(ours, extra),
+            want,
+            "{name}: the names differ from libbenchmark's"
+        );
+        // Measured under the runner: every benchmark, under libbenchmark's name, none failed.
+        let json = tmp().join(format!("{name}.json"));
+        let o = cli::vernier()
+            .args([
+                "run",
+                "--quick",
+                "--processes",
+                "1",
+                "--counters",
+                "none",
+                "--json",
+            ])
+            .arg(&json)
+            .arg("--")
+            .arg(ours)
+            .args(*extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let file = vernier::result::ResultFile::load(&json).unwrap();
+        let names: Vec<&str> = file.benchmarks.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, want, "{name}");
+        for b in &file.benchmarks {
+            assert_eq!(
+                b.status,
+                vernier::result::Status::Ok,
+                "{name}: {}: {:?}",
+                b.name,
+                b.error
+            );
+        }
+        measured += file.benchmarks.len();
+        // Throughput where the suite declares it: map_test's lookups declare `size` items per
+        // iteration (SetItemsProcessed(iterations * size)); BM_SetInsert/N/M declares M ints
+        // of bytes (SetBytesProcessed(iterations * M * sizeof(int))).
+        for b in &file.benchmarks {
+            let parts: Vec<&str> = b.name.split('/').collect();
+            let want = match parts.as_slice() {
+                ["BM_MapLookup", n] | ["MapFixture", "Lookup", n] => {
+                    Some(Throughput::ItemsPerIter(n.parse().unwrap()))
+                }
+                ["BM_SetInsert", _, m] => {
+                    Some(Throughput::BytesPerIter(m.parse::<u64>().unwrap() * 4))
+                }
+                _ => continue,
+            };
+            assert_eq!(b.throughput, want, "{name}: {}", b.name);
+        }
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        if *name == "map_test" {
+            assert!(stdout.contains("items/s"), "{stdout}");
+            assert!(
+                stdout.contains("complexity of BM_MapLookup: O("),
+                "{stdout}"
+            );
+        }
+    }
+    assert!(measured >= 20, "{measured} benchmarks measured");
+}
+
+/// A sort of random integers and a sum over them, in Google Benchmark's form, over
+/// Range(1<<8, 1<<16) with Complexity(). The sort's input is new in every iteration (a
+/// xorshift generator's next N values, an O(N) cost beside the sort's), the generator going
+/// on from one call of the function to the next: vernier calls it once per sample, so inputs
+/// made from a fixed seed in the function come back in every sample, and sorting the same
+/// inputs again and again lets the branch predictor learn their comparisons. On the 2-vCPU
+/// AMD EPYC guest this was written on, that made sorts of up to a few thousand elements 3.5
+/// times faster per element than larger ones: a cliff no complexity class fits.
+const COMPLEXITY: &str = r#"
+#include <benchmark/benchmark.h>
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+static std::vector<std::uint32_t> shuffled(std::int64_t n, unsigned seed) {
+    std::vector<std::uint32_t> v(static_cast<std::size_t>(n));
+    std::iota(v.begin(), v.end(), 0u);
+    std::shuffle(v.begin(), v.end(), std::mt19937(seed));
+    return v;
+}
+
+static void BM_sort(benchmark::State& state) {
+    std::vector<std::uint32_t> v(static_cast<std::size_t>(state.range(0)));
+    static std::uint64_t s = 0x9e3779b97f4a7c15ull;  // on from one call to the next
+    for (auto _ : state) {
+        for (auto& x : v) {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            x = static_cast<std::uint32_t>(s >> 32);
+        }
+        std::sort(v.begin(), v.end());
+        benchmark::DoNotOptimize(v.data());
+        benchmark::ClobberMemory();
+    }
+    state.SetComplexityN(state.range(0));
+    state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_sort)->RangeMultiplier(4)->Range(1 << 8, 1 << 16)->Complexity();
+
+static void BM_scan(benchmark::State& state) {
+    const std::vector<std::uint32_t> v = shuffled(state.range(0), 0);
+    for (auto _ : state) {
+        std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: one dependent step per element
+        for (std::uint32_t x : v) h = (h ^ x) * 0x100000001b3ull;
+        benchmark::DoNotOptimize(h);
+    }
+    state.SetComplexityN(state.range(0));
+    state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+BENCHMARK(BM_scan)->RangeMultiplier(4)->Range(1 << 8, 1 << 16)->Complexity(benchmark::oN);
+
+BENCHMARK_MAIN();
+"#;
+
+fn complexity_program() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let src = tmp().join("complexity.cc");
+        std::fs::write(&src, COMPLEXITY).unwrap();
+        build("gb-complexity", &src, true)
+    })
+}
+
+#[test]
+fn a_sort_reads_n_log_n_and_a_scan_reads_n() {
+    let exe = complexity_program();
+    let json = tmp().join("complexity.json");
+    let (stdout, file) = cli::run_ok(&["--quick", "--counters", "none"], &json, exe);
+    let sizes = [256u64, 1024, 4096, 16384, 65536];
+    let names: Vec<&str> = file.benchmarks.iter().map(|b| b.name.as_str()).collect();
+    let want: Vec<String> = ["BM_sort", "BM_scan"]
+        .iter()
+        .flat_map(|f| sizes.iter().map(move |n| format!("{f}/{n}")))
+        .collect();
+    assert_eq!(names, want);
+    for b in &file.benchmarks {
+        let n: u64 = b.name.split('/').nth(1).unwrap().parse().unwrap();
+        let want = if b.name.starts_with("BM_sort") {
+            Throughput::ItemsPerIter(n)
+        } else {
+            Throughput::BytesPerIter(4 * n)
+        };
+        assert_eq!(b.throughput, Some(want), "{}", b.name);
+    }
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let class = |family: &str| {
+        raw["complexity"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["family"] == family)
+            .unwrap_or_else(|| panic!("no fit of {family}: {}\n{stdout}", raw["complexity"]))
+            ["class"]
+            .clone()
+    };
+    assert_eq!(class("BM_sort"), "O(N log N)", "{stdout}");
+    assert_eq!(class("BM_scan"), "O(N)", "{stdout}");
+    assert!(
+        stdout.contains("complexity of BM_sort: O(N log N)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("complexity of BM_scan: O(N)"), "{stdout}");
+}
+
+#[test]
+fn run_by_hand_it_writes_google_benchmarks_json_and_rejects_unknown_flags() {
+    let exe = complexity_program();
+    let out = tmp().join("by-hand.json");
+    let o = Command::new(exe)
+        .args([
+            "--benchmark_filter=BM_scan/(256|1024|4096)$",
+            "--benchmark_min_time=0.01",
+            "--benchmark_format=json",
+        ])
+        .arg(format!("--benchmark_out={}", out.display()))
+        .env_remove("VERNIER_FDS")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", text(&o)));
+    let written: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    for v in [&printed, &written] {
+        for key in [
+            "date",
+            "host_name",
+            "executable",
+            "num_cpus",
+            "library_build_type",
+        ] {
+            assert!(!v["context"][key].is_null(), "context.{key}: {v}");
+        }
+        let rows = v["benchmarks"].as_array().unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "BM_scan/256",
+                "BM_scan/1024",
+                "BM_scan/4096",
+                "BM_scan_BigO",
+                "BM_scan_RMS"
+            ]
+        );
+        for r in &rows[..3] {
+            assert_eq!(r["run_type"], "iteration");
+            assert_eq!(r["time_unit"], "ns");
+            assert_eq!(r["threads"], 1);
+            assert!(r["iterations"].as_u64().unwrap() > 0, "{r}");
+            assert!(r["real_time"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["cpu_time"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["bytes_per_second"].as_f64().unwrap() > 0.0, "{r}");
+        }
+        assert_eq!(rows[3]["big_o"], "N", "{}", rows[3]);
+        assert!(rows[4]["rms"].as_f64().is_some(), "{}", rows[4]);
+    }
+    // The console table, and libbenchmark's answer to a flag it does not know.
+    let o = Command::new(exe)
+        .args([
+            "--benchmark_filter=BM_scan/256$",
+            "--benchmark_min_time=0.01",
+        ])
+        .env_remove("VERNIER_FDS")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        table.contains("Benchmark") && table.contains("Iterations"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("BM_scan/256 ") && l.contains("bytes_per_second=")),
+        "{table}"
+    );
+    let o = Command::new(exe).arg("--no_such_flag").output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("error: unrecognized command-line flag: --no_such_flag"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// One benchmark whose work depends on `-DROUNDS`, one that does not.
+const TWO_BUILDS: &str = r#"
+#include <benchmark/benchmark.h>
+#include <cstdint>
+
+static void BM_mix(benchmark::State& state) {
+    std::uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (auto _ : state) {
+        for (int i = 0; i < ROUNDS; ++i) {
+            x ^= x >> 31;
+            x *= 0xbf58476d1ce4e5b9ull;
+            benchmark::DoNotOptimize(x);
+        }
+    }
+}
+BENCHMARK(BM_mix);
+
+static void BM_same(benchmark::State& state) {
+    std::uint64_t x = 1;
+    for (auto _ : state) {
+        for (int i = 0; i < 32; ++i) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            benchmark::DoNotOptimize(x);
+        }
+    }
+}
+BENCHMARK(BM_same);
+
+BENCHMARK_MAIN();
+"#;
+
+#[test]
+fn compare_gives_verdicts_on_two_builds_as_on_native_workers() {
+    let src = tmp().join("two-builds.cc");
+    std::fs::write(&src, TWO_BUILDS).unwrap();
+    let compile = |out: &str, rounds: u32| {
+        let exe = tmp().join(out);
+        let root = cpp::repo_root();
+        let o = Command::new(cpp::cxx())
+            .args([
+                "-O2",
+                "-std=c++17",
+                "-pthread",
+                &format!("-DROUNDS={rounds}"),
+            ])
+            .arg(format!("-I{}", root.join("include/gbench").display()))
+            .arg(format!("-I{}", root.join("include").display()))
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        exe
+    };
+    let (old, new) = (compile("gb-mix-16", 16), compile("gb-mix-64", 64));
+    let json = tmp().join("compare.json");
+    let o = cli::vernier()
+        .arg("compare")
+        .arg(&old)
+        .arg(&new)
+        .args(["--quick", "--fail-on-regression", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let find = |name: &str| {
+        v["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {}", text(&o)))
+            .clone()
+    };
+    let (mix, same) = (find("BM_mix"), find("BM_same"));
+    // Four times the rounds: slower, its code changed; the other's code is the same code.
+    assert_eq!(mix["verdict"], "slower", "{}", text(&o));
+    assert_eq!(mix["code"], "changed", "{}", mix["code_detail"]);
+    assert_eq!(same["code"], "same", "{}", same["code_detail"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn cmake_benchmark_targets_build_a_program_written_for_libbenchmark() {
+    let dir = tmp().join("cmake");
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = |args: &[&std::ffi::OsStr]| {
+        let o = Command::new("cmake")
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cmake is needed (apt-get install cmake): {e}"));
+        assert!(o.status.success(), "cmake {args:?}: {}", text(&o));
+    };
+    let consumer = cpp::repo_root().join("cmake/gbench-consumer");
+    let build = dir.join("build");
+    run(&[
+        "-S".as_ref(),
+        consumer.as_os_str(),
+        "-B".as_ref(),
+        build.as_os_str(),
+        format!("-DVERNIER_SOURCE_DIR={}", cpp::repo_root().display()).as_ref(),
+        "-DCMAKE_BUILD_TYPE=Release".as_ref(),
+    ]);
+    run(&["--build".as_ref(), build.as_os_str()]);
+    let names = listed(&build.join("gbench_consumer"), &[]);
+    assert_eq!(names, ["BM_accumulate/64", "BM_accumulate/4096"]);
+}
