@@ -38,6 +38,10 @@ pub struct Common {
     /// mispredictions per iteration under valgrind (callgrind) instead of timing.
     #[arg(long)]
     pub instructions: bool,
+    /// After the run, profile each benchmark's loop under callgrind (as `vernier profile`):
+    /// its top functions under the table, and a flame graph per benchmark in the --html report.
+    #[arg(long, conflicts_with = "instructions")]
+    pub profile: bool,
     /// Verbose report: each benchmark's counters, σ_run/√N_iter, fit and warm-up, and every
     /// diagnostic's own paragraph; with `run`, also the disassembly of the measured loop of a
     /// benchmark flagged `optimized-away` (as `vernier asm` shows it).

@@ -3,7 +3,6 @@
 //! (`crate::runner::profile`): the top functions in the terminal, the whole profile with
 //! `--json`, and a flame graph per benchmark with `--html`. See docs/profile.md.
 
-use crate::files::profile::{BenchProfile, ProfileFile};
 use crate::term;
 use anyhow::Result;
 use clap::Args;
@@ -77,7 +76,7 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
             timeout,
             filter.as_ref(),
             a.time,
-            &mut |p, b| print!("{}", render(p, b, a.top)),
+            &mut |p, b| print!("{}", crate::runner::profile::render(p, b, a.top)),
         )?
     } else {
         crate::runner::instructions::Callgrind::from_env().check()?;
@@ -86,9 +85,10 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
         crate::runner::profile::profile_program(
             &program,
             &args,
+            &[],
             timeout,
             filter.as_ref(),
-            &mut |p, b| print!("{}", render(p, b, a.top)),
+            &mut |p, b| print!("{}", crate::runner::profile::render(p, b, a.top)),
         )?
     };
     if let Some(path) = &a.json {
@@ -103,86 +103,4 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
     }
     let failed = file.benchmarks.iter().filter(|b| b.error.is_some()).count();
     Ok(if failed > 0 { 1 } else { 0 })
-}
-
-/// One benchmark's lines: its totals, then its top functions by own instructions (or own
-/// samples).
-pub fn render(p: &ProfileFile, b: &BenchProfile, top: usize) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::new();
-    if let Some(e) = &b.error {
-        let _ = writeln!(s, "\n{}: not profiled: {e}", b.name);
-        return s;
-    }
-    if let Some(n) = b.samples {
-        let _ = writeln!(s, "\n{}: {n} samples in the loop", b.name);
-        let _ = writeln!(
-            s,
-            "  {:>6} {:>7} {:>9}  function",
-            "own %", "total %", "samples"
-        );
-        for f in b.functions.iter().take(top) {
-            let pct = |x: f64| 100.0 * x / n.max(1) as f64;
-            let _ = writeln!(
-                s,
-                "  {:>6.1} {:>7.1} {:>9}  {}",
-                pct(f.own[0]),
-                pct(f.inclusive[0]),
-                f.own[0],
-                crate::files::profile::brief(&f.name)
-            );
-        }
-        if b.functions.len() > top {
-            let _ = writeln!(
-                s,
-                "  … {} more (--top N, or --json)",
-                b.functions.len() - top
-            );
-        }
-        return s;
-    }
-    let total = b.instructions_per_iter.unwrap_or(0.0);
-    let _ = writeln!(
-        s,
-        "\n{}: {} instructions/iter{}",
-        b.name,
-        vernier::report::format_count(total),
-        b.estimated_cycles_per_iter
-            .map(|c| format!(
-                ", estimated {} cycles/iter (L1 hits + 5 × LL hits + 35 × RAM)",
-                vernier::report::format_count(c)
-            ))
-            .unwrap_or_default()
-    );
-    let ev = |f: &[f64], e: &str| p.event(e).and_then(|k| f.get(k).copied());
-    let _ = writeln!(
-        s,
-        "  {:>6} {:>7} {:>12} {:>9} {:>9}  function",
-        "own %", "total %", "own instr", "D1 miss", "LL miss"
-    );
-    for f in b.functions.iter().take(top) {
-        let own = ev(&f.own, "Ir").unwrap_or(0.0);
-        let inc = ev(&f.inclusive, "Ir").unwrap_or(0.0);
-        let pct = |x: f64| if total > 0.0 { 100.0 * x / total } else { 0.0 };
-        let sum = |a: &str, b: &str| Some(ev(&f.own, a)? + ev(&f.own, b)?);
-        let miss = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "—".into());
-        let _ = writeln!(
-            s,
-            "  {:>6.1} {:>7.1} {:>12.2} {:>9} {:>9}  {}",
-            pct(own),
-            pct(inc),
-            own,
-            miss(sum("D1mr", "D1mw")),
-            miss(sum("DLmr", "DLmw")),
-            crate::files::profile::brief(&f.name)
-        );
-    }
-    if b.functions.len() > top {
-        let _ = writeln!(
-            s,
-            "  … {} more (--top N, or --json)",
-            b.functions.len() - top
-        );
-    }
-    s
 }

@@ -74,6 +74,27 @@ pub fn write_comparison_profiled(
     write(path, &html)
 }
 
+/// The report of a run just made with `--profile`: its result and its profile.
+pub fn write_result_profiled(
+    path: &Path,
+    file: &ResultFile,
+    pairs: Option<&ComparisonFile>,
+    profile: &crate::files::profile::ProfileFile,
+) -> Result<()> {
+    let doc = Doc::Result {
+        file: Box::new(file.clone()),
+        comparison: pairs.cloned().map(Box::new),
+    };
+    let cmd = this_command();
+    write(
+        path,
+        &page(&[
+            (cmd.clone(), doc),
+            (cmd, Doc::Profile(Box::new(profile.clone()))),
+        ]),
+    )
+}
+
 /// The report of a profile (`vernier profile --html`).
 pub fn write_profile(path: &Path, p: &crate::files::profile::ProfileFile) -> Result<()> {
     write(

@@ -20,6 +20,7 @@ use vernier::protocol::BenchRef;
 pub fn profile_program(
     program: &Path,
     args: &[OsString],
+    env: &[(OsString, OsString)],
     timeout: Duration,
     filter: Option<&crate::args::Selection>,
     each: &mut dyn FnMut(&ProfileFile, &BenchProfile),
@@ -28,6 +29,7 @@ pub fn profile_program(
     callgrind.check()?;
     let native = Control {
         timeout,
+        env: env.to_vec(),
         ..Control::default()
     };
     let ctl = Control {
@@ -205,6 +207,122 @@ pub fn check_symbols(program: &Path) -> Result<()> {
              the source lines)",
             program.display()
         );
+    }
+    Ok(())
+}
+
+/// One benchmark's lines: its totals, then its top functions by own instructions (or own
+/// samples).
+pub fn render(p: &ProfileFile, b: &BenchProfile, top: usize) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    if let Some(e) = &b.error {
+        let _ = writeln!(s, "\n{}: not profiled: {e}", b.name);
+        return s;
+    }
+    if let Some(n) = b.samples {
+        let _ = writeln!(s, "\n{}: {n} samples in the loop", b.name);
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>7} {:>9}  function",
+            "own %", "total %", "samples"
+        );
+        for f in b.functions.iter().take(top) {
+            let pct = |x: f64| 100.0 * x / n.max(1) as f64;
+            let _ = writeln!(
+                s,
+                "  {:>6.1} {:>7.1} {:>9}  {}",
+                pct(f.own[0]),
+                pct(f.inclusive[0]),
+                f.own[0],
+                crate::files::profile::brief(&f.name)
+            );
+        }
+        if b.functions.len() > top {
+            let _ = writeln!(
+                s,
+                "  … {} more (--top N, or --json)",
+                b.functions.len() - top
+            );
+        }
+        return s;
+    }
+    let total = b.instructions_per_iter.unwrap_or(0.0);
+    let _ = writeln!(
+        s,
+        "\n{}: {} instructions/iter{}",
+        b.name,
+        vernier::report::format_count(total),
+        b.estimated_cycles_per_iter
+            .map(|c| format!(
+                ", estimated {} cycles/iter (L1 hits + 5 × LL hits + 35 × RAM)",
+                vernier::report::format_count(c)
+            ))
+            .unwrap_or_default()
+    );
+    let ev = |f: &[f64], e: &str| p.event(e).and_then(|k| f.get(k).copied());
+    let _ = writeln!(
+        s,
+        "  {:>6} {:>7} {:>12} {:>9} {:>9}  function",
+        "own %", "total %", "own instr", "D1 miss", "LL miss"
+    );
+    for f in b.functions.iter().take(top) {
+        let own = ev(&f.own, "Ir").unwrap_or(0.0);
+        let inc = ev(&f.inclusive, "Ir").unwrap_or(0.0);
+        let pct = |x: f64| if total > 0.0 { 100.0 * x / total } else { 0.0 };
+        let sum = |a: &str, b: &str| Some(ev(&f.own, a)? + ev(&f.own, b)?);
+        let miss = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "—".into());
+        let _ = writeln!(
+            s,
+            "  {:>6.1} {:>7.1} {:>12.2} {:>9} {:>9}  {}",
+            pct(own),
+            pct(inc),
+            own,
+            miss(sum("D1mr", "D1mw")),
+            miss(sum("DLmr", "DLmw")),
+            crate::files::profile::brief(&f.name)
+        );
+    }
+    if b.functions.len() > top {
+        let _ = writeln!(
+            s,
+            "  … {} more (--top N, or --json)",
+            b.functions.len() - top
+        );
+    }
+    s
+}
+
+/// `--profile` on `run` and `demo`: after the run (its table printed, its result kept), each
+/// selected benchmark's loop profiled under callgrind, its top functions printed, and with
+/// `html` the run's report written again with a flame graph per benchmark.
+pub fn after_run(
+    worker: (&Path, &[OsString], &[(OsString, OsString)]),
+    timeout: Duration,
+    filter: Option<&crate::args::Selection>,
+    html: Option<(
+        &Path,
+        &vernier::result::ResultFile,
+        Option<&vernier::result::comparison::ComparisonFile>,
+    )>,
+) -> Result<()> {
+    if crate::term::interrupted() {
+        return Ok(());
+    }
+    check_symbols(worker.0)?;
+    Callgrind::from_env().check()?;
+    println!("\nprofiles (counted under callgrind, the measured loop only; per iteration):");
+    let profile = profile_program(
+        worker.0,
+        worker.1,
+        worker.2,
+        timeout,
+        filter,
+        &mut |p, b| print!("{}", render(p, b, 5)),
+    )?;
+    if let Some((path, file, pairs)) = html {
+        let written = crate::html::write_result_profiled(path, file, pairs, &profile);
+        crate::html::write_or_warn(path, written, None);
     }
     Ok(())
 }

@@ -289,6 +289,7 @@ pub(crate) fn common(a: &CompareArgs) -> Common {
         counters: "none".into(),
         keep_interrupted: false,
         instructions: false,
+        profile: false,
         verbose: false,
         explain: false,
         save: Default::default(),

@@ -7,6 +7,7 @@
 use super::CompareArgs;
 use crate::files::profile::ProfileFile;
 use anyhow::Result;
+use std::ffi::OsString;
 use std::path::Path;
 use vernier::result::comparison::ComparisonFile;
 use vernier::stats::compare::Verdict;
@@ -34,11 +35,26 @@ pub(super) fn profile_pair(
     let filter = crate::args::Selection::new(Some(regex::Regex::new(&exact)?), None);
     let timeout = a.process.control()?.timeout;
     println!("\nprofiles (counted under callgrind, the measured loop only; per iteration):");
-    let profile = |p: &Path, args: &[std::ffi::OsString]| {
-        crate::runner::profile::profile_program(p, args, timeout, filter.as_ref(), &mut |_, _| {})
+    let profile = |p: &Path, args: &[std::ffi::OsString], env: &[(OsString, OsString)]| {
+        crate::runner::profile::profile_program(
+            p,
+            args,
+            env,
+            timeout,
+            filter.as_ref(),
+            &mut |_, _| {},
+        )
     };
-    let po = profile(old, &a.old_arg)?;
-    let pn = profile(new, &a.new_arg)?;
+    let po = profile(
+        old,
+        &a.old_arg,
+        &super::programs::parse_env(&a.old_env, "--old-env")?,
+    )?;
+    let pn = profile(
+        new,
+        &a.new_arg,
+        &super::programs::parse_env(&a.new_env, "--new-env")?,
+    )?;
     print!("{}", render(file, &po, &pn));
     if let Some(path) = &a.html {
         let written = crate::html::write_comparison_profiled(path, file, &po, &pn);

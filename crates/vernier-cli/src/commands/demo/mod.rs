@@ -162,6 +162,16 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         term::written_to(c.json.as_deref())
     );
     crate::history::save_if_asked(&c.save, &file, "demo", c.pick.shard)?;
+    if c.profile {
+        let w = counted_worker()?;
+        let html = c.html.as_deref().map(|p| (p, &file, pairs.as_ref()));
+        crate::runner::profile::after_run(
+            (&w.program, &w.args, &w.env),
+            std::time::Duration::from_secs_f64(crate::runner::worker::DEFAULT_TIMEOUT_S),
+            filter.as_ref(),
+            html,
+        )?;
+    }
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }

@@ -306,10 +306,26 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     if let Some(line) = uncounted.line() {
         print!("{}", table.dim_wrapped(&line));
     }
-    crate::runner::cold::note(a.cache, &file);
-    crate::history::save_if_asked(&a.common.save, &file, "run", a.common.pick.shard)?;
+    save_and_profile(a, &file, (&program, &args), ctl.timeout, filter.as_ref())?;
     if let Some(code) = term::interrupted_exit() {
         return Ok(code);
     }
     Ok(if failed > 0 || html_failed { 1 } else { 0 })
+}
+
+/// After the run's table: the cache's note, the save (`--save`) and the profile (`--profile`).
+fn save_and_profile(
+    a: &RunArgs,
+    file: &ResultFile,
+    (program, args): (&std::path::Path, &[std::ffi::OsString]),
+    timeout: std::time::Duration,
+    filter: Option<&crate::args::Selection>,
+) -> Result<()> {
+    crate::runner::cold::note(a.cache, file);
+    crate::history::save_if_asked(&a.common.save, file, "run", a.common.pick.shard)?;
+    if a.common.profile {
+        let html = a.common.html.as_deref().map(|p| (p, file, None));
+        crate::runner::profile::after_run((program, args, &[]), timeout, filter, html)?;
+    }
+    Ok(())
 }

@@ -23,6 +23,7 @@ pub fn examples() -> &'static Path {
             "experiments",
             "sharing",
             "alloc",
+            "profile_mix",
         ] {
             cmd.args(["--example", e]);
         }

@@ -3,7 +3,7 @@
 //! its figures are exact and the assertions on them are equalities; the timed verdict of
 //! `compare` is only held to what it guarantees (never the wrong direction).
 
-use crate::common::{cli, cpp};
+use crate::common::{cli, cpp, rust_examples};
 
 use cli::{text, vernier};
 use cpp::{compile, repo_root};
@@ -101,6 +101,25 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
     assert!(report.contains("data-plot=\"flamegraph\""));
     assert!(report.contains(">heavy(unsigned long)<") && report.contains(">light(unsigned long)<"));
     assert!(!report.contains("<script"));
+
+    // `run --profile`: the run as usual, then the profile under its table and in its report.
+    let html = dir.path().join("run.html");
+    let o = vernier()
+        .args(["run", "--quick", "--filter", "^mix$", "--profile", "--html"])
+        .arg(&html)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let after = out
+        .split("profiles (counted under callgrind")
+        .nth(1)
+        .unwrap_or("");
+    assert!(after.contains("heavy(unsigned long)"), "{out}");
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.contains("data-plot=\"flamegraph\"") && report.contains("Profile:"));
 
     // A filter that matches nothing names the benchmarks there are.
     let o = vernier()
@@ -224,6 +243,37 @@ fn compare_profile_names_the_function_that_grew() {
     if row.contains("slower") {
         assert!(
             out.contains("mix is slower: heavy(unsigned long) grew most"),
+            "{out}"
+        );
+    }
+}
+
+/// The same in Rust: one build of the example worker, `heavy` given more steps in NEW by its
+/// environment; the differential names `heavy` first.
+#[test]
+fn compare_profile_names_the_function_that_grew_in_rust() {
+    let exe = rust_examples::examples().join("profile_mix");
+    let o = vernier()
+        .args(["compare", "--quick", "--profile"])
+        .args(["--old-env", "HEAVY_N=300", "--new-env", "HEAVY_N=390"])
+        .arg(&exe)
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let first = out
+        .lines()
+        .skip_while(|l| !(l.starts_with("  mix: ") && l.ends_with("instructions/iter")))
+        .nth(1)
+        .unwrap();
+    assert!(first.trim_end().ends_with("profile_mix::heavy"), "{out}");
+    assert!(!out.contains("profile_mix::light"), "{out}");
+    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
+    assert!(!row.contains("faster"), "{out}");
+    if row.contains("slower") {
+        assert!(
+            out.contains("mix is slower: profile_mix::heavy grew most"),
             "{out}"
         );
     }
