@@ -217,6 +217,29 @@ fn the_sampled_profile_shares_the_loop_as_its_steps_do() {
     );
 }
 
+/// `compare --profile`'s output for `mix`: the differential's first line is `heavy` (its
+/// steps grew), `light` (unchanged) is not listed; the verdict is never `faster`, and when it
+/// is `slower`, `heavy` is named under it.
+fn assert_heavy_named(o: &std::process::Output, heavy: &str, light: &str) {
+    assert!(o.status.success(), "{}", text(o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let first = out
+        .lines()
+        .skip_while(|l| !(l.starts_with("  mix: ") && l.ends_with("instructions/iter")))
+        .nth(1)
+        .unwrap();
+    assert!(first.trim_end().ends_with(heavy), "{out}");
+    assert!(!out.contains(light), "{out}");
+    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
+    assert!(!row.contains("faster"), "{out}");
+    if row.contains("slower") {
+        assert!(
+            out.contains(&format!("mix is slower: {heavy} grew most")),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn compare_profile_names_the_function_that_grew() {
     let old = build("profile-mix-300", 300);
@@ -227,29 +250,11 @@ fn compare_profile_names_the_function_that_grew() {
         .arg(&new)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
-    // The differential's first line is heavy, +90 × its step's instructions; light is unchanged.
-    let first = out
-        .lines()
-        .skip_while(|l| !(l.starts_with("  mix: ") && l.ends_with("instructions/iter")))
-        .nth(1)
-        .unwrap();
-    assert!(first.trim_end().ends_with("heavy(unsigned long)"), "{out}");
-    assert!(!out.contains("light(unsigned long)"), "{out}");
-    // The verdict is never `faster`; when it is `slower`, heavy is named under it.
-    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
-    assert!(!row.contains("faster"), "{out}");
-    if row.contains("slower") {
-        assert!(
-            out.contains("mix is slower: heavy(unsigned long) grew most"),
-            "{out}"
-        );
-    }
+    assert_heavy_named(&o, "heavy(unsigned long)", "light(unsigned long)");
 }
 
 /// The same in Rust: one build of the example worker, `heavy` given more steps in NEW by its
-/// environment; the differential names `heavy` first.
+/// environment.
 #[test]
 fn compare_profile_names_the_function_that_grew_in_rust() {
     let exe = rust_examples::examples().join("profile_mix");
@@ -260,21 +265,5 @@ fn compare_profile_names_the_function_that_grew_in_rust() {
         .arg(&exe)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
-    let first = out
-        .lines()
-        .skip_while(|l| !(l.starts_with("  mix: ") && l.ends_with("instructions/iter")))
-        .nth(1)
-        .unwrap();
-    assert!(first.trim_end().ends_with("profile_mix::heavy"), "{out}");
-    assert!(!out.contains("profile_mix::light"), "{out}");
-    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
-    assert!(!row.contains("faster"), "{out}");
-    if row.contains("slower") {
-        assert!(
-            out.contains("mix is slower: profile_mix::heavy grew most"),
-            "{out}"
-        );
-    }
+    assert_heavy_named(&o, "profile_mix::heavy", "profile_mix::light");
 }
