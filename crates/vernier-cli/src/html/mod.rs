@@ -6,6 +6,7 @@
 //! `comparison.rs`, `sweep.rs`, `history.rs`); the plots are in [`plots`].
 
 mod comparison;
+mod complexity;
 mod history;
 mod memory;
 pub mod plots;

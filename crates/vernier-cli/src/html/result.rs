@@ -98,9 +98,20 @@ pub(super) fn result_section(
     }
     if timed {
         // The summary on top, each name a link to its section.
+        // A rate beside the median where a benchmark declared its work per iteration.
+        let rates = file.benchmarks.iter().any(|b| b.throughput.is_some());
+        let rate = |b: &vernier::result::BenchmarkResult| match (rates, b.throughput) {
+            (false, _) => String::new(),
+            (true, Some(t)) => format!("<td>{}</td>", t.rate(b.per_iter.median_ns)),
+            (true, None) => "<td>—</td>".into(),
+        };
+        h.push_str(if rates {
+            "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th><th>rate</th>"
+        } else {
+            "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>"
+        });
         h.push_str(
-            "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>\
-             <th>this run's 95 % interval</th><th>95 % interval for the next run</th>\
+            "<th>this run's 95 % interval</th><th>95 % interval for the next run</th>\
              <th>cycles per iteration (95 % interval)</th><th>minimum</th><th>spread</th>\
              <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
              <th class=\"name\">warnings</th></tr>\n",
@@ -114,7 +125,7 @@ pub(super) fn result_section(
             };
             let _ = writeln!(
                 h,
-                "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td><td>{}</td>\
+                "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td>{}<td>{}</td>\
                  <td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
                  <td class=\"text\">{}</td></tr>",
                 esc(&b.name),
@@ -124,6 +135,7 @@ pub(super) fn result_section(
                     format!(" <span class=\"bad\">{}</span>", status_str(b.status))
                 },
                 format_ns(b.per_iter.median_ns),
+                rate(b),
                 interval_both(b.per_iter.median_ns, b.per_iter.run_ci95_ns),
                 interval_both(b.per_iter.median_ns, b.per_iter.ci95_ns),
                 cycles(b),
@@ -154,6 +166,7 @@ pub(super) fn result_section(
         comparison_section(h, &format!("{id}-pairs"), "variant pairs", c, false);
     }
     threads::scaling_plots(h, file);
+    super::complexity::complexity_plots(h, file);
     for (j, b) in file.benchmarks.iter().enumerate() {
         benchmark_section(h, &format!("{id}-b{j}"), b, &shared, timed);
     }

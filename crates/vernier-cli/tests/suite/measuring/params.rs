@@ -56,4 +56,18 @@ fn arguments_throughput_and_complexity_reach_the_table_and_the_result() {
         .collect();
     let written: Vec<serde_json::Value> = fits.iter().map(|f| f["class"].clone()).collect();
     assert_eq!(classes, written);
+    // The report: a rate column, and each family's medians against N with the fit drawn.
+    let html = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("params.html");
+    let o = cli::vernier()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.contains("<th>rate</th>") && report.contains("GiB/s"));
+    assert_eq!(report.matches("data-plot=\"complexity\"").count(), 2);
+    assert!(report.contains("sort: O(") && report.contains("scan: O("));
 }
