@@ -25,7 +25,7 @@ _RESULTS = pytest.StashKey()
 
 def pytest_addoption(parser):
     g = parser.getgroup("vernier", "Vernier benchmarks (the benchmark fixture)")
-    g.addoption("--vernier-json", metavar="FILE", help="write the benchmarks' result file (schema 1) to FILE")
+    g.addoption("--vernier-json", metavar="FILE", help="write the benchmarks' result file (docs/result-schema.md) to FILE")
     g.addoption("--vernier-quick", action="store_true", help="a short run: about 0.2 s per benchmark")
     g.addoption("--vernier-time", metavar="SECONDS", type=float,
                 help="measurement budget per benchmark (default 1 s)")

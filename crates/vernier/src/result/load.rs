@@ -2,7 +2,7 @@
 //! analysis is given back is what a live run would have given it. A damaged file is refused
 //! with the benchmark and the field named, never half-read and never a panic.
 
-use super::{ResultFile, SCHEMA};
+use super::{ResultFile, OLDEST_SCHEMA, SCHEMA};
 use crate::plan::MAX_PROBE_ADDS;
 use serde_json::Value;
 use std::fmt;
@@ -33,7 +33,7 @@ pub enum LoadError {
     #[error("{path} is not a vernier result file: {what}")]
     NotResult { path: String, what: String },
     #[error(
-        "{path} has schema {found}, this vernier reads schema {SCHEMA}; upgrade vernier to read it"
+        "{path} has schema {found}, this vernier reads schemas {OLDEST_SCHEMA} to {SCHEMA}; upgrade vernier to read it"
     )]
     Schema { path: String, found: u64 },
     #[error("{path} is damaged: {invalid}; the file cannot be trusted: re-run with --json to produce it again")]
@@ -113,7 +113,7 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ResultFile, LoadError> {
             not_result(&format!("its `schema` is {s}, not a version number"))
         })?,
     };
-    if schema != SCHEMA as u64 {
+    if !(OLDEST_SCHEMA as u64..=SCHEMA as u64).contains(&schema) {
         return Err(LoadError::Schema {
             path,
             found: schema,
@@ -136,7 +136,8 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ResultFile, LoadError> {
     Ok(file)
 }
 
-/// Bring a schema-1 file written by an older build to today's layout.
+/// Bring a file written by an older build to today's layout (schema 1 has no field that
+/// version 2 reads differently: it only gains the version number).
 ///
 /// - Files from before the `analysis` block (vernier 0.1.0) did not record whether the
 ///   benchmarks were a debug build: their `debug-build` diagnostic says it; the other settings
@@ -145,6 +146,7 @@ pub fn parse(bytes: &[u8], origin: &str) -> Result<ResultFile, LoadError> {
 ///   the run's own interval was `ci95_ns`.
 fn upgrade(v: &mut Value) {
     let Some(obj) = v.as_object_mut() else { return };
+    obj.insert("schema".into(), SCHEMA.into());
     if let Some(bs) = obj.get_mut("benchmarks").and_then(Value::as_array_mut) {
         for p in bs.iter_mut().filter_map(|b| b.get_mut("per_iter")) {
             if let Some(p) = p.as_object_mut() {

@@ -27,8 +27,12 @@ use crate::timer::TimerInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The schema version written by this crate.
-pub const SCHEMA: u32 = 1;
+/// The schema version written by this crate. Version 2 adds each benchmark's declared
+/// `throughput` and the file's `complexity` fits (docs/result-schema.md); a version-1 file is
+/// read and brought to version 2 by the loader.
+pub const SCHEMA: u32 = 2;
+/// The oldest schema version the loader reads.
+pub const OLDEST_SCHEMA: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tool {

@@ -119,7 +119,7 @@ fn demo_quick_writes_a_complete_result_file() {
         "{table} lines:\n{stdout}"
     );
 
-    assert_eq!(file.schema, 1);
+    assert_eq!(file.schema, vernier::result::SCHEMA);
     assert_eq!(file.benchmarks.len(), 26);
     // The pitfalls talk's memory lesson: counted in the command's own process, exactly.
     let mem = |name: &str| {

@@ -29,7 +29,11 @@ fn load_and_reanalyze(bytes: &[u8]) -> Result<Vec<BenchmarkResult>, LoadError> {
 #[test]
 fn files_of_vernier_0_1_0_load_and_redo_their_figures() {
     for text in [DEMO_V010, RUN_CPP_V010] {
+        // Schema 1, read as today's schema (2 adds `throughput` and `complexity`, absent here).
+        assert!(text.starts_with("{\"schema\":1,"), "{}", &text[..40]);
         let f = result::parse(text.as_bytes(), "fixture").unwrap();
+        assert_eq!(f.schema, result::SCHEMA);
+        assert!(f.benchmarks.iter().all(|b| b.throughput.is_none()));
         // Files of 0.1.0 carry no `analysis` block: the upgrade gives the defaults of the time.
         assert!(!f.analysis.keep_interrupted);
         assert_eq!(
@@ -132,8 +136,11 @@ fn damaged_fields_are_named_with_their_benchmark() {
         error_of(&v)
     );
     let mut v = base.clone();
-    v["schema"] = 2.into();
+    v["schema"] = 3.into();
     assert!(error_of(&v).contains("upgrade vernier"));
+    let mut v = base.clone();
+    v["schema"] = 0.into();
+    assert!(error_of(&v).contains("reads schemas 1 to 2"));
     let cmp = serde_json::json!({"schema": 1, "mode": "paired", "comparisons": []});
     assert!(error_of(&cmp).contains("comparison file"));
     let e = result::parse(&RUN_CPP_V010.as_bytes()[..2000], "cut.json").unwrap_err();
