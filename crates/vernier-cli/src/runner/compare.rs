@@ -61,6 +61,8 @@ pub enum Event<'a> {
 
 struct Bench {
     name: String,
+    /// Its work per iteration, as NEW declared it.
+    throughput: Option<vernier::units::Throughput>,
     pairs: Vec<ProcessPair>,
     settled: bool,
     error: Option<String>,
@@ -96,7 +98,10 @@ fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
         }
         let stop = if b.settled { "settled" } else { stop_all };
         match comparison_from_process_pairs(&b.name, b.pairs.clone(), stop) {
-            Ok(c) => file.comparisons.push(c),
+            Ok(mut c) => {
+                c.throughput = b.throughput;
+                file.comparisons.push(c)
+            }
             Err(e) => {
                 let why = if b.empty > 0 {
                     format!(
@@ -192,6 +197,7 @@ pub fn run(
             benches = select(o.names(), n.names())?
                 .into_iter()
                 .map(|name| Bench {
+                    throughput: position(n.as_ref(), &name).and_then(|i| n.throughput(i)),
                     name,
                     pairs: Vec::new(),
                     settled: false,

@@ -21,6 +21,10 @@ use vernier::timer::TimerInfo;
 pub trait WorkerLink {
     /// The benchmarks the worker serves, in its order.
     fn names(&self) -> &[String];
+    /// The work one iteration of benchmark `index` does, as the worker declared it.
+    fn throughput(&self, _index: usize) -> Option<vernier::units::Throughput> {
+        None
+    }
     fn timer(&self) -> TimerInfo;
     fn debug_build(&self) -> bool;
     /// `samples` samples of `iters` iterations of benchmark `index`, appended to `out.ns`.
@@ -74,6 +78,9 @@ impl Target for LinkTarget<'_> {
 impl WorkerLink for WorkerProcess {
     fn names(&self) -> &[String] {
         &self.names
+    }
+    fn throughput(&self, index: usize) -> Option<vernier::units::Throughput> {
+        self.throughput.get(index).copied().flatten()
     }
     fn timer(&self) -> TimerInfo {
         self.hello.timer

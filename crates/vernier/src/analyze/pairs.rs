@@ -123,6 +123,18 @@ pub struct Comparison {
     /// callgrind (the harness's loop, its empty loop's taken off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_per_iter: Option<[f64; 2]>,
+    /// The work one iteration does, as NEW declared it (`Suite::throughput`, the header's
+    /// `bytes_per_iter`): each side's rate is it over that side's median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<crate::units::Throughput>,
+}
+
+impl Comparison {
+    /// OLD's and NEW's rates (`1.50 GiB/s`), when the benchmark declared its work.
+    pub fn rates(&self) -> Option<[String; 2]> {
+        let t = self.throughput?;
+        Some([t.rate(self.old_median_ns), t.rate(self.new_median_ns)])
+    }
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
@@ -358,6 +370,7 @@ pub fn comparison_from_process_pairs(
         memory: None,
         unit: None,
         instructions_per_iter: None,
+        throughput: None,
     })
 }
 

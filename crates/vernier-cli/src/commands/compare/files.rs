@@ -58,6 +58,7 @@ pub(super) fn compare_files(
         match vernier::unpaired::compare((old, o), (new, n)) {
             Ok(mut c) => {
                 c.memory = crate::runner::memory::change(o.memory.as_ref(), n.memory.as_ref());
+                c.throughput = n.throughput;
                 file.comparisons.push(c)
             }
             Err(error) => file.failed.push(Failure {

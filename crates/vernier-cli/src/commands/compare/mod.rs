@@ -386,6 +386,9 @@ pub(crate) fn conclude(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         if let Some(words) = vernier::report::memory::comparison_words(c) {
             println!("{}: {words}", c.name);
         }
+        if let Some([old, new]) = c.rates() {
+            println!("{}: rate {old} → {new}", c.name);
+        }
     }
     if let Some(p) = &a.json {
         println!("comparison written to {}", p.display());

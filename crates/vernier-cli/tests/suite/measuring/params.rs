@@ -70,4 +70,29 @@ fn arguments_throughput_and_complexity_reach_the_table_and_the_result() {
     assert!(report.contains("<th>rate</th>") && report.contains("GiB/s"));
     assert_eq!(report.matches("data-plot=\"complexity\"").count(), 2);
     assert!(report.contains("sort: O(") && report.contains("scan: O("));
+    // `compare` gives each side's rate, live (the worker's declaration) and from files.
+    let o = cli::vernier()
+        .args(["compare", "--quick", "--filter", "^copy|^scan/256$"])
+        .arg(&exe)
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("copy 64 KiB: rate ") && out.contains("GiB/s → "),
+        "{out}"
+    );
+    assert!(
+        out.contains("scan/256: rate ") && out.contains("items/s → "),
+        "{out}"
+    );
+    let o = cli::vernier()
+        .args(["compare", "--filter", "^copy"])
+        .arg(&json)
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("copy 64 KiB: rate "));
 }
