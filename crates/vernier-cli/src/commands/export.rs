@@ -230,6 +230,7 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
             o
         })
         .collect();
+    let benchmarks = with_complexity(file, benchmarks);
     // Keys in the order Google Benchmark's reporter writes them, indented as it does.
     let object = |pairs: &[(&str, Value)], indent: &str| {
         let lines: Vec<String> = pairs
@@ -247,6 +248,61 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
         object(&context, "    "),
         runs.join(",\n")
     )
+}
+
+/// Google Benchmark's notation of a complexity class (`big_o`).
+fn big_o(c: vernier::stats::complexity::Class) -> &'static str {
+    use vernier::stats::complexity::Class;
+    match c {
+        Class::Constant => "(1)",
+        Class::Log => "lgN",
+        Class::Linear => "N",
+        Class::NLogN => "NlgN",
+        Class::Quadratic => "N^2",
+        Class::Cubic => "N^3",
+    }
+}
+
+/// `runs` with, after the last benchmark of each family that has a complexity fit, the two
+/// aggregates Google Benchmark writes for `->Complexity()`: `FAMILY_BigO` (the coefficient and
+/// the class) and `FAMILY_RMS` (the fit's relative error).
+fn with_complexity<'a>(
+    file: &ResultFile,
+    mut runs: Vec<Vec<(&'a str, Value)>>,
+) -> Vec<Vec<(&'a str, Value)>> {
+    use vernier::result::complexity::{families, family_of};
+    for fit in families(&file.benchmarks).iter().rev() {
+        let Some(last) = file
+            .benchmarks
+            .iter()
+            .rposition(|b| family_of(&b.name).is_some_and(|(f, _)| f == fit.family))
+        else {
+            continue;
+        };
+        let head = |suffix: &str, aggregate: &str, unit: &str| -> Vec<(&'a str, Value)> {
+            vec![
+                ("name", json!(format!("{}_{suffix}", fit.family))),
+                ("family_index", json!(last)),
+                ("per_family_instance_index", json!(0)),
+                ("run_name", json!(fit.family)),
+                ("run_type", json!("aggregate")),
+                ("repetitions", json!(1)),
+                ("threads", json!(1)),
+                ("aggregate_name", json!(aggregate)),
+                ("aggregate_unit", json!(unit)),
+            ]
+        };
+        let mut bigo = head("BigO", "BigO", "time");
+        bigo.push(("cpu_coefficient", num(fit.coefficient_ns)));
+        bigo.push(("real_coefficient", num(fit.coefficient_ns)));
+        bigo.push(("big_o", json!(big_o(fit.class))));
+        bigo.push(("time_unit", json!("ns")));
+        let mut rms = head("RMS", "RMS", "percentage");
+        rms.push(("rms", num(fit.rms)));
+        runs.insert(last + 1, rms);
+        runs.insert(last + 1, bigo);
+    }
+    runs
 }
 
 /// The Bencher Metric Format: `latency` in ns, the median with its 95 % interval as the lower

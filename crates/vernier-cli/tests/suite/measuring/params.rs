@@ -95,4 +95,30 @@ fn arguments_throughput_and_complexity_reach_the_table_and_the_result() {
         .unwrap();
     assert!(o.status.success(), "{}", cli::text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("copy 64 KiB: rate "));
+    // Google Benchmark's JSON: the rates, and each family's `_BigO` and `_RMS` aggregates
+    // after its last size, as its `->Complexity()` writes them.
+    let gb = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("params.gb.json");
+    let o = cli::vernier()
+        .args(["export", "--format", "gbench"])
+        .arg(&json)
+        .arg("-o")
+        .arg(&gb)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", cli::text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&gb).unwrap()).unwrap();
+    let runs = v["benchmarks"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|b| b["name"].as_str().unwrap()).collect();
+    let at = names.iter().position(|n| *n == "sort/65536").unwrap();
+    assert_eq!(
+        names[at + 1..at + 3],
+        ["sort_BigO", "sort_RMS"],
+        "{names:?}"
+    );
+    assert!(["(1)", "lgN", "N", "NlgN", "N^2", "N^3"]
+        .contains(&runs[at + 1]["big_o"].as_str().unwrap()));
+    assert_eq!(runs[at + 2]["aggregate_name"], "RMS");
+    assert!(runs
+        .iter()
+        .any(|b| b["bytes_per_second"].as_f64().is_some()));
 }
