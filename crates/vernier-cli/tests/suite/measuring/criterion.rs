@@ -41,36 +41,44 @@ fn adler_benchmarks() -> Vec<(String, u64)> {
     v
 }
 
-/// adler's published source, downloaded from crates.io and unpacked under `dir`, its
-/// manifest's `criterion` dev-dependency renamed to this repository's `vernier-criterion`
-/// (and a `[workspace]` table, so that cargo does not take it for a member of this one).
+/// adler's published source, fetched from crates.io by cargo (`cargo vendor` of a scratch
+/// crate that depends on it, through the registry cargo is set up with) and copied under
+/// `dir`, its manifest's `criterion` dev-dependency renamed to this repository's
+/// `vernier-criterion` (and a `[workspace]` table, so that cargo does not take it for a member
+/// of this one).
 fn adler_crate(dir: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(dir.join(format!("{CRATE}-{VERSION}")));
-    std::fs::create_dir_all(dir).unwrap();
-    let archive = dir.join(format!("{CRATE}-{VERSION}.crate"));
-    let url = format!("https://static.crates.io/crates/{CRATE}/{CRATE}-{VERSION}.crate");
-    let got = Command::new("curl")
-        .args(["-sSfL", "--retry", "2", "-o"])
-        .arg(&archive)
-        .arg(&url)
-        .output();
-    match got {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => panic!(
-            "downloading {url} failed: this test needs crates.io to reach the crate's own \
-             Criterion benches\n{}",
-            text(&o)
+    let fetch = dir.join("fetch");
+    std::fs::create_dir_all(fetch.join("src")).unwrap();
+    std::fs::write(
+        fetch.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\n{CRATE} = \"={VERSION}\"\n\n[workspace]\n"
         ),
-        Err(e) => panic!("cannot run curl to download {url}: {e} (install curl)"),
-    }
-    let untar = Command::new("tar")
-        .arg("xzf")
-        .arg(&archive)
-        .current_dir(dir)
+    )
+    .unwrap();
+    std::fs::write(fetch.join("src/lib.rs"), "").unwrap();
+    let _ = std::fs::remove_dir_all(fetch.join("vendor"));
+    let o = Command::new(env!("CARGO"))
+        .args(["vendor", "--versioned-dirs", "--quiet", "vendor"])
+        .current_dir(&fetch)
         .output()
         .unwrap();
-    assert!(untar.status.success(), "unpacking {url}: {}", text(&untar));
+    assert!(
+        o.status.success(),
+        "cargo vendor could not fetch {CRATE} {VERSION} from crates.io: this test needs the \
+         registry to reach the crate's own Criterion benches\n{}",
+        text(&o)
+    );
     let src = dir.join(format!("{CRATE}-{VERSION}"));
+    let o = Command::new("cp")
+        .arg("-r")
+        .arg(fetch.join("vendor").join(format!("{CRATE}-{VERSION}")))
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "cp: {}", text(&o));
     let manifest = src.join("Cargo.toml");
     let toml = std::fs::read_to_string(&manifest).unwrap();
     let ours = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -53,18 +53,24 @@ fn gbench_sources() -> &'static Path {
         for d in ["lists/partial", "cache/archives/partial", "src"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
+        // The source entries of the archive this system installs from (its own mirror, as
+        // its apt is set up), for this release.
         let list = root.join("sources.list");
-        std::fs::write(
-            &list,
-            format!("deb-src http://deb.debian.org/debian {codename} main\n"),
-        )
-        .unwrap();
+        let parts = root.join("sources.list.d");
+        std::fs::create_dir_all(&parts).unwrap();
+        let found = source_entries(&codename, &list, &parts);
+        assert!(
+            found,
+            "no `deb` entry for Debian {codename} in /etc/apt/sources.list or \
+             /etc/apt/sources.list.d/*.sources: this test fetches Debian's source package \
+             `benchmark` from the archive the system's apt uses"
+        );
         let apt = |args: &[&str], dir: &Path| {
             let o = Command::new("apt-get")
                 .current_dir(dir)
                 .arg("-q")
                 .arg(format!("-oDir::Etc::SourceList={}", list.display()))
-                .arg("-oDir::Etc::SourceParts=/nonexistent")
+                .arg(format!("-oDir::Etc::SourceParts={}", parts.display()))
                 .arg(format!(
                     "-oDir::State::Lists={}",
                     root.join("lists").display()
@@ -79,8 +85,8 @@ fn gbench_sources() -> &'static Path {
             assert!(
                 o.status.success(),
                 "apt-get {args:?} failed: Google Benchmark's programs could not be fetched \
-                 from deb.debian.org (Debian's source package `benchmark`, {codename}); this \
-                 test needs that host:\n{}",
+                 (Debian's source package `benchmark`, {codename}, from the archive the \
+                 system's apt uses); this test needs it reachable:\n{}",
                 text(&o)
             );
         };
@@ -122,6 +128,58 @@ fn gbench_sources() -> &'static Path {
             });
         dir
     })
+}
+
+/// Writes `deb-src` twins of the system's `deb` entries for `codename` (its own suite, not
+/// `-updates` or `-security`): one-line entries of `/etc/apt/sources.list` into `list`, deb822
+/// stanzas of `/etc/apt/sources.list.d/*.sources` into `parts`. Whether any was found.
+fn source_entries(codename: &str, list: &Path, parts: &Path) -> bool {
+    let mut lines = String::new();
+    let text = std::fs::read_to_string("/etc/apt/sources.list").unwrap_or_default();
+    for l in text.lines().map(str::trim) {
+        let mut w = l.split_whitespace();
+        if w.next() == Some("deb") && l.split_whitespace().any(|x| x == codename) {
+            lines.push_str(&format!("deb-src{}\n", &l[3..]));
+        }
+    }
+    std::fs::write(list, &lines).unwrap();
+    let mut stanzas = String::new();
+    for e in std::fs::read_dir("/etc/apt/sources.list.d")
+        .into_iter()
+        .flatten()
+    {
+        let path = e.unwrap().path();
+        if path.extension().and_then(|x| x.to_str()) != Some("sources") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for stanza in text.split("\n\n") {
+            let field = |k: &str| {
+                stanza
+                    .lines()
+                    .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+            };
+            let ours = field("Types:").is_some_and(|t| t.split_whitespace().any(|x| x == "deb"))
+                && field("Suites:").is_some_and(|t| t.split_whitespace().any(|x| x == codename));
+            if ours {
+                let twin: Vec<String> = stanza
+                    .lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .map(|l| match l.strip_prefix("Types:") {
+                        Some(_) => "Types: deb-src".to_string(),
+                        None => match l.strip_prefix("Suites:") {
+                            Some(_) => format!("Suites: {codename}"),
+                            None => l.to_string(),
+                        },
+                    })
+                    .collect();
+                stanzas.push_str(&twin.join("\n"));
+                stanzas.push_str("\n\n");
+            }
+        }
+    }
+    std::fs::write(parts.join("system.sources"), &stanzas).unwrap();
+    !lines.is_empty() || !stanzas.is_empty()
 }
 
 /// `g++ -O2 -DNDEBUG -std=c++17 SOURCES …`: a Google Benchmark program as a release build
