@@ -38,7 +38,11 @@ pub fn profile_program(
     };
     let first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
+    let interpreted = first.hello.implementation.starts_with("vernier-python");
     first.quit();
+    if interpreted {
+        return Err(interpreted_worker(program));
+    }
     let selected = crate::args::select(program, &names, filter)?;
     let mut counter = Counter::new(&callgrind, program, args, &ctl);
     let mut file = ProfileFile {
@@ -192,10 +196,34 @@ pub fn differential(old: &BenchProfile, new: &BenchProfile, ir: usize) -> Vec<(S
     d
 }
 
+/// Why a Python worker is not profiled: its loop runs in the interpreter.
+pub fn interpreted_worker(program: &Path) -> anyhow::Error {
+    anyhow!(
+        "{} is a Python worker: its loop runs in the interpreter, so a profile would name \
+         CPython's functions, not the script's. `vernier profile` profiles compiled workers \
+         (C++, Rust); for Python, profile the script's functions with cProfile or py-spy",
+        program.display()
+    )
+}
+
 /// Why a program cannot be profiled: it has no symbols for callgrind to name its functions.
 pub fn check_symbols(program: &Path) -> Result<()> {
+    // A bare name is looked up on the PATH, as starting it does.
+    let found = if program.components().count() == 1 && !program.exists() {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    } else {
+        Some(program.to_path_buf())
+    };
+    let Some(path) = found else {
+        // Starting it will say what is wrong.
+        return Ok(());
+    };
     let bytes =
-        std::fs::read(program).map_err(|e| anyhow!("cannot read {}: {e}", program.display()))?;
+        std::fs::read(&path).map_err(|e| anyhow!("cannot read {}: {e}", program.display()))?;
     let Ok(obj) = object::File::parse(&*bytes) else {
         return Ok(());
     };

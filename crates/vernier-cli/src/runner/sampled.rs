@@ -80,7 +80,11 @@ pub fn sample_program(
     };
     let first = WorkerProcess::spawn(program, args, &ctl).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
+    let interpreted = first.hello.implementation.starts_with("vernier-python");
     first.quit();
+    if interpreted {
+        return Err(crate::runner::profile::interpreted_worker(program));
+    }
     let selected = crate::args::select(program, &names, filter)?;
     let (event, _) = event();
     let mut file = ProfileFile {

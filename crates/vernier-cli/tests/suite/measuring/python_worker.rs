@@ -164,6 +164,27 @@ fn vernier_run_measures_a_python_script() {
     check_result(&f, "vernier run");
 }
 
+/// A profile of a Python worker is refused, saying why: callgrind and perf would name the
+/// interpreter's functions, not the script's.
+#[test]
+fn a_python_worker_is_not_profiled_and_says_why() {
+    for sampled in [false, true] {
+        let mut c = cli::vernier();
+        c.env("PYTHONPATH", python_package(&format!("profile-{sampled}")))
+            .arg("profile");
+        if sampled {
+            c.arg("--sampled");
+        }
+        let o = c.arg("--").arg(python3()).arg(script()).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", cli::text(&o));
+        assert!(
+            cli::text(&o).contains("is a Python worker") && cli::text(&o).contains("cProfile"),
+            "{}",
+            cli::text(&o)
+        );
+    }
+}
+
 #[test]
 fn a_python_script_run_alone_starts_the_runner_on_itself() {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-alone");
