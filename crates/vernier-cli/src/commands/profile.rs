@@ -101,6 +101,9 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
         let written = crate::html::write_profile(path, &file);
         crate::html::write_or_warn(path, written, a.json.as_deref());
     }
+    if let Some(code) = term::interrupted_exit() {
+        return Ok(code);
+    }
     let failed = file.benchmarks.iter().filter(|b| b.error.is_some()).count();
     Ok(if failed > 0 { 1 } else { 0 })
 }

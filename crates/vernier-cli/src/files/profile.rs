@@ -118,6 +118,16 @@ pub fn brief(name: &str) -> String {
     out
 }
 
+/// Half the 95 % interval of a share of `k` samples out of `n` (normal approximation to the
+/// binomial): how far a sampled share may be from the share of time it estimates.
+pub fn share_half_width(k: f64, n: u64) -> f64 {
+    if n == 0 {
+        return f64::NAN;
+    }
+    let p = k / n as f64;
+    1.96 * (p * (1.0 - p) / n as f64).sqrt()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +161,14 @@ mod tests {
         let long = "<[u8; 4] as core::fmt::Debug>::fmt::h0123456789abcdef0123456789abcdef";
         assert_eq!(brief(long), "<…>::fmt::h0123456789abcdef0123456789abcdef");
         assert_eq!(brief("a;b"), "a,b");
+    }
+
+    #[test]
+    fn a_sampled_share_has_the_binomial_interval() {
+        // 1800 of 2400 samples: 75 %, ± 1.96 · √(0.75 · 0.25 / 2400) = ± 1.73 points.
+        let w = share_half_width(1800.0, 2400);
+        assert!((w - 0.017_32).abs() < 1e-4, "{w}");
+        assert_eq!(share_half_width(0.0, 100), 0.0);
+        assert!(share_half_width(1.0, 0).is_nan());
     }
 }

@@ -67,7 +67,7 @@ fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
         "<table class=\"summary\"><tr><th class=\"name\">function</th><th>own %</th>\
          <th>total %</th><th>{}</th></tr>",
         if b.samples.is_some() {
-            "own samples"
+            "own samples (own % ± 95 %)"
         } else {
             "own instructions / iter"
         }
@@ -88,8 +88,11 @@ fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
             esc(&crate::files::profile::brief(&f.name)),
             pct(own),
             pct(inc),
-            if b.samples.is_some() {
-                format!("{own:.0}")
+            if let Some(n) = b.samples {
+                format!(
+                    "{own:.0} (± {:.1})",
+                    100.0 * crate::files::profile::share_half_width(own, n)
+                )
             } else {
                 format!("{own:.2}")
             }

@@ -252,20 +252,26 @@ pub fn render(p: &ProfileFile, b: &BenchProfile, top: usize) -> String {
         let _ = writeln!(s, "\n{}: {n} samples in the loop", b.name);
         let _ = writeln!(
             s,
-            "  {:>6} {:>7} {:>9}  function",
-            "own %", "total %", "samples"
+            "  {:>6} {:>6} {:>7} {:>9}  function",
+            "own %", "±95%", "total %", "samples"
         );
         for f in b.functions.iter().take(top) {
             let pct = |x: f64| 100.0 * x / n.max(1) as f64;
             let _ = writeln!(
                 s,
-                "  {:>6.1} {:>7.1} {:>9}  {}",
+                "  {:>6.1} {:>6.1} {:>7.1} {:>9}  {}",
                 pct(f.own[0]),
+                100.0 * crate::files::profile::share_half_width(f.own[0], n),
                 pct(f.inclusive[0]),
                 f.own[0],
                 crate::files::profile::brief(&f.name)
             );
         }
+        let _ = writeln!(
+            s,
+            "  ±95%: the sampling error of a share of {n} samples (normal approximation; \
+             the samples are taken as independent)"
+        );
         if b.functions.len() > top {
             let _ = writeln!(
                 s,
