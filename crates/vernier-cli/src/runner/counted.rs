@@ -62,15 +62,7 @@ pub fn count_program(
     use vernier::result::{AnalysisSettings, Harness, ResultFile, Session};
     let callgrind = Callgrind::from_env();
     let version = callgrind.check()?;
-    let native = Control {
-        timeout,
-        env: env.to_vec(),
-        ..Control::default()
-    };
-    let ctl = Control {
-        timeout: timeout * VALGRIND_SLOWDOWN,
-        ..native.clone()
-    };
+    let (native, ctl) = controls(timeout, env);
     // The names and the worker's timer, from one ordinary start.
     let mut first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
@@ -139,6 +131,21 @@ pub fn count_program(
         version,
         empty_ir,
     })
+}
+
+/// The control of a worker started natively (`timeout`, the environment `env`), and of one
+/// started under valgrind: the same with its waits [`VALGRIND_SLOWDOWN`] times longer.
+pub fn controls(timeout: Duration, env: &[(OsString, OsString)]) -> (Control, Control) {
+    let native = Control {
+        timeout,
+        env: env.to_vec(),
+        ..Control::default()
+    };
+    let ctl = Control {
+        timeout: timeout * VALGRIND_SLOWDOWN,
+        ..native.clone()
+    };
+    (native, ctl)
 }
 
 /// Under valgrind the worker's start-up and every reply take this many times longer than

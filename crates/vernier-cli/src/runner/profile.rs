@@ -6,9 +6,9 @@
 
 use crate::files::profile::{estimated_cycles, BenchProfile, FunctionCosts, ProfileFile, EXACT};
 use crate::runner::callgraph::{self, FnPerIter};
-use crate::runner::counted::{Counter, VALGRIND_SLOWDOWN};
+use crate::runner::counted::{controls, Counter};
 use crate::runner::instructions::{Callgrind, PerIteration};
-use crate::runner::worker::{Control, WorkerProcess};
+use crate::runner::worker::WorkerProcess;
 use anyhow::{anyhow, Result};
 use std::ffi::OsString;
 use std::path::Path;
@@ -27,15 +27,7 @@ pub fn profile_program(
 ) -> Result<ProfileFile> {
     let callgrind = Callgrind::from_env();
     callgrind.check()?;
-    let native = Control {
-        timeout,
-        env: env.to_vec(),
-        ..Control::default()
-    };
-    let ctl = Control {
-        timeout: timeout * VALGRIND_SLOWDOWN,
-        ..native.clone()
-    };
+    let (native, ctl) = controls(timeout, env);
     let first = WorkerProcess::spawn(program, args, &native).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
     let interpreted = first.hello.implementation.starts_with("vernier-python");

@@ -8,7 +8,7 @@ use crate::common::{cli, cpp, rust_examples};
 use cli::{text, vernier};
 use cpp::{compile, repo_root};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn build(name: &str, heavy_n: u32) -> PathBuf {
     compile(
@@ -40,6 +40,21 @@ fn own_ir(p: &Value, bench: &str, function: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {function} in {bench}: {b}"))["own"][ir]
         .as_f64()
         .unwrap()
+}
+
+/// `vernier profile OPTIONS -- EXE` with the tool it needs pointed at a path where there is
+/// none (`var`): exit 1, and the message names how to install it (`needle`).
+fn refused_without_tool(exe: &Path, var: (&str, &Path), options: &[&str], needle: &str) {
+    let o = vernier()
+        .env(var.0, var.1)
+        .arg("profile")
+        .args(options)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(needle), "{}", text(&o));
 }
 
 #[test]
@@ -130,17 +145,11 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("mix"), "{}", text(&o));
     // No valgrind, and a program without symbols: each named, with the fix.
-    let o = vernier()
-        .env("VERNIER_VALGRIND", dir.path().join("no-valgrind"))
-        .args(["profile", "--"])
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        text(&o).contains("apt-get install valgrind"),
-        "{}",
-        text(&o)
+    refused_without_tool(
+        &exe,
+        ("VERNIER_VALGRIND", &dir.path().join("no-valgrind")),
+        &[],
+        "apt-get install valgrind",
     );
     let stripped = dir.path().join("stripped");
     std::fs::copy(&exe, &stripped).unwrap();
@@ -203,17 +212,11 @@ fn the_sampled_profile_shares_the_loop_as_its_steps_do() {
         .unwrap();
     assert_eq!(root["inclusive"][0].as_f64().unwrap(), n, "{out}");
     // Without perf: named, with the package to install.
-    let o = vernier()
-        .env("VERNIER_PERF", dir.path().join("no-perf"))
-        .args(["profile", "--sampled", "--"])
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(
-        text(&o).contains("apt-get install linux-perf"),
-        "{}",
-        text(&o)
+    refused_without_tool(
+        &exe,
+        ("VERNIER_PERF", &dir.path().join("no-perf")),
+        &["--sampled"],
+        "apt-get install linux-perf",
     );
 }
 
