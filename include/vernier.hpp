@@ -56,6 +56,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -219,6 +220,23 @@ inline std::vector<std::int64_t> dense_range(std::int64_t lo, std::int64_t hi,
 /// processes: the table, the result file, the exports and `compare` then give its rate too.
 inline void bytes_per_iter(std::uint64_t bytes);
 inline void items_per_iter(std::uint64_t items);
+
+/// A complexity class: Google Benchmark's `o1`, `oLogN`, `oN`, `oNLogN`, `oNSquared`,
+/// `oNCubed`.
+enum class Complexity { Constant, Log, Linear, NLogN, Quadratic, Cubic };
+
+/// Fit the complexity of the benchmarks the previous `bench…` call registered (a family
+/// `NAME/N`, as `bench_args` names them) in `c` rather than in the usual class that fits best
+/// (Google Benchmark's `Complexity(benchmark::oNLogN)`). The line under the table still names
+/// the best usual class when another fits better.
+inline void complexity(Complexity c);
+
+/// Fit it as `c · f(N)` with your own function `f` (`double f(double n)`), named `name` for a
+/// reader (Google Benchmark's `Complexity(lambda)`). `f` is called here, once per benchmark,
+/// with the N its name ends in; a benchmark whose name has no N, or where `f` is not finite
+/// and positive or zero, is left out of the fit, said on standard error.
+template <class F>
+void complexity_fn(const std::string& name, F&& f);
 
 /// Close the whole-program phase that began at the previous checkpoint and call it `name`
 /// (the first call only marks the start; `docs/experiments.md`). Records the time (the TSC
@@ -547,6 +565,9 @@ struct Entry {
     /// `bytes=N` or `items=N` (0: none declared).
     std::uint64_t bytes = 0;
     std::uint64_t items = 0;
+    /// How its complexity is fitted: the `list` line's options (` complexity=NlgN`,
+    /// ` f=… function=…`, ` family=… n=…`), each after a space; empty: from its name.
+    std::string fit{};
 };
 
 /// Record in `e` the addresses of `loop<Clock, ARGS...>` for each clock.
@@ -582,6 +603,8 @@ void run_latency(void* state, ClockKind clock, std::uint64_t iters, std::size_t 
 }
 
 inline std::vector<Entry>& registry();
+/// Percent-encode a name for a protocol line (section 4).
+inline std::string encode_name(const std::string& name);
 /// The first entry the last registering call added (`bytes_per_iter` applies from it).
 inline std::size_t& last_call();
 
@@ -751,6 +774,71 @@ inline void items_per_iter(std::uint64_t items) {
     for (std::size_t i = detail::last_call(); i < r.size(); ++i) {
         r[i].items = items;
         r[i].bytes = 0;
+    }
+}
+
+namespace detail {
+/// The `list` line's name of a complexity class (`complexity=NlgN`; docs/protocol.md).
+inline const char* complexity_option(Complexity c) {
+    switch (c) {
+        case Complexity::Constant: return "1";
+        case Complexity::Log: return "lgN";
+        case Complexity::Linear: return "N";
+        case Complexity::NLogN: return "NlgN";
+        case Complexity::Quadratic: return "N^2";
+        case Complexity::Cubic: return "N^3";
+    }
+    return "N";
+}
+
+/// The N a benchmark named `FAMILY/N` ends in (a whole number of at least 1), or 0.
+inline std::uint64_t size_in_name(const std::string& name) {
+    const std::size_t slash = name.rfind('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == name.size()) return 0;
+    std::uint64_t n = 0;
+    for (std::size_t i = slash + 1; i < name.size(); ++i) {
+        if (name[i] < '0' || name[i] > '9' || n > (UINT64_MAX - 9) / 10) return 0;
+        n = n * 10 + static_cast<std::uint64_t>(name[i] - '0');
+    }
+    return n;
+}
+
+/// ` f=<value>` as the `list` line gives a complexity function's value (exact: 17 digits).
+inline std::string complexity_value_option(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " f=%.17g", v);
+    return buf;
+}
+}  // namespace detail
+
+inline void complexity(Complexity c) {
+    auto& r = detail::registry();
+    for (std::size_t i = detail::last_call(); i < r.size(); ++i)
+        r[i].fit = std::string(" complexity=") + detail::complexity_option(c);
+}
+
+template <class F>
+void complexity_fn(const std::string& name, F&& f) {
+    auto& r = detail::registry();
+    for (std::size_t i = detail::last_call(); i < r.size(); ++i) {
+        const std::uint64_t n = detail::size_in_name(r[i].name);
+        r[i].fit.clear();
+        if (n == 0) {
+            std::fprintf(stderr,
+                         "vernier: complexity_fn(\"%s\"): %s has no size in its name (NAME/N); it "
+                         "is left out of the fit\n",
+                         name.c_str(), r[i].name.c_str());
+            continue;
+        }
+        const double v = static_cast<double>(f(static_cast<double>(n)));
+        if (!(v >= 0 && v <= std::numeric_limits<double>::max())) {
+            std::fprintf(stderr,
+                         "vernier: complexity_fn(\"%s\") gives %g at N = %llu (%s); it is left "
+                         "out of the fit\n",
+                         name.c_str(), v, static_cast<unsigned long long>(n), r[i].name.c_str());
+            continue;
+        }
+        r[i].fit = detail::complexity_value_option(v) + " function=" + detail::encode_name(name);
     }
 }
 
@@ -2144,6 +2232,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
                 reply += " items=";
                 append_u64(reply, entries[i].items);
             }
+            reply += entries[i].fit;
             reply += '\n';
         }
         reply += "end ";

@@ -7,7 +7,9 @@ use pyo3::prelude::*;
 use vernier::measure::Batch;
 use vernier::memory::{AllocCounts, MemoryReply};
 use vernier::protocol::{self, BenchRef, Command, Hello, RunRequest};
+use vernier::result::complexity::Declared;
 use vernier::samples::{CounterColumn, GC_COLLECTIONS};
+use vernier::stats::complexity::Class;
 use vernier::timer::{Timer, TimerInfo, TimerKind};
 use vernier::units::Throughput;
 
@@ -27,8 +29,31 @@ struct PyWorker {
     names: Vec<String>,
     alloc_free: Vec<bool>,
     throughput: Vec<Option<Throughput>>,
+    complexity: Vec<Option<Declared>>,
     run: Py<PyAny>,
     probe: Py<PyAny>,
+}
+
+/// A benchmark's complexity declaration as `vernier/__init__.py` gives it: a class in the
+/// protocol's notation (`NlgN`), or its own function's value at its N and that function's name.
+type PyDeclared = (Option<String>, Option<f64>, Option<String>);
+
+fn declared((class, f, function): PyDeclared) -> PyResult<Declared> {
+    let class = class
+        .map(|c| {
+            Class::parse_option(&c).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "vernier: no complexity class {c:?} (1, lgN, N, NlgN, N^2, N^3)"
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(Declared {
+        class,
+        f,
+        function,
+        ..Declared::default()
+    })
 }
 
 /// A Python exception as one line: `Type: message`.
@@ -55,6 +80,10 @@ impl protocol::Worker for PyWorker {
 
     fn throughput(&self) -> Vec<Option<Throughput>> {
         self.throughput.clone()
+    }
+
+    fn complexity(&self) -> Vec<Option<Declared>> {
+        self.complexity.clone()
     }
 
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
@@ -132,11 +161,12 @@ impl protocol::Worker for PyWorker {
 /// Serve the worker protocol on `fds` (`VERNIER_FDS`, "R,W") until the runner says `quit`.
 /// The Python worker gives the facts of its `hello` (the clock's resolution and overhead in
 /// ns, a debug build, the interpreter, the hash seed), its benchmarks' names, allocation-free
-/// flags and declared work per iteration (`("bytes", n)`, `("items", n)` or None),
+/// flags, declared work per iteration (`("bytes", n)`, `("items", n)` or None) and
+/// complexity declarations (`(class, f, function)` or None),
 /// `run(which, iters, samples, memory)` (`which`: an index, or None for the empty loop) and
 /// `probe()`, the `probe` reply.
 #[pyfunction]
-#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe, throughput = Vec::new()))]
+#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe, throughput = Vec::new(), complexity = Vec::new()))]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python call
 pub fn serve(
     py: Python<'_>,
@@ -147,6 +177,7 @@ pub fn serve(
     run: Py<PyAny>,
     probe: Py<PyAny>,
     throughput: Vec<Option<(String, u64)>>,
+    complexity: Vec<Option<PyDeclared>>,
 ) -> PyResult<()> {
     let throughput = throughput
         .into_iter()
@@ -158,6 +189,10 @@ pub fn serve(
                 "vernier: a throughput is bytes or items per iteration, not {kind:?}"
             ))),
         })
+        .collect::<PyResult<Vec<_>>>()?;
+    let complexity = complexity
+        .into_iter()
+        .map(|d| d.map(declared).transpose())
         .collect::<PyResult<Vec<_>>>()?;
     let (resolution_ns, overhead_ns, debug_build, interp, hash_seed) = hello;
     let mut worker = PyWorker {
@@ -178,6 +213,7 @@ pub fn serve(
         names,
         alloc_free,
         throughput,
+        complexity,
         run,
         probe,
     };

@@ -41,6 +41,17 @@ class Worker:
         self.w.write(line.encode() + b"\n")
         return self.r.readline().decode().rstrip("\n")
 
+    def listed(self):
+        """The handshake and the ``list`` reply's lines; the worker is then told to quit."""
+        self.ask("hello 1")
+        self.w.write(b"list\n")
+        lines = []
+        while not lines or not lines[-1].startswith("end "):
+            lines.append(self.r.readline().decode().rstrip("\n"))
+        assert self.ask("quit") == "bye"
+        assert self.p.wait(30) == 0
+        return lines
+
 
 def tokens(line):
     return dict(t.split("=", 1) for t in line.split() if "=" in t)
@@ -83,6 +94,50 @@ def test_python_bench_py_runs_in_worker_processes(tmp_path):
     assert o.returncode == 0 and "sorted per sample" in o.stdout and "\nsum " not in o.stdout, o
 
 
+def test_a_declared_complexity_is_listed_and_fitted_as_declared(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(textwrap.dedent("""
+        import vernier
+        vernier.bench_args("scan", sum, vernier.range(64, 4096, 8),
+                           setup=lambda n: list(range(n)), complexity="O(N log N)")
+        def triangle(n):
+            return n * (n - 1) / 2
+        vernier.bench_args("pairs", lambda n: [a ^ b for a in range(n) for b in range(a)],
+                           [8, 16, 32], complexity=triangle)
+        vernier.bench_args("cube", lambda n: n, [2, 4, 8], complexity=("N^3 + 1", lambda n: n ** 3 + 1))
+        vernier.bench("plain", len, "ab", complexity=lambda n: n)
+        vernier.main()
+    """))
+    lines = Worker(script).listed()
+    assert lines == [
+        "bench 0 scan/64 complexity=NlgN", "bench 1 scan/512 complexity=NlgN",
+        "bench 2 scan/4096 complexity=NlgN",
+        "bench 3 pairs/8 f=2.8e1 function=triangle", "bench 4 pairs/16 f=1.2e2 function=triangle",
+        "bench 5 pairs/32 f=4.96e2 function=triangle",
+        "bench 6 cube/2 f=9e0 function=N%5E3%20+%201", "bench 7 cube/4 f=6.5e1 function=N%5E3%20+%201",
+        "bench 8 cube/8 f=5.13e2 function=N%5E3%20+%201",
+        "bench 9 plain", "end 10",
+    ], lines
+    # The fit follows the declarations whatever the timings: the class given, or the function.
+    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    o = subprocess.run([sys.executable, str(script), "--quick", "--processes", "1", "--json", "r.json",
+                        "--filter", "scan|pairs"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert o.returncode == 0, o
+    assert "plain: the name has no size N" in o.stderr, o.stderr
+    fits = {f["family"]: f for f in json.loads((tmp_path / "r.json").read_text())["complexity"]}
+    assert fits["scan"]["class"] == "O(N log N)" and fits["scan"]["declared"], fits
+    assert fits["pairs"]["class"] == "f(N)" and fits["pairs"]["function"] == "triangle", fits
+    assert fits["pairs"]["f"] == [28.0, 120.0, 496.0], fits
+    assert "complexity of pairs: f(N) = triangle as declared" in o.stdout, o.stdout
+    for bad, needle in (("'O(N**2)'", "complexity is one of 'O(1)'"),
+                        ("3", "complexity is a class such as")):
+        s = tmp_path / "bad.py"
+        s.write_text("import vernier\nvernier.bench_args('x', len, [1, 2], complexity={})\n".format(bad))
+        o = subprocess.run([sys.executable, str(s)], capture_output=True, text=True)
+        assert o.returncode == 1 and needle in o.stderr, o
+
+
 def test_arguments_and_throughput_are_listed_and_reach_the_result(tmp_path):
     script = tmp_path / "bench.py"
     script.write_text(textwrap.dedent("""
@@ -93,19 +148,12 @@ def test_arguments_and_throughput_are_listed_and_reach_the_result(tmp_path):
         vernier.bench("join", b"".join, [b"x" * 64] * 16, throughput=vernier.Bytes(1024))
         vernier.main()
     """))
-    w = Worker(script)
-    w.ask("hello 1")
-    w.w.write(b"list\n")
-    lines = []
-    while not lines or not lines[-1].startswith("end "):
-        lines.append(w.r.readline().decode().rstrip("\n"))
+    lines = Worker(script).listed()
     assert lines == [
         "bench 0 sum/10", "bench 1 sum/100",
         "bench 2 scan/64 items=64", "bench 3 scan/512 items=512", "bench 4 scan/4096 items=4096",
         "bench 5 join bytes=1024", "end 6",
     ], lines
-    assert w.ask("quit") == "bye"
-    assert w.p.wait(30) == 0
     env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
     o = subprocess.run([sys.executable, str(script), "--quick", "--processes", "1", "--json", "r.json"],
                        capture_output=True, text=True, cwd=tmp_path, env=env)

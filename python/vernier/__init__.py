@@ -45,6 +45,55 @@ def _throughput(t):
         "vernier: throughput is vernier.Bytes(n) or vernier.Items(n) with n >= 0, got {!r}".format(t))
 
 
+# The complexity classes by the names the result file gives them, and the protocol's notation.
+_CLASSES = {"O(1)": "1", "O(log N)": "lgN", "O(N)": "N", "O(N log N)": "NlgN", "O(N^2)": "N^2",
+            "O(N^3)": "N^3"}
+
+
+def _size(name):
+    """The N a benchmark named ``FAMILY/N`` ends in (a whole number of at least 1), or None."""
+    family, _, last = name.rpartition("/")
+    if family and last.isdigit() and int(last) >= 1:
+        return int(last)
+    return None
+
+
+def _complexity(c, name):
+    """A complexity declaration as the native worker takes it, ``(class, f, function)``, or
+    None: ``c`` is a class (``"O(N log N)"``), a function of N, or ``(name, function)``. A
+    function is called here with the N the benchmark's name ends in."""
+    if c is None:
+        return None
+    if isinstance(c, str):
+        token = _CLASSES.get(c, c if c in _CLASSES.values() else None)
+        if token is None:
+            raise ValueError(
+                "vernier: complexity is one of {}, or a function of N, got {!r}".format(
+                    ", ".join(repr(k) for k in _CLASSES), c))
+        return (token, None, None)
+    if isinstance(c, tuple) and len(c) == 2 and isinstance(c[0], str) and callable(c[1]):
+        label, fn = c
+    elif callable(c):
+        label, fn = getattr(c, "__name__", None), c
+        if label == "<lambda>":
+            label = None
+    else:
+        raise ValueError(
+            "vernier: complexity is a class such as 'O(N log N)', a function of N, or "
+            "(name, function), got {!r}".format(c))
+    n = _size(name)
+    if n is None:
+        print("vernier: {}: the name has no size N (NAME/N); its complexity function is not "
+              "used".format(name), file=sys.stderr)
+        return None
+    v = float(fn(n))
+    if not (v >= 0.0 and v != float("inf")):
+        print("vernier: {}: the complexity function gives {} at N = {}; it is left out of the "
+              "fit".format(name, v, n), file=sys.stderr)
+        return None
+    return (None, v, label)
+
+
 def range(lo, hi, mult=8):  # noqa: A001 - the name Google Benchmark, Rust and C++ use
     """Google Benchmark's ``Range(lo, hi)`` with ``RangeMultiplier(mult)``: ``lo``, the powers
     of ``mult`` strictly between ``lo`` and ``hi``, and ``hi``."""
@@ -64,21 +113,24 @@ def dense_range(lo, hi, step=1):
     return list(builtins.range(lo, hi + 1, max(int(step), 1)))
 
 
-def bench_args(name, fn, args, *, setup=None, throughput=None, gc=False):
+def bench_args(name, fn, args, *, setup=None, throughput=None, complexity=None, gc=False):
     """Register ``fn(arg)`` once per argument, each benchmark named ``NAME/ARG`` as Google
     Benchmark names them (``sort/1024``). ``setup(arg)``, when given, is called once per
     argument before its first sample, outside the timed region, and ``fn`` then gets its result
     instead of the argument. ``throughput``: a ``vernier.Bytes``/``vernier.Items`` for every
     argument, or a callable ``arg -> Bytes/Items``. Numeric arguments give the complexity fit
-    under the table (docs/parameters.md)."""
+    under the table (docs/parameters.md): the best usual class, or with ``complexity`` the class
+    given (``"O(N log N)"``) or your own function of N (``lambda n: n ** 1.5``, or
+    ``("N^1.5", fn)`` to name it)."""
     for arg in args:
         label = "{}/{}".format(name, arg)
         work = throughput(arg) if callable(throughput) else throughput
         if setup is None:
-            bench(label, fn, arg, gc=gc, throughput=work)
+            bench(label, fn, arg, gc=gc, throughput=work, complexity=complexity)
         else:
             state = _Lazy(setup, arg)
-            bench(label, fn, setup=state, per="sample", gc=gc, throughput=work)
+            bench(label, fn, setup=state, per="sample", gc=gc, throughput=work,
+                  complexity=complexity)
 
 
 class _Lazy:
@@ -94,7 +146,7 @@ class _Lazy:
 
 
 def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_free=False,
-          throughput=None, **kwargs):
+          throughput=None, complexity=None, **kwargs):
     """Register ``fn(*args, **kwargs)`` as the benchmark ``name``.
 
     ``setup``: a callable whose result is the arguments instead (a tuple: the positional
@@ -104,13 +156,16 @@ def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_fre
     ``timeit``). ``allocation_free=True`` declares that an iteration allocates nothing: a run
     that counts allocations fails the benchmark, naming it, when it does. ``throughput``: the
     work one iteration does, ``vernier.Bytes(n)`` or ``vernier.Items(n)`` (a ``rate`` column).
-    Returns ``fn`` (so it also works as a decorator's body).
+    ``complexity``: for a benchmark named ``FAMILY/N``, how its family is fitted (as in
+    :func:`bench_args`). Returns ``fn`` (so it also works as a decorator's body).
     """
     _check_name(name)
     work = _throughput(throughput)
+    fit = _complexity(complexity, name)
     loop = _loops.call_loop(fn, args, kwargs, setup=setup, per=per, gc_on=gc)
     loop.alloc_free = bool(allocation_free)
     loop.throughput = work
+    loop.complexity = fit
     _benchmarks.append((name, loop))
     return fn
 

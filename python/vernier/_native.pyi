@@ -22,6 +22,7 @@ def serve(
     ],
     probe: Callable[[], str],
     throughput: List[Optional[Tuple[str, int]]] = ...,
+    complexity: List[Optional[Tuple[Optional[str], Optional[float], Optional[str]]]] = ...,
 ) -> None:
     """Serve the worker protocol on ``fds`` (``VERNIER_FDS``, ``R,W``) until the runner says
     ``quit``: the Rust crate's loop and parser, calling ``run(which, iters, samples, memory)``

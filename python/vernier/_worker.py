@@ -140,6 +140,7 @@ class Worker:
             names=[n for n, _ in self.benches],
             alloc_free=[bool(getattr(l, "alloc_free", False)) for _, l in self.benches],
             throughput=[getattr(l, "throughput", None) for _, l in self.benches],
+            complexity=[getattr(l, "complexity", None) for _, l in self.benches],
             run=self.run,
             probe=probe_line,
         )

@@ -62,6 +62,7 @@ pub mod workload;
 pub use memory::CountingAlloc;
 pub use session::checkpoint::{checkpoint, checkpoint_summary};
 pub use session::suite::{Options, Suite, SuiteError};
+pub use stats::complexity::Class as Complexity;
 pub use std::hint::black_box;
 pub use units::Throughput;
 /// The former name of [`workload`], kept so that code written against it still builds.

@@ -479,9 +479,6 @@ inline void worker_notes(const std::vector<Instance*>& chosen) {
                      "and its warm-up detection apply");
         if (f.process_time_)
             note(n + ": MeasureProcessCPUTime() is not followed: vernier measures wall-clock time");
-        if (f.complexity_ != oNone && f.complexity_ != oAuto)
-            note(n + ": Complexity(class) is not imposed: the runner fits every class over "
-                     "NAME/N and keeps the best");
         if (f.custom_statistics_)
             note(n + ": ComputeStatistics() is not used: the runner computes its own statistics");
         if (in->threaded)
@@ -535,11 +532,12 @@ inline bool under_valgrind() {
 /// programs declare it after their loop (`SetBytesProcessed(state.iterations() * n)`): each
 /// single-threaded benchmark is called once at 1 and at 2 iterations at start-up to learn it
 /// (at 1 alone when that call takes over 50 ms: the work is then taken to grow with the
-/// iterations, as it does in the usual form). Returns "bytes items" per iteration, or "" when
-/// the benchmark could not be called.
+/// iterations, as it does in the usual form). The same call gives its `SetComplexityN`.
+/// Returns "bytes items n" (per iteration; n 0 when not set), or "" when the benchmark could
+/// not be called.
 inline std::string learn_throughput(Instance& in, bool& labelled) {
-    if (in.threaded) return "0 0";
-    std::int64_t bytes[2] = {0, 0}, items[2] = {0, 0};
+    if (in.threaded) return "0 0 0";
+    std::int64_t bytes[2] = {0, 0}, items[2] = {0, 0}, complexity_n = 0;
     int calls = 2;
     for (int k = 0; k < calls; ++k) {
         std::string what;
@@ -555,6 +553,7 @@ inline std::string learn_throughput(Instance& in, bool& labelled) {
         if (!ok || in.shared->failed) return "";
         bytes[k] = in.shared->bytes;
         items[k] = in.shared->items;
+        if (k == 0) complexity_n = in.shared->complexity_n;
         labelled = labelled || !in.shared->label.empty() || !in.shared->counters.empty();
         if (k == 0 && vd::monotonic_now_ns() - t0 > 50000000) {
             calls = 1;
@@ -571,13 +570,54 @@ inline std::string learn_throughput(Instance& in, bool& labelled) {
     };
     const std::uint64_t b = per_iter(bytes, "bytes");
     const std::uint64_t i = b == 0 ? per_iter(items, "items") : 0;
-    return std::to_string(b) + " " + std::to_string(i);
+    return std::to_string(b) + " " + std::to_string(i) + " " +
+           std::to_string(complexity_n > 0 ? complexity_n : 0);
+}
+
+/// The `list` options of an instance whose family asked for a complexity fit (`Complexity`):
+/// its family (the name without its arguments, as the `_BigO` row is named), its N
+/// (`SetComplexityN`, else its first argument, as when run by hand), and the class it imposes
+/// or the value of its lambda at N.
+inline std::string complexity_options(const Instance& in, std::int64_t n) {
+    const Benchmark& f = *in.family;
+    if (f.complexity_ == oNone) return {};
+    if (n <= 0 && !in.args.empty()) n = in.args[0];
+    if (n <= 0) {
+        note(in.name + ": Complexity() without SetComplexityN or an argument: it has no N and is "
+                       "left out of the fit");
+        return {};
+    }
+    std::string o = " family=" + vd::encode_name(in.run_name_without_args) +
+                    " n=" + std::to_string(n);
+    switch (f.complexity_) {
+        case o1: return o + " complexity=1";
+        case oN: return o + " complexity=N";
+        case oNSquared: return o + " complexity=N^2";
+        case oNCubed: return o + " complexity=N^3";
+        case oLogN: return o + " complexity=lgN";
+        case oNLogN: return o + " complexity=NlgN";
+        case oLambda: {
+            if (!f.complexity_lambda_) return o;
+            const double v = f.complexity_lambda_(static_cast<IterationCount>(n));
+            if (!(v >= 0 && v <= std::numeric_limits<double>::max())) {
+                note(in.name + ": its Complexity(lambda) gives " + std::to_string(v) +
+                     " at N = " + std::to_string(n) + ": it is left out of the fit");
+                return {};
+            }
+            return o + vd::complexity_value_option(v);
+        }
+        default: return o;
+    }
 }
 
 /// Each chosen instance's bytes and items per iteration, from the cache when an earlier
 /// process of this executable learned them, else learned here (and the cache written).
 inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entry*>& entries) {
-    if (under_valgrind()) return;
+    if (under_valgrind()) {
+        for (std::size_t k = 0; k < chosen.size(); ++k)
+            entries[k]->fit = complexity_options(*chosen[k], 0);
+        return;
+    }
     const std::string path = throughput_cache_path();
     std::map<std::string, std::string> cache;
     if (!path.empty()) {
@@ -608,10 +648,12 @@ inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entr
             learned = true;
         }
         unsigned long long b = 0, i = 0;
-        if (std::sscanf(v.c_str(), "%llu %llu", &b, &i) == 2) {
+        long long n = 0;
+        if (std::sscanf(v.c_str(), "%llu %llu %lld", &b, &i, &n) >= 2) {
             entries[k]->bytes = b;
             entries[k]->items = i;
         }
+        entries[k]->fit = complexity_options(*chosen[k], n);
     }
     if (labelled)
         note("labels and user counters (SetLabel, state.counters) are shown when the program "

@@ -250,16 +250,11 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
     )
 }
 
-/// Google Benchmark's notation of a complexity class (`big_o`).
+/// Google Benchmark's notation of a complexity class (`big_o`): the protocol's, but `(1)`.
 fn big_o(c: vernier::stats::complexity::Class) -> &'static str {
-    use vernier::stats::complexity::Class;
     match c {
-        Class::Constant => "(1)",
-        Class::Log => "lgN",
-        Class::Linear => "N",
-        Class::NLogN => "NlgN",
-        Class::Quadratic => "N^2",
-        Class::Cubic => "N^3",
+        vernier::stats::complexity::Class::Constant => "(1)",
+        c => c.option(),
     }
 }
 
@@ -270,12 +265,12 @@ fn with_complexity<'a>(
     file: &ResultFile,
     mut runs: Vec<Vec<(&'a str, Value)>>,
 ) -> Vec<Vec<(&'a str, Value)>> {
-    use vernier::result::complexity::{families, family_of};
+    use vernier::result::complexity::{families, member_of};
     for fit in families(&file.benchmarks).iter().rev() {
         let Some(last) = file
             .benchmarks
             .iter()
-            .rposition(|b| family_of(&b.name).is_some_and(|(f, _)| f == fit.family))
+            .rposition(|b| member_of(b).is_some_and(|(f, _)| f == fit.family))
         else {
             continue;
         };

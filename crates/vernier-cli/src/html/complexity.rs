@@ -6,8 +6,9 @@
 use super::plots::{e, short_number, svg, CAPTION, FONT, MEASURE};
 use super::{esc, figure};
 use plotters::prelude::*;
-use vernier::result::complexity::{families, family_of, FamilyFit};
+use vernier::result::complexity::{families, member_of, FamilyFit};
 use vernier::result::{ResultFile, Status};
+use vernier::stats::complexity::Class;
 
 /// One size: (N, median ns, its interval).
 type Point = (f64, f64, [f64; 2]);
@@ -20,7 +21,7 @@ pub fn complexity_plots(h: &mut String, file: &ResultFile) {
             .iter()
             .filter(|b| b.status == Status::Ok)
             .filter_map(|b| {
-                let (family, n) = family_of(&b.name)?;
+                let (family, n) = member_of(b)?;
                 (family == fit.family && fit.sizes.contains(&n)).then_some((
                     n as f64,
                     b.per_iter.median_ns,
@@ -44,14 +45,22 @@ fn plot(fit: &FamilyFit, points: &[Point]) -> anyhow::Result<String> {
         *fit.sizes.first().unwrap_or(&1) as f64,
         *fit.sizes.last().unwrap_or(&2) as f64,
     );
-    // The fitted curve at 64 sizes spread evenly on the logarithmic axis.
-    let curve: Vec<(f64, f64)> = (0..64)
-        .map(|i| {
-            let n = n_lo * (n_hi / n_lo).powf(i as f64 / 63.0);
-            (n, fit.coefficient_ns * fit.class.f(n))
-        })
-        .filter(|p| finite(&p.1))
-        .collect();
+    // The fitted curve at 64 sizes spread evenly on the logarithmic axis; the benchmarks' own
+    // function is known only at their sizes, and is drawn through those.
+    let curve: Vec<(f64, f64)> = match fit.class {
+        Class::Custom => fit
+            .fitted_at_sizes()
+            .into_iter()
+            .map(|(n, t)| (n as f64, t))
+            .collect(),
+        class => (0..64)
+            .map(|i| {
+                let n = n_lo * (n_hi / n_lo).powf(i as f64 / 63.0);
+                (n, fit.coefficient_ns * class.f(n))
+            })
+            .collect(),
+    };
+    let curve: Vec<(f64, f64)> = curve.into_iter().filter(|p| finite(&p.1)).collect();
     let ys = points
         .iter()
         .flat_map(|p| [p.1, p.2[0], p.2[1]])
@@ -63,7 +72,10 @@ fn plot(fit: &FamilyFit, points: &[Point]) -> anyhow::Result<String> {
     if !(y_lo.is_finite() && y_hi > 0.0) {
         anyhow::bail!("no finite median to plot");
     }
-    let title = format!("{}: {}", fit.family, fit.class.name());
+    let title = match (&fit.function, fit.class) {
+        (Some(name), Class::Custom) => format!("{}: f(N) = {name}", fit.family),
+        (_, c) => format!("{}: {}", fit.family, c.name()),
+    };
     svg(|root| {
         let mut chart = e(ChartBuilder::on(root)
             .caption(&title, (FONT, CAPTION))

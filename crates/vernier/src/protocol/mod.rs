@@ -2,6 +2,7 @@
 //! (`serve`) is used by `Suite` when a runner launched the process; the runner side parses the
 //! replies. Pure text handling here; the pipes and processes live with their users.
 
+mod complexity;
 pub mod memory;
 mod samples;
 pub mod serve;

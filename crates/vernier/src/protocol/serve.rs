@@ -9,6 +9,7 @@ use crate::counters::{self, CounterSet};
 use crate::measure::in_process::Metered;
 use crate::measure::{Batch, Target};
 use crate::protocol;
+use crate::stats::complexity::Declared;
 use crate::timer::Timer;
 use crate::workload::cache;
 use crate::workload::routine::{Plain, Routine};
@@ -68,6 +69,10 @@ impl Worker for SuiteWorker<'_> {
 
     fn throughput(&self) -> Vec<Option<crate::units::Throughput>> {
         self.entries.iter().map(|e| e.throughput).collect()
+    }
+
+    fn complexity(&self) -> Vec<Option<Declared>> {
+        self.entries.iter().map(|e| e.complexity.clone()).collect()
     }
 
     fn loop_addrs(&self) -> Vec<usize> {
@@ -269,6 +274,12 @@ pub trait Worker {
         Vec::new()
     }
 
+    /// Per benchmark, in list order: how its complexity is fitted (`family=`, `n=`,
+    /// `complexity=`, `f=`, `function=` on its line; docs/protocol.md).
+    fn complexity(&self) -> Vec<Option<Declared>> {
+        Vec::new()
+    }
+
     /// A `run` request this worker cannot answer where it is now: [`serve_until`] returns it
     /// unanswered, for the caller to answer once it can (a harness whose benchmarks are
     /// closures that exist only while their registering function runs). The default: none.
@@ -313,6 +324,7 @@ pub fn serve_until(
                 let threads = worker.threads();
                 let free = worker.alloc_free();
                 let work = worker.throughput();
+                let fits = worker.complexity();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
                     let _ = write!(s, "bench {i} {}", encode_name(n));
@@ -324,6 +336,9 @@ pub fn serve_until(
                     }
                     if let Some(t) = work.get(i).copied().flatten() {
                         let _ = write!(s, " {}", t.option());
+                    }
+                    if let Some(d) = fits.get(i).and_then(|d| d.as_ref()) {
+                        s.push_str(&d.options());
                     }
                     s.push('\n');
                 }
@@ -359,18 +374,24 @@ mod tests {
     use crate::units::Throughput;
 
     #[test]
-    fn a_list_line_carries_the_declared_throughput() {
+    fn a_list_line_carries_the_declared_throughput_and_complexity() {
         let entry = |name: &str, throughput| Entry {
             name: name.into(),
             routine: Box::new(Plain(|| ())),
             alloc_free: false,
             throughput,
+            complexity: None,
         };
         let mut entries = vec![
             entry("sort/8", Some(Throughput::ItemsPerIter(8))),
             entry("copy", Some(Throughput::BytesPerIter(4096))),
             entry("plain", None),
         ];
+        entries[0].complexity = Some(Declared {
+            f: Some(24.0),
+            function: Some("N lg N".into()),
+            ..Declared::default()
+        });
         let mut worker = SuiteWorker {
             entries: &mut entries,
             sampler: Sampler::new(),
@@ -379,7 +400,8 @@ mod tests {
         serve(&mut worker, &mut "list\nquit\n".as_bytes(), &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "bench 0 sort/8 items=8\nbench 1 copy bytes=4096\nbench 2 plain\nend 3\nbye\n"
+            "bench 0 sort/8 items=8 f=2.4e1 function=N%20lg%20N\nbench 1 copy bytes=4096\n\
+             bench 2 plain\nend 3\nbye\n"
         );
     }
 }

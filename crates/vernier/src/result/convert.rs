@@ -133,6 +133,7 @@ impl BenchmarkResult {
             scaling: a.threads.as_ref().map(threads::Scaling::new),
             memory: None,
             throughput: None,
+            complexity: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -200,6 +201,7 @@ impl BenchmarkResult {
             scaling: None,
             memory: None,
             throughput: None,
+            complexity: None,
             samples: SamplesJson::default(),
         }
     }

@@ -344,6 +344,11 @@ pub struct BenchmarkResult {
     /// `per_iter.median_ns`. Absent when none was declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput: Option<crate::units::Throughput>,
+    /// How the benchmark asked to be fitted for complexity (its family and N, a class, or its
+    /// own function's value at its N; `complexity::Declared`). Absent when it declared
+    /// nothing: its name (`FAMILY/N`) places it, and the best usual class is fitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complexity: Option<complexity::Declared>,
     pub samples: SamplesJson,
 }
 

@@ -264,6 +264,7 @@ impl Suite {
             );
             crate::result::threads::relate(&mut r, &file.benchmarks);
             r.throughput = self.entries[i].throughput;
+            r.complexity = self.entries[i].complexity.clone();
             if r.status != crate::result::Status::Failed {
                 let routine = self.entries[i].routine.as_mut();
                 r.memory = memory::in_process(routine, &timer, r.per_iter.median_ns, r.total_s);

@@ -3,7 +3,9 @@
 
 use crate::counters::CounterSelection;
 use crate::plan::Plan;
+use crate::result::complexity::Declared;
 use crate::speed_file::KnownSpeed;
+use crate::stats::complexity::Class as Complexity;
 use crate::units::Throughput;
 use crate::workload::routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
 use crate::workload::{cache, Entry};
@@ -477,6 +479,7 @@ impl Suite {
             routine,
             alloc_free: false,
             throughput: None,
+            complexity: None,
         });
         self
     }
@@ -498,6 +501,83 @@ impl Suite {
         let from = self.last_call.min(self.entries.len());
         for e in &mut self.entries[from..] {
             e.throughput = Some(t);
+        }
+        self
+    }
+
+    /// Fit the complexity of the benchmarks the previous call registered (a family `NAME/N`,
+    /// as [`Suite::bench_args`] names them) in `class` rather than in the usual class that fits
+    /// best: Google Benchmark's `Complexity(benchmark::oNLogN)`. The line under the table still
+    /// names the best usual class when another fits better.
+    ///
+    /// ```no_run
+    /// use vernier::Complexity;
+    /// let mut s = vernier::Suite::from_args();
+    /// s.bench_args("sort", vernier::range(256, 65536, 4), |&n| vec![7u32; n as usize],
+    ///     |v| { let mut w = v.clone(); w.sort_unstable(); w })
+    ///     .complexity(Complexity::NLogN);
+    /// s.finish();
+    /// ```
+    pub fn complexity(&mut self, class: Complexity) -> &mut Self {
+        if class == Complexity::Custom {
+            eprintln!(
+                "vernier: complexity(Complexity::Custom) has no function: give it with \
+                 complexity_fn(name, f); the best usual class is fitted"
+            );
+            return self;
+        }
+        self.declare(|_| {
+            Some(Declared {
+                class: Some(class),
+                ..Declared::default()
+            })
+        })
+    }
+
+    /// Fit the complexity of the benchmarks the previous call registered (a family `NAME/N`)
+    /// as `c · f(N)` with the benchmark's own function `f`, named `name` for a reader (Google
+    /// Benchmark's `Complexity(lambda)`). `f` is called here, once per benchmark, with the N its
+    /// name ends in; a benchmark whose name has no N, or where `f` is not finite and positive
+    /// or zero, is left out of the fit, said on standard error.
+    ///
+    /// ```no_run
+    /// let mut s = vernier::Suite::from_args();
+    /// s.bench_args("walk", vernier::range(256, 65536, 4), |&n| vec![1u32; n as usize],
+    ///     |v| v.iter().sum::<u32>())
+    ///     .complexity_fn("N^1.5", |n| n.powf(1.5));
+    /// s.finish();
+    /// ```
+    pub fn complexity_fn(&mut self, name: &str, f: impl Fn(f64) -> f64) -> &mut Self {
+        let function = name.to_string();
+        self.declare(|bench| {
+            let Some((_, n)) = crate::result::complexity::family_of(bench) else {
+                eprintln!(
+                    "vernier: complexity_fn(\"{function}\"): {bench} has no size in its name \
+                     (NAME/N); it is left out of the fit"
+                );
+                return None;
+            };
+            let v = f(n as f64);
+            if !(v.is_finite() && v >= 0.0) {
+                eprintln!(
+                    "vernier: complexity_fn(\"{function}\") gives {v} at N = {n} ({bench}); it \
+                     is left out of the fit"
+                );
+                return None;
+            }
+            Some(Declared {
+                f: Some(v),
+                function: Some(function.clone()),
+                ..Declared::default()
+            })
+        })
+    }
+
+    /// Set the complexity declaration of each benchmark the previous call registered.
+    fn declare(&mut self, mut d: impl FnMut(&str) -> Option<Declared>) -> &mut Self {
+        let from = self.last_call.min(self.entries.len());
+        for e in &mut self.entries[from..] {
+            e.complexity = d(&e.name);
         }
         self
     }
@@ -600,5 +680,45 @@ mod tests {
         assert_eq!(built.get(), 0);
         s.entries[1].routine.prepare();
         assert_eq!(built.get(), 2);
+    }
+
+    #[test]
+    fn a_complexity_applies_to_the_last_call_and_a_function_is_evaluated_at_each_n() {
+        let mut s = Suite::default();
+        s.bench_args("sort", [8u64, 64], |&n| n, |n| *n)
+            .complexity(Complexity::NLogN);
+        s.bench_args("pairs", [4u64, 16], |&n| n, |n| *n)
+            .complexity_fn("N(N-1)/2", |n| n * (n - 1.0) / 2.0);
+        s.bench("loose", || 1).complexity_fn("N", |n| n);
+        s.bench("neg/3", || 1).complexity_fn("-N", |n| -n);
+        s.bench("plain/8", || 1).complexity(Complexity::Custom);
+        let got: Vec<(&str, Option<Declared>)> = s
+            .entries
+            .iter()
+            .map(|e| (e.name.as_str(), e.complexity.clone()))
+            .collect();
+        let class = Some(Declared {
+            class: Some(Complexity::NLogN),
+            ..Declared::default()
+        });
+        let f = |v: f64| {
+            Some(Declared {
+                f: Some(v),
+                function: Some("N(N-1)/2".into()),
+                ..Declared::default()
+            })
+        };
+        assert_eq!(
+            got,
+            [
+                ("sort/8", class.clone()),
+                ("sort/64", class),
+                ("pairs/4", f(6.0)),
+                ("pairs/16", f(120.0)),
+                ("loose", None),
+                ("neg/3", None),
+                ("plain/8", None),
+            ]
+        );
     }
 }

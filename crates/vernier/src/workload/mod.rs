@@ -29,6 +29,8 @@ pub struct Entry {
     pub alloc_free: bool,
     /// The work one iteration does (`Suite::throughput`).
     pub throughput: Option<crate::units::Throughput>,
+    /// How its complexity family is fitted (`Suite::complexity`, `Suite::complexity_fn`).
+    pub complexity: Option<crate::stats::complexity::Declared>,
 }
 
 /// Google Benchmark's `Range(lo, hi)` with its `RangeMultiplier(mult)`: `lo`, the powers of

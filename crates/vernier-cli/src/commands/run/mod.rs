@@ -176,6 +176,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let processes = processes_for(&a.process, &plan, &first.hello)?;
     let names = first.names.clone();
     let throughput = first.throughput.clone();
+    let complexity = first.complexity.clone();
     let selected = crate::args::select(&program, &names, filter.as_ref())?;
     let hello = first.hello.clone();
     let runner_timer = vernier::timer::Timer::detect();
@@ -184,7 +185,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
     let mut counting =
         crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
-    first.quit();
+    tell(&program, first.quit_and_tell());
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
@@ -279,6 +280,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
         vernier::result::threads::relate(&mut r, &file.benchmarks);
         r.throughput = throughput.get(i).copied().flatten();
+        r.complexity = complexity.get(i).cloned().flatten();
         crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
         progress.clear();
         keep_hash_seeds(&mut r, &seeds);
@@ -328,4 +330,23 @@ fn save_and_profile(
         crate::runner::profile::after_run((program, args, &[]), timeout, filter, html)?;
     }
     Ok(())
+}
+
+/// What the first worker wrote on standard error (a harness's notes: options it does not follow
+/// under the runner, declarations it could not take), said once before the table: every
+/// process of the program says the same, and the rest are not shown.
+fn tell(program: &std::path::Path, said: crate::runner::worker::Said) {
+    if said.lines.is_empty() {
+        return;
+    }
+    eprintln!(
+        "vernier: {} wrote on standard error (its first process; the others are not shown):",
+        program.display()
+    );
+    for l in &said.lines {
+        eprintln!("  {l}");
+    }
+    if said.more > 0 {
+        eprintln!("  … and {} more lines", said.more);
+    }
 }

@@ -42,6 +42,26 @@ pub struct Control {
 
 /// Lines kept from the worker's output for error messages.
 const TAIL_LINES: usize = 12;
+/// How many of a worker's first lines on standard error are kept for [`WorkerProcess::said`].
+const SAID_LINES: usize = 40;
+
+/// The first lines a worker wrote on standard error (its harness's notes: options it does not
+/// follow under the runner, a declaration it could not take), and how many more it wrote.
+#[derive(Debug, Default)]
+pub struct Said {
+    pub lines: Vec<String>,
+    pub more: usize,
+}
+
+impl Said {
+    fn push(&mut self, line: &str) {
+        if self.lines.len() < SAID_LINES {
+            self.lines.push(line.to_string());
+        } else {
+            self.more += 1;
+        }
+    }
+}
 
 /// A running worker.
 pub struct WorkerProcess {
@@ -52,6 +72,8 @@ pub struct WorkerProcess {
     tail: Arc<Mutex<VecDeque<String>>>,
     /// How many of the worker's stdout and stderr were read to their end.
     tail_closed: Arc<std::sync::atomic::AtomicUsize>,
+    /// Its first lines on standard error.
+    said: Arc<Mutex<Said>>,
     program: PathBuf,
     timeout: Duration,
     run_options: Vec<(String, String)>,
@@ -64,6 +86,9 @@ pub struct WorkerProcess {
     pub alloc_free: Vec<bool>,
     /// Per benchmark: the work one iteration does (`bytes=N` or `items=N` on its line).
     pub throughput: Vec<Option<vernier::units::Throughput>>,
+    /// Per benchmark: how its complexity is fitted (`family=`, `n=`, `complexity=`, `f=`,
+    /// `function=` on its line).
+    pub complexity: Vec<Option<vernier::result::complexity::Declared>>,
     /// Peak resident bytes of the exited process (`wait4`'s `ru_maxrss`), once reaped.
     pub peak_rss_bytes: Option<u64>,
 }
@@ -134,7 +159,8 @@ impl WorkerProcess {
                 .read_line(self.timeout)
                 .map_err(|e| format!("during 'list': {e}"))?;
             // `bench <index> <name> [key=value …]`: of the options after the name, the runner
-            // reads `alloc_free=1` and `bytes=N` / `items=N`; others (`threads=T`) are ignored
+            // reads `alloc_free=1`, `bytes=N` / `items=N` and the complexity declaration;
+            // others (`threads=T`) are ignored
             // here, and the samples say what it needs of them.
             let mut t = line.split(' ');
             match (t.next(), t.next(), t.next()) {
@@ -142,14 +168,19 @@ impl WorkerProcess {
                     self.names.push(protocol::decode_name(name)?);
                     let options: Vec<&str> = t.collect();
                     self.alloc_free.push(options.contains(&"alloc_free=1"));
+                    let malformed =
+                        |e| format!("malformed protocol line '{}': {e}", protocol::clip(&line));
                     let work = options
                         .iter()
                         .find_map(|o| vernier::units::Throughput::parse_option(o))
                         .transpose()
-                        .map_err(|e| {
-                            format!("malformed protocol line '{}': {e}", protocol::clip(&line))
-                        })?;
+                        .map_err(malformed)?;
                     self.throughput.push(work);
+                    let fit = vernier::result::complexity::Declared::parse_options(
+                        options.iter().copied(),
+                    )
+                    .map_err(malformed)?;
+                    self.complexity.push(fit);
                 }
                 (Some("end"), Some(n), None) => {
                     if n.parse::<usize>().ok() != Some(self.names.len()) {
@@ -401,6 +432,20 @@ impl WorkerProcess {
                 }
             }
         }
+    }
+
+    /// [`WorkerProcess::quit`], then what it wrote on standard error over its life (read to
+    /// the end: at most half a second is waited for the pipe to close).
+    pub fn quit_and_tell(self) -> Said {
+        let said = self.said.clone();
+        let closed = self.tail_closed.clone();
+        self.quit();
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while closed.load(std::sync::atomic::Ordering::Acquire) < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let mut s = said.lock().unwrap();
+        std::mem::take(&mut *s)
     }
 
     /// Ask the worker to quit; kill it if it does not. Returns its peak resident memory in

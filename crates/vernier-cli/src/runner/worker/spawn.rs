@@ -20,21 +20,29 @@ fn collect_tail(
     tail: Arc<Mutex<VecDeque<String>>>,
     closed: Arc<std::sync::atomic::AtomicUsize>,
     tag: &'static str,
+    said: Option<Arc<Mutex<Said>>>,
 ) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
         let mut line = Vec::new();
+        let keep = |line: &[u8]| {
+            let text = String::from_utf8_lossy(line).into_owned();
+            if let Some(said) = &said {
+                said.lock().unwrap().push(&text);
+            }
+            let mut t = tail.lock().unwrap();
+            t.push_back(format!("{tag}{text}"));
+            if t.len() > TAIL_LINES {
+                t.pop_front();
+            }
+        };
         while let Ok(n) = r.read(&mut buf) {
             if n == 0 {
                 break;
             }
             for &b in &buf[..n] {
                 if b == b'\n' {
-                    let mut t = tail.lock().unwrap();
-                    t.push_back(format!("{tag}{}", String::from_utf8_lossy(&line)));
-                    if t.len() > TAIL_LINES {
-                        t.pop_front();
-                    }
+                    keep(&line);
                     line.clear();
                 } else if line.len() < 500 {
                     line.push(b);
@@ -42,11 +50,7 @@ fn collect_tail(
             }
         }
         if !line.is_empty() {
-            let mut t = tail.lock().unwrap();
-            t.push_back(format!("{tag}{}", String::from_utf8_lossy(&line)));
-            if t.len() > TAIL_LINES {
-                t.pop_front();
-            }
+            keep(&line);
         }
         closed.fetch_add(1, std::sync::atomic::Ordering::Release);
     });
@@ -157,17 +161,20 @@ impl WorkerProcess {
         drop(rep_w);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let tail_closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let said = Arc::new(Mutex::new(Said::default()));
         collect_tail(
             child.stdout.take().unwrap(),
             tail.clone(),
             tail_closed.clone(),
             "stdout: ",
+            None,
         );
         collect_tail(
             child.stderr.take().unwrap(),
             tail.clone(),
             tail_closed.clone(),
             "",
+            Some(said.clone()),
         );
         let mut w = WorkerProcess {
             child,
@@ -176,6 +183,7 @@ impl WorkerProcess {
             buf: Vec::new(),
             tail,
             tail_closed,
+            said,
             program: program.to_path_buf(),
             timeout: ctl.timeout,
             run_options: ctl.run_options.clone(),
@@ -184,6 +192,7 @@ impl WorkerProcess {
             names: Vec::new(),
             alloc_free: Vec::new(),
             throughput: Vec::new(),
+            complexity: Vec::new(),
             peak_rss_bytes: None,
         };
         w.handshake()?;

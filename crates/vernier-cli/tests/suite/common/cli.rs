@@ -57,6 +57,13 @@ pub fn report_page(json: &Path, html: &Path) -> String {
     std::fs::read_to_string(html).unwrap()
 }
 
+/// `vernier ARGS`, which must succeed; its output.
+pub fn succeeds<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
+    let o = vernier().args(args).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
 /// Status, stdout and stderr of a run, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(

@@ -429,12 +429,151 @@ fn a_sort_reads_n_log_n_and_a_scan_reads_n() {
             .clone()
     };
     assert_eq!(class("BM_sort"), "O(N log N)", "{stdout}");
-    assert_eq!(class("BM_scan"), "O(N)", "{stdout}");
     assert!(
-        stdout.contains("complexity of BM_sort: O(N log N)"),
+        stdout.contains("complexity of BM_sort: O(N log N),"),
         "{stdout}"
     );
-    assert!(stdout.contains("complexity of BM_scan: O(N)"), "{stdout}");
+    // The scan asked for O(N) (`Complexity(benchmark::oN)`): it is fitted in that class, and
+    // the best usual class over the same medians, fitted beside it, reads O(N) too.
+    let scan = raw["complexity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["family"] == "BM_scan")
+        .unwrap();
+    assert_eq!(
+        (&scan["class"], &scan["declared"], &scan["best"]["class"]),
+        (&"O(N)".into(), &true.into(), &"O(N)".into()),
+        "{scan}\n{stdout}"
+    );
+    assert!(
+        stdout.contains("complexity of BM_scan: O(N) as declared,")
+            && !stdout.contains("the best usual class"),
+        "{stdout}"
+    );
+}
+
+/// Google Benchmark's other forms of `Complexity`: a lambda of N, a class imposed, and a size
+/// that is not the name's last argument (`SetComplexityN` of two arguments' product).
+const DECLARED: &str = r#"
+#include <benchmark/benchmark.h>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+static void BM_pairs(benchmark::State& state) {
+    const std::vector<std::uint32_t> v(static_cast<std::size_t>(state.range(0)), 3u);
+    for (auto _ : state) {
+        std::uint64_t s = 0;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            for (std::size_t j = i + 1; j < v.size(); ++j) s += v[i] ^ v[j];
+        benchmark::DoNotOptimize(s);
+    }
+    state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_pairs)->RangeMultiplier(2)->Range(32, 256)->Complexity(
+    [](benchmark::IterationCount n) -> double { return double(n) * double(n - 1) / 2; });
+
+static void BM_grid(benchmark::State& state) {
+    const std::vector<std::uint32_t> v(static_cast<std::size_t>(state.range(0) * state.range(1)), 1u);
+    for (auto _ : state) benchmark::DoNotOptimize(std::accumulate(v.begin(), v.end(), 0u));
+    state.SetComplexityN(state.range(0) * state.range(1));
+}
+BENCHMARK(BM_grid)->Args({16, 4})->Args({32, 8})->Args({64, 16})->Complexity(benchmark::oNLogN);
+
+BENCHMARK_MAIN();
+"#;
+
+#[test]
+fn a_lambda_a_class_and_set_complexity_n_are_fitted_as_declared() {
+    let src = tmp().join("declared.cc");
+    std::fs::write(&src, DECLARED).unwrap();
+    let exe = build("gb-declared", &src, true);
+    let json = tmp().join("declared.json");
+    let (stdout, file) = cli::run_ok(
+        &["--quick", "--processes", "1", "--counters", "none"],
+        &json,
+        &exe,
+    );
+    // Each benchmark carries its family, N and declaration: the lambda's value at N exactly.
+    let declared: Vec<(String, String, u64, Option<f64>)> = file
+        .benchmarks
+        .iter()
+        .map(|b| {
+            let d = b.complexity.clone().expect("a declaration");
+            (b.name.clone(), d.family.unwrap(), d.n.unwrap(), d.f)
+        })
+        .collect();
+    let pairs = |n: u64| {
+        (
+            format!("BM_pairs/{n}"),
+            "BM_pairs".to_string(),
+            n,
+            Some((n * (n - 1) / 2) as f64),
+        )
+    };
+    let grid = |a: u64, b: u64| {
+        (
+            format!("BM_grid/{a}/{b}"),
+            "BM_grid".to_string(),
+            a * b,
+            None,
+        )
+    };
+    assert_eq!(
+        declared,
+        [
+            pairs(32),
+            pairs(64),
+            pairs(128),
+            pairs(256),
+            grid(16, 4),
+            grid(32, 8),
+            grid(64, 16)
+        ]
+    );
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let fits = raw["complexity"].as_array().unwrap();
+    assert_eq!(fits.len(), 2, "{}", raw["complexity"]);
+    assert_eq!(
+        (&fits[0]["family"], &fits[0]["class"]),
+        (&"BM_pairs".into(), &"f(N)".into())
+    );
+    assert_eq!(
+        fits[0]["f"],
+        serde_json::json!([496.0, 2016.0, 8128.0, 32640.0])
+    );
+    assert_eq!(
+        (&fits[1]["family"], &fits[1]["class"]),
+        (&"BM_grid".into(), &"O(N log N)".into())
+    );
+    assert_eq!(fits[1]["sizes"], serde_json::json!([64, 256, 1024]));
+    assert!(
+        stdout.contains("complexity of BM_pairs: f(N) as declared, "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("complexity of BM_grid: O(N log N) as declared, "),
+        "{stdout}"
+    );
+    // Exported as Google Benchmark writes them: `f(N)` and `NlgN`.
+    let gb = tmp().join("declared.gb.json");
+    cli::succeeds([
+        "export".as_ref(),
+        "--format".as_ref(),
+        "gbench".as_ref(),
+        json.as_os_str(),
+        "-o".as_ref(),
+        gb.as_os_str(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&gb).unwrap()).unwrap();
+    let big_o: Vec<(&str, &str)> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| Some((b["name"].as_str()?, b["big_o"].as_str()?)))
+        .collect();
+    assert_eq!(big_o, [("BM_pairs_BigO", "f(N)"), ("BM_grid_BigO", "NlgN")]);
 }
 
 #[test]

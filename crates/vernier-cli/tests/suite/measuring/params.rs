@@ -122,3 +122,79 @@ fn arguments_throughput_and_complexity_reach_the_table_and_the_result() {
         .iter()
         .any(|b| b["bytes_per_second"].as_f64().is_some()));
 }
+
+/// The header's `complexity` and `complexity_fn` (`tests/fixtures/cpp/complexity_declared.cpp`):
+/// each family is fitted as declared, the function's values are the ones it gives, and the
+/// table, the file, the report and `analyze` say so. Declarations only: the coefficients are
+/// measured figures.
+#[test]
+fn a_declared_class_and_function_are_fitted_as_declared_everywhere() {
+    let src =
+        cpp::repo_root().join("crates/vernier-cli/tests/fixtures/cpp/complexity_declared.cpp");
+    let exe = cpp::compile("complexity_declared", &[src], cpp::STRICT_FLAGS);
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let json = tmp.join("complexity_declared.json");
+    let o = cli::succeeds([
+        "run".as_ref(),
+        "--quick".as_ref(),
+        "--processes".as_ref(),
+        "1".as_ref(),
+        "--counters".as_ref(),
+        "none".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        "--".as_ref(),
+        exe.as_os_str(),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    // The harness's note reaches the user once, through the runner.
+    let note = "complexity_fn(\"N\"): loose has no size in its name";
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+    let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let fits = raw["complexity"].as_array().expect("a complexity array");
+    assert_eq!(fits.len(), 2, "{fits:?}");
+    let (scan, pairs) = (&fits[0], &fits[1]);
+    assert_eq!(
+        (&scan["family"], &scan["class"], &scan["declared"]),
+        (&"scan".into(), &"O(N log N)".into(), &true.into())
+    );
+    assert_eq!(scan["sizes"], serde_json::json!([256, 1024, 4096]));
+    assert!(
+        scan["best"]["class"].as_str().unwrap().starts_with("O("),
+        "{scan}"
+    );
+    assert_eq!(
+        (&pairs["family"], &pairs["class"], &pairs["function"]),
+        (&"pairs".into(), &"f(N)".into(), &"N(N-1)/2".into())
+    );
+    assert_eq!(pairs["f"], serde_json::json!([496.0, 2016.0, 4560.0]));
+    assert!(
+        stdout.contains("complexity of scan: O(N log N) as declared, "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("complexity of pairs: f(N) = N(N-1)/2 as declared, ")
+            && stdout.contains("ns·f(N) (RMS "),
+        "{stdout}"
+    );
+    // The report plots the function through its own values, titled with its name.
+    let report = cli::report_page(&json, &tmp.join("complexity_declared.html"));
+    assert_eq!(report.matches("data-plot=\"complexity\"").count(), 2);
+    assert!(
+        report.contains("pairs: f(N) = N(N-1)/2"),
+        "no titled plot of the function"
+    );
+    // `analyze` derives the same fits again from the file.
+    let again = tmp.join("complexity_declared.again.json");
+    cli::succeeds([
+        "analyze".as_ref(),
+        json.as_os_str(),
+        "--json".as_ref(),
+        again.as_os_str(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&again).unwrap()).unwrap();
+    assert_eq!(v["complexity"], raw["complexity"]);
+}
