@@ -151,8 +151,11 @@ fn jump_target(text: &str) -> Option<u64> {
 /// contains them; a loop inside the benchmark is nested in the iterations' loop, so smaller).
 /// Placement does not matter (clang may move the loop after the function's return, jumping
 /// back to the clock read), and a block placed out of line that jumps back (an error path, a
-/// counter read) is not taken for it. `None` for the latter when the function reads no TSC
-/// (with the monotonic clock the reads are calls).
+/// counter read) is not taken for it. In a Google Benchmark function (`include/gbench`) the
+/// clock is read inside the calls that begin and end its `for (auto _ : state)` loop, and they
+/// bound the region instead: a call to `State::StartKeepRunning()` starts it, a call or tail
+/// jump to `State::FinishKeepRunning()` ends it. `None` for the latter when the function has
+/// neither (with the monotonic clock vernier's reads are calls).
 pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     let (Some(first), Some(last)) = (insns.first(), insns.last()) else {
         return (Vec::new(), None);
@@ -168,25 +171,30 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
         })
         .collect();
     let op = |i: &Insn| i.text.split_whitespace().next().unwrap_or("").to_string();
+    let calls = |i: &Insn, what: &str, tail: bool| {
+        let o = op(i);
+        (o.starts_with("call") || (tail && o == "jmp"))
+            && i.text.contains(&format!("benchmark::State::{what}("))
+    };
+    let starts = |i: &Insn| op(i) == "rdtsc" || calls(i, "StartKeepRunning", false);
+    let stops = |i: &Insn| op(i) == "rdtscp" || calls(i, "FinishKeepRunning", true);
     let clock_reads: Vec<u64> = insns
         .iter()
-        .filter(|i| matches!(op(i).as_str(), "rdtsc" | "rdtscp"))
+        .filter(|i| starts(i) || stops(i))
         .map(|i| i.addr)
         .collect();
-    // The timed region: a walk from each `rdtsc`, stopping at `rdtscp`.
+    // The timed region: a walk from each start, stopping at a stop.
     let index: std::collections::HashMap<u64, usize> =
         insns.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
     let mut region = vec![false; insns.len()];
-    let mut todo: Vec<usize> = (0..insns.len())
-        .filter(|&k| op(&insns[k]) == "rdtsc")
-        .collect();
+    let mut todo: Vec<usize> = (0..insns.len()).filter(|&k| starts(&insns[k])).collect();
     while let Some(k) = todo.pop() {
         if region[k] {
             continue;
         }
         region[k] = true;
         let o = op(&insns[k]);
-        if o == "rdtscp" || o.starts_with("ret") || o == "ud2" {
+        if stops(&insns[k]) || o.starts_with("ret") || o == "ud2" {
             continue;
         }
         let target = jump_target(&insns[k].text).and_then(|t| index.get(&t).copied());
@@ -450,6 +458,50 @@ mod tests {
                 end: 0x1a50
             })
         );
+    }
+
+    #[test]
+    fn a_google_benchmark_loop_is_bounded_by_the_states_calls() {
+        // g++ -O2 of `for (auto _ : state) benchmark::DoNotOptimize(1);` built with
+        // include/gbench: the constant is handed to the barrier by a register move each trip.
+        let text = "
+    5c80:\tpush   %rbx
+    5c81:\tmov    %rdi,%rbx
+    5c84:\tcall   12080 <benchmark::State::StartKeepRunning()>
+    5c89:\tcmpb   $0x0,0x1a(%rbx)
+    5c8d:\tjne    5cb8 <BM_a(benchmark::State&)+0x38>
+    5c8f:\tmov    0x10(%rbx),%rax
+    5c93:\ttest   %rax,%rax
+    5c96:\tje     5cb8 <BM_a(benchmark::State&)+0x38>
+    5c98:\tmov    $0x1,%edx
+    5c9d:\ttest   %rax,%rax
+    5ca0:\tjle    5cc1 <BM_a(benchmark::State&)+0x41>
+    5ca2:\tsub    $0x1,%rax
+    5ca6:\tje     5cb8 <BM_a(benchmark::State&)+0x38>
+    5ca8:\tmov    $0x1,%ecx
+    5cad:\tnopl   (%rax)
+    5cb0:\tmov    %ecx,%edx
+    5cb2:\tsub    $0x1,%rax
+    5cb6:\tjne    5cb0 <BM_a(benchmark::State&)+0x30>
+    5cb8:\tmov    %rbx,%rdi
+    5cbb:\tpop    %rbx
+    5cbc:\tjmp    121a0 <benchmark::State::FinishKeepRunning()>
+    5cc1:\tlea    0x25378(%rip),%rcx
+    5cc8:\tcall   4290 <__assert_fail@plt>
+";
+        let insns = parse_disassembly(text);
+        let (_, timed) = find_loops(&insns);
+        let timed = timed.expect("the loop between the state's calls");
+        assert_eq!((timed.start, timed.end), (0x5cb0, 0x5cb6));
+        let body: Vec<&Insn> = insns
+            .iter()
+            .filter(|i| (timed.start..=timed.end).contains(&i.addr))
+            .collect();
+        let moves = body.iter().filter(|i| is_register_move(&i.text)).count();
+        assert_eq!((moves, body.len()), (1, 3));
+        // Without the calls (another library's `State`), nothing is singled out.
+        let other = text.replace("benchmark::State::", "other::State::");
+        assert_eq!(find_loops(&parse_disassembly(&other)).1, None);
     }
 
     #[test]

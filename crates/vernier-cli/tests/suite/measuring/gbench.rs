@@ -767,3 +767,45 @@ fn cmake_benchmark_targets_build_a_program_written_for_libbenchmark() {
     let names = listed(&build.join("gbench_consumer"), &[]);
     assert_eq!(names, ["BM_accumulate/64", "BM_accumulate/4096"]);
 }
+
+/// A Google Benchmark loop whose body is a folded constant (`DoNotOptimize(1)`) is flagged
+/// `optimized-away` as a native one is: its time is the empty loop's, callgrind counts one
+/// instruction more per iteration, and the disassembly of the function, between the state's
+/// `StartKeepRunning` and `FinishKeepRunning` calls, shows that it is the register move handing
+/// the constant to the barrier. Run as a user runs it, with a speed file of its own.
+#[test]
+fn a_folded_constant_in_a_google_benchmark_loop_is_flagged() {
+    let src = tmp().join("folded.cc");
+    std::fs::write(
+        &src,
+        "#include <benchmark/benchmark.h>\n\
+         static void BM_constant(benchmark::State& state) {\n\
+             for (auto _ : state) benchmark::DoNotOptimize(1);\n\
+         }\n\
+         BENCHMARK(BM_constant);\n\
+         BENCHMARK_MAIN();\n",
+    )
+    .unwrap();
+    let exe = build("gb-folded", &src, true);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = cli::vernier_with_speed_file(dir.path())
+        .args(["run", "--time", "0.3", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let f = vernier::result::ResultFile::load(&json).unwrap();
+    let b = cli::only(&f);
+    assert!(
+        b.diagnostics
+            .iter()
+            .any(|d| d.code == vernier::diagnostic::Code::OptimizedAway),
+        "{}",
+        text(&o)
+    );
+    let check = b.instructions_check.expect("counted under callgrind");
+    assert_eq!(check.moves_per_iter, Some(1.0), "{check:?}");
+}
