@@ -131,7 +131,8 @@ def test_a_declared_complexity_is_listed_and_fitted_as_declared(tmp_path):
     assert fits["pairs"]["f"] == [28.0, 120.0, 496.0], fits
     assert "complexity of pairs: f(N) = triangle as declared" in o.stdout, o.stdout
     for bad, needle in (("'O(N**2)'", "complexity is one of 'O(1)'"),
-                        ("3", "complexity is a class such as")):
+                        ("3", "complexity is a class such as"),
+                        ("lambda n: 'n'", "x/1: the complexity function returned 'n' at N = 1")):
         s = tmp_path / "bad.py"
         s.write_text("import vernier\nvernier.bench_args('x', len, [1, 2], complexity={})\n".format(bad))
         o = subprocess.run([sys.executable, str(s)], capture_output=True, text=True)

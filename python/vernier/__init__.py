@@ -86,7 +86,12 @@ def _complexity(c, name):
         print("vernier: {}: the name has no size N (NAME/N); its complexity function is not "
               "used".format(name), file=sys.stderr)
         return None
-    v = float(fn(n))
+    r = fn(n)
+    try:
+        v = float(r)
+    except (TypeError, ValueError):
+        raise ValueError("vernier: {}: the complexity function returned {!r} at N = {}, not a "
+                         "number".format(name, r, n)) from None
     if not (v >= 0.0 and v != float("inf")):
         print("vernier: {}: the complexity function gives {} at N = {}; it is left out of the "
               "fit".format(name, v, n), file=sys.stderr)
