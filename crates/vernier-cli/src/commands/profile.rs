@@ -73,6 +73,7 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
         crate::runner::sampled::sample_program(
             &program,
             &args,
+            &[],
             timeout,
             filter.as_ref(),
             a.time,

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// What kind of profile: counted (callgrind) or sampled (perf).
 pub const EXACT: &str = "exact";
+/// A sampled profile (`vernier profile --sampled`): its counts are samples.
+pub const SAMPLED: &str = "sampled";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProfileFile {
@@ -128,6 +130,117 @@ pub fn share_half_width(k: f64, n: u64) -> f64 {
     1.96 * (p * (1.0 - p) / n as f64).sqrt()
 }
 
+/// Every function of two profiles of one benchmark with its own cost in event `event` on each
+/// side (0 where it is absent), by name.
+pub fn own_side_by_side(
+    old: &BenchProfile,
+    new: &BenchProfile,
+    event: usize,
+) -> Vec<(String, f64, f64)> {
+    let own = |b: &BenchProfile, f: &str| {
+        b.functions
+            .iter()
+            .find(|x| x.name == f)
+            .and_then(|x| x.own.get(event).copied())
+            .unwrap_or(0.0)
+    };
+    let mut names: Vec<&str> = old
+        .functions
+        .iter()
+        .chain(&new.functions)
+        .map(|f| f.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|f| (f.to_string(), own(old, f), own(new, f)))
+        .collect()
+}
+
+/// One function's own time per iteration on each side of a comparison of sampled profiles:
+/// its share of the side's samples times the side's median time per iteration, each with the
+/// half-width of its 95 % sampling interval ([`share_half_width`]; the median's own interval,
+/// far narrower, is left out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledChange {
+    pub name: String,
+    pub before_ns: f64,
+    pub after_ns: f64,
+    pub before_half_width: f64,
+    pub after_half_width: f64,
+}
+
+impl SampledChange {
+    /// NEW's time less OLD's, ns per iteration.
+    pub fn change(&self) -> f64 {
+        self.after_ns - self.before_ns
+    }
+
+    /// Half-width of the change's 95 % interval (the sides' sampling errors are independent).
+    pub fn half_width(&self) -> f64 {
+        self.before_half_width.hypot(self.after_half_width)
+    }
+
+    /// Whether the change is larger than its sampling error.
+    pub fn beyond_error(&self) -> bool {
+        self.change().abs() > self.half_width()
+    }
+}
+
+/// Each function's own time per iteration in two sampled profiles of one benchmark, OLD's
+/// median `old_ns` and NEW's `new_ns`, the largest changes first. Empty when either side has
+/// no samples.
+pub fn sampled_differential(
+    old: &BenchProfile,
+    new: &BenchProfile,
+    old_ns: f64,
+    new_ns: f64,
+) -> Vec<SampledChange> {
+    let (Some(no), Some(nn)) = (
+        old.samples.filter(|&n| n > 0),
+        new.samples.filter(|&n| n > 0),
+    ) else {
+        return Vec::new();
+    };
+    let mut out: Vec<SampledChange> = own_side_by_side(old, new, 0)
+        .into_iter()
+        .map(|(f, ko, kn)| SampledChange {
+            name: f,
+            before_ns: ko / no as f64 * old_ns,
+            after_ns: kn / nn as f64 * new_ns,
+            before_half_width: share_half_width(ko, no) * old_ns,
+            after_half_width: share_half_width(kn, nn) * new_ns,
+        })
+        .filter(|c| c.before_ns > 0.0 || c.after_ns > 0.0)
+        .collect();
+    out.sort_by(|a, b| {
+        b.change()
+            .abs()
+            .total_cmp(&a.change().abs())
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+/// A sampled profile's folded stacks with each count turned into picoseconds per iteration
+/// (its share of the samples times `median_ns`), so that two sides with different sample
+/// counts and speeds draw to one scale in a differential flame graph.
+pub fn folded_ps_per_iter(b: &BenchProfile, median_ns: f64) -> Vec<String> {
+    let n = b.samples.unwrap_or(0).max(1) as f64;
+    b.folded
+        .iter()
+        .filter_map(|l| {
+            let (stack, count) = l.rsplit_once(' ')?;
+            let k: f64 = count.parse().ok()?;
+            Some(format!(
+                "{stack} {}",
+                (k / n * median_ns * 1e3).round() as u64
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +274,54 @@ mod tests {
         let long = "<[u8; 4] as core::fmt::Debug>::fmt::h0123456789abcdef0123456789abcdef";
         assert_eq!(brief(long), "<…>::fmt::h0123456789abcdef0123456789abcdef");
         assert_eq!(brief("a;b"), "a,b");
+    }
+
+    fn sampled(name: &str, samples: u64, own: &[(&str, f64)], folded: &[&str]) -> BenchProfile {
+        BenchProfile {
+            functions: own
+                .iter()
+                .map(|&(f, k)| FunctionCosts {
+                    name: f.into(),
+                    own: vec![k],
+                    inclusive: vec![k],
+                })
+                .collect(),
+            folded: folded.iter().map(|s| s.to_string()).collect(),
+            samples: Some(samples),
+            error: None,
+            ..BenchProfile::failed(name, String::new())
+        }
+    }
+
+    #[test]
+    fn sampled_shares_become_times_per_iteration_with_their_errors() {
+        // OLD 100 ns: heavy 750 of 1000 samples, light 250. NEW 130 ns: heavy 1600 of 2000,
+        // light 400. heavy 75 → 104 ns, light 25 → 26 ns.
+        let old = sampled(
+            "mix",
+            1000,
+            &[("heavy", 750.0), ("light", 250.0)],
+            &["loop;heavy 750"],
+        );
+        let new = sampled("mix", 2000, &[("heavy", 1600.0), ("light", 400.0)], &[]);
+        let d = sampled_differential(&old, &new, 100.0, 130.0);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].name, "heavy");
+        assert!((d[0].before_ns - 75.0).abs() < 1e-9 && (d[0].after_ns - 104.0).abs() < 1e-9);
+        assert!(d[0].beyond_error(), "{:?}", d[0]);
+        // light: +1 ns, within its error (± 1.96·√(.25·.75/1000)·100 ≈ ± 2.7 ns alone).
+        assert!(
+            (d[1].change() - 1.0).abs() < 1e-9 && !d[1].beyond_error(),
+            "{:?}",
+            d[1]
+        );
+        assert!((d[1].before_half_width - 2.684).abs() < 1e-3, "{:?}", d[1]);
+        assert!(
+            sampled_differential(&old, &BenchProfile::failed("mix", "x".into()), 1.0, 1.0)
+                .is_empty()
+        );
+        // 750 of 1000 samples of a 100 ns iteration: 75 ns, 75000 ps.
+        assert_eq!(folded_ps_per_iter(&old, 100.0), ["loop;heavy 75000"]);
     }
 
     #[test]

@@ -69,7 +69,27 @@ pub fn write_comparison_profiled(
     let doc = Doc::Comparison(Box::new(file.clone()));
     let mut html = page(&[(this_command(), doc)]);
     let mut extra = String::new();
-    profile::differential_section(&mut extra, "d0", old, new);
+    if new.profile == crate::files::profile::SAMPLED {
+        // Samples to picoseconds per iteration: each side's share times its median.
+        let scaled =
+            |p: &crate::files::profile::ProfileFile,
+             median: fn(&vernier::analyze::pairs::Comparison) -> f64| {
+                let mut p = p.clone();
+                for b in &mut p.benchmarks {
+                    if let Some(c) = file.comparisons.iter().find(|c| c.name == b.name) {
+                        b.folded = crate::files::profile::folded_ps_per_iter(b, median(c));
+                    }
+                }
+                p
+            };
+        let (o, n) = (
+            scaled(old, |c| c.old_median_ns),
+            scaled(new, |c| c.new_median_ns),
+        );
+        profile::differential_section(&mut extra, "d0", &o, &n);
+    } else {
+        profile::differential_section(&mut extra, "d0", old, new);
+    }
     let at = html.rfind("</body>").unwrap_or(html.len());
     html.insert_str(at, &extra);
     write(path, &html)

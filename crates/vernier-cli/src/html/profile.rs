@@ -167,13 +167,28 @@ pub(super) fn profile_section(h: &mut String, id: &str, name: &str, p: &ProfileF
 }
 
 /// Per benchmark of both profiles, its differential flame graph: each stack's width is NEW's
-/// instructions, its colour how it changed from OLD (red: more, blue: fewer).
+/// instructions, its colour how it changed from OLD (red: more, blue: fewer). Sampled
+/// profiles come with their folded counts already in picoseconds per iteration
+/// (`files::profile::folded_ps_per_iter`), so that both sides draw to one scale.
 pub(super) fn differential_section(h: &mut String, id: &str, old: &ProfileFile, new: &ProfileFile) {
+    let sampled = new.profile == crate::files::profile::SAMPLED;
+    let (how, what) = if sampled {
+        (
+            "sampled with perf over the measured loop, each side's samples weighed by its \
+             median time per iteration",
+            "time",
+        )
+    } else {
+        (
+            "counted under callgrind over the measured loop",
+            "instructions",
+        )
+    };
     let _ = writeln!(
         h,
         "<section id=\"{id}\"><h2>Differential profiles</h2>\n<p class=\"meta\">OLD {} → NEW \
-         {}: counted under callgrind over the measured loop; each frame as wide as NEW's \
-         instructions, red where NEW runs more of them than OLD, blue where fewer.</p>",
+         {}: {how}; each frame as wide as NEW's {what}, red where NEW spends more of it than \
+         OLD, blue where less.</p>",
         esc(&old.program),
         esc(&new.program)
     );
@@ -183,16 +198,16 @@ pub(super) fn differential_section(h: &mut String, id: &str, old: &ProfileFile, 
         };
         let _ = writeln!(h, "<section class=\"bench\"><h3>{}</h3>", esc(&n.name));
         let svg = differential_folded(&o.folded, &n.folded)
-            .and_then(|d| flame_svg(&d, &n.name, "instructions"));
-        figure(
-            h,
-            "flamegraph-diff",
-            svg,
-            &format!(
+            .and_then(|d| flame_svg(&d, &n.name, if sampled { "ps" } else { "instructions" }));
+        let caption = if sampled {
+            "differential flame graph: picoseconds per iteration".to_string()
+        } else {
+            format!(
                 "differential flame graph: instructions for {} iterations",
                 n.per
-            ),
-        );
+            )
+        };
+        figure(h, "flamegraph-diff", svg, &caption);
         h.push_str("</section>\n");
     }
     h.push_str("</section>\n");

@@ -160,24 +160,8 @@ fn bench_profile(name: &str, p: &PerIteration, events: &[String]) -> BenchProfil
 /// The same benchmark in two profiles: per function, the change of its own instructions per
 /// iteration, largest growth first (a function in one profile only counts as 0 in the other).
 pub fn differential(old: &BenchProfile, new: &BenchProfile, ir: usize) -> Vec<(String, f64, f64)> {
-    let own = |b: &BenchProfile, n: &str| {
-        b.functions
-            .iter()
-            .find(|f| f.name == n)
-            .and_then(|f| f.own.get(ir).copied())
-            .unwrap_or(0.0)
-    };
-    let mut names: Vec<&str> = old
-        .functions
-        .iter()
-        .chain(&new.functions)
-        .map(|f| f.name.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    let mut d: Vec<(String, f64, f64)> = names
+    let mut d: Vec<(String, f64, f64)> = crate::files::profile::own_side_by_side(old, new, ir)
         .into_iter()
-        .map(|n| (n.to_string(), own(old, n), own(new, n)))
         .filter(|(_, a, b)| (b - a).abs() >= 0.005)
         .collect();
     d.sort_by(|a, b| {

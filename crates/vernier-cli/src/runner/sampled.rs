@@ -18,8 +18,7 @@ use std::time::Duration;
 use vernier::measure::Batch;
 use vernier::protocol::BenchRef;
 
-/// What a sampled profile is, in the profile file.
-pub const SAMPLED: &str = "sampled";
+pub use crate::files::profile::SAMPLED;
 /// The measured loop's frame, as the sampled profile names it.
 pub const LOOP: &str = "vernier_measured_loop";
 /// Samples per second asked of perf.
@@ -64,10 +63,12 @@ pub fn check() -> Result<()> {
     }
 }
 
-/// Every benchmark of `program` that `filter` selects, sampled for `seconds` each.
+/// Every benchmark of `program` that `filter` selects, sampled for `seconds` each, with `env`
+/// added to its environment.
 pub fn sample_program(
     program: &Path,
     args: &[OsString],
+    env: &[(OsString, OsString)],
     timeout: Duration,
     filter: Option<&crate::args::Selection>,
     seconds: f64,
@@ -78,7 +79,8 @@ pub fn sample_program(
         timeout,
         ..Control::default()
     };
-    let first = WorkerProcess::spawn(program, args, &ctl).map_err(anyhow::Error::msg)?;
+    let first =
+        WorkerProcess::spawn_with_env(program, args, env, &ctl).map_err(anyhow::Error::msg)?;
     let names = first.names.clone();
     let interpreted = first.hello.implementation.starts_with("vernier-python");
     first.quit();
@@ -99,7 +101,7 @@ pub fn sample_program(
             break;
         }
         progress.step(&format!("sampling {} under perf", names[i]));
-        let b = sample_one(program, args, &ctl, i, &names[i], seconds, event)
+        let b = sample_one(program, args, env, &ctl, i, &names[i], seconds, event)
             .unwrap_or_else(|e| BenchProfile::failed(&names[i], format!("{e:#}")));
         progress.clear();
         each(&file, &b);
@@ -108,9 +110,11 @@ pub fn sample_program(
     Ok(file)
 }
 
+#[allow(clippy::too_many_arguments)] // one benchmark's whole launch, passed down once
 fn sample_one(
     program: &Path,
     args: &[OsString],
+    env: &[(OsString, OsString)],
     ctl: &Control,
     index: usize,
     name: &str,
@@ -125,7 +129,8 @@ fn sample_one(
         .arg(&data)
         .arg("--")
         .arg(program)
-        .args(args);
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)));
     let mut w = WorkerProcess::spawn_command(cmd, program, ctl).map_err(|e| {
         anyhow!("{e} (started under `perf record`: is perf allowed here? see kernel.perf_event_paranoid)")
     })?;
@@ -167,27 +172,38 @@ fn sample_one(
 }
 
 /// The stacks of `perf script -F ip,sym` output taken inside the measured loop, each from the
-/// loop's frame (the first) to the sampled function (the last).
+/// loop's frame (the first) to the sampled function (the last). Frames perf marks `(inlined)`
+/// are left out: a sample counts for the function whose code it is in, as callgrind counts
+/// instructions (otherwise an iterator's comparison inlined into a loop would take the loop's
+/// time from the function that runs it).
 pub fn loop_stacks(script: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for block in script.split("\n\n") {
         // Leaf first, as perf prints them: `\t    addr symbol` (or `symbol (inlined)`).
-        let frames: Vec<String> = block
+        let frames: Vec<(String, bool)> = block
             .lines()
             .filter(|l| l.starts_with([' ', '\t']))
             .filter_map(|l| {
                 let l = l.trim();
                 let (_, sym) = l.split_once(' ')?;
-                Some(sym.trim_end_matches(" (inlined)").trim().to_string())
+                let inlined = sym.ends_with(" (inlined)");
+                Some((
+                    sym.trim_end_matches(" (inlined)").trim().to_string(),
+                    inlined,
+                ))
             })
             .collect();
         let Some(at) = frames
             .iter()
-            .position(|f| f.contains("vernier_measured_loop"))
+            .position(|f| f.0.contains("vernier_measured_loop"))
         else {
             continue;
         };
-        let mut stack: Vec<String> = frames[..at].to_vec();
+        let mut stack: Vec<String> = frames[..at]
+            .iter()
+            .filter(|f| !f.1)
+            .map(|f| f.0.clone())
+            .collect();
         // The loop's frame under one name: perf names it differently as a function and as
         // inlined code.
         stack.push(LOOP.into());
@@ -247,6 +263,7 @@ mod tests {
 
     const SCRIPT: &str = "\
 mix 
+\t            3e55 <u64 as core::cmp::PartialOrd>::lt (inlined)
 \t            3e55 heavy
 \t            415d vernier::detail::vernier_measured_loop<Clock, main::{lambda()#1}>
 \t            415d iterate<main::<lambda()> > (inlined)

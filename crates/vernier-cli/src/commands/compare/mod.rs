@@ -82,6 +82,19 @@ pub struct CompareArgs {
     /// a `slower` verdict); with --html, a differential flame graph per benchmark.
     #[arg(long)]
     pub profile: bool,
+    /// With --profile: sample each side's loops with perf instead of counting them under
+    /// callgrind; each function's time per iteration (its share of the samples times its
+    /// side's median), with its sampling error.
+    #[arg(long, requires = "profile")]
+    pub sampled: bool,
+    /// With --sampled: how long each benchmark of each side is sampled, in seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 1.0,
+        requires = "sampled"
+    )]
+    pub sample_time: f64,
     /// An environment variable for OLD only (repeatable), e.g. --old-env CHAIN_N=100.
     #[arg(long, value_name = "KEY=VALUE")]
     pub old_env: Vec<String>,
@@ -225,6 +238,16 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
             "--profile profiles two executables under callgrind; OLD and NEW must both be \
              programs (a result file keeps no profile: make one with `vernier profile --json`)"
         );
+    }
+    if a.sampled {
+        if !(a.sample_time > 0.0 && a.sample_time.is_finite()) {
+            bail!(
+                "--sample-time {}: expected a positive number of seconds",
+                a.sample_time
+            );
+        }
+        // Before the timed comparison, not after it.
+        crate::runner::sampled::check()?;
     }
     if a.instructions {
         return match (old, new) {

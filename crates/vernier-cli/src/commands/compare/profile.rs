@@ -1,11 +1,13 @@
 //! `compare --profile`: after the timed verdicts, both programs' benchmarks profiled under
 //! callgrind (`crate::runner::profile`), and per benchmark the functions whose own
 //! instructions per iteration changed most between OLD and NEW; under a `slower` verdict, the
-//! function that grew most is named. With `--html`, a differential flame graph per benchmark
-//! joins the comparison's report.
+//! function that grew most is named. With `--sampled`, both sides are sampled with perf
+//! instead (`crate::runner::sampled`), and each function's own time per iteration is compared,
+//! with its sampling error. With `--html`, a differential flame graph per benchmark joins the
+//! comparison's report.
 
 use super::CompareArgs;
-use crate::files::profile::ProfileFile;
+use crate::files::profile::{BenchProfile, ProfileFile};
 use anyhow::Result;
 use std::ffi::OsString;
 use std::path::Path;
@@ -34,6 +36,34 @@ pub(super) fn profile_pair(
         .join("|");
     let filter = crate::args::Selection::new(Some(regex::Regex::new(&exact)?), None);
     let timeout = a.process.control()?.timeout;
+    let (old_env, new_env) = (
+        super::programs::parse_env(&a.old_env, "--old-env")?,
+        super::programs::parse_env(&a.new_env, "--new-env")?,
+    );
+    if a.sampled {
+        let (event, why) = crate::runner::sampled::event();
+        println!(
+            "\nprofiles (sampled with perf, {} s per benchmark and side, event {event} ({why}), \
+             the measured loop only; each function's own time per iteration: its share of the \
+             samples × its side's median, ± its 95 % sampling error):",
+            a.sample_time
+        );
+        let sample = |p: &Path, args: &[OsString], env: &[(OsString, OsString)]| {
+            crate::runner::sampled::sample_program(
+                p,
+                args,
+                env,
+                timeout,
+                filter.as_ref(),
+                a.sample_time,
+                &mut |_, _| {},
+            )
+        };
+        let po = sample(old, &a.old_arg, &old_env)?;
+        let pn = sample(new, &a.new_arg, &new_env)?;
+        print!("{}", render_sampled(file, &po, &pn));
+        return write_html(a, file, &po, &pn);
+    }
     println!("\nprofiles (counted under callgrind, the measured loop only; per iteration):");
     let profile = |p: &Path, args: &[std::ffi::OsString], env: &[(OsString, OsString)]| {
         crate::runner::profile::profile_program(
@@ -45,22 +75,114 @@ pub(super) fn profile_pair(
             &mut |_, _| {},
         )
     };
-    let po = profile(
-        old,
-        &a.old_arg,
-        &super::programs::parse_env(&a.old_env, "--old-env")?,
-    )?;
-    let pn = profile(
-        new,
-        &a.new_arg,
-        &super::programs::parse_env(&a.new_env, "--new-env")?,
-    )?;
+    let po = profile(old, &a.old_arg, &old_env)?;
+    let pn = profile(new, &a.new_arg, &new_env)?;
     print!("{}", render(file, &po, &pn));
+    write_html(a, file, &po, &pn)
+}
+
+fn write_html(
+    a: &CompareArgs,
+    file: &ComparisonFile,
+    po: &ProfileFile,
+    pn: &ProfileFile,
+) -> Result<()> {
     if let Some(path) = &a.html {
-        let written = crate::html::write_comparison_profiled(path, file, &po, &pn);
+        let written = crate::html::write_comparison_profiled(path, file, po, pn);
         crate::html::write_or_warn(path, written, a.json.as_deref());
     }
     Ok(())
+}
+
+/// Per benchmark of two sampled profiles, the functions whose own time per iteration changed
+/// most, each with its 95 % sampling error; under a `slower` verdict, the one that grew most
+/// beyond its error, or that none did.
+pub(super) fn render_sampled(file: &ComparisonFile, po: &ProfileFile, pn: &ProfileFile) -> String {
+    use std::fmt::Write as _;
+    use vernier::units::format_ns;
+    let mut s = String::new();
+    for c in &file.comparisons {
+        let Some((o, n)) = both(&c.name, po, pn, &mut s) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "  {}: {} → {} per iteration ({} and {} samples)",
+            c.name,
+            format_ns(c.old_median_ns),
+            format_ns(c.new_median_ns),
+            o.samples.unwrap_or(0),
+            n.samples.unwrap_or(0)
+        );
+        let d =
+            crate::files::profile::sampled_differential(&o, &n, c.old_median_ns, c.new_median_ns);
+        for x in d.iter().take(SHOWN) {
+            let _ = writeln!(
+                s,
+                "    {:>10} ±{:<9} {:>10} → {:<10} {}",
+                signed_ns(x.change()),
+                format_ns(x.half_width()),
+                format_ns(x.before_ns),
+                format_ns(x.after_ns),
+                crate::files::profile::brief(&x.name)
+            );
+        }
+        if c.verdict == Verdict::Slower {
+            let grew = d
+                .iter()
+                .filter(|x| x.change() > 0.0 && x.beyond_error())
+                .max_by(|a, b| a.change().total_cmp(&b.change()));
+            if let Some(x) = grew {
+                let _ = writeln!(
+                    s,
+                    "  {} is slower: {} grew most ({} ±{} per iteration, {} → {})",
+                    c.name,
+                    crate::files::profile::brief(&x.name),
+                    signed_ns(x.change()),
+                    format_ns(x.half_width()),
+                    format_ns(x.before_ns),
+                    format_ns(x.after_ns)
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  {} is slower, and no function's time grew beyond its sampling error: \
+                     sample longer (--sample-time) or count instructions (--profile without \
+                     --sampled)",
+                    c.name
+                );
+            }
+        }
+    }
+    s
+}
+
+/// Benchmark `name` in both profiles, or `None` when a side lacks it or could not profile it
+/// (then a line says why).
+fn both(
+    name: &str,
+    po: &ProfileFile,
+    pn: &ProfileFile,
+    s: &mut String,
+) -> Option<(BenchProfile, BenchProfile)> {
+    use std::fmt::Write as _;
+    let find = |p: &ProfileFile| p.benchmarks.iter().find(|b| b.name == name).cloned();
+    let (o, n) = (find(po)?, find(pn)?);
+    if let Some(e) = o.error.as_ref().or(n.error.as_ref()) {
+        let _ = writeln!(s, "  {name}: not profiled: {e}");
+        return None;
+    }
+    Some((o, n))
+}
+
+/// A change in ns with its sign (`+12.30 ns`, `−1.200 ns`).
+fn signed_ns(ns: f64) -> String {
+    let t = vernier::units::format_ns(ns.abs());
+    if ns < 0.0 {
+        format!("−{t}")
+    } else {
+        format!("+{t}")
+    }
 }
 
 /// Per benchmark, the functions whose own instructions changed most, and the one that grew
@@ -70,14 +192,9 @@ pub(super) fn render(file: &ComparisonFile, po: &ProfileFile, pn: &ProfileFile) 
     let mut s = String::new();
     let ir = po.event("Ir").unwrap_or(0);
     for c in &file.comparisons {
-        let find = |p: &ProfileFile| p.benchmarks.iter().find(|b| b.name == c.name).cloned();
-        let (Some(o), Some(n)) = (find(po), find(pn)) else {
+        let Some((o, n)) = both(&c.name, po, pn, &mut s) else {
             continue;
         };
-        if let Some(e) = o.error.as_ref().or(n.error.as_ref()) {
-            let _ = writeln!(s, "  {}: not profiled: {e}", c.name);
-            continue;
-        }
         let (ti, tn) = (
             o.instructions_per_iter.unwrap_or(0.0),
             n.instructions_per_iter.unwrap_or(0.0),

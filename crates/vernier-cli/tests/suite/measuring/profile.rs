@@ -270,3 +270,45 @@ fn compare_profile_names_the_function_that_grew_in_rust() {
         .unwrap();
     assert_heavy_named(&o, "profile_mix::heavy", "profile_mix::light");
 }
+
+/// `compare --profile --sampled`: both builds sampled with perf, each function's own time per
+/// iteration compared with its sampling error. `heavy` gained 90 steps, a change many times
+/// its error, so it comes first, and a `slower` verdict names it; the verdict is never
+/// `faster`.
+#[test]
+fn compare_profile_sampled_names_the_function_that_grew() {
+    let old = build("profile-mix-300", 300);
+    let new = build("profile-mix-390", 390);
+    let o = vernier()
+        .args([
+            "compare",
+            "--quick",
+            "--filter",
+            "^mix$",
+            "--profile",
+            "--sampled",
+        ])
+        .arg(&old)
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("profiles (sampled with perf, 1 s per benchmark and side"),
+        "{out}"
+    );
+    let first = out
+        .lines()
+        .skip_while(|l| !(l.starts_with("  mix: ") && l.ends_with(" samples)")))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no differential of mix:\n{out}"));
+    // perf names the function without its parameters.
+    assert!(first.trim_end().ends_with(" heavy"), "{out}");
+    assert!(first.trim_start().starts_with('+'), "{out}");
+    let row = out.lines().find(|l| l.starts_with("mix ")).unwrap();
+    assert!(!row.contains("faster"), "{out}");
+    if row.contains("slower") {
+        assert!(out.contains("mix is slower: heavy grew most (+"), "{out}");
+    }
+}
