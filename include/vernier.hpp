@@ -803,6 +803,19 @@ inline std::uint64_t size_in_name(const std::string& name) {
     return n;
 }
 
+/// Notes of the registration (a declaration that could not be taken), said once by the
+/// process that measures: a worker's reach the user through the runner, and a program that
+/// hands itself to the runner leaves them to its workers.
+inline std::vector<std::string>& pending_notes() {
+    static std::vector<std::string> notes;
+    return notes;
+}
+
+inline void say_notes() {
+    for (const auto& n : pending_notes()) std::fprintf(stderr, "vernier: %s\n", n.c_str());
+    pending_notes().clear();
+}
+
 /// ` f=<value>` as the `list` line gives a complexity function's value (exact: 17 digits).
 inline std::string complexity_value_option(double v) {
     char buf[40];
@@ -823,19 +836,17 @@ void complexity_fn(const std::string& name, F&& f) {
     for (std::size_t i = detail::last_call(); i < r.size(); ++i) {
         const std::uint64_t n = detail::size_in_name(r[i].name);
         r[i].fit.clear();
+        const std::string head = "complexity_fn(\"" + name + "\"): " + r[i].name;
         if (n == 0) {
-            std::fprintf(stderr,
-                         "vernier: complexity_fn(\"%s\"): %s has no size in its name (NAME/N); it "
-                         "is left out of the fit\n",
-                         name.c_str(), r[i].name.c_str());
+            detail::pending_notes().push_back(
+                head + " has no size in its name (NAME/N); it is left out of the fit");
             continue;
         }
         const double v = static_cast<double>(f(static_cast<double>(n)));
         if (!(v >= 0 && v <= std::numeric_limits<double>::max())) {
-            std::fprintf(stderr,
-                         "vernier: complexity_fn(\"%s\") gives %g at N = %llu (%s); it is left "
-                         "out of the fit\n",
-                         name.c_str(), v, static_cast<unsigned long long>(n), r[i].name.c_str());
+            detail::pending_notes().push_back(head + ": the function gives " + std::to_string(v) +
+                                              " at N = " + std::to_string(n) +
+                                              "; it is left out of the fit");
             continue;
         }
         r[i].fit = detail::complexity_value_option(v) + " function=" + detail::encode_name(name);
@@ -2707,6 +2718,7 @@ inline int standalone(int argc, char** argv) {
         run_through(runner, prog, runner_args);
         std::fprintf(stderr, "%s: a quick estimate in this process instead\n", prog);
     }
+    say_notes();
     if (!json.empty()) {
         std::fprintf(stderr,
                      "%s: --json needs the vernier runner, which %s: put `vernier` on the PATH "
@@ -2944,6 +2956,7 @@ inline int main(int argc, char** argv) {
             std::fprintf(stderr, "vernier: malformed VERNIER_FDS='%s' (expected R,W)\n", fds);
             return 1;
         }
+        detail::say_notes();
         return detail::serve(in_fd, out_fd);
     }
     return detail::standalone(argc, argv);

@@ -58,6 +58,13 @@ def _size(name):
     return None
 
 
+def _note(text):
+    """Say ``text`` on standard error from the process that measures: a worker (the runner
+    shows its notes once); the script that starts the runner leaves it to its workers."""
+    if _worker.fds() is not None:
+        print("vernier: " + text, file=sys.stderr)
+
+
 def _complexity(c, name):
     """A complexity declaration as the native worker takes it, ``(class, f, function)``, or
     None: ``c`` is a class (``"O(N log N)"``), a function of N, or ``(name, function)``. A
@@ -83,8 +90,8 @@ def _complexity(c, name):
             "(name, function), got {!r}".format(c))
     n = _size(name)
     if n is None:
-        print("vernier: {}: the name has no size N (NAME/N); its complexity function is not "
-              "used".format(name), file=sys.stderr)
+        _note("{}: the name has no size N (NAME/N); its complexity function is not "
+              "used".format(name))
         return None
     r = fn(n)
     try:
@@ -93,8 +100,8 @@ def _complexity(c, name):
         raise ValueError("vernier: {}: the complexity function returned {!r} at N = {}, not a "
                          "number".format(name, r, n)) from None
     if not (v >= 0.0 and v != float("inf")):
-        print("vernier: {}: the complexity function gives {} at N = {}; it is left out of the "
-              "fit".format(name, v, n), file=sys.stderr)
+        _note("{}: the complexity function gives {} at N = {}; it is left out of the "
+              "fit".format(name, v, n))
         return None
     return (None, v, label)
 
