@@ -57,6 +57,11 @@ pub enum Event<'a> {
     },
     /// A pair is done; `file` holds the comparisons so far.
     PairDone { file: &'a ComparisonFile },
+    /// What the first pair's workers wrote on standard error (their harness's notes).
+    Said {
+        old: crate::runner::worker::Said,
+        new: crate::runner::worker::Said,
+    },
 }
 
 struct Bench {
@@ -284,8 +289,13 @@ pub fn run(
             links = Some((o, n));
         }
         if let Some((o, n)) = links {
-            o.quit();
-            n.quit();
+            if j == 0 {
+                let (old, new) = (o.quit_and_tell(), n.quit_and_tell());
+                on_event(Event::Said { old, new });
+            } else {
+                o.quit();
+                n.quit();
+            }
         }
         fill(file, &benches, stop_all);
         on_event(Event::PairDone { file });

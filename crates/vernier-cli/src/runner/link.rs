@@ -38,6 +38,11 @@ pub trait WorkerLink {
     /// Ask the worker to quit (kill it if it does not); its peak resident memory in bytes
     /// when known.
     fn quit(self: Box<Self>) -> Option<u64>;
+    /// Quit, and give what the worker wrote on standard error (a harness's notes).
+    fn quit_and_tell(self: Box<Self>) -> crate::runner::worker::Said {
+        self.quit();
+        crate::runner::worker::Said::default()
+    }
 }
 
 /// How one process pair is set up.
@@ -99,6 +104,9 @@ impl WorkerLink for WorkerProcess {
     }
     fn quit(self: Box<Self>) -> Option<u64> {
         WorkerProcess::quit(*self)
+    }
+    fn quit_and_tell(self: Box<Self>) -> crate::runner::worker::Said {
+        WorkerProcess::quit_and_tell(*self)
     }
 }
 

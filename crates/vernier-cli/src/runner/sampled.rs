@@ -57,7 +57,8 @@ pub fn check() -> Result<()> {
         _ => bail!(
             "a sampled profile needs perf, which was not found (looked for `{}`): install it \
              (Debian: `apt-get install linux-perf`; Ubuntu: `linux-tools-generic`) or set {PERF_ENV} \
-             to its path; `vernier profile` without --sampled counts under callgrind instead",
+             to its path; without --sampled, the profile counts instructions under callgrind \
+             instead",
             p.display()
         ),
     }
@@ -134,11 +135,13 @@ fn sample_one(
     let mut w = WorkerProcess::spawn_command(cmd, program, ctl).map_err(|e| {
         anyhow!("{e} (started under `perf record`: is perf allowed here? see kernel.perf_event_paranoid)")
     })?;
-    // How long an iteration takes, then enough samples of ~5 ms for `seconds`.
+    // How long an iteration takes (the fastest of three samples: the first of a cold process
+    // can be several times slower, and would make the samples short), then enough samples of
+    // ~5 ms for `seconds`.
     let mut b = Batch::default();
-    w.run(BenchRef::Index(index), 100, 1, &mut b)
+    w.run(BenchRef::Index(index), 100, 3, &mut b)
         .map_err(|e| anyhow!(e))?;
-    let per_iter = (b.ns.first().copied().unwrap_or(1) as f64 / 100.0).max(1.0);
+    let per_iter = (b.ns.iter().copied().min().unwrap_or(1) as f64 / 100.0).max(1.0);
     let iters = ((SAMPLE_NS / per_iter) as u64).max(1);
     let samples = ((seconds * 1e9 / SAMPLE_NS).ceil() as usize).max(1);
     let mut done = 0;

@@ -88,8 +88,13 @@ fn write_html(
     pn: &ProfileFile,
 ) -> Result<()> {
     if let Some(path) = &a.html {
-        let written = crate::html::write_comparison_profiled(path, file, po, pn);
-        crate::html::write_or_warn(path, written, a.json.as_deref());
+        // The comparison's report was written before the profiles: say what changed.
+        match crate::html::write_comparison_profiled(path, file, po, pn) {
+            Ok(()) => println!("the profiles added to the HTML report {}", path.display()),
+            Err(e) => {
+                crate::html::write_or_warn(path, Err(e), a.json.as_deref());
+            }
+        }
     }
     Ok(())
 }

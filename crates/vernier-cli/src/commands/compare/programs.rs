@@ -180,6 +180,16 @@ pub(super) fn compare_programs(
             compare::Event::Progress { name, progress: p } => {
                 progress.update(&format!("{name} ({label})"), p)
             }
+            compare::Event::Said { old, new } => {
+                progress.clear();
+                let (po, pn) = (a.old.display(), a.new_path().display());
+                if old.lines == new.lines {
+                    crate::runner::worker::tell(&format!("OLD ({po}) and NEW ({pn})"), &old);
+                } else {
+                    crate::runner::worker::tell(&format!("OLD ({po})"), &old);
+                    crate::runner::worker::tell(&format!("NEW ({pn})"), &new);
+                }
+            }
             compare::Event::PairDone { file, .. } => {
                 progress.clear();
                 if let Some(p) = &json {

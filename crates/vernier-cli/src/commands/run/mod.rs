@@ -185,7 +185,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
     let mut counting =
         crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
-    tell(&program, first.quit_and_tell());
+    crate::runner::worker::tell(&program.display().to_string(), &first.quit_and_tell());
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
@@ -330,23 +330,4 @@ fn save_and_profile(
         crate::runner::profile::after_run((program, args, &[]), timeout, filter, html)?;
     }
     Ok(())
-}
-
-/// What the first worker wrote on standard error (a harness's notes: options it does not follow
-/// under the runner, declarations it could not take), said once before the table: every
-/// process of the program says the same, and the rest are not shown.
-fn tell(program: &std::path::Path, said: crate::runner::worker::Said) {
-    if said.lines.is_empty() {
-        return;
-    }
-    eprintln!(
-        "vernier: {} wrote on standard error (its first process; the others are not shown):",
-        program.display()
-    );
-    for l in &said.lines {
-        eprintln!("  {l}");
-    }
-    if said.more > 0 {
-        eprintln!("  … and {} more lines", said.more);
-    }
 }

@@ -47,10 +47,28 @@ const SAID_LINES: usize = 40;
 
 /// The first lines a worker wrote on standard error (its harness's notes: options it does not
 /// follow under the runner, a declaration it could not take), and how many more it wrote.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Said {
     pub lines: Vec<String>,
     pub more: usize,
+}
+
+/// Say once, before the table, what a program's first worker process wrote on standard error
+/// (a harness's notes: options it does not follow under the runner, declarations it could not
+/// take): every process of the program says the same, and the rest are not shown.
+pub fn tell(who: &str, said: &Said) {
+    if said.lines.is_empty() {
+        return;
+    }
+    eprintln!(
+        "vernier: {who} wrote on standard error (the first process; the others are not shown):"
+    );
+    for l in &said.lines {
+        eprintln!("  {l}");
+    }
+    if said.more > 0 {
+        eprintln!("  … and {} more lines", said.more);
+    }
 }
 
 impl Said {

@@ -809,3 +809,34 @@ fn a_folded_constant_in_a_google_benchmark_loop_is_flagged() {
     let check = b.instructions_check.expect("counted under callgrind");
     assert_eq!(check.moves_per_iter, Some(1.0), "{check:?}");
 }
+
+/// The layer's notes (an option it does not follow under the runner) reach the user through
+/// `run` and `compare`: once each, however many processes said them.
+#[test]
+fn the_layers_notes_are_shown_once_by_run_and_compare() {
+    let src = tmp().join("noted.cc");
+    std::fs::write(
+        &src,
+        "#include <benchmark/benchmark.h>\n\
+         static void BM_sum(benchmark::State& state) {\n\
+             unsigned s = 0;\n\
+             for (auto _ : state) benchmark::DoNotOptimize(s += 3);\n\
+         }\n\
+         BENCHMARK(BM_sum)->Iterations(100);\n\
+         BENCHMARK_MAIN();\n",
+    )
+    .unwrap();
+    let exe = build("gb-noted", &src, true);
+    let note = "BM_sum: Iterations(100) is not followed";
+    for args in [vec!["run", "--quick", "--"], vec!["compare", "--quick"]] {
+        let mut cmd = cli::vernier();
+        cmd.args(&args).arg(&exe);
+        if args[0] == "compare" {
+            cmd.arg(&exe);
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(stderr.matches(note).count(), 1, "{args:?}: {stderr}");
+    }
+}
