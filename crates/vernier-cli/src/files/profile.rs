@@ -37,12 +37,33 @@ pub struct BenchProfile {
     pub folded: Vec<String>,
     /// Iterations the folded counts are for (a counted profile).
     pub per: u64,
+    /// The source lines of its functions that cost most, per iteration, most own instructions
+    /// first (at most [`LINES_KEPT`]; a counted profile of a program built with debug
+    /// information, `-g`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineCosts>,
     /// Samples taken inside the loop (a sampled profile; its counts are samples).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<u64>,
     /// Why it could not be profiled (then the rest is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Source lines a profile keeps per benchmark.
+pub const LINES_KEPT: usize = 50;
+
+/// One source line's own costs per iteration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LineCosts {
+    /// The file as the debug information names it (`???` without it).
+    pub file: String,
+    /// The line (0 when unknown).
+    pub line: u64,
+    /// The function whose code it is.
+    pub function: String,
+    /// Its own costs per iteration, per event.
+    pub own: Vec<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,6 +85,7 @@ impl BenchProfile {
             functions: Vec::new(),
             folded: Vec::new(),
             per: 0,
+            lines: Vec::new(),
             samples: None,
             error: Some(error),
         }

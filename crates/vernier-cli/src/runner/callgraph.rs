@@ -8,7 +8,10 @@
 //! `calls=` is that call's inclusive cost (not the caller's own). Names may be compressed:
 //! `(id) name` defines an id, `(id)` alone refers to it, one id space for `fn`/`cfn`. A cost
 //! line is its positions (as many as the `positions:` line names, `line` by default; `+n`,
-//! `-n` and `*` are relative) followed by the event counts, trailing zeros left out.
+//! `-n` and `*` are relative) followed by the event counts, trailing zeros left out. A cost
+//! line's `line` position, with the file named by the last `fl=` (or `fi=`/`fe=`, for code
+//! inlined from another file), places its own costs on a source line; file names are
+//! compressed in an id space of their own.
 
 use crate::files::profile::brief;
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -21,6 +24,8 @@ pub struct FnCost {
     pub own: Vec<u64>,
     /// Per callee: the inclusive costs of its calls from this function, per event.
     pub calls: BTreeMap<String, Vec<u64>>,
+    /// Its own costs per source line (file, line), per event.
+    pub lines: BTreeMap<(String, u64), Vec<u64>>,
 }
 
 /// Every function of one callgrind dump.
@@ -71,18 +76,48 @@ fn costs(line: &str, positions: usize) -> Result<Vec<u64>> {
         .collect()
 }
 
+/// A cost line's positions, each absolute (decimal or `0x` hex), relative to the same column
+/// of the previous cost line (`+n`, `-n`) or equal to it (`*`); `last` is updated.
+fn positions_of(line: &str, last: &mut [u64]) -> Result<()> {
+    for (k, t) in line.split_whitespace().take(last.len()).enumerate() {
+        let bad = || anyhow!("bad position `{t}` in the cost line `{line}`");
+        let number = |s: &str| match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).map_err(|_| bad()),
+            None => s.parse::<u64>().map_err(|_| bad()),
+        };
+        last[k] = if t == "*" {
+            last[k]
+        } else if let Some(d) = t.strip_prefix('+') {
+            last[k].saturating_add(number(d)?)
+        } else if let Some(d) = t.strip_prefix('-') {
+            last[k].saturating_sub(number(d)?)
+        } else {
+            number(t)?
+        };
+    }
+    Ok(())
+}
+
 /// Reads one callgrind dump.
 pub fn parse(text: &str) -> Result<CallGraph> {
     let mut g = CallGraph::default();
     let mut positions = 1;
+    // The column of the `line` position (the only one by default).
+    let mut line_at = Some(0);
+    let mut last: Vec<u64> = vec![0];
     let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    let mut file_ids: BTreeMap<String, String> = BTreeMap::new();
     let mut current: Option<String> = None;
     let mut callee: Option<String> = None;
+    // The function's file (`fl=`), and the file of inlined code when it differs (`fi=`/`fe=`).
+    let mut file = String::from("???");
+    let mut inlined: Option<String> = None;
     let mut call_cost_next = false;
     for line in text.lines() {
         let line = line.trim_end();
         let first = line.chars().next();
         if matches!(first, Some(c) if c.is_ascii_digit() || c == '+' || c == '-' || c == '*') {
+            positions_of(line, &mut last)?;
             let c = costs(line, positions)?;
             let f = current
                 .clone()
@@ -96,18 +131,45 @@ pub fn parse(text: &str) -> Result<CallGraph> {
                 call_cost_next = false;
             } else {
                 add(&mut entry.own, &c);
+                if let Some(k) = line_at {
+                    let at = (inlined.clone().unwrap_or_else(|| file.clone()), last[k]);
+                    add(entry.lines.entry(at).or_default(), &c);
+                }
             }
         } else if let Some(rest) = line.strip_prefix("fn=") {
             current = Some(name(rest, &mut ids)?);
             g.functions.entry(current.clone().unwrap()).or_default();
+            inlined = None;
         } else if let Some(rest) = line.strip_prefix("cfn=") {
             callee = Some(name(rest, &mut ids)?);
         } else if line.starts_with("calls=") {
             call_cost_next = true;
+        } else if let Some(rest) = line.strip_prefix("fl=") {
+            file = name(rest, &mut file_ids)?;
+            inlined = None;
+        } else if let Some(rest) = line
+            .strip_prefix("fi=")
+            .or_else(|| line.strip_prefix("fe="))
+        {
+            let f = name(rest, &mut file_ids)?;
+            inlined = (f != file).then_some(f);
+        } else if let Some(rest) = line
+            .strip_prefix("cfi=")
+            .or_else(|| line.strip_prefix("cfl="))
+        {
+            // The callee's file: only its compressed name is kept, for later `fl=(id)` lines.
+            name(rest, &mut file_ids)?;
         } else if let Some(rest) = line.strip_prefix("events:") {
             g.events = rest.split_whitespace().map(String::from).collect();
         } else if let Some(rest) = line.strip_prefix("positions:") {
-            positions = rest.split_whitespace().count().max(1);
+            let names: Vec<&str> = rest.split_whitespace().collect();
+            positions = names.len().max(1);
+            line_at = if names.is_empty() {
+                Some(0)
+            } else {
+                names.iter().position(|n| *n == "line")
+            };
+            last = vec![0; positions];
         }
     }
     if g.events.is_empty() {
@@ -127,6 +189,9 @@ impl CallGraph {
             add(&mut e.own, &f.own);
             for (to, c) in f.calls {
                 add(e.calls.entry(to).or_default(), &c);
+            }
+            for (at, c) in f.lines {
+                add(e.lines.entry(at).or_default(), &c);
             }
         }
     }
@@ -156,6 +221,9 @@ pub struct FnPerIter {
     pub calls: BTreeMap<String, u64>,
     /// Own instructions for every `N2 − N1` iterations.
     pub own_ir: u64,
+    /// Its own costs per iteration on each source line (file, line), per event; lines whose
+    /// costs cancel are left out.
+    pub lines: Vec<(String, u64, Vec<f64>)>,
 }
 
 /// `at_n2 − at_n1` per function, per iteration (`n2 − n1` of them): what one iteration of the
@@ -200,12 +268,24 @@ pub fn per_iteration(
             .filter(|(_, v)| *v > 0)
             .collect();
         let own_ir = ir_of(&f2.own).saturating_sub(ir_of(&f1.own));
+        let no_line = Vec::new();
+        let lines = f2
+            .lines
+            .iter()
+            .map(|(at, c2)| {
+                let c1 = f1.lines.get(at).unwrap_or(&no_line);
+                let v: Vec<f64> = (0..n).map(|k| diff(c1, c2, k) / d).collect();
+                (at.0.clone(), at.1, v)
+            })
+            .filter(|(_, _, v)| v.iter().any(|x| x.abs() >= 1e-9))
+            .collect();
         out.push(FnPerIter {
             name: name.clone(),
             own,
             inclusive,
             calls,
             own_ir,
+            lines,
         });
     }
     Ok(out)
@@ -345,5 +425,57 @@ fn=(3)
         assert!(e.contains("(7) used before"), "{e}");
         let e = parse("events: Ir\nfn=f\n1 x\n").unwrap_err().to_string();
         assert!(e.contains("bad count `x`"), "{e}");
+    }
+
+    #[test]
+    fn own_costs_are_placed_on_their_source_lines() {
+        // Compressed positions (`+n`, `-n`, `*`), a call's cost line moving the position too,
+        // inlined code from a header (`fi=`), compressed file names, two position columns.
+        let dump = "\
+positions: instr line
+events: Ir
+fl=(1) /src/mix.cpp
+fn=(1) heavy(int)
+0x10 12 5
++4 +1 7
+* * 1
+fi=(2) /src/util.h
++2 40 3
+fe=(1)
++2 -27 2
+cfi=(3) /src/light.cpp
+cfn=(2) light(int)
+calls=1 0x50 3
++4 +2 30
++1 * 4
+fl=(3)
+fn=(2)
+0x50 3 30
+";
+        let g = parse(dump).unwrap();
+        let heavy = &g.functions["heavy(int)"];
+        let at = |f: &str, l: u64| heavy.lines.get(&(f.to_string(), l)).cloned();
+        assert_eq!(at("/src/mix.cpp", 12), Some(vec![5]));
+        // 7 and 1 at 13, then 2 more after the header's line 40 (40 − 27 = 13, back in
+        // mix.cpp).
+        assert_eq!(at("/src/mix.cpp", 13), Some(vec![10]));
+        assert_eq!(at("/src/util.h", 40), Some(vec![3]));
+        // The call's cost line at 15 is the call's, and the next own cost is at 15 (`*`).
+        assert_eq!(at("/src/mix.cpp", 15), Some(vec![4]));
+        assert_eq!(heavy.own, vec![5 + 7 + 1 + 3 + 2 + 4]);
+        assert_eq!(heavy.calls["light(int)"], vec![30]);
+        let light = &g.functions["light(int)"];
+        assert_eq!(
+            light.lines.get(&("/src/light.cpp".into(), 3)),
+            Some(&vec![30])
+        );
+        // Per iteration, per line.
+        let mut twice = g.clone();
+        twice.merge(g.clone());
+        let p = per_iteration(1, &g, 2, &twice).unwrap();
+        let heavy = p.iter().find(|f| f.name == "heavy(int)").unwrap();
+        assert!(heavy
+            .lines
+            .contains(&("/src/mix.cpp".to_string(), 13, vec![10.0])));
     }
 }

@@ -4,7 +4,9 @@
 //! iteration for every simulated event, the estimated cycles, and the folded stacks of its
 //! flame graph.
 
-use crate::files::profile::{estimated_cycles, BenchProfile, FunctionCosts, ProfileFile, EXACT};
+use crate::files::profile::{
+    estimated_cycles, BenchProfile, FunctionCosts, LineCosts, ProfileFile, EXACT,
+};
 use crate::runner::callgraph::{self, FnPerIter};
 use crate::runner::counted::{controls, Counter};
 use crate::runner::instructions::{Callgrind, PerIteration};
@@ -145,6 +147,22 @@ fn bench_profile(name: &str, p: &PerIteration, events: &[String]) -> BenchProfil
     let folded = root(&p.functions)
         .map(|r| callgraph::folded(&p.functions, &r.name))
         .unwrap_or_default();
+    let mut lines: Vec<LineCosts> = p
+        .functions
+        .iter()
+        .filter(|f| within.contains(f.name.as_str()))
+        .flat_map(|f| {
+            f.lines.iter().map(|(file, line, own)| LineCosts {
+                file: file.clone(),
+                line: *line,
+                function: f.name.clone(),
+                own: pick(own),
+            })
+        })
+        .collect();
+    let own = |l: &LineCosts| l.own.get(ir).copied().unwrap_or(0.0);
+    lines.sort_by(|a, b| own(b).total_cmp(&own(a)).then_with(|| a.line.cmp(&b.line)));
+    lines.truncate(crate::files::profile::LINES_KEPT);
     BenchProfile {
         name: name.into(),
         instructions_per_iter: p.get("Ir"),
@@ -152,6 +170,7 @@ fn bench_profile(name: &str, p: &PerIteration, events: &[String]) -> BenchProfil
         functions,
         folded,
         per: p.n2 - p.n1,
+        lines,
         samples: None,
         error: None,
     }
@@ -298,6 +317,54 @@ pub fn render(p: &ProfileFile, b: &BenchProfile, top: usize) -> String {
             s,
             "  … {} more (--top N, or --json)",
             b.functions.len() - top
+        );
+    }
+    s.push_str(&hot_lines(p, b, HOT_LINES));
+    s
+}
+
+/// Source lines shown under a counted profile's functions.
+const HOT_LINES: usize = 5;
+
+/// A counted profile's `shown` costliest source lines: own instructions per iteration, the
+/// file and line, the function, and the line's text when the file can be read here. Empty
+/// without line information (a program built without `-g`).
+fn hot_lines(p: &ProfileFile, b: &BenchProfile, shown: usize) -> String {
+    use std::fmt::Write as _;
+    let ir = p.event("Ir").unwrap_or(0);
+    let own = |l: &LineCosts| l.own.get(ir).copied().unwrap_or(0.0);
+    let lines: Vec<&LineCosts> = b
+        .lines
+        .iter()
+        .filter(|l| l.line > 0 && own(l) > 0.0)
+        .take(shown)
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut sources: std::collections::BTreeMap<&str, Option<Vec<String>>> = Default::default();
+    let mut s = String::from("  costliest lines (own instructions per iteration):\n");
+    for l in lines {
+        let text = sources
+            .entry(l.file.as_str())
+            .or_insert_with(|| {
+                std::fs::read_to_string(&l.file)
+                    .ok()
+                    .map(|t| t.lines().map(|x| x.trim().to_string()).collect())
+            })
+            .as_ref()
+            .and_then(|t| t.get(l.line as usize - 1))
+            .map(|t| format!("  │ {}", t.chars().take(60).collect::<String>()))
+            .unwrap_or_default();
+        let file = std::path::Path::new(&l.file)
+            .file_name()
+            .map_or(l.file.clone(), |f| f.to_string_lossy().into_owned());
+        let _ = writeln!(
+            s,
+            "  {:>12.2}  {file}:{}  {}{text}",
+            own(l),
+            l.line,
+            crate::files::profile::brief(&l.function)
         );
     }
     s

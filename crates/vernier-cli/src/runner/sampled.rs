@@ -255,6 +255,7 @@ fn from_stacks(name: &str, stacks: &[Vec<String>]) -> BenchProfile {
             .map(|(k, v)| format!("{k} {v}"))
             .collect(),
         per: 0,
+        lines: Vec::new(),
         samples: Some(stacks.len() as u64),
         error: None,
     }

@@ -105,6 +105,30 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
         .unwrap();
     assert!((h + l + loop_own - total).abs() < 1e-9, "{out}");
     assert!(mix["estimated_cycles_per_iter"].as_f64().unwrap() >= total);
+    // Per source line (built with -g): the costliest is heavy's loop, line 21 of the fixture;
+    // heavy's lines add up to its own instructions; the terminal shows the line's text.
+    let lines = mix["lines"].as_array().expect("per-line costs");
+    let top = &lines[0];
+    assert!(
+        top["file"].as_str().unwrap().ends_with("profile_mix.cpp")
+            && top["line"] == 21
+            && top["function"].as_str().unwrap().starts_with("heavy("),
+        "{top}"
+    );
+    let heavy_lines: f64 = lines
+        .iter()
+        .filter(|l| l["function"].as_str().unwrap().starts_with("heavy("))
+        .map(|l| l["own"][0].as_f64().unwrap())
+        .sum();
+    assert!((heavy_lines - h).abs() < 1e-6, "{heavy_lines} against {h}");
+    assert!(
+        out.contains("costliest lines") && out.contains("profile_mix.cpp:21  heavy("),
+        "{out}"
+    );
+    assert!(
+        out.contains("│ for (int i = 0; i < HEAVY_N; ++i) acc = acc + 1;"),
+        "{out}"
+    );
     // The terminal shows heavy first; the report has a flame graph with both, and no script.
     let first = out
         .lines()
