@@ -117,7 +117,10 @@ pub fn parse(text: &str) -> Result<CallGraph> {
         let line = line.trim_end();
         let first = line.chars().next();
         if matches!(first, Some(c) if c.is_ascii_digit() || c == '+' || c == '-' || c == '*') {
-            positions_of(line, &mut last)?;
+            // A position that cannot be read costs the lines, never the functions' costs.
+            if positions_of(line, &mut last).is_err() {
+                line_at = None;
+            }
             let c = costs(line, positions)?;
             let f = current
                 .clone()
@@ -477,5 +480,18 @@ fn=(2)
         assert!(heavy
             .lines
             .contains(&("/src/mix.cpp".to_string(), 13, vec![10.0])));
+    }
+
+    #[test]
+    fn a_position_that_cannot_be_read_costs_the_lines_only() {
+        let g =
+            parse("positions: instr line\nevents: Ir\nfl=a.c\nfn=f\n0x10 3 5\n0xZZ 4 2\n").unwrap();
+        assert_eq!(g.functions["f"].own, vec![7]);
+        assert_eq!(
+            g.functions["f"].lines.len(),
+            1,
+            "{:?}",
+            g.functions["f"].lines
+        );
     }
 }
