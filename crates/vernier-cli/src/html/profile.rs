@@ -101,6 +101,38 @@ fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
     h.push_str("</table>\n");
 }
 
+/// The table of a counted profile's `top` costliest source lines (none without line
+/// information).
+fn lines_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
+    let ir = p.event("Ir").unwrap_or(0);
+    let own = |l: &crate::files::profile::LineCosts| l.own.get(ir).copied().unwrap_or(0.0);
+    let lines: Vec<_> = b
+        .lines
+        .iter()
+        .filter(|l| l.line > 0 && own(l) > 0.0)
+        .take(top)
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<table class=\"summary\"><tr><th class=\"name\">source line</th>\
+         <th class=\"name\">function</th><th>own instructions / iter</th></tr>\n",
+    );
+    for l in lines {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"name\"><code>{}:{}</code></td><td class=\"name\"><code>{}</code>\
+             </td><td>{:.2}</td></tr>",
+            esc(&l.file),
+            l.line,
+            esc(&crate::files::profile::brief(&l.function)),
+            own(l)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
 pub(super) fn profile_section(h: &mut String, id: &str, name: &str, p: &ProfileFile) {
     let _ = writeln!(
         h,
@@ -152,6 +184,7 @@ pub(super) fn profile_section(h: &mut String, id: &str, name: &str, p: &ProfileF
                 .unwrap_or_else(|| "—".into()),
         );
         top_table(h, p, b, 12);
+        lines_table(h, p, b, 12);
         figure(
             h,
             "flamegraph",

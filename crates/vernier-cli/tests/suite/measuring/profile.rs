@@ -139,6 +139,7 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
     let report = std::fs::read_to_string(&html).unwrap();
     assert!(report.contains("data-plot=\"flamegraph\""));
     assert!(report.contains(">heavy(unsigned long)<") && report.contains(">light(unsigned long)<"));
+    assert!(report.contains("source line") && report.contains("profile_mix.cpp:21</code>"));
     assert!(!report.contains("<script"));
 
     // `run --profile`: the run as usual, then the profile under its table and in its report.
