@@ -92,6 +92,19 @@ impl BenchProfile {
     }
 }
 
+impl BenchProfile {
+    /// Its `n` costliest source lines that cost anything in event `event` (lines are kept
+    /// costliest first), each with that cost; none without line information.
+    pub fn costliest_lines(&self, event: usize, n: usize) -> Vec<(&LineCosts, f64)> {
+        self.lines
+            .iter()
+            .map(|l| (l, l.own.get(event).copied().unwrap_or(0.0)))
+            .filter(|(l, own)| l.line > 0 && *own > 0.0)
+            .take(n)
+            .collect()
+    }
+}
+
 impl ProfileFile {
     /// The index of `event` in each function's lists.
     pub fn event(&self, event: &str) -> Option<usize> {

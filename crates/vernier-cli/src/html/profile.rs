@@ -104,14 +104,7 @@ fn top_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
 /// The table of a counted profile's `top` costliest source lines (none without line
 /// information).
 fn lines_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
-    let ir = p.event("Ir").unwrap_or(0);
-    let own = |l: &crate::files::profile::LineCosts| l.own.get(ir).copied().unwrap_or(0.0);
-    let lines: Vec<_> = b
-        .lines
-        .iter()
-        .filter(|l| l.line > 0 && own(l) > 0.0)
-        .take(top)
-        .collect();
+    let lines = b.costliest_lines(p.event("Ir").unwrap_or(0), top);
     if lines.is_empty() {
         return;
     }
@@ -119,7 +112,7 @@ fn lines_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
         "<table class=\"summary\"><tr><th class=\"name\">source line</th>\
          <th class=\"name\">function</th><th>own instructions / iter</th></tr>\n",
     );
-    for l in lines {
+    for (l, own) in lines {
         let _ = writeln!(
             h,
             "<tr><td class=\"name\"><code>{}:{}</code></td><td class=\"name\"><code>{}</code>\
@@ -127,7 +120,7 @@ fn lines_table(h: &mut String, p: &ProfileFile, b: &BenchProfile, top: usize) {
             esc(&l.file),
             l.line,
             esc(&crate::files::profile::brief(&l.function)),
-            own(l)
+            own
         );
     }
     h.push_str("</table>\n");

@@ -331,20 +331,13 @@ const HOT_LINES: usize = 5;
 /// without line information (a program built without `-g`).
 fn hot_lines(p: &ProfileFile, b: &BenchProfile, shown: usize) -> String {
     use std::fmt::Write as _;
-    let ir = p.event("Ir").unwrap_or(0);
-    let own = |l: &LineCosts| l.own.get(ir).copied().unwrap_or(0.0);
-    let lines: Vec<&LineCosts> = b
-        .lines
-        .iter()
-        .filter(|l| l.line > 0 && own(l) > 0.0)
-        .take(shown)
-        .collect();
+    let lines = b.costliest_lines(p.event("Ir").unwrap_or(0), shown);
     if lines.is_empty() {
         return String::new();
     }
     let mut sources: std::collections::BTreeMap<&str, Option<Vec<String>>> = Default::default();
     let mut s = String::from("  costliest lines (own instructions per iteration):\n");
-    for l in lines {
+    for (l, own) in lines {
         let text = sources
             .entry(l.file.as_str())
             .or_insert_with(|| {
@@ -362,7 +355,7 @@ fn hot_lines(p: &ProfileFile, b: &BenchProfile, shown: usize) -> String {
         let _ = writeln!(
             s,
             "  {:>12.2}  {file}:{}  {}{text}",
-            own(l),
+            own,
             l.line,
             crate::files::profile::brief(&l.function)
         );

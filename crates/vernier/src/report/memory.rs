@@ -42,8 +42,8 @@ pub fn cell(b: &BenchmarkResult, allocs: bool) -> String {
     }
 }
 
-/// A signed change: "+1", "−2", "+4.0 KiB".
-fn signed(d: f64, text: String) -> String {
+/// A signed change: "+1", "−2", "+4.0 KiB" (`text` is `d` formatted, its sign if any a '-').
+pub fn signed(d: f64, text: String) -> String {
     if d < 0.0 {
         format!("−{}", text.trim_start_matches('-'))
     } else {

@@ -160,6 +160,7 @@ fn diagnostics_into(s: &mut String, b: &BenchmarkResult, style: Style, in_counte
 }
 
 pub use crate::units::format_count;
+pub use memory::signed;
 
 /// The garbage collections a Python worker counted during the benchmark's samples, when any
 /// ran (`None`: none, or not counted): collections make a sample slower, so a benchmark

@@ -125,7 +125,7 @@ pub(super) fn render_sampled(file: &ComparisonFile, po: &ProfileFile, pn: &Profi
             let _ = writeln!(
                 s,
                 "    {:>10} ±{:<9} {:>10} → {:<10} {}",
-                signed_ns(x.change()),
+                vernier::report::signed(x.change(), format_ns(x.change())),
                 format_ns(x.half_width()),
                 format_ns(x.before_ns),
                 format_ns(x.after_ns),
@@ -143,7 +143,7 @@ pub(super) fn render_sampled(file: &ComparisonFile, po: &ProfileFile, pn: &Profi
                     "  {} is slower: {} grew most ({} ±{} per iteration, {} → {})",
                     c.name,
                     crate::files::profile::brief(&x.name),
-                    signed_ns(x.change()),
+                    vernier::report::signed(x.change(), format_ns(x.change())),
                     format_ns(x.half_width()),
                     format_ns(x.before_ns),
                     format_ns(x.after_ns)
@@ -178,16 +178,6 @@ fn both(
         return None;
     }
     Some((o, n))
-}
-
-/// A change in ns with its sign (`+12.30 ns`, `−1.200 ns`).
-fn signed_ns(ns: f64) -> String {
-    let t = vernier::units::format_ns(ns.abs());
-    if ns < 0.0 {
-        format!("−{t}")
-    } else {
-        format!("+{t}")
-    }
 }
 
 /// Per benchmark, the functions whose own instructions changed most, and the one that grew

@@ -57,6 +57,14 @@ pub fn report_page(json: &Path, html: &Path) -> String {
     std::fs::read_to_string(html).unwrap()
 }
 
+/// The object of the JSON array `list` whose `key` is `value` (a benchmark by its `name`, a
+/// fit by its `family`); panics naming what is there when none is.
+pub fn item<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .and_then(|a| a.iter().find(|x| x[key] == value))
+        .unwrap_or_else(|| panic!("no {key} {value:?} in {list}"))
+}
+
 /// `vernier ARGS`, which must succeed; its output.
 pub fn succeeds<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
     let o = vernier().args(args).output().unwrap();

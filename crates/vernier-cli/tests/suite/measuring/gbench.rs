@@ -418,29 +418,18 @@ fn a_sort_reads_n_log_n_and_a_scan_reads_n() {
         assert_eq!(b.throughput, Some(want), "{}", b.name);
     }
     let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let class = |family: &str| {
-        raw["complexity"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["family"] == family)
-            .unwrap_or_else(|| panic!("no fit of {family}: {}\n{stdout}", raw["complexity"]))
-            ["class"]
-            .clone()
-    };
-    assert_eq!(class("BM_sort"), "O(N log N)", "{stdout}");
+    assert_eq!(
+        cli::item(&raw["complexity"], "family", "BM_sort")["class"],
+        "O(N log N)",
+        "{stdout}"
+    );
     assert!(
         stdout.contains("complexity of BM_sort: O(N log N),"),
         "{stdout}"
     );
     // The scan asked for O(N) (`Complexity(benchmark::oN)`): it is fitted in that class, and
     // the best usual class over the same medians, fitted beside it, reads O(N) too.
-    let scan = raw["complexity"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["family"] == "BM_scan")
-        .unwrap();
+    let scan = cli::item(&raw["complexity"], "family", "BM_scan");
     assert_eq!(
         (&scan["class"], &scan["declared"], &scan["best"]["class"]),
         (&"O(N)".into(), &true.into(), &"O(N)".into()),

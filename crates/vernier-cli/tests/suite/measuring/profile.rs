@@ -26,12 +26,7 @@ fn own_ir(p: &Value, bench: &str, function: &str) -> f64 {
         .iter()
         .position(|e| e == "Ir")
         .unwrap();
-    let b = p["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == bench)
-        .unwrap_or_else(|| panic!("no {bench} in {p}"));
+    let b = cli::item(&p["benchmarks"], "name", bench);
     b["functions"]
         .as_array()
         .unwrap()
@@ -63,16 +58,15 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("p.json");
     let html = dir.path().join("p.html");
-    let o = vernier()
-        .args(["profile", "--json"])
-        .arg(&json)
-        .arg("--html")
-        .arg(&html)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let o = cli::succeeds([
+        "profile".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        "--html".as_ref(),
+        html.as_os_str(),
+        "--".as_ref(),
+        exe.as_os_str(),
+    ]);
     let out = String::from_utf8_lossy(&o.stdout);
     let p: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     // In `mix`, each function costs exactly what it costs measured alone.
@@ -83,12 +77,7 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
     let share = h / (h + l);
     assert!((0.73..=0.76).contains(&share), "{share} {out}");
     // The loop's total is its functions' and its own.
-    let mix = p["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "mix")
-        .unwrap();
+    let mix = cli::item(&p["benchmarks"], "name", "mix");
     let total = mix["instructions_per_iter"].as_f64().unwrap();
     let loop_own = mix["functions"]
         .as_array()
@@ -144,14 +133,17 @@ fn the_exact_profile_splits_a_loop_between_its_functions_by_count() {
 
     // `run --profile`: the run as usual, then the profile under its table and in its report.
     let html = dir.path().join("run.html");
-    let o = vernier()
-        .args(["run", "--quick", "--filter", "^mix$", "--profile", "--html"])
-        .arg(&html)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let o = cli::succeeds([
+        "run".as_ref(),
+        "--quick".as_ref(),
+        "--filter".as_ref(),
+        "^mix$".as_ref(),
+        "--profile".as_ref(),
+        "--html".as_ref(),
+        html.as_os_str(),
+        "--".as_ref(),
+        exe.as_os_str(),
+    ]);
     let out = String::from_utf8_lossy(&o.stdout);
     let after = out
         .split("profiles (counted under callgrind")
@@ -229,12 +221,7 @@ fn the_sampled_profile_shares_the_loop_as_its_steps_do() {
         "{h} {l}: {out}"
     );
     // Only the loop's samples: its frame holds every one.
-    let root = b["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == "vernier_measured_loop")
-        .unwrap();
+    let root = cli::item(&b["functions"], "name", "vernier_measured_loop");
     assert_eq!(root["inclusive"][0].as_f64().unwrap(), n, "{out}");
     // Without perf: named, with the package to install.
     refused_without_tool(
@@ -304,20 +291,16 @@ fn compare_profile_names_the_function_that_grew_in_rust() {
 fn compare_profile_sampled_names_the_function_that_grew() {
     let old = build("profile-mix-300", 300);
     let new = build("profile-mix-390", 390);
-    let o = vernier()
-        .args([
-            "compare",
-            "--quick",
-            "--filter",
-            "^mix$",
-            "--profile",
-            "--sampled",
-        ])
-        .arg(&old)
-        .arg(&new)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    let o = cli::succeeds([
+        "compare".as_ref(),
+        "--quick".as_ref(),
+        "--filter".as_ref(),
+        "^mix$".as_ref(),
+        "--profile".as_ref(),
+        "--sampled".as_ref(),
+        old.as_os_str(),
+        new.as_os_str(),
+    ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("profiles (sampled with perf, 1 s per benchmark and side"),
