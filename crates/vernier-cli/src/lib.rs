@@ -9,6 +9,7 @@ mod history;
 mod host;
 mod html;
 mod runner;
+mod scratch;
 mod term;
 
 use args::Common;

@@ -173,7 +173,8 @@ pub fn key_of(event: &str) -> String {
 /// sampling call (`DUMP_AFTER`) into `out.1`, `out.2`, …
 struct Session {
     worker: WorkerProcess,
-    dir: std::path::PathBuf,
+    /// Where callgrind writes its dumps; removed with the session, after its worker ended.
+    _dir: crate::scratch::ScratchDir,
     out: std::path::PathBuf,
     next_dump: u32,
 }
@@ -193,27 +194,17 @@ impl Session {
         args: &[OsString],
         ctl: &Control,
     ) -> Result<Session> {
-        static SESSIONS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "vernier-callgrind-{}-s{}",
-            std::process::id(),
-            SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
-        let out = dir.join("callgrind.out");
+        let dir = crate::scratch::dir("vernier-callgrind-")?;
+        let out = dir.path().join("callgrind.out");
         let mut cmd = callgrind.command(&out);
         for p in DUMP_AFTER {
             cmd.arg(format!("--dump-after={p}"));
         }
         cmd.arg(program).args(args);
-        let worker = WorkerProcess::spawn_command(cmd, program, ctl).map_err(|e| {
-            let _ = std::fs::remove_dir_all(&dir);
-            anyhow!(e)
-        })?;
+        let worker = WorkerProcess::spawn_command(cmd, program, ctl).map_err(|e| anyhow!(e))?;
         Ok(Session {
             worker,
-            dir,
+            _dir: dir,
             out,
             next_dump: 1,
         })
@@ -303,7 +294,6 @@ impl Session {
 
     fn finish(self, timeout: Duration) {
         let _ = self.worker.quit_and_wait(timeout);
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -246,8 +246,6 @@ pub fn difference(
         .collect())
 }
 
-static RUN_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 impl Callgrind {
     /// The defaults, with the valgrind path from `VERNIER_VALGRIND` when set.
     pub fn from_env() -> Callgrind {
@@ -315,14 +313,8 @@ impl Callgrind {
         iters: u64,
         launch: &mut dyn Launch,
     ) -> Result<(EventCounts, Option<crate::runner::callgraph::CallGraph>)> {
-        let dir = std::env::temp_dir().join(format!(
-            "vernier-callgrind-{}-{}",
-            std::process::id(),
-            RUN_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let out_file = dir.join("callgrind.out");
+        let dir = crate::scratch::dir("vernier-callgrind-")?;
+        let out_file = dir.path().join("callgrind.out");
         let result = launch
             .launch(iters, self.command(&out_file))
             .and_then(|()| {
@@ -337,7 +329,7 @@ impl Callgrind {
                 let graph = crate::runner::callgraph::parse(&text).ok();
                 parse_callgrind_output(&text).map(|c| (c, graph))
             });
-        let _ = std::fs::remove_dir_all(&dir);
+        drop(dir);
         let (counts, graph) = result?;
         if counts.values.iter().all(|&v| v == 0) {
             bail!(

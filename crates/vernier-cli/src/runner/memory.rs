@@ -26,20 +26,63 @@ use vernier::session::memory::{counted, counting_pass};
 /// The interposer as built for this command (empty where it could not be built).
 static INTERPOSER: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libvernier_alloc_counts.so"));
 
-/// The interposer's file in the cache directory, written there on first use (its name carries
-/// a hash of its bytes, so a new build never loads an old copy).
+/// The interposer's file in this user's cache directory ([`user_cache_dir`]), written there on
+/// first use (its name carries a hash of its bytes, so a new build never loads an old copy).
 pub fn interposer_path() -> Result<PathBuf, String> {
+    interposer_in(&user_cache_dir()?)
+}
+
+/// `$XDG_CACHE_HOME/vernier`, else `~/.cache/vernier`: made with mode 0700 when missing, and
+/// checked to be a directory (not a symbolic link) of this user's that no other user can
+/// write to, since what is preloaded from it runs inside the benchmark.
+fn user_cache_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("vernier"))
-        .unwrap_or_else(std::env::temp_dir);
-    interposer_in(&dir)
+        .ok_or(
+            "no cache directory for the allocation-counting interposer: neither \
+             XDG_CACHE_HOME nor HOME is set; set XDG_CACHE_HOME to a directory of your own",
+        )?;
+    let shown = dir.display();
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir);
+    let m = std::fs::symlink_metadata(&dir).map_err(|e| {
+        format!("the cache directory {shown} cannot be made ({e}): set XDG_CACHE_HOME to a directory of your own")
+    })?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let problem = if m.file_type().is_symlink() {
+        Some("is a symbolic link".to_string())
+    } else if !m.is_dir() {
+        Some("is not a directory".to_string())
+    } else if m.uid() != me {
+        Some(format!("belongs to user {}, not to you ({me})", m.uid()))
+    } else if m.mode() & 0o022 != 0 {
+        Some(format!(
+            "can be written by other users (mode {:o}; chmod go-w it)",
+            m.mode() & 0o777
+        ))
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(format!(
+            "the cache directory {shown} {p}: the allocation-counting interposer is not \
+             loaded from there; set XDG_CACHE_HOME to a directory of your own"
+        )),
+        None => Ok(dir),
+    }
 }
 
-/// The interposer's file in `dir`, written there when missing.
+/// The interposer's file in `dir`, written there when missing or different (a new file under
+/// an unpredictable name, then renamed into place).
 fn interposer_in(dir: &Path) -> Result<PathBuf, String> {
+    use std::io::Write;
     if INTERPOSER.is_empty() {
         return Err(
             "the allocation-counting interposer was not built into this vernier (it \
@@ -52,14 +95,17 @@ fn interposer_in(dir: &Path) -> Result<PathBuf, String> {
         vernier::speed_file::fnv1a(INTERPOSER)
     );
     let path = dir.join(&name);
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() == INTERPOSER.len() as u64) {
+    let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+    if regular && std::fs::read(&path).is_ok_and(|b| b == INTERPOSER) {
         return Ok(path);
     }
     let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, INTERPOSER)?;
-        std::fs::rename(&tmp, &path)
+        let mut f = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .tempfile_in(dir)?;
+        f.write_all(INTERPOSER)?;
+        f.persist(&path).map_err(|e| e.error)?;
+        Ok(())
     };
     write().map_err(|e| {
         format!(

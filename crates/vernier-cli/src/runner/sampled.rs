@@ -122,7 +122,7 @@ fn sample_one(
     seconds: f64,
     event: &str,
 ) -> Result<BenchProfile> {
-    let dir = tempfile::tempdir().context("cannot make a scratch directory")?;
+    let dir = crate::scratch::dir("vernier-perf-")?;
     let data = dir.path().join("perf.data");
     let mut cmd = Command::new(perf());
     cmd.args(["record", "-q", "-e", event, "-F", &FREQUENCY.to_string()])

@@ -15,7 +15,7 @@ pub mod threads;
 mod write;
 
 pub use load::{load, parse, Invalid, LoadError};
-pub use write::{check_destination, write_atomic};
+pub use write::{check_destination, create_exclusive, write_atomic};
 
 pub use crate::analyze::{Interrupted, Outliers, PerIter, Warmup};
 

@@ -27,8 +27,24 @@ impl ResultFile {
 }
 
 /// Write bytes to `path` atomically (temporary file in the same directory, fsync, rename).
+/// The temporary file has an unpredictable name and is created exclusively
+/// ([`create_exclusive`]); it is removed when anything fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    let (dir, name) = dir_and_name(path);
+    let (mut f, tmp) = create_exclusive(dir, &name, "tmp")?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    drop(f);
+    written.inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// The directory `path` is in (`.` for a bare name) and its file name.
+fn dir_and_name(path: &Path) -> (&Path, String) {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -37,15 +53,47 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "result".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+    (dir, name)
+}
+
+/// A new file `.<name>.<16 random hex digits>.<ext>` in `dir`, opened for writing. Created
+/// exclusively (`O_CREAT | O_EXCL`, and `O_NOFOLLOW`): a name already taken, by a file, a
+/// directory or a planted symbolic link, is never opened but skipped for another. The name's
+/// digits come from the kernel's random source, so no other user can plant it in advance.
+pub fn create_exclusive(
+    dir: &Path,
+    name: &str,
+    ext: &str,
+) -> std::io::Result<(std::fs::File, std::path::PathBuf)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut last = None;
+    for _ in 0..16 {
+        let p = dir.join(format!(".{name}.{:016x}.{ext}", random_u64()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&p)
+        {
+            Ok(f) => return Ok((f, p)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
     }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
+}
+
+/// 64 bits from the kernel's random source (`getrandom`), else from the clock's nanoseconds
+/// mixed with a stack address (a name taken by then is skipped: [`create_exclusive`]).
+fn random_u64() -> u64 {
+    let mut v = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into `v`, which outlives the call.
+    let n = unsafe { libc::getrandom((&mut v as *mut u64).cast(), 8, libc::GRND_NONBLOCK) };
+    if n == 8 {
+        return v;
+    }
+    let mut r = crate::Rng::new(crate::timer::monotonic_ns() ^ (&v as *const u64 as u64));
+    r.next_u64()
 }
 
 /// Check, before anything is measured, that a result can be written to `path` the way
@@ -63,10 +111,7 @@ pub fn check_destination(path: &Path) -> Result<(), String> {
             path.join("result.json").display()
         ));
     }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let (dir, name) = dir_and_name(path);
     if !dir.exists() {
         return Err(format!(
             "{shown}: the directory {} does not exist (create it first: mkdir -p {})",
@@ -77,15 +122,8 @@ pub fn check_destination(path: &Path) -> Result<(), String> {
     if !dir.is_dir() {
         return Err(format!("{shown}: {} is not a directory", dir.display()));
     }
-    let probe = dir.join(format!(
-        ".{}.{}.probe",
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "result".into()),
-        std::process::id()
-    ));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
+    match create_exclusive(dir, &name, "probe") {
+        Ok((_, probe)) => {
             let _ = std::fs::remove_file(&probe);
             Ok(())
         }

@@ -178,7 +178,8 @@ mod tests {
 
     #[test]
     fn the_largest_highest_level_cache_is_the_llc() {
-        let dir = std::env::temp_dir().join(format!("vernier-llc-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cache");
         for (i, level, size) in [(0, "1", "48K"), (1, "2", "1024K"), (2, "3", "32768K")] {
             let d = dir.join(format!("index{i}"));
             std::fs::create_dir_all(&d).unwrap();

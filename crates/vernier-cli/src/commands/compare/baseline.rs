@@ -87,7 +87,8 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
         return ResultFile::load(path).map_err(|e| anyhow::anyhow!("NEW: {e}"));
     }
     let (exe, args) = crate::args::self_command()?;
-    let tmp = std::env::temp_dir().join(format!("vernier-baseline-{}.json", std::process::id()));
+    let dir = crate::scratch::dir("vernier-baseline-")?;
+    let tmp = dir.path().join("new.json");
     let mut cmd = Command::new(exe);
     cmd.args(args)
         .arg("run")
@@ -121,7 +122,7 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
         .status()
         .with_context(|| format!("cannot run {}", path.display()))?;
     let loaded = ResultFile::load(&tmp);
-    let _ = std::fs::remove_file(&tmp);
+    drop(dir);
     if !status.success() {
         bail!(
             "measuring NEW ({}) failed (vernier run exited with {status})",

@@ -82,7 +82,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
 /// A worktree of the command's own, removed when dropped.
 struct Worktree {
     repo: PathBuf,
-    dir: tempfile::TempDir,
+    dir: crate::scratch::ScratchDir,
 }
 
 impl Worktree {
@@ -394,10 +394,8 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
         crate::runner::instructions::Callgrind::from_env().check()?;
     }
     let (good, commits) = range(&repo, &a.good, &a.bad)?;
-    let dir = tempfile::tempdir()?;
-    let wt = tempfile::Builder::new()
-        .prefix("vernier-bisect")
-        .tempdir()?;
+    let dir = crate::scratch::dir("vernier-bisect-builds-")?;
+    let wt = crate::scratch::dir("vernier-bisect-")?;
     git(
         &repo,
         &[
