@@ -885,6 +885,7 @@ void complexity_fn(const std::string& name, F&& f) {
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -2935,15 +2936,19 @@ inline bool checkpoint_summary() {
         j += "}}";
     }
     j += "]}\n";
-    const std::string tmp = std::string(path) + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    // A new file beside it, of unpredictable name, created exclusively (mkstemp: a name taken,
+    // by a planted link too, is never opened), then renamed into place.
+    std::string tmp = std::string(path) + ".XXXXXX";
+    const int fd = ::mkstemp(&tmp[0]);
+    std::FILE* f = fd >= 0 && ::fchmod(fd, static_cast<mode_t>(0644)) == 0 ? ::fdopen(fd, "w") : nullptr;
+    if (!f && fd >= 0) ::close(fd);
     const bool ok = f && std::fwrite(j.data(), 1, j.size(), f) == j.size();
     if (f && std::fclose(f) != 0) f = nullptr;
     if (!ok || !f || std::rename(tmp.c_str(), path) != 0) {
         std::fprintf(stderr,
                      "vernier: VERNIER_CHECKPOINTS_JSON=%s: cannot write the checkpoints: %s\n",
                      path, std::strerror(errno));
-        std::remove(tmp.c_str());
+        if (fd >= 0) std::remove(tmp.c_str());
         return false;
     }
     return true;

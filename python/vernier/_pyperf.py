@@ -671,8 +671,16 @@ def add_script_facts(path, metadata=None, bench_metadata=None, inner_loops=None)
                     run["values"] = [v / inner for v in run["values"]]
                 if "warmups" in run:
                     run["warmups"] = [[loops, v / inner] for loops, v in run["warmups"]]
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(suite, f)
-        f.write("\n")
-    os.replace(tmp, path)
+    # A new file beside it, of unpredictable name and created exclusively, then renamed.
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".vernier-")
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(suite, f)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

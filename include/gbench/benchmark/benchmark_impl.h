@@ -7,6 +7,7 @@
 #define VERNIER_GBENCH_IMPL_H_INCLUDED
 
 #include <condition_variable>
+#include <fcntl.h>
 #include <regex.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -495,10 +496,24 @@ inline void worker_notes(const std::vector<Instance*>& chosen) {
              "use its --json FILE (and `vernier export --format gbench`)");
 }
 
-/// Where a program's learned throughputs are kept between its worker processes (the runner
-/// starts several per benchmark, each listing every benchmark): a file in $TMPDIR named by a
-/// hash of the executable's path, size and modification time.
-inline std::string throughput_cache_path() {
+/// The runner's state file (`VERNIER_STATE_FD`, docs/protocol.md): a file with no name in any
+/// directory, shared by every worker process the runner starts, where a program's learned
+/// throughputs are kept between its processes (the runner starts several per benchmark, each
+/// listing every benchmark). -1 when the runner gave none.
+inline int state_fd() {
+    const char* v = std::getenv("VERNIER_STATE_FD");
+    if (!v || !*v) return -1;
+    char* end = nullptr;
+    const long fd = std::strtol(v, &end, 10);
+    if (*end != '\0' || fd < 0 || fd > 1000000) return -1;
+    struct stat st {};
+    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    return static_cast<int>(fd);
+}
+
+/// This executable in the state file, which every program the runner starts shares: a hash of
+/// its path, size and modification time (a rebuilt program learns again). "" when unknown.
+inline std::string executable_key() {
     char exe[4096];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) return {};
@@ -514,12 +529,55 @@ inline std::string throughput_cache_path() {
         h ^= static_cast<unsigned char>(c);
         h *= 0x100000001b3ull;
     }
-    const char* dir = std::getenv("TMPDIR");
-    char name[96];
-    std::snprintf(name, sizeof name, "/vernier-gbench-%u-%016llx.throughput",
-                  static_cast<unsigned>(getuid()), static_cast<unsigned long long>(h));
-    return std::string(dir && *dir ? dir : "/tmp") + name;
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return hex;
 }
+
+/// The state file locked for this process (a POSIX record lock on the whole file: the
+/// workers of a comparison start at once), its content read; unlocked when destroyed.
+struct LockedState {
+    int fd = -1;
+    std::string text;
+    explicit LockedState(int f) {
+        if (f < 0) return;
+        struct flock lk {};
+        lk.l_type = F_WRLCK;
+        lk.l_whence = SEEK_SET;
+        int rc;
+        while ((rc = ::fcntl(f, F_SETLKW, &lk)) != 0 && errno == EINTR) {
+        }
+        if (rc != 0) return;
+        fd = f;
+        char buf[4096];
+        for (;;) {
+            const ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(text.size()));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            text.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    /// Add `lines` at the end of the file.
+    void append(const std::string& lines) {
+        std::size_t done = 0;
+        while (fd >= 0 && done < lines.size()) {
+            const ssize_t n = ::pwrite(fd, lines.data() + done, lines.size() - done,
+                                       static_cast<off_t>(text.size() + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    ~LockedState() {
+        if (fd < 0) return;
+        struct flock lk {};
+        lk.l_type = F_UNLCK;
+        lk.l_whence = SEEK_SET;
+        ::fcntl(fd, F_SETLK, &lk);
+    }
+    LockedState(const LockedState&) = delete;
+    LockedState& operator=(const LockedState&) = delete;
+};
 
 /// Whether this process runs under valgrind (the runner counts instructions there: the
 /// throughput is not needed, and learning it would cost 50 times as much).
@@ -610,32 +668,30 @@ inline std::string complexity_options(const Instance& in, std::int64_t n) {
     }
 }
 
-/// Each chosen instance's bytes and items per iteration, from the cache when an earlier
-/// process of this executable learned them, else learned here (and the cache written).
+/// Each chosen instance's bytes and items per iteration, from the runner's state file when an
+/// earlier process of this executable learned them, else learned here (and added to it).
+/// Without a state file (an older runner), every process learns them.
 inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entry*>& entries) {
     if (under_valgrind()) {
         for (std::size_t k = 0; k < chosen.size(); ++k)
             entries[k]->fit = complexity_options(*chosen[k], 0);
         return;
     }
-    const std::string path = throughput_cache_path();
+    const std::string key = executable_key();
+    LockedState state(key.empty() ? -1 : state_fd());
+    // Lines "<key>\t<name>\t<bytes> <items> <n>", for every program the runner started.
     std::map<std::string, std::string> cache;
-    if (!path.empty()) {
-        if (std::FILE* f = std::fopen(path.c_str(), "r")) {
-            char* line = nullptr;
-            std::size_t cap = 0;
-            ssize_t len;
-            while ((len = getline(&line, &cap, f)) > 0) {
-                std::string l(line, static_cast<std::size_t>(len));
-                while (!l.empty() && l.back() == '\n') l.pop_back();
-                const std::size_t tab = l.rfind('\t');
-                if (tab != std::string::npos) cache[l.substr(0, tab)] = l.substr(tab + 1);
-            }
-            std::free(line);
-            std::fclose(f);
-        }
+    for (std::size_t at = 0; at < state.text.size();) {
+        std::size_t end = state.text.find('\n', at);
+        if (end == std::string::npos) end = state.text.size();
+        const std::string l = state.text.substr(at, end - at);
+        at = end + 1;
+        const std::size_t first = l.find('\t'), last = l.rfind('\t');
+        if (first == std::string::npos || last == first || l.compare(0, first, key) != 0) continue;
+        cache[l.substr(first + 1, last - first - 1)] = l.substr(last + 1);
     }
-    bool learned = false, labelled = false;
+    bool labelled = false;
+    std::string learned;
     for (std::size_t k = 0; k < chosen.size(); ++k) {
         auto it = cache.find(chosen[k]->name);
         std::string v;
@@ -645,7 +701,7 @@ inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entr
             v = learn_throughput(*chosen[k], labelled);
             if (v.empty()) continue;  // it fails: its own run will say why
             cache[chosen[k]->name] = v;
-            learned = true;
+            learned += key + '\t' + chosen[k]->name + '\t' + v + '\n';
         }
         unsigned long long b = 0, i = 0;
         long long n = 0;
@@ -658,14 +714,7 @@ inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entr
     if (labelled)
         note("labels and user counters (SetLabel, state.counters) are shown when the program "
              "runs by hand, not under the vernier runner");
-    if (learned && !path.empty()) {
-        const std::string tmp = path + "." + std::to_string(static_cast<long long>(getpid()));
-        if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-            for (const auto& kv : cache) std::fprintf(f, "%s\t%s\n", kv.first.c_str(), kv.second.c_str());
-            const bool ok = std::fclose(f) == 0;
-            if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
-        }
-    }
+    state.append(learned);
 }
 
 /// Under the runner: the chosen instances become the worker's benchmarks, and it serves.

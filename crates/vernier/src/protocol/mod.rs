@@ -19,6 +19,11 @@ use std::fmt::Write as _;
 pub const VERSION: u32 = 1;
 /// Environment variable naming the protocol's file descriptors, `R,W`.
 pub const FDS_ENV: &str = "VERNIER_FDS";
+/// Environment variable naming the runner's state file descriptor (docs/protocol.md): a file
+/// with no name, shared by every worker the runner starts, for what one learns for the next.
+pub const STATE_FD_ENV: &str = "VERNIER_STATE_FD";
+/// The descriptor the runner puts its state file on in every worker.
+pub const STATE_FD: i32 = 5;
 
 /// Percent-encode a benchmark name (bytes outside `A-Za-z0-9-_./:+,` become `%XX`).
 pub fn encode_name(name: &str) -> String {

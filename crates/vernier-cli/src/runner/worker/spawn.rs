@@ -14,6 +14,22 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// The state file every worker this process starts shares (`protocol::STATE_FD_ENV`): a file
+/// with no name in any directory (`memfd_create`), which lives as long as this process, so
+/// what a worker learns for the next (the Google Benchmark layer's throughputs) is never in a
+/// shared directory. `None` where the kernel makes none: each worker then learns for itself.
+fn state_file() -> Option<i32> {
+    static FILE: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        // SAFETY: the name is a NUL-terminated string; the flags are valid.
+        let fd = unsafe { libc::memfd_create(c"vernier-worker-state".as_ptr(), libc::MFD_CLOEXEC) };
+        // SAFETY: memfd_create just returned this descriptor, owned by nobody else.
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    })
+    .as_ref()
+    .map(|f| f.as_raw_fd())
+}
+
 /// Keeps the last lines of `r` in `tail`; `closed` counts the streams read to their end.
 fn collect_tail(
     mut r: impl Read + Send + 'static,
@@ -95,22 +111,35 @@ impl WorkerProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let state_fd = state_file();
+        if state_fd.is_some() {
+            cmd.env(protocol::STATE_FD_ENV, protocol::STATE_FD.to_string());
+        }
         let (in_fd, out_fd) = (cmd_r.as_raw_fd(), rep_w.as_raw_fd());
         let ctl2 = ctl.clone();
-        // SAFETY: only async-signal-safe calls between fork and exec (dup2, setpgid,
-        // sched_setaffinity, sched_setscheduler, personality); no allocation.
+        // SAFETY: only async-signal-safe calls between fork and exec (fcntl, dup2, close,
+        // setpgid, sched_setaffinity, sched_setscheduler, personality); no allocation.
         unsafe {
             cmd.pre_exec(move || {
-                // Move both ends out of the way first: either may already be 3 or 4, and
-                // dup2 onto itself would leave its close-on-exec flag set.
+                // Move the ends and the state file out of the way first: any may already be
+                // 3, 4 or 5, and dup2 onto itself would leave its close-on-exec flag set.
                 let hi_in = libc::fcntl(in_fd, libc::F_DUPFD, 10);
                 let hi_out = libc::fcntl(out_fd, libc::F_DUPFD, 10);
-                if hi_in < 0 || hi_out < 0 || libc::dup2(hi_in, 3) < 0 || libc::dup2(hi_out, 4) < 0
+                let hi_state = state_fd.map_or(-1, |fd| libc::fcntl(fd, libc::F_DUPFD, 10));
+                if hi_in < 0
+                    || hi_out < 0
+                    || (state_fd.is_some() && hi_state < 0)
+                    || libc::dup2(hi_in, 3) < 0
+                    || libc::dup2(hi_out, 4) < 0
+                    || (hi_state >= 0 && libc::dup2(hi_state, protocol::STATE_FD) < 0)
                 {
                     return Err(std::io::Error::last_os_error());
                 }
-                libc::close(hi_in);
-                libc::close(hi_out);
+                for fd in [hi_in, hi_out, hi_state] {
+                    if fd >= 0 {
+                        libc::close(fd);
+                    }
+                }
                 libc::setpgid(0, 0);
                 if !ctl2.cpus.is_empty() {
                     let mut set: libc::cpu_set_t = std::mem::zeroed();
