@@ -22,8 +22,10 @@ impl ScratchDir {
 
 /// A new directory `$TMPDIR/<prefix><random>`, readable by this user only.
 pub fn dir(prefix: &str) -> anyhow::Result<ScratchDir> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::Builder::new()
         .prefix(prefix)
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .map_err(|e| {
             anyhow::anyhow!(

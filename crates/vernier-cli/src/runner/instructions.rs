@@ -287,7 +287,10 @@ impl Callgrind {
     pub fn command(&self, out_file: &Path) -> Command {
         let yes_no = |b: bool| if b { "yes" } else { "no" };
         let mut cmd = Command::new(&self.valgrind);
+        // --vgdb=no: no gdbserver, whose pipes valgrind would otherwise make in $TMPDIR
+        // under names built from the process id.
         cmd.arg("--tool=callgrind")
+            .arg("--vgdb=no")
             .arg("--collect-atstart=no")
             .arg(format!("--toggle-collect={}", self.toggle))
             .arg(format!("--cache-sim={}", yes_no(self.cache_sim)))
@@ -378,7 +381,7 @@ mod tests {
     #[test]
     fn command_line_has_the_toggle_and_the_simulations() {
         let c = Callgrind::default();
-        let cmd = c.command(Path::new("/tmp/x.out"));
+        let cmd = c.command(Path::new("/scratch/x.out"));
         let args: Vec<String> = cmd
             .get_args()
             .map(|a| a.to_string_lossy().to_string())
@@ -387,11 +390,12 @@ mod tests {
             args,
             [
                 "--tool=callgrind",
+                "--vgdb=no",
                 "--collect-atstart=no",
                 "--toggle-collect=*vernier_measured_loop*",
                 "--cache-sim=yes",
                 "--branch-sim=yes",
-                "--callgrind-out-file=/tmp/x.out"
+                "--callgrind-out-file=/scratch/x.out"
             ]
         );
     }

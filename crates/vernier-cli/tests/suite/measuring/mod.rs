@@ -29,4 +29,5 @@ mod rust_worker;
 mod slow_start;
 mod system_noise;
 mod threads;
+mod tmpfiles;
 mod worker_garbage;
