@@ -10,9 +10,10 @@ doing 5 % more work (``sum`` over 1050 ints instead of 1000), N times each, and 
 
 Run it in a virtual environment with the tools installed:
 
-    python3 -m venv /tmp/v && /tmp/v/bin/pip install ./python pyperf pytest pytest-benchmark
-    /tmp/v/bin/python scripts/python-tools.py [--invocations 10] [--tools timeit,vernier]
-    /tmp/v/bin/python scripts/python-tools.py --compare 10
+    python3 -m venv target/tools-venv
+    target/tools-venv/bin/pip install ./python pyperf pytest pytest-benchmark
+    target/tools-venv/bin/python scripts/python-tools.py [--invocations 10] [--tools timeit,vernier]
+    target/tools-venv/bin/python scripts/python-tools.py --compare 10
 
 A documented measurement, not a test: its figures depend on the machine and its load.
 """
@@ -152,12 +153,17 @@ def rsd(v):
 
 
 def main():
+    with tempfile.TemporaryDirectory(prefix="vernier-tools-") as speed:
+        os.environ.setdefault("VERNIER_SPEED_FILE", os.path.join(speed, "core-speed.json"))
+        return measure()
+
+
+def measure():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--invocations", type=int, default=10)
     p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: " + ", ".join(TOOLS))
     p.add_argument("--compare", type=int, metavar="N", help="N tries of vernier compare instead")
     a = p.parse_args()
-    os.environ.setdefault("VERNIER_SPEED_FILE", os.path.join(tempfile.mkdtemp(), "core-speed.json"))
     if a.compare:
         return compare_tries(a.compare)
     tools = [t.strip() for t in a.tools.split(",")]

@@ -25,7 +25,9 @@ cargo test --workspace --test suite --no-fail-fast -- measuring::system_noise --
 # environment (maturin builds the native module; `--profile dev` reuses the crates the tests
 # above compiled, and the measuring crates are optimised in that profile too), then its tests.
 python_start=$SECONDS
-venv="$(mktemp -d)/venv"
+venv_dir=$(mktemp -d)
+trap 'rm -rf "$venv_dir"' EXIT
+venv="$venv_dir/venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist
 MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install -q --disable-pip-version-check ./python

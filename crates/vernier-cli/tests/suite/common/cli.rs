@@ -18,9 +18,15 @@ pub fn vernier() -> Command {
 /// file lives, and `$XDG_DATA_HOME`, where `--save` keeps the history by default), fresh for
 /// each run and shared by its tests, as a user's is shared by their runs.
 pub fn isolated_home() -> std::path::PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("home-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        tempfile::Builder::new()
+            .prefix("home-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap()
+            .keep()
+    })
+    .clone()
 }
 
 /// `cmd` with [`isolated_home`]'s cache and data homes, so no user file is read or written.

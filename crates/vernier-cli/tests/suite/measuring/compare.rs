@@ -22,7 +22,7 @@ fn fault_worker() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("vernier-compare-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("compare");
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
 }

@@ -11,7 +11,7 @@ use vernier::diagnostic::Code;
 use vernier::result::{ResultFile, Status};
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vernier-counters-cli-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("counters-cli");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

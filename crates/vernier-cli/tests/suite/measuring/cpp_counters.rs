@@ -16,7 +16,7 @@ use vernier::result::{ResultFile, Status};
 use vernier::samples::CounterColumn;
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vernier-cpp-counters-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cpp-counters");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

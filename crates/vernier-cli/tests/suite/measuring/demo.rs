@@ -49,7 +49,7 @@ fn quick_demo_at_120(mut c: Command, args: &[&str], json: &std::path::Path) -> S
 #[test]
 fn the_quick_demo_shows_each_benchmarks_own_precision_and_its_cycles() {
     // As a user runs it: the machine's speed file in use (a fresh one here), 120 columns.
-    let dir = std::env::temp_dir().join(format!("vernier-demo-cycles-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo-cycles");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("demo.json");
     let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
@@ -84,7 +84,7 @@ fn the_quick_demo_shows_each_benchmarks_own_precision_and_its_cycles() {
 
 #[test]
 fn demo_quick_writes_a_complete_result_file() {
-    let dir = std::env::temp_dir().join(format!("vernier-demo-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("demo.json");
     let mut c = vernier();
@@ -271,12 +271,12 @@ fn bad_filter_is_a_clear_error() {
 
 #[test]
 fn corrupt_result_file_is_named() {
-    let p = std::env::temp_dir().join(format!("vernier-corrupt-{}.json", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("corrupt.json");
     std::fs::write(&p, "{\"schema\": 1, \"benchmarks\": [").unwrap();
     let e = ResultFile::load(&p).unwrap_err().to_string();
     assert!(
         e.contains("not a vernier result file") && e.contains("truncated"),
         "{e}"
     );
-    std::fs::remove_file(&p).ok();
 }

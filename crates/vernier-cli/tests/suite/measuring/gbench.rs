@@ -48,7 +48,7 @@ fn gbench_sources() -> &'static Path {
              `benchmark`: it needs a Debian system (found ID={:?}, VERSION_CODENAME={codename:?})",
             os_release("ID")
         );
-        let root = tmp().join(format!("apt-{}", std::process::id()));
+        let root = tmp().join("apt");
         let _ = std::fs::remove_dir_all(&root);
         for d in ["lists/partial", "cache/archives/partial", "src"] {
             std::fs::create_dir_all(root.join(d)).unwrap();

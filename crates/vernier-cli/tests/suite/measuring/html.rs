@@ -462,7 +462,7 @@ fn each_interval_and_figure_is_labelled_for_what_it_is() {
     let json = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../vernier/tests/fixtures/results/demo-clock-range.json");
     let file = ResultFile::load(&json).unwrap();
-    let dir = std::env::temp_dir().join(format!("vernier-html-labels-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-labels");
     std::fs::create_dir_all(&dir).unwrap();
     let html = report(&[&json], &dir.join("report.html"));
     // per_iter.sigma_ns is σ_run/√N_iter, not an uncertainty of the median.
