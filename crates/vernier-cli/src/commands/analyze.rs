@@ -6,18 +6,16 @@
 //! the builder live runs use too), and each benchmark's measurement from its samples
 //! (`BenchmarkResult::measurement`). A file written by this build re-derives to the same figures;
 //! one written by an older build shows which figures this build's analysis now gives differently.
+//! The re-derivation is `crate::runner::rederive`'s, which `history save` and `compare --save`
+//! also use to bring a file another run wrote to this build's rules before storing it.
 
-use crate::runner::counted;
-use crate::runner::instructions::{difference, EventCounts};
+use crate::runner::rederive::{differences, rederive};
 use crate::term;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
-use serde_json::Value;
 use std::path::PathBuf;
-use vernier::analyze;
-use vernier::pipeline;
 use vernier::report;
-use vernier::result::{BenchmarkResult, ResultFile};
+use vernier::result::ResultFile;
 
 #[derive(Args, Clone, Debug)]
 pub struct AnalyzeArgs {
@@ -35,10 +33,6 @@ pub struct AnalyzeArgs {
     #[arg(short = 'v', long)]
     verbose: bool,
 }
-
-/// Relative tolerance when comparing a re-derived figure with the stored one: the analysis is
-/// deterministic, so only the JSON round trip of a float may differ, far below this.
-pub const REL_TOLERANCE: f64 = 1e-12;
 
 /// How many differing fields are listed per benchmark.
 const SHOWN_DIFFERENCES: usize = 4;
@@ -65,20 +59,19 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         );
     }
     let instructions = file.mode == "instructions";
-    let ctx = file.analysis_context();
+    let derived = rederive(&file, &stored.benchmarks).map_err(|e| {
+        anyhow::anyhow!(
+            "{} cannot be re-derived: {e:#} (a new run with --json writes a file that can)",
+            a.file.display()
+        )
+    })?;
     let mut differing = Vec::new();
-    for b in &mut file.benchmarks {
-        let old = b.clone();
-        *b = if instructions {
-            recount(b)?
-        } else {
-            reanalyze(b, &ctx)
-        };
-        vernier::result::threads::relate(b, &stored.benchmarks);
-        let diffs = differences(&old, b);
+    for (b, again) in file.benchmarks.iter_mut().zip(derived) {
+        let diffs = differences(b, &again);
         if !diffs.is_empty() {
             differing.push((b.name.clone(), diffs));
         }
+        *b = again;
     }
 
     let style = term::style();
@@ -127,150 +120,4 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         println!("re-derived result written to {}", out.display());
     }
     Ok(0)
-}
-
-/// A time-mode benchmark re-derived: its measurement rebuilt from the samples, analysed with
-/// the run's context. A benchmark with no sample (it failed before its first) stays as stored.
-pub fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult {
-    pipeline::again(b, ctx, b.earlier_runs).unwrap_or_else(|| b.clone())
-}
-
-/// An instructions-mode benchmark re-derived: its per-iteration counts are the difference of
-/// the two stored counts (N1 and N2 iterations), as `--instructions` computed them.
-fn recount(b: &BenchmarkResult) -> Result<BenchmarkResult> {
-    let s = &b.samples;
-    if s.iters.len() != 2 {
-        return Ok(b.clone());
-    }
-    let at = |k: usize| EventCounts {
-        names: s
-            .counters
-            .iter()
-            .filter(|(_, col)| col[k].is_some())
-            .map(|(e, _)| e.clone())
-            .collect(),
-        values: s.counters.values().filter_map(|col| col[k]).collect(),
-    };
-    let per_iter = difference(s.iters[0], &at(0), s.iters[1], &at(1))
-        .with_context(|| format!("benchmark {:?}", b.name))?;
-    let mut r = b.clone();
-    let mut counters = r.counters.take().unwrap_or_default();
-    for (event, v) in per_iter {
-        counters.insert(counted::key_of(&event), v);
-    }
-    r.counters = Some(counters);
-    Ok(r)
-}
-
-/// Paths of the figures that differ between the stored and the re-derived entry: numbers
-/// beyond [`REL_TOLERANCE`], anything else when not equal.
-pub fn differences(stored: &BenchmarkResult, derived: &BenchmarkResult) -> Vec<String> {
-    let mut out = Vec::new();
-    let codes = |r: &BenchmarkResult| -> Vec<&str> {
-        r.diagnostics.iter().map(|d| d.code.as_str()).collect()
-    };
-    let (was, now) = (codes(stored), codes(derived));
-    if was != now {
-        out.push(format!(
-            "diagnostics stored [{}] re-derived [{}]",
-            was.join(", "),
-            now.join(", ")
-        ));
-    } else {
-        // Their words exactly; their figures (`data`) within the tolerance of every other
-        // figure: a number read back from JSON may differ from the one computed in the last
-        // bit, and a figure derived from it (a duration summed from sample times) with it.
-        let words = |r: &BenchmarkResult| -> Vec<String> {
-            r.diagnostics.iter().map(|d| d.message.clone()).collect()
-        };
-        let data = |r: &BenchmarkResult| -> Value {
-            Value::Array(
-                r.diagnostics
-                    .iter()
-                    .map(|d| serde_json::to_value(&d.data).unwrap_or(Value::Null))
-                    .collect(),
-            )
-        };
-        let mut figures = Vec::new();
-        diff_values("", &data(stored), &data(derived), &mut figures);
-        if words(stored) != words(derived) || !figures.is_empty() {
-            out.push("the diagnostics' figures or words".into());
-        }
-    }
-    // The diagnostics were weighed above by their codes: their figures and words are not
-    // listed one by one.
-    let without = |r: &BenchmarkResult| {
-        let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
-        if let Some(o) = v.as_object_mut() {
-            o.remove("diagnostics");
-        }
-        v
-    };
-    diff_values("", &without(stored), &without(derived), &mut out);
-    out
-}
-
-/// Two numbers with the fewest significant digits (four or more) that tell them apart.
-fn apart(x: f64, y: f64) -> (String, String) {
-    let sig = |v: f64, d: i32| {
-        let digits = (d - 1 - v.abs().max(1e-300).log10().floor() as i32).clamp(0, 12) as usize;
-        format!("{v:.digits$}")
-    };
-    // A number written with few digits (an edited figure, a count) is shown as it is.
-    let short = |v: f64, d: i32| {
-        let plain = v.to_string();
-        let digits = plain.chars().filter(char::is_ascii_digit).count();
-        if digits <= 6 {
-            plain
-        } else {
-            sig(v, d)
-        }
-    };
-    (4..=12)
-        .map(|d| (short(x, d), short(y, d)))
-        .find(|(a, b)| a != b)
-        .unwrap_or_else(|| (x.to_string(), y.to_string()))
-}
-
-fn diff_values(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (
-                x.as_f64().unwrap_or(f64::NAN),
-                y.as_f64().unwrap_or(f64::NAN),
-            );
-            let scale = x.abs().max(y.abs());
-            if (x - y).abs() > REL_TOLERANCE * scale {
-                let (x, y) = apart(x, y);
-                out.push(format!("{path} stored {x} re-derived {y}"));
-            }
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            for (k, v) in x {
-                let p = join(path, k);
-                match y.get(k) {
-                    Some(w) => diff_values(&p, v, w, out),
-                    None => out.push(format!("{p} stored, not re-derived")),
-                }
-            }
-            for k in y.keys().filter(|k| !x.contains_key(*k)) {
-                out.push(format!("{} re-derived, not stored", join(path, k)));
-            }
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                diff_values(&format!("{path}[{i}]"), v, w, out);
-            }
-        }
-        _ if a == b => {}
-        _ => out.push(format!("{path} stored {a} re-derived {b}")),
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }

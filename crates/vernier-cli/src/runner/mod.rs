@@ -1,6 +1,7 @@
 //! Driving benchmark programs: worker processes and the protocol link to them, process pairs
 //! for comparisons (and whether their code is the same), the deterministic mode under callgrind, cold caches, the machine's known
-//! core speed, and Google Benchmark files read as results.
+//! core speed, Google Benchmark files read as results, and result files derived again with this
+//! build's rules.
 
 pub mod callgraph;
 pub mod cold;
@@ -17,4 +18,5 @@ pub mod link;
 pub mod memory;
 pub mod processes;
 pub mod profile;
+pub mod rederive;
 pub mod worker;

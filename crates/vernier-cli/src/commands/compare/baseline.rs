@@ -41,7 +41,7 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
             loc.describe()
         );
     }
-    let new = new_result(a)?;
+    let (new, given_file) = new_result(a)?;
     let here = crate::history::machine_row(&new).id;
     let chosen = match runs.iter().find(|r| r.machine_id == here) {
         Some(r) => r,
@@ -76,15 +76,21 @@ pub fn compare_baseline(a: &CompareArgs, reference: &str, threshold: f64) -> Res
     args.old = PathBuf::from(&label);
     args.new = Some(a.old.clone());
     let code = super::files::compare_files(&args, &old, &new, threshold)?;
-    crate::history::save_if_asked(&a.save, &new, "compare", a.pick.shard)?;
+    if given_file {
+        super::files::save_new(a, &new)?;
+    } else {
+        // Measured just now by this version: its figures are today's already.
+        crate::history::save_if_asked(&a.save, &new, "compare", a.pick.shard)?;
+    }
     Ok(code)
 }
 
-/// NEW's result: read from a result file, or measured by `vernier run`.
-fn new_result(a: &CompareArgs) -> Result<ResultFile> {
+/// NEW's result: read from a result file (`true`), or measured by `vernier run` (`false`).
+fn new_result(a: &CompareArgs) -> Result<(ResultFile, bool)> {
     let path = &a.old;
     if looks_like_json(path) {
-        return ResultFile::load(path).map_err(|e| anyhow::anyhow!("NEW: {e}"));
+        let file = ResultFile::load(path).map_err(|e| anyhow::anyhow!("NEW: {e}"))?;
+        return Ok((file, true));
     }
     let (exe, args) = crate::args::self_command()?;
     let dir = crate::scratch::dir("vernier-baseline-")?;
@@ -129,7 +135,8 @@ fn new_result(a: &CompareArgs) -> Result<ResultFile> {
             path.display()
         );
     }
-    loaded.map_err(|e| anyhow::anyhow!("NEW: {e}"))
+    let file = loaded.map_err(|e| anyhow::anyhow!("NEW: {e}"))?;
+    Ok((file, false))
 }
 
 fn looks_like_json(path: &Path) -> bool {

@@ -71,3 +71,24 @@ pub(super) fn compare_files(
     write(&file, a.json.as_ref())?;
     finish(a, &file)
 }
+
+/// NEW, a result file this comparison was given, kept in the history when `--save` asks: first
+/// re-derived from its raw samples with this version's rules, as `history save` stores a file
+/// (the comparison itself re-derived it too), and said so.
+pub(super) fn save_new(a: &CompareArgs, new: &ResultFile) -> Result<()> {
+    if !a.save.save {
+        return Ok(());
+    }
+    let again = crate::runner::rederive::rederive_file(new).map_err(|e| {
+        anyhow::anyhow!(
+            "NEW was compared but not saved: {e:#}, so this version's rules cannot be applied to \
+             it (`vernier history save NEW --as-recorded` keeps the figures it recorded; or run \
+             the benchmark again)"
+        )
+    })?;
+    eprintln!(
+        "vernier: {}",
+        crate::runner::rederive::rederived_line(1, new.benchmarks.len(), again.changed)
+    );
+    crate::history::save_if_asked(&a.save, &again.file, "compare", a.pick.shard)
+}

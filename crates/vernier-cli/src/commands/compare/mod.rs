@@ -267,7 +267,7 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     match (old, new) {
         (Input::Results(o), Input::Results(n)) => {
             let code = files::compare_files(a, &o, &n, threshold)?;
-            crate::history::save_if_asked(&a.save, &n, "compare", a.pick.shard)?;
+            files::save_new(a, &n)?;
             Ok(code)
         }
         (Input::Program(_), Input::Program(_)) if a.save.save => bail!(

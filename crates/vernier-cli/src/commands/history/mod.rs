@@ -25,8 +25,10 @@ pub enum HistoryAction {
     /// confident regression), 0 otherwise: a gate for CI.
     Check(QueryArgs),
     /// Store result files (of `run` or `demo`, `--json`) as `--save` would, each with the
-    /// machine recorded in it: CI jobs upload their JSON, one job saves them. Every file is
-    /// read first; a bad one is refused, naming it, and nothing is saved.
+    /// machine recorded in it: CI jobs upload their JSON, one job saves them. Each file is
+    /// re-derived from its raw samples with this version's rules first (as `vernier analyze`
+    /// does; --as-recorded keeps the file's own figures). Every file is read and re-derived
+    /// before any is saved; a bad one is refused, naming it, and nothing is saved.
     Save(SaveFilesArgs),
     /// The first commit between --good and --bad where a benchmark moved: each commit built
     /// in a worktree of its own with --build, and PROGRAM measured against the good build (or
@@ -91,11 +93,18 @@ pub struct SaveFilesArgs {
     /// The run's identity (default: the CI's own), as for `--save`.
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
+    /// Store each file's figures and verdicts as the run that wrote it derived them, instead
+    /// of deriving them again from its raw samples with this version's rules.
+    #[arg(long)]
+    pub as_recorded: bool,
 }
 
-/// `history save FILE… --commit C`: read every file, then save each.
+/// `history save FILE… --commit C`: read every file and re-derive it with this version's rules
+/// (unless `--as-recorded`), then save each: a file that fails either step is refused before
+/// anything is saved.
 fn save_files(a: &SaveFilesArgs) -> Result<i32> {
     let mut files = Vec::new();
+    let (mut benchmarks, mut changed) = (0, 0);
     for path in &a.files {
         let f = vernier::result::ResultFile::load(path).map_err(|e| {
             anyhow::anyhow!(
@@ -110,7 +119,27 @@ fn save_files(a: &SaveFilesArgs) -> Result<i32> {
                 path.display()
             );
         }
-        files.push(f);
+        if a.as_recorded {
+            files.push(f);
+            continue;
+        }
+        let again = crate::runner::rederive::rederive_file(&f).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot save {}: {e:#}, so this version's rules cannot be applied to it \
+                 (nothing was saved; save it with --as-recorded to keep the figures it \
+                 recorded, or run the benchmark again)",
+                path.display()
+            )
+        })?;
+        benchmarks += f.benchmarks.len();
+        changed += again.changed;
+        files.push(again.file);
+    }
+    if !a.as_recorded {
+        eprintln!(
+            "vernier: {}; --as-recorded saves the files' own figures",
+            crate::runner::rederive::rederived_line(files.len(), benchmarks, changed)
+        );
     }
     let args = crate::args::SaveArgs {
         save: true,

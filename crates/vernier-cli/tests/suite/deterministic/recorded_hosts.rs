@@ -14,9 +14,9 @@ use vernier::analyze::Unit;
 use vernier::diagnostic::Code;
 use vernier::result::{BenchmarkResult, ResultFile};
 
-/// The recorded file `rel` (under `fixtures/intel-vm/`, without `.gz`) re-derived with
-/// `vernier analyze` into `dir`.
-fn rederived(rel: &str, dir: &Path) -> PathBuf {
+/// The recorded file `rel` (under `fixtures/intel-vm/`, without `.gz`) as it was written,
+/// unpacked into `dir`.
+fn recorded(rel: &str, dir: &Path) -> PathBuf {
     let gz = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/intel-vm")
         .join(format!("{rel}.gz"));
@@ -28,6 +28,12 @@ fn rederived(rel: &str, dir: &Path) -> PathBuf {
         .expect("gzip runs");
     assert!(out.status.success(), "gzip -dc {}", gz.display());
     std::fs::write(&raw, out.stdout).unwrap();
+    raw
+}
+
+/// The recorded file `rel` re-derived with `vernier analyze` into `dir`.
+fn rederived(rel: &str, dir: &Path) -> PathBuf {
+    let raw = recorded(rel, dir);
     let json = dir.join(format!("again-{}", rel.replace('/', "-")));
     let o = vernier()
         .arg("analyze")
@@ -93,73 +99,112 @@ fn the_add_chain_and_sqrt_are_judged_in_cycles_and_rarely_flagged_and_their_inte
     }
 }
 
+/// `vernier history save FILES --commit C --branch main --db DB [EXTRA]`.
+fn history_save(files: &[&Path], commit: &str, db: &str, extra: &[&str]) -> std::process::Output {
+    vernier()
+        .args(["history", "save"])
+        .args(files)
+        .args(["--commit", commit, "--branch", "main", "--db", db])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The URL of a history store in `dir`.
+fn store_in(dir: &Path) -> String {
+    format!("sqlite:{}", dir.join("store.sqlite").display())
+}
+
+/// `vernier history --json --db DB`: the document.
+fn history_json(db: &str) -> serde_json::Value {
+    let o = vernier()
+        .args(["history", "--json", "--db", db])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn history_check(db: &str) -> std::process::Output {
+    vernier()
+        .args(["history", "check", "--db", db])
+        .output()
+        .unwrap()
+}
+
 #[test]
-fn a_five_percent_step_is_one_change_point_in_cycles_and_the_gate_catches_it() {
+fn recorded_files_saved_as_they_are_are_judged_by_todays_rules_one_change_point_at_c5() {
+    // The files as the earlier version wrote them (judged in ns, every run flagged
+    // core-slowed), with no `analyze` step: `history save` re-derives them itself.
     let dir = tempfile::tempdir().unwrap();
-    let db = format!("sqlite:{}", dir.path().join("store.sqlite").display());
+    let db = store_in(dir.path());
     let save = |c: usize| {
-        let json = rederived(&format!("chain-history/c{c}.json"), dir.path());
-        let o = vernier()
-            .args(["history", "save"])
-            .arg(&json)
-            .args([
-                "--commit",
-                &format!("c{c}"),
-                "--branch",
-                "main",
-                "--db",
-                &db,
-            ])
-            .output()
-            .unwrap();
+        let file = recorded(&format!("chain-history/c{c}.json"), dir.path());
+        let o = history_save(&[&file], &format!("c{c}"), &db, &[]);
         assert!(o.status.success(), "{}", text(&o));
-    };
-    let check = || {
-        vernier()
-            .args(["history", "check", "--db", &db])
-            .output()
-            .unwrap()
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("re-derived 1 file(s) from their raw samples with this version's rules")
+                && err.contains("--as-recorded"),
+            "{err}"
+        );
     };
     for c in 1..=4 {
         save(c);
     }
-    let o = check();
+    let o = history_check(&db);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     for c in 5..=7 {
         save(c);
     }
-    let o = vernier()
-        .args(["history", "--json", "--db", &db])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let h: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = history_json(&db);
     let s = &h["series"][0];
+    assert_eq!(h["series"].as_array().unwrap().len(), 1, "{h}");
     assert_eq!(s["unit"], "cycles", "{s}");
     let cps = s["change_points"].as_array().unwrap();
     assert_eq!(cps.len(), 1, "{s}");
     assert_eq!(cps[0]["commit"], "c5", "{s}");
     let ratio = cps[0]["ratio"].as_f64().unwrap();
     assert!((1.03..=1.08).contains(&ratio), "{ratio}");
-    let o = check();
+    let o = history_check(&db);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("since commit c5"), "{}", text(&o));
+}
+
+#[test]
+fn as_recorded_stores_the_files_own_figures_and_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_in(dir.path());
+    let files: Vec<PathBuf> = (1..=2)
+        .map(|c| recorded(&format!("chain-history/c{c}.json"), dir.path()))
+        .collect();
+    for (c, file) in files.iter().enumerate() {
+        let o = history_save(&[file], &format!("c{}", c + 1), &db, &["--as-recorded"]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(!text(&o).contains("re-derived"), "{}", text(&o));
+    }
+    let h = history_json(&db);
+    let points = h["series"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{h}");
+    for (p, file) in points.iter().zip(&files) {
+        let b = &ResultFile::load(file).unwrap().benchmarks[0];
+        let codes: Vec<String> = b.diagnostics.iter().map(|d| d.code.to_string()).collect();
+        let flags: Vec<String> = serde_json::from_value(p["flags"].clone()).unwrap();
+        assert_eq!(flags, codes, "{p}");
+        assert_eq!(p["median_ns"].as_f64(), Some(b.per_iter.median_ns), "{p}");
+    }
+    // The recorded verdicts: judged in ns, as the version that wrote the files judged them.
+    assert_eq!(h["series"][0]["unit"], "ns", "{h}");
 }
 
 #[test]
 fn history_save_refuses_a_bad_file_by_name_and_saves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let good = rederived("chain-history/c1.json", dir.path());
+    let good = recorded("chain-history/c1.json", dir.path());
     let bad = dir.path().join("truncated.json");
     std::fs::write(&bad, "{\"schema\": 1, \"benchm").unwrap();
     let db = dir.path().join("store.sqlite");
-    let o = vernier()
-        .args(["history", "save"])
-        .arg(&good)
-        .arg(&bad)
-        .args(["--commit", "c1", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let o = history_save(&[&good, &bad], "c1", db.to_str().unwrap(), &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -167,6 +212,95 @@ fn history_save_refuses_a_bad_file_by_name_and_saves_nothing() {
         "{err}"
     );
     assert!(!db.exists(), "a store was written");
+}
+
+#[test]
+fn a_file_that_cannot_be_re_derived_is_named_with_the_fix_and_what_was_saved_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_in(dir.path());
+    let c1 = recorded("chain-history/c1.json", dir.path());
+    let c2 = recorded("chain-history/c2.json", dir.path());
+    let o = history_save(&[&c1], "c1", &db, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    // A file trimmed of its raw samples: its figures stand alone, with nothing to derive
+    // them from.
+    let mut f = ResultFile::load(&c2).unwrap();
+    let b = &mut f.benchmarks[0];
+    b.samples = Default::default();
+    b.warmup.samples = 0;
+    b.processes.clear();
+    let trimmed = dir.path().join("trimmed.json");
+    f.write_atomic(&trimmed).unwrap();
+    ResultFile::load(&trimmed).expect("the trimmed file is a readable result file");
+
+    let o = history_save(&[&c2, &trimmed], "c2", &db, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for said in [
+        "trimmed.json",
+        "\"chain\"",
+        "no raw samples",
+        "nothing was saved",
+        "--as-recorded",
+    ] {
+        assert!(err.contains(said), "{said:?} not in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    let points = |h: &serde_json::Value| -> Vec<String> {
+        h["series"][0]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["commit"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(points(&history_json(&db)), ["c1"], "c2 saved, or c1 lost");
+    // Asked for, the trimmed file's own figures are kept.
+    let o = history_save(&[&trimmed], "c2", &db, &["--as-recorded"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(points(&history_json(&db)), ["c1", "c2"]);
+}
+
+#[test]
+fn compare_save_keeps_new_re_derived_by_todays_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = store_in(dir.path());
+    let old = recorded("chain-history/c1.json", dir.path());
+    let new = recorded("chain-history/c5.json", dir.path());
+    let o = vernier()
+        .arg("compare")
+        .arg(&old)
+        .arg(&new)
+        .args(["--save", "--commit", "c5", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("re-derived 1 file(s) from their raw samples with this version's rules"),
+        "{}",
+        text(&o)
+    );
+    // What analyze derives from NEW is what the store holds.
+    let again = ResultFile::load(&rederived("chain-history/c5.json", dir.path())).unwrap();
+    let b = &again.benchmarks[0];
+    let h = history_json(&db);
+    let s = &h["series"][0];
+    assert_eq!(
+        s["unit"],
+        serde_json::to_value(b.headline_unit).unwrap(),
+        "{s}"
+    );
+    let p = &s["points"][0];
+    let codes: Vec<String> = b.diagnostics.iter().map(|d| d.code.to_string()).collect();
+    let flags: Vec<String> = serde_json::from_value(p["flags"].clone()).unwrap();
+    assert_eq!(flags, codes, "{p}");
+    let median = p["median_ns"].as_f64().unwrap();
+    assert!(
+        (median - b.per_iter.median_ns).abs() <= 1e-9 * median,
+        "{median} {}",
+        b.per_iter.median_ns
+    );
 }
 
 #[test]
