@@ -82,7 +82,7 @@ impl Routine for PyLoop {
 }
 
 /// Measure one benchmark in this process: `run(iters, clock)` is its loop (see `PyLoop`). Returns the result file
-/// (schema 1) as JSON text. `time` is the budget in seconds (None: the default, or `quick`'s).
+/// (schema 2) as JSON text. `time` is the budget in seconds (None: the default, or `quick`'s).
 #[pyfunction]
 ///
 /// `empty_iter_ns`: the cost of an iteration of the same loop around an empty body (measured

@@ -42,7 +42,7 @@ def measure(
 ) -> str:
     """Measure one benchmark in this process: ``run(iters, clock)`` runs ``iters``
     iterations between two calls of ``clock`` and returns the ticks between them. The result
-    file (schema 1) as JSON text; a Python exception in ``run`` is raised again."""
+    file (schema 2) as JSON text; a Python exception in ``run`` is raised again."""
 
 def render(results: List[str]) -> str:
     """Result files' JSON texts (their benchmarks in order) as the table ``vernier run``

@@ -10,7 +10,8 @@ use vernier::counters::CounterSelection;
 /// Options shared by `demo`, `run` and `compare`.
 #[derive(Args, Clone, Debug)]
 pub struct Common {
-    /// Write the result (schema 1, every raw sample) to FILE, atomically, after each benchmark.
+    /// Write the result file (schema 2, every raw sample) to FILE, atomically, after each
+    /// benchmark.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write a self-contained HTML report (plots of every benchmark) to FILE after the run.

@@ -185,3 +185,52 @@ fn run(cli: Cli) -> Result<i32> {
         Command::DemoWorker => demo::worker_command(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every help text of every command and subcommand, by its command path.
+    fn helps(cmd: &mut clap::Command, path: String, out: &mut Vec<(String, String)>) {
+        out.push((path.clone(), cmd.render_long_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            let p = format!("{path} {}", sub.get_name());
+            helps(sub, p, out);
+        }
+    }
+
+    #[test]
+    fn help_texts_name_the_schemas_the_files_have() {
+        let mut all = Vec::new();
+        helps(&mut Cli::command(), "vernier".into(), &mut all);
+        let result = format!("result file (schema {}", vernier::result::SCHEMA);
+        let comparison = format!(
+            "comparison file (schema {}",
+            vernier::result::comparison::SCHEMA
+        );
+        let help = |path: &str| &all.iter().find(|(p, _)| p == path).unwrap().1;
+        for cmd in ["vernier run", "vernier demo"] {
+            assert!(help(cmd).contains(&result), "{cmd}: {}", help(cmd));
+        }
+        assert!(help("vernier compare").contains(&comparison));
+        // Every text that names a schema by number names one of the two.
+        for (path, text) in &all {
+            for (i, _) in text.match_indices("(schema ") {
+                let before = &text[..i];
+                let named = if before.ends_with("result file ") {
+                    vernier::result::SCHEMA
+                } else if before.ends_with("comparison file ") {
+                    vernier::result::comparison::SCHEMA
+                } else {
+                    panic!("{path}: a schema named without its file: {text}")
+                };
+                let n: String = text[i + 8..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                assert_eq!(n, named.to_string(), "{path}: {text}");
+            }
+        }
+    }
+}

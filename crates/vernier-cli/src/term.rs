@@ -117,6 +117,20 @@ impl ProgressLine {
 
 pub use vernier::measure::ctrlc::{install_ctrlc, install_stop_handler, interrupted};
 
+/// Say a note about the run's tools or harness on standard error (`vernier: NOTE`) once per
+/// run: the same note from every benchmark that meets the condition is said the first time
+/// only. Returns whether it was said now.
+pub fn note_once(note: &str) -> bool {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.iter().any(|s| s == note) {
+        return false;
+    }
+    said.push(note.to_string());
+    eprintln!("vernier: {note}");
+    true
+}
+
 /// `; result written to FILE`, or nothing without `--json`: the end of a run's closing line.
 pub fn written_to(json: Option<&std::path::Path>) -> String {
     json.map(|p| format!("; result written to {}", p.display()))

@@ -93,6 +93,32 @@ impl Code {
     pub fn invalidates_figure(self) -> bool {
         matches!(self, Code::OptimizedAway | Code::DebugBuild)
     }
+
+    /// Whether this code, on a row flagged `optimized-away`, only restates it: it judges the
+    /// time figure against itself (its fit, its interval, its samples' spread and drift, its
+    /// processes, its earlier runs, its scaling), and a body that costs nothing produces it by
+    /// itself: a sample's time is then the loop's or the clock reads' alone, so it does not grow
+    /// with the count (`nonlinear`), its interval and spread are wide against a median near
+    /// zero (`unstable`, `outliers`, `no-steady-state`, `layout-sensitive`, `shifted`), samples
+    /// stay short however the count grows (`timer-limited`), and more threads add nothing to
+    /// nothing (`contended`). Such a row shows no figure, and the fix is the barrier, not a
+    /// longer run. The codes about the run, the machine or the build hold whatever the body
+    /// costs, and stay: `interrupted` (context switches counted), `core-slowed` (the probes
+    /// between batches), `debug-build`, `counters-unavailable`, `memory-unavailable`,
+    /// `oversubscribed`.
+    pub fn restates_removed(self) -> bool {
+        matches!(
+            self,
+            Code::Nonlinear
+                | Code::NoSteadyState
+                | Code::Unstable
+                | Code::TimerLimited
+                | Code::Outliers
+                | Code::LayoutSensitive
+                | Code::Contended
+                | Code::Shifted
+        )
+    }
 }
 
 impl fmt::Display for Code {

@@ -23,12 +23,16 @@ pub struct Context<'a> {
     pub env_pad: &'a dyn Fn(u32) -> u64,
 }
 
-/// How the instructions of a benchmark are known: not at all, from a stored check, or by
-/// counting them when the analysis flags the benchmark `optimized-away` by time.
+/// How the instructions of a benchmark are known: not at all, from a stored check, by counting
+/// them when the analysis flags the benchmark `optimized-away` by time or finds it near the
+/// empty loop's, or by counting them whatever its time (a threaded body whose count at another
+/// thread count showed it removed: at more threads the release and the threads' waits for a
+/// CPU can lift its time out of the empty loop's reach).
 pub enum Instructions<'a> {
     None,
     Stored(InstructionsCheck),
     CountIfRemoved(&'a mut dyn FnMut(&Analysis) -> Option<InstructionsCheck>),
+    Count(&'a mut dyn FnMut(&Analysis) -> Option<InstructionsCheck>),
 }
 
 /// The result of benchmark `name` from its measurement.
@@ -53,6 +57,7 @@ pub fn finish(
                 None
             }
         }
+        Instructions::Count(count) => count(&an),
     };
     if let Some(c) = &check {
         analyze::weigh_instructions(&mut an, c);
@@ -72,6 +77,7 @@ pub fn finish(
             .map(|(fast, slow)| [1.0 / slow, 1.0 / fast]);
         recent_runs::join_result(&mut r, &e, clock_ghz);
     }
+    r.drop_restated();
     r
 }
 

@@ -32,7 +32,8 @@ pub struct Plan {
     /// benchmark (a process, a round) had its calibration cut short by the deadline.
     pub start_iters: u64,
     /// Upper bound on iterations per sample (a guard against a body the compiler removed:
-    /// doubling would otherwise go on for ever).
+    /// doubling would otherwise go on for ever). Calibration stops far below it once the count
+    /// shows the body costs nothing (`measure::REMOVED_ITER_NS`).
     pub max_iters: u64,
     /// Additions in the core-speed probe run between batches (0: no probe).
     pub probe_adds: u64,

@@ -210,8 +210,9 @@ pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
             o.push(("real_time", num(b.per_iter.median_ns)));
             o.push(("cpu_time", num(cpu)));
             o.push(("time_unit", json!("ns")));
-            // Its rate counters, over real time as its reporter gives them.
-            match b.throughput {
+            // Its rate counters, over real time as its reporter gives them (none for a body
+            // the compiler removed).
+            match b.throughput.filter(|_| !b.removed()) {
                 Some(t @ vernier::units::Throughput::BytesPerIter(_)) => {
                     o.push(("bytes_per_second", num(t.per_second(b.per_iter.median_ns))));
                 }

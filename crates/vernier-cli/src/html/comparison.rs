@@ -89,7 +89,10 @@ pub(super) fn comparison_section(
             x.ci95[1],
             x.p_value,
             verdict_class(x.verdict),
-            x.verdict.as_str(),
+            match vernier::report::compare::below_threshold(x, c.threshold) {
+                Some(words) => format!("{}: {}", x.verdict.as_str(), esc(&words)),
+                None => x.verdict.as_str().to_string(),
+            },
             format_ns(x.old_median_ns),
             format_ns(x.new_median_ns),
             x.smallest_detectable

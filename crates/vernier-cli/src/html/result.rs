@@ -98,12 +98,13 @@ pub(super) fn result_section(
     }
     if timed {
         // The summary on top, each name a link to its section.
-        // A rate beside the median where a benchmark declared its work per iteration.
+        // A rate beside the median where a benchmark declared its work per iteration (none
+        // for a body the compiler removed).
         let rates = file.benchmarks.iter().any(|b| b.throughput.is_some());
         let rate = |b: &vernier::result::BenchmarkResult| match (rates, b.throughput) {
             (false, _) => String::new(),
-            (true, Some(t)) => format!("<td>{}</td>", t.rate(b.per_iter.median_ns)),
-            (true, None) => "<td>—</td>".into(),
+            (true, Some(t)) if !b.removed() => format!("<td>{}</td>", t.rate(b.per_iter.median_ns)),
+            (true, _) => "<td>—</td>".into(),
         };
         h.push_str(if rates {
             "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th><th>rate</th>"

@@ -12,10 +12,11 @@ use vernier::result::ResultFile;
 /// One thread count: (threads, throughput, its interval).
 type Point = (usize, f64, [f64; 2]);
 
-/// A figure per threaded benchmark of `file` with at least two thread counts.
+/// A figure per threaded benchmark of `file` with at least two thread counts (a body the
+/// compiler removed has no throughput, and no point).
 pub fn scaling_plots(h: &mut String, file: &ResultFile) {
     let mut groups: BTreeMap<&str, Vec<Point>> = BTreeMap::new();
-    for b in &file.benchmarks {
+    for b in file.benchmarks.iter().filter(|b| !b.removed()) {
         let (Some(t), Some(s), Some((base, _))) = (b.threads, &b.scaling, split_name(&b.name))
         else {
             continue;

@@ -154,11 +154,13 @@ pub fn controls(timeout: Duration, env: &[(OsString, OsString)]) -> (Control, Co
 pub const VALGRIND_SLOWDOWN: u32 = 50;
 /// `--dump-after` patterns: the functions after whose return callgrind writes the counts of
 /// one `run` command. In C++ the measured loops themselves (one call per batch, or per sample
-/// with inputs); in Rust the sampling function around them (a dump pattern on the toggled
+/// with inputs, or per thread and sample for a threaded benchmark: each thread's dump holds
+/// its own loop, and the dumps of one `run` are summed); in Rust the sampling function around them (a dump pattern on the toggled
 /// function itself stops its counting there).
-pub const DUMP_AFTER: [&str; 3] = [
+pub const DUMP_AFTER: [&str; 4] = [
     "*vernier_measured_loop<*",
     "*vernier_measured_loop_inputs<*",
+    "*vernier_measured_loop_threads<*",
     "*vernier::measure::in_process::sample_routine",
 ];
 
@@ -376,11 +378,11 @@ fn count_any(
                 return Err(e);
             }
             Err(SharedError::NoDump) => {
-                eprintln!(
-                    "vernier: this harness's sampling function is not one callgrind can dump \
-                     after ({}): each benchmark is counted in two fresh processes instead",
+                crate::term::note_once(&format!(
+                    "this harness's sampling function is not one callgrind can dump after ({}): \
+                     each benchmark is counted in two fresh processes instead",
                     DUMP_AFTER.join(", ")
-                );
+                ));
                 *shared = false;
                 if let Some(s) = session.take() {
                     s.finish(ctl.timeout);
@@ -447,7 +449,8 @@ pub fn result_of(
         ..SamplesJson::default()
     };
     if let (Some(ir), Some(empty)) = (p.instructions(), empty_ir) {
-        let check = weighed(ir, empty, || {
+        let threads = vernier::result::threads::split_name(name).map_or(1, |(_, t)| t);
+        let check = weighed(per_thread(ir, threads), empty, || {
             crate::runner::disasm::moves_in(located, index).ok()
         });
         if check.removed() {
@@ -458,15 +461,23 @@ pub fn result_of(
     r
 }
 
-/// Count benchmark `index` of `program` and the harness's empty loop under callgrind, in one
-/// valgrind process (or fresh ones when the harness cannot be dumped in one): the evidence that
-/// tells a removed body from one whose work fits in the loop's own cycle. `timeout` is the
-/// native wait for a reply. Errors when valgrind is not there or the count fails.
+/// Instructions per iteration of one thread, from callgrind's count over all `threads` threads
+/// of a threaded benchmark (each thread runs every iteration of a sample; callgrind counts the
+/// loop in every thread): what the empty loop's count, one thread's, is weighed against.
+fn per_thread(ir: f64, threads: usize) -> f64 {
+    ir / threads.max(1) as f64
+}
+
+/// Count benchmark `index` of `program` (run by `threads` threads at a time, 1 unless it is a
+/// threaded benchmark) and the harness's empty loop under callgrind, in one valgrind process
+/// (or fresh ones when the harness cannot be dumped in one): the evidence that tells a removed
+/// body from one whose work fits in the loop's own cycle. `timeout` is the native wait for a
+/// reply. Errors when valgrind is not there or the count fails.
 pub fn check_instructions(
     program: &Path,
     args: &[OsString],
     ctl: &Control,
-    index: usize,
+    (index, threads): (usize, usize),
 ) -> Result<vernier::analyze::InstructionsCheck> {
     let callgrind = Callgrind::from_env();
     callgrind.check()?;
@@ -479,7 +490,7 @@ pub fn check_instructions(
     let body = counter.count(BenchRef::Index(index), &mut Vec::new())?;
     counter.finish();
     match (body.instructions(), empty.instructions()) {
-        (Some(ir), Some(e)) => Ok(weighed(ir, e, || {
+        (Some(ir), Some(e)) => Ok(weighed(per_thread(ir, threads), e, || {
             crate::runner::disasm::loop_moves(program, args, index).ok()
         })),
         _ => bail!("callgrind reported no instruction count"),

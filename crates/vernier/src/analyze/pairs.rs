@@ -135,6 +135,17 @@ impl Comparison {
         let t = self.throughput?;
         Some([t.rate(self.old_median_ns), t.rate(self.new_median_ns)])
     }
+
+    /// A change was measured, smaller than the noise threshold: the verdict is `no-change`
+    /// (the whole interval lies within the threshold, the contract's meaning), yet the interval
+    /// excludes 1 and the test agrees at α, so NEW differs from OLD by about `ratio`. Two
+    /// builds of 1000 and 1001 dependent additions read 1.0010 [1.0010, 1.0011] against the
+    /// default ±0.5 %: the report says that change, beside the verdict.
+    pub fn measured_below_threshold(&self) -> bool {
+        self.verdict == Verdict::NoChange
+            && self.p_value < crate::stats::compare::ALPHA
+            && (self.ci95[0] > 1.0 || self.ci95[1] < 1.0)
+    }
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD

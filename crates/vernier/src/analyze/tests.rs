@@ -881,3 +881,34 @@ fn a_body_a_few_cycles_from_the_empty_loop_is_near_it_in_cycles_whatever_the_clo
     let m = synth(65536, 20.0, |i| (0.66 + 1.2) * wiggle(i));
     assert!(near_empty_loop(&analyze(&m, &no_cycle), &no_cycle));
 }
+
+#[test]
+fn a_removed_body_carries_no_code_that_only_restates_it() {
+    // A loop the compiler removed: every sample takes the clock reads' 30 ns whatever N.
+    let m = synth(1 << 20, 30.0, |_| 0.0);
+    let mut c = ctx();
+    c.debug_build = true;
+    let a = analyze(&m, &c);
+    // The analysis alone finds the body's consequences too (samples of 30 ns are short).
+    assert!(codes(&a).contains(&Code::OptimizedAway), "{:?}", codes(&a));
+    assert!(codes(&a).contains(&Code::TimerLimited), "{:?}", codes(&a));
+    let step = crate::pipeline::Context {
+        analysis: &c,
+        cold: false,
+        earlier: None,
+        env_pad: &|_| 0,
+    };
+    let r = crate::pipeline::finish("removed", &m, &step, crate::pipeline::Instructions::None);
+    let kept: Vec<Code> = r.diagnostics.iter().map(|d| d.code).collect();
+    // The result says it was removed, and what holds whatever the body costs (the build).
+    assert_eq!(kept, [Code::DebugBuild, Code::OptimizedAway]);
+    // A body that works keeps every code it earns.
+    let work = synth(8192, 30_000.0, |i| 4.0 * wiggle(i));
+    let r = crate::pipeline::finish("work", &work, &step, crate::pipeline::Instructions::None);
+    assert!(!r.removed());
+    assert!(
+        r.diagnostics.iter().any(|d| d.code == Code::Nonlinear),
+        "{:?}",
+        r.diagnostics
+    );
+}

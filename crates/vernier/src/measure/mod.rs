@@ -27,7 +27,9 @@ pub mod sampler;
 pub mod series;
 mod single;
 
-pub use calibration::{next_calibration_count, Calibrated, Calibration, CalibrationEnd};
+pub use calibration::{
+    next_calibration_count, removed_bound, Calibrated, Calibration, CalibrationEnd, REMOVED_ITER_NS,
+};
 pub use single::measure;
 
 use crate::plan::Plan;

@@ -81,6 +81,27 @@ fn calibration_grows_the_count_until_a_sample_lasts_the_goal() {
 }
 
 #[test]
+fn calibration_stops_once_the_count_shows_the_body_costs_nothing() {
+    // A loop the compiler removed: every sample takes the clock reads' 10 ns, whatever the
+    // count. Calibration stops where a thousandth of a ns per iteration would have filled the
+    // 20 µs goal, far below the 2^40 guard, and the body is flagged removed by itself alone.
+    let plan = Plan::quick();
+    let m = run(|_, _| 0.0, &plan);
+    let bound = removed_bound(plan.min_sample_ns(&test_tsc()));
+    assert_eq!(removed_bound(20_000), 20_000_000);
+    assert_eq!(m.iters_per_sample, bound);
+    assert!(m.iters_per_sample < 1 << 25);
+    assert_eq!(m.calibration, CalibrationEnd::Found);
+    // A body at the fastest pace of a real loop (0.006 ns: 32 empty iterations a cycle at
+    // 5 GHz) reaches the goal before the bound.
+    let fast = run(|_, _| 0.006, &plan);
+    assert!(fast.iters_per_sample < bound, "{}", fast.iters_per_sample);
+    let mut c = Calibration::new(20_000, 1 << 40, None, 1_000_000_000);
+    while c.step(10, 0).is_none() {}
+    assert_eq!(c.iters, removed_bound(20_000));
+}
+
+#[test]
 fn probes_are_recorded_and_cost_at_most_their_share() {
     let plan = Plan::default();
     let m = run_probed(|_, k| 5.0 * (1.0 + jitter(k)), &plan, Some(1500));

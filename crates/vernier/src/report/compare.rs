@@ -11,6 +11,24 @@ use crate::result::comparison::{Code, ComparisonFile};
 use crate::stats::compare::{Mode, Verdict};
 use std::fmt::Write as _;
 
+/// The change a `no-change` comparison measured below the noise threshold `threshold`
+/// ([`Comparison::measured_below_threshold`]), in words: `NEW slower by +0.10 % [+0.10,
+/// +0.11], below the noise threshold ±0.50 %`; `None` for any other comparison.
+pub fn below_threshold(c: &Comparison, threshold: f64) -> Option<String> {
+    if !c.measured_below_threshold() {
+        return None;
+    }
+    let pct = |r: f64| format!("{:+.2}", (r - 1.0) * 100.0);
+    Some(format!(
+        "NEW {} by {} % [{}, {}], below the noise threshold ±{:.2} %",
+        if c.ratio > 1.0 { "slower" } else { "faster" },
+        pct(c.ratio),
+        pct(c.ci95[0]),
+        pct(c.ci95[1]),
+        threshold * 100.0
+    ))
+}
+
 /// A p-value in four decimals, or "<0.0001".
 pub fn format_p(p: f64) -> String {
     if !p.is_finite() {
@@ -102,6 +120,14 @@ fn notes_under(file: &ComparisonFile, render: Render, s: &mut String) {
         lines(&format!("{}: {}", f.name, f.error));
     }
     for c in &file.comparisons {
+        if let Some(words) = below_threshold(c, file.threshold) {
+            lines(&format!(
+                "* {}: {words}: measured (the interval excludes no change), and counted as \
+                 `no-change`, a change too small to matter at this threshold (--threshold \
+                 PERCENT sets it)",
+                c.name
+            ));
+        }
         if let Some(p) = c.spread {
             lines(&format!(
                 "{}: {} process pairs, spread between pairs (sd) {:.2}%; of the uncertainty \
@@ -193,6 +219,10 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
                 CmpCol::Ci => format!("[{:.4}, {:.4}]", c.ci95[0], c.ci95[1]),
                 CmpCol::P => format_p(c.p_value),
                 CmpCol::Verdict if placed(c) => "placement".to_string(),
+                // A change measured below the threshold: said under the table.
+                CmpCol::Verdict if c.measured_below_threshold() => {
+                    format!("{}*", c.verdict.as_str())
+                }
                 CmpCol::Verdict => c.verdict.as_str().to_string(),
                 CmpCol::Seconds => format!("{:.2}", c.seconds),
                 CmpCol::Pairs => c
@@ -313,4 +343,73 @@ fn unpaired_units(file: &ComparisonFile) -> String {
 /// A difference measured on code that is the same in OLD and NEW: its placement's.
 fn placed(c: &Comparison) -> bool {
     c.code == Some(Code::Same) && matches!(c.verdict, Verdict::Faster | Verdict::Slower)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Style;
+    use crate::stats::compare::Mode;
+
+    fn comparison(name: &str, ratio: f64, ci95: [f64; 2], p: f64) -> Comparison {
+        Comparison {
+            name: name.into(),
+            ratio,
+            ci95,
+            p_value_raw: p,
+            pairs: 4,
+            ..Comparison::default()
+        }
+    }
+
+    #[test]
+    fn a_change_measured_below_the_threshold_is_said_beside_its_verdict() {
+        let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+        // 1000 against 1001 dependent additions; a benchmark that did not move; one faster.
+        f.comparisons
+            .push(comparison("chain", 1.00103, [1.000984, 1.001077], 1e-6));
+        f.comparisons
+            .push(comparison("same", 0.9999, [0.9993, 1.0004], 0.9));
+        f.comparisons
+            .push(comparison("quicker", 0.998, [0.9975, 0.9985], 1e-5));
+        f.finalize();
+        // The file keeps the contract's verdict.
+        assert!(f.comparisons.iter().all(|c| c.verdict == Verdict::NoChange));
+        let measured: Vec<bool> = f
+            .comparisons
+            .iter()
+            .map(Comparison::measured_below_threshold)
+            .collect();
+        assert_eq!(measured, [true, false, true]);
+        assert_eq!(
+            below_threshold(&f.comparisons[0], f.threshold).unwrap(),
+            "NEW slower by +0.10 % [+0.10, +0.11], below the noise threshold ±0.50 %"
+        );
+        assert!(below_threshold(&f.comparisons[2], f.threshold)
+            .unwrap()
+            .starts_with("NEW faster by -0.20 % [-0.25, -0.15]"));
+        let render = Render {
+            width: None,
+            style: Style { color: false },
+            verbose: false,
+        };
+        let table = table_fitted(&f, render);
+        let row = |name: &str| {
+            table
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap()
+                .to_string()
+        };
+        assert!(row("chain").contains("no-change*"), "{table}");
+        assert!(!row("same ").contains('*'), "{table}");
+        assert!(
+            table.contains("* chain: NEW slower by +0.10 % [+0.10, +0.11]"),
+            "{table}"
+        );
+        // Not significant once every benchmark had its chance: nothing is claimed.
+        f.comparisons[0].p_value_raw = 0.2;
+        f.finalize();
+        assert!(!f.comparisons[0].measured_below_threshold());
+    }
 }

@@ -16,8 +16,12 @@ pub fn rate(per_s: f64) -> String {
     format!("{} {unit}ops/s", super::format_count(v))
 }
 
-/// The line, for a threaded benchmark (`None` otherwise).
+/// The line, for a threaded benchmark (`None` otherwise, and for a body the compiler removed:
+/// its rate and time per operation would be the empty loop's, or the clock reads').
 pub fn line(b: &BenchmarkResult) -> Option<String> {
+    if b.removed() {
+        return None;
+    }
     let (t, s) = (b.threads?, b.scaling.as_ref()?);
     let mut out = format!(
         "{t} thread{}: {} [{}, {}]",

@@ -1,4 +1,4 @@
-//! The result file, schema 1 (`docs/result-schema.md`): every figure, every raw sample, the
+//! The result file, schema [`SCHEMA`] (`docs/result-schema.md`; files of schema 1 are read too): every figure, every raw sample, the
 //! timer's calibration, the harness's own costs and the machine, as structured fields. This
 //! file holds the schema; `convert.rs` makes an entry from a measurement and back, `load.rs`
 //! reads a file and `write.rs` writes one, atomically (temporary file + rename) so a crash
@@ -353,6 +353,22 @@ pub struct BenchmarkResult {
 }
 
 impl BenchmarkResult {
+    /// Flagged `optimized-away`: the compiler removed the body, and no figure of its time
+    /// (nor a rate from it) is shown.
+    pub fn removed(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.code == crate::diagnostic::Code::OptimizedAway)
+    }
+
+    /// On a removed body, leaves out the codes that only restate it
+    /// ([`Code::restates_removed`](crate::diagnostic::Code::restates_removed)).
+    pub fn drop_restated(&mut self) {
+        if self.removed() {
+            self.diagnostics.retain(|d| !d.code.restates_removed());
+        }
+    }
+
     /// Instructions per iteration counted under callgrind (`--instructions`), when this
     /// benchmark was counted and the count is a number.
     pub fn instructions_per_iter(&self) -> Option<f64> {

@@ -118,6 +118,7 @@ pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     if let Some(f) = found {
         r.diagnostics.push(Diagnostic::from(&f));
     }
+    r.drop_restated();
 }
 
 /// [`relate`] every threaded benchmark of a file to its one-thread run.
@@ -164,6 +165,32 @@ mod tests {
             on_cpu_speedup: None,
         });
         r
+    }
+
+    #[test]
+    fn a_removed_body_has_no_rate_and_no_contention() {
+        let removed = |mut r: BenchmarkResult| {
+            r.diagnostics
+                .push(Diagnostic::new(Code::OptimizedAway, "removed"));
+            r
+        };
+        // Two threads of a constant: the release's cost reads as 0.8× one thread.
+        let mut all = vec![
+            removed(result("constant/threads:1", 1, 0.27)),
+            removed(result("constant/threads:2", 2, 0.68)),
+            result("shared/threads:1", 1, 2.0),
+            result("shared/threads:2", 2, 5.0),
+        ];
+        relate_all(&mut all);
+        let codes = |r: &BenchmarkResult| r.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>();
+        assert_eq!(codes(&all[1]), [Code::OptimizedAway]);
+        assert_eq!(codes(&all[3]), [Code::Contended]);
+        // No throughput line for the removed body at any count; the working one keeps its.
+        for r in &all[..2] {
+            assert_eq!(crate::report::threads::line(r), None, "{}", r.name);
+        }
+        let line = crate::report::threads::line(&all[3]).unwrap();
+        assert!(line.starts_with("2 threads: 400.0 Mops/s"), "{line}");
     }
 
     #[test]

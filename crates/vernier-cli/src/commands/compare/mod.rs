@@ -46,7 +46,7 @@ pub struct CompareArgs {
     pub baseline: Option<String>,
     #[command(flatten)]
     pub save: crate::args::SaveArgs,
-    /// Write the comparison (schema 1, with every pair) to FILE, after each benchmark.
+    /// Write the comparison file (schema 1, with every pair) to FILE, after each benchmark.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write a self-contained HTML report of the comparison (plots of the pairs) to FILE.

@@ -262,22 +262,34 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         // cannot tell a removed body from a little work there. With cold caches one iteration
         // per sample cannot be told from an empty loop by time, and the diagnostic is not
         // reported: nothing to count.
-        let mut count = |_: &vernier::analyze::Analysis| {
+        let mut count = |an: &vernier::analyze::Analysis| {
             if cold || term::interrupted() {
                 return None;
             }
             progress.status(&format!(
                 "{name}: counting instructions under callgrind (its time is near the empty loop's)"
             ));
-            let counted = crate::runner::counted::check_instructions(&program, &args, &ctl, i);
+            let threads = an.threads.as_ref().map_or(1, |t| t.threads);
+            let counted =
+                crate::runner::counted::check_instructions(&program, &args, &ctl, (i, threads));
             uncounted.keep(name, counted)
         };
-        let mut r = pipeline::finish(
-            name,
-            &m,
-            &finish,
-            pipeline::Instructions::CountIfRemoved(&mut count),
-        );
+        // The same threaded body, counted removed at another thread count: counted here too,
+        // whatever its time.
+        let removed_elsewhere =
+            vernier::result::threads::split_name(name).is_some_and(|(base, _)| {
+                file.benchmarks.iter().any(|b| {
+                    b.instructions_check.is_some_and(|c| c.removed())
+                        && vernier::result::threads::split_name(&b.name)
+                            .is_some_and(|(o, _)| o == base)
+                })
+            });
+        let instructions = if removed_elsewhere {
+            pipeline::Instructions::Count(&mut count)
+        } else {
+            pipeline::Instructions::CountIfRemoved(&mut count)
+        };
+        let mut r = pipeline::finish(name, &m, &finish, instructions);
         vernier::result::threads::relate(&mut r, &file.benchmarks);
         r.throughput = throughput.get(i).copied().flatten();
         r.complexity = complexity.get(i).cloned().flatten();

@@ -154,8 +154,11 @@ fn jump_target(text: &str) -> Option<u64> {
 /// counter read) is not taken for it. In a Google Benchmark function (`include/gbench`) the
 /// clock is read inside the calls that begin and end its `for (auto _ : state)` loop, and they
 /// bound the region instead: a call to `State::StartKeepRunning()` starts it, a call or tail
-/// jump to `State::FinishKeepRunning()` ends it. `None` for the latter when the function has
-/// neither (with the monotonic clock vernier's reads are calls).
+/// jump to `State::FinishKeepRunning()` ends it. A threaded benchmark's per-thread loop
+/// (`vernier_measured_loop_threads`) reads the clock only at its stop: its start is the pool's
+/// release, before the call, so its region starts at the function's entry. `None` for the
+/// latter when the function has no clock read (with the monotonic clock vernier's reads are
+/// calls).
 pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     let (Some(first), Some(last)) = (insns.first(), insns.last()) else {
         return (Vec::new(), None);
@@ -188,6 +191,9 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
         insns.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
     let mut region = vec![false; insns.len()];
     let mut todo: Vec<usize> = (0..insns.len()).filter(|&k| starts(&insns[k])).collect();
+    if todo.is_empty() && insns.iter().any(stops) {
+        todo.push(0);
+    }
     while let Some(k) = todo.pop() {
         if region[k] {
             continue;
@@ -502,6 +508,43 @@ mod tests {
         // Without the calls (another library's `State`), nothing is singled out.
         let other = text.replace("benchmark::State::", "other::State::");
         assert_eq!(find_loops(&parse_disassembly(&other)).1, None);
+    }
+
+    #[test]
+    fn a_threaded_loop_starts_at_the_functions_entry() {
+        // g++ -O2 of `bench_threads("nothing", {1, 2}, [](int) { return 0; })`: the thread's
+        // index and the constant handed to the barrier by register moves each trip, the clock
+        // read once after the loop.
+        let text = "
+    5eb0:\ttest   %rdx,%rdx
+    5eb3:\tje     5eca <+0x1a>
+    5eb5:\txor    %ecx,%ecx
+    5eb7:\tnopw   0x0(%rax,%rax,1)
+    5ec0:\tmov    %esi,%eax
+    5ec2:\tmov    %ecx,%eax
+    5ec4:\tsub    $0x1,%rdx
+    5ec8:\tjne    5ec0 <+0x10>
+    5eca:\trdtscp
+    5ecd:\tlfence
+    5ed0:\tshl    $0x20,%rdx
+    5ed4:\tmov    %eax,%eax
+    5ed6:\tor     %rdx,%rax
+    5ed9:\tret
+";
+        let insns = parse_disassembly(text);
+        let timed = find_loops(&insns)
+            .1
+            .expect("the loop before the clock's stop");
+        assert_eq!((timed.start, timed.end), (0x5ec0, 0x5ec8));
+        let body: Vec<&Insn> = insns
+            .iter()
+            .filter(|i| (timed.start..=timed.end).contains(&i.addr))
+            .collect();
+        let moves = body.iter().filter(|i| is_register_move(&i.text)).count();
+        assert_eq!((moves, body.len()), (2, 4));
+        // Without any clock read in the function, nothing is singled out.
+        let none = text.replace("rdtscp", "nop");
+        assert_eq!(find_loops(&parse_disassembly(&none)).1, None);
     }
 
     #[test]

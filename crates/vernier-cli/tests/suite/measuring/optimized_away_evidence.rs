@@ -5,7 +5,8 @@
 //! message gives the counts. A lambda returning a constant executes one more, the move of the
 //! folded constant into the register the barrier holds, which the loop's disassembly shows is
 //! not work: flagged. The counts are kept in the result file, so `vernier analyze` reaches
-//! the same verdicts. Run as a user runs it (the machine's speed file in use, a fresh one
+//! the same verdicts. A threaded constant is flagged at one thread and at two. Run as a user
+//! runs it (the machine's speed file in use, a fresh one
 //! here). Needs valgrind and objdump (CI installs them: `.ci/run`).
 
 use crate::common::{cli, cpp};
@@ -139,6 +140,58 @@ fn folded_constants_are_flagged_and_small_work_is_not_at_default_options() {
         }
     }
     assert_eq!(f.benchmarks.len(), 5, "{}", text(&o));
+}
+
+/// A threaded body that returns a constant is removed at every thread count: at one thread its
+/// time is the empty loop's, at two the release and the threads' waits lift it, and the count
+/// per thread (callgrind counts the loop in both threads) decides. Its rows show no rate and no
+/// code that only restates the removal; a body adding the thread's index to a value the
+/// barrier hides is never flagged. The harness's threaded loops are dumped in the shared
+/// callgrind process, and a note about the harness would be said once.
+#[test]
+fn a_threaded_constant_is_flagged_at_every_thread_count_with_no_rate() {
+    let (_dir, o, json) = run_fixture("threaded_bodies", &["--time", "0.3"], &[]);
+    let f = ResultFile::load(&json).unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for t in [1, 2] {
+        let name = format!("constant/threads:{t}");
+        let b = f.benchmarks.iter().find(|b| b.name == name).unwrap();
+        assert!(b.removed(), "{name}: {}", text(&o));
+        let check = b
+            .instructions_check
+            .unwrap_or_else(|| panic!("{name} was not counted: {}", text(&o)));
+        assert!(check.removed(), "{name}: {check:?}");
+        assert!(
+            b.diagnostics.iter().all(|d| !d.code.restates_removed()),
+            "{name}: {:?}",
+            b.diagnostics
+        );
+        // Its row, and no throughput line under it.
+        let mut lines = stdout.lines().skip_while(|l| !l.starts_with(&name));
+        assert!(lines.next().is_some(), "{name}: {}", text(&o));
+        let next = lines.next().unwrap_or("");
+        assert!(
+            !next.contains("ops/s") && !next.contains("per op"),
+            "{name}: {}",
+            text(&o)
+        );
+
+        let name = format!("index plus k/threads:{t}");
+        let b = f.benchmarks.iter().find(|b| b.name == name).unwrap();
+        assert!(!b.removed(), "{name}: {}", text(&o));
+        if let Some(c) = b.instructions_check {
+            assert!(!c.removed(), "{name}: {c:?}");
+        }
+    }
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr
+            .matches("sampling function is not one callgrind")
+            .count()
+            <= 1,
+        "{}",
+        text(&o)
+    );
 }
 
 /// Without valgrind, a body near the empty loop's time cannot be counted: the line under the

@@ -320,7 +320,7 @@ impl Table {
     /// figures), then with `-v` its counters, error bar and each diagnostic in full.
     pub fn row(&self, b: &BenchmarkResult) -> String {
         let p = &b.per_iter;
-        let optimized = has(b, Code::OptimizedAway);
+        let optimized = b.removed();
         let no_figure = !p.median_ns.is_finite();
         let cycles = b
             .speed
