@@ -81,16 +81,6 @@ pub(crate) fn machine(file: &Path) -> Result<object::elf::Machine, String> {
     Ok(header.e_machine(endian))
 }
 
-/// The ELF machine of the code this program runs (`None` on a machine `vernier asm` does not
-/// know the code of).
-pub(crate) fn host_machine() -> Option<object::elf::Machine> {
-    match std::env::consts::ARCH {
-        "x86_64" => Some(object::elf::EM_X86_64),
-        "aarch64" => Some(object::elf::EM_AARCH64),
-        _ => None,
-    }
-}
-
 /// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
 /// 64-bit ELF file).
 pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {

@@ -112,26 +112,27 @@ fn shorten(text: &str) -> String {
     text.to_string()
 }
 
-/// The objdumps of binutils' cross packages, by the ELF machine of the code they disassemble
-/// (`binutils-aarch64-linux-gnu`, `binutils-x86-64-linux-gnu`): a machine's own `objdump`
-/// disassembles only its own code unless it is binutils-multiarch's.
-const CROSS_OBJDUMPS: [(object::elf::Machine, &str); 2] = [
+/// The objdumps named for the machine whose code they disassemble, by its ELF machine: the
+/// cross packages' (`binutils-aarch64-linux-gnu`) and, on Debian and its derivatives, the
+/// machine's own (`objdump` is a link to `x86_64-linux-gnu-objdump`). A plain `objdump`
+/// disassembles only its own machine's code unless it is binutils-multiarch's.
+const MACHINE_OBJDUMPS: [(object::elf::Machine, &str); 2] = [
     (object::elf::EM_AARCH64, "aarch64-linux-gnu-objdump"),
     (object::elf::EM_X86_64, "x86_64-linux-gnu-objdump"),
 ];
 
-/// The objdump for `file`'s code: the one named, unless it is the default `objdump` and the
-/// file holds another machine's code (an aarch64 program read on x86-64) for which a cross
-/// objdump is installed.
+/// The objdump for `file`'s code: the one named, unless it is the default `objdump` and one
+/// named for the file's machine is on the PATH (an aarch64 program read on x86-64, or by an
+/// aarch64 `vernier` run through qemu-user, whose `objdump` is the host's).
 pub(crate) fn objdump_for(objdump: &Path, file: &Path) -> PathBuf {
-    let default = objdump == Path::new("objdump");
     let machine = super::elf::machine(file).ok();
-    let cross = CROSS_OBJDUMPS
+    let named = MACHINE_OBJDUMPS
         .iter()
-        .find(|(m, _)| Some(*m) == machine && Some(*m) != super::elf::host_machine())
-        .map(|(_, tool)| PathBuf::from(tool));
-    match cross {
-        Some(tool) if default && check_objdump(&tool).is_ok() => tool,
+        .find(|(m, _)| Some(*m) == machine)
+        .map(|(_, tool)| Path::new(tool))
+        .filter(|tool| crate::runner::processes::find_on_path(tool).is_some());
+    match named {
+        Some(tool) if objdump == Path::new("objdump") => tool.to_path_buf(),
         _ => objdump.to_path_buf(),
     }
 }
