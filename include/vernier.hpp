@@ -292,6 +292,31 @@ struct TscClock {
         return (static_cast<std::uint64_t>(hi) << 32) | lo;
     }
 };
+/// The counter this architecture reads directly.
+using CounterClock = TscClock;
+#define VERNIER_COUNTER_CLOCK 1
+#elif defined(__aarch64__)
+/// The generic timer's virtual count. `isb; mrs; isb` at the start: no earlier instruction
+/// runs past the read (the register may otherwise be read early, out of order), and the
+/// measured code does not start before it. `isb; mrs` at the stop: the measured code has
+/// completed (nothing after it is timed, and the two reads differ in a disassembly, where
+/// `vernier asm` tells them apart). The "memory" clobbers also stop the compiler from moving
+/// loads and stores across the reads.
+struct CntvctClock {
+    static VERNIER_ALWAYS_INLINE std::uint64_t start() {
+        std::uint64_t t;
+        asm volatile("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(t) : : "memory");
+        return t;
+    }
+    static VERNIER_ALWAYS_INLINE std::uint64_t stop() {
+        std::uint64_t t;
+        asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(t) : : "memory");
+        return t;
+    }
+};
+/// The counter this architecture reads directly.
+using CounterClock = CntvctClock;
+#define VERNIER_COUNTER_CLOCK 1
 #endif
 
 /// CLOCK_MONOTONIC in nanoseconds (defined in the implementation section).
@@ -417,7 +442,25 @@ VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_inputs(Routine& rout
     return t1 - t0;
 }
 
-enum class ClockKind { tsc, monotonic };
+/// Which clock measures: the counter read directly (`tsc` on x86-64, `cntvct` on aarch64) or
+/// CLOCK_MONOTONIC.
+enum class ClockKind { tsc, monotonic, cntvct };
+
+#if defined(__x86_64__)
+constexpr ClockKind kCounterKind = ClockKind::tsc;
+#elif defined(__aarch64__)
+constexpr ClockKind kCounterKind = ClockKind::cntvct;
+#endif
+
+/// The clock's name in the protocol and in results.
+inline const char* clock_name(ClockKind k) {
+    switch (k) {
+        case ClockKind::tsc: return "tsc";
+        case ClockKind::cntvct: return "cntvct";
+        case ClockKind::monotonic: break;
+    }
+    return "monotonic";
+}
 
 /// The measured loop of bench_latency: `x = f(x)` on every iteration, the value through the
 /// barrier; `x` is kept for the next batch.
@@ -454,9 +497,9 @@ VERNIER_ALWAYS_INLINE std::size_t as_size(std::uint64_t n) { return n; }
 template <class Routine>
 void run_batch(Routine& routine, ClockKind clock, std::uint64_t iters, std::size_t samples,
                std::uint64_t* ticks, const Meter& meter) {
-#if defined(__x86_64__)
-    if (clock == ClockKind::tsc) {
-        vernier_measured_loop<TscClock>(routine, iters, samples, ticks, meter);
+#if defined(VERNIER_COUNTER_CLOCK)
+    if (clock == kCounterKind) {
+        vernier_measured_loop<CounterClock>(routine, iters, samples, ticks, meter);
         return;
     }
 #endif
@@ -509,8 +552,8 @@ VERNIER_LOOP_ATTRIBUTES std::uint64_t vernier_measured_loop_threads(Body& shared
 template <class Body>
 std::uint64_t thread_loop(void* body, int thread, std::uint64_t iters, ClockKind clock) {
     Body& b = *static_cast<Body*>(body);
-#if defined(__x86_64__)
-    if (clock == ClockKind::tsc) return vernier_measured_loop_threads<TscClock>(b, thread, iters);
+#if defined(VERNIER_COUNTER_CLOCK)
+    if (clock == kCounterKind) return vernier_measured_loop_threads<CounterClock>(b, thread, iters);
 #endif
     (void)clock;
     return vernier_measured_loop_threads<MonotonicClock>(b, thread, iters);
@@ -557,7 +600,7 @@ struct Entry {
     int threads = 0;
     /// Addresses of the measured-loop function instantiated for this benchmark, for each clock
     /// (the `loops` command, docs/asm.md); 0 when unknown.
-    std::uintptr_t loop_tsc = 0;
+    std::uintptr_t loop_counter = 0;
     std::uintptr_t loop_monotonic = 0;
     /// Declared allocation-free (`bench_alloc_free`): listed with `alloc_free=1`.
     bool alloc_free = false;
@@ -571,9 +614,10 @@ struct Entry {
 };
 
 /// Record in `e` the addresses of `loop<Clock, ARGS...>` for each clock.
-#if defined(__x86_64__)
+#if defined(VERNIER_COUNTER_CLOCK)
 #define VERNIER_SET_LOOP_ADDRS(e, loop, ...)                                          \
-    ((e).loop_tsc = ::vernier::detail::fn_addr(&loop<::vernier::detail::TscClock, __VA_ARGS__>), \
+    ((e).loop_counter =                                                                \
+         ::vernier::detail::fn_addr(&loop<::vernier::detail::CounterClock, __VA_ARGS__>), \
      (e).loop_monotonic =                                                              \
          ::vernier::detail::fn_addr(&loop<::vernier::detail::MonotonicClock, __VA_ARGS__>))
 #else
@@ -592,9 +636,9 @@ template <class State>
 void run_latency(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
                  std::uint64_t* ticks, const Meter& meter) {
     auto& st = *static_cast<State*>(state);
-#if defined(__x86_64__)
-    if (clock == ClockKind::tsc) {
-        vernier_measured_loop_latency<TscClock>(st.f, st.x, iters, samples, ticks, meter);
+#if defined(VERNIER_COUNTER_CLOCK)
+    if (clock == kCounterKind) {
+        vernier_measured_loop_latency<CounterClock>(st.f, st.x, iters, samples, ticks, meter);
         return;
     }
 #endif
@@ -640,9 +684,9 @@ template <class State>
 void run_with_setup(void* state, ClockKind clock, std::uint64_t iters, std::size_t samples,
                     std::uint64_t* ticks, const Meter& meter) {
     auto& st = *static_cast<State*>(state);
-#if defined(__x86_64__)
-    if (clock == ClockKind::tsc) {
-        st.template run<TscClock>(iters, samples, ticks, meter);
+#if defined(VERNIER_COUNTER_CLOCK)
+    if (clock == kCounterKind) {
+        st.template run<CounterClock>(iters, samples, ticks, meter);
         return;
     }
 #endif
@@ -915,6 +959,8 @@ struct Timer {
     ClockKind kind = ClockKind::monotonic;
     /// Nanoseconds per tick, fixed point with 32 fractional bits (integers in the core).
     std::uint64_t ns_per_tick_q32 = std::uint64_t{1} << 32;
+    /// The rate of the counter read directly (the TSC's, calibrated; the generic timer's,
+    /// from `cntfrq_el0`); 0 with CLOCK_MONOTONIC.
     double tsc_hz = 0.0;
     /// Smallest non-zero difference between two consecutive reads, in ns.
     double resolution_ns = 0.0;
@@ -1020,19 +1066,49 @@ void characterise(Timer& t) {
     t.resolution_ns = t.to_ns_f64(min_step);
 }
 
-/// The best clock for this machine, calibrated and characterised. `VERNIER_TIMER=monotonic`
-/// in the environment forces CLOCK_MONOTONIC (to test the fallback, or to distrust a TSC).
+#if defined(__aarch64__)
+/// The generic timer's rate as the firmware publishes it in `cntfrq_el0` (0 when unset).
+inline double cntfrq_hz() {
+    std::uint64_t hz;
+    asm volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+    return static_cast<double>(hz & 0xffffffffu);
+}
+
+/// How long the generic timer is watched for a tick before it is trusted (a frozen counter
+/// would stall the resolution search): 1 ms of CLOCK_MONOTONIC, the Rust harness's
+/// `timer::aarch64::ADVANCE_WAIT_NS`.
+constexpr std::uint64_t kCounterAdvanceWaitNs = 1000000;
+
+/// Whether the generic timer has a rate and moves.
+inline bool counter_available() {
+    if (cntfrq_hz() <= 0.0) return false;
+    const std::uint64_t a = CntvctClock::start();
+    const std::uint64_t t0 = monotonic_now_ns();
+    while (monotonic_now_ns() - t0 < kCounterAdvanceWaitNs) {
+    }
+    return CntvctClock::stop() != a;
+}
+inline double counter_rate_hz() { return cntfrq_hz(); }
+#elif defined(__x86_64__)
+inline bool counter_available() { return invariant_tsc_available(); }
+inline double counter_rate_hz() { return calibrate_tsc_hz(); }
+#endif
+
+/// The best clock for this machine, calibrated and characterised: the counter read directly
+/// where it can be trusted (the invariant TSC, the generic timer), else CLOCK_MONOTONIC.
+/// `VERNIER_TIMER=monotonic` in the environment forces CLOCK_MONOTONIC (to test the
+/// fallback, or to distrust the counter).
 inline Timer detect_timer() {
     Timer t;
-#if defined(__x86_64__)
+#if defined(VERNIER_COUNTER_CLOCK)
     const char* forced = std::getenv("VERNIER_TIMER");
-    const bool tsc_allowed = !(forced && std::strcmp(forced, "monotonic") == 0);
-    if (tsc_allowed && invariant_tsc_available()) {
-        t.kind = ClockKind::tsc;
-        t.tsc_hz = calibrate_tsc_hz();
+    const bool counter_allowed = !(forced && std::strcmp(forced, "monotonic") == 0);
+    if (counter_allowed && counter_available()) {
+        t.kind = kCounterKind;
+        t.tsc_hz = counter_rate_hz();
         t.ns_per_tick_q32 =
             static_cast<std::uint64_t>(std::llround(1e9 / t.tsc_hz * 4294967296.0));
-        characterise<TscClock>(t);
+        characterise<CounterClock>(t);
         return t;
     }
 #endif
@@ -1388,8 +1464,8 @@ struct ThreadPool {
     }
 
     std::uint64_t clock_now() const {
-#if defined(__x86_64__)
-        if (clock == ClockKind::tsc) return TscClock::stop();
+#if defined(VERNIER_COUNTER_CLOCK)
+        if (clock == kCounterKind) return CounterClock::stop();
 #endif
         return MonotonicClock::stop();
     }
@@ -1504,9 +1580,9 @@ struct ThreadPool {
                 }
                 clock0.read(cpu_before[0], wait_before[0], true);
             }
-#if defined(__x86_64__)
-            if (clock == ClockKind::tsc) {
-                t0 = TscClock::start();
+#if defined(VERNIER_COUNTER_CLOCK)
+            if (clock == kCounterKind) {
+                t0 = CounterClock::start();
             } else
 #endif
             {
@@ -1597,11 +1673,23 @@ VERNIER_ALWAYS_INLINE void add_ones(std::uint64_t& x, std::uint64_t n) {
                      : "cc");
     }
 }
+#elif defined(__aarch64__)
+/// The probes' remainder after their rounds of eight: `n` dependent one-cycle additions to
+/// `x`, the added value in a register, one at a time.
+VERNIER_ALWAYS_INLINE void add_ones(std::uint64_t& x, std::uint64_t n) {
+    const std::uint64_t one = 1;
+    if (n > 0) {
+        asm volatile("1:\n\tadd %[x], %[x], %[one]\n\tsubs %[r], %[r], #1\n\tb.ne 1b"
+                     : [x] "+r"(x), [r] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc");
+    }
+}
 #endif
 
 /// The core-speed probe (docs/protocol.md, `probe=`): a chain of `n` dependent one-cycle
-/// additions (the added value in a register: recent cores fold add-immediate chains at
-/// renaming). At one addition per cycle its time is `n` cycles at the core's current speed.
+/// additions in assembly on x86-64 (`add reg, reg`) and aarch64 (`add xd, xd, xm`), the added
+/// value in a register (recent cores fold add-immediate chains at renaming). At one addition per cycle its time is `n` cycles at the core's current speed.
 __attribute__((noinline)) inline std::uint64_t speed_probe_chain(std::uint64_t x,
                                                                  std::uint64_t n) {
 #if defined(__x86_64__)
@@ -1613,6 +1701,23 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_chain(std::uint64_t x
             "add %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\t"
             "add %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\tadd %[one], %[x]\n\t"
             "dec %[b]\n\tjnz 1b"
+            : [x] "+r"(x), [b] "+r"(blocks)
+            : [one] "r"(one)
+            : "cc");
+    }
+    add_ones(x, rest);
+    return x;
+#elif defined(__aarch64__)
+    std::uint64_t blocks = n / 8, rest = n % 8;
+    const std::uint64_t one = 1;
+    if (blocks > 0) {
+        asm volatile(
+            "1:\n\t"
+            "add %[x], %[x], %[one]\n\tadd %[x], %[x], %[one]\n\t"
+            "add %[x], %[x], %[one]\n\tadd %[x], %[x], %[one]\n\t"
+            "add %[x], %[x], %[one]\n\tadd %[x], %[x], %[one]\n\t"
+            "add %[x], %[x], %[one]\n\tadd %[x], %[x], %[one]\n\t"
+            "subs %[b], %[b], #1\n\tb.ne 1b"
             : [x] "+r"(x), [b] "+r"(blocks)
             : [one] "r"(one)
             : "cc");
@@ -1651,6 +1756,23 @@ __attribute__((noinline)) inline std::uint64_t speed_probe_wide_chain(std::uint6
             : "cc");
     }
     add_ones(a, n % 8);
+#elif defined(__aarch64__)
+    std::uint64_t rounds = n / 8;
+    const std::uint64_t one = 1;
+    if (rounds > 0) {
+        asm volatile(
+            "1:\n\t"
+            "add %[a], %[a], %[one]\n\tadd %[b], %[b], %[one]\n\t"
+            "add %[c], %[c], %[one]\n\tadd %[d], %[d], %[one]\n\t"
+            "add %[e], %[e], %[one]\n\tadd %[f], %[f], %[one]\n\t"
+            "add %[g], %[g], %[one]\n\tadd %[h], %[h], %[one]\n\t"
+            "subs %[k], %[k], #1\n\tb.ne 1b"
+            : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [e] "+r"(e), [f] "+r"(f),
+              [g] "+r"(g), [h] "+r"(h), [k] "+r"(rounds)
+            : [one] "r"(one)
+            : "cc");
+    }
+    add_ones(a, n % 8);
 #else
     for (std::uint64_t i = 0; i < n / 8; ++i) {
         a += 1; b += 1; c += 1; d += 1; e += 1; f += 1; g += 1; h += 1;
@@ -1676,11 +1798,11 @@ inline std::uint64_t speed_probe(const Timer& timer, std::uint64_t adds, bool wi
     do_not_optimize(x);
     for (int r = 0; r < kProbeRepeats; ++r) {
         std::uint64_t t0, t1;
-#if defined(__x86_64__)
-        if (timer.kind == ClockKind::tsc) {
-            t0 = TscClock::start();
+#if defined(VERNIER_COUNTER_CLOCK)
+        if (timer.kind == kCounterKind) {
+            t0 = CounterClock::start();
             x = chain(x, adds);
-            t1 = TscClock::stop();
+            t1 = CounterClock::stop();
         } else
 #endif
         {
@@ -2126,13 +2248,14 @@ inline bool debug_build() {
 
 inline std::string hello_line(const Timer& t) {
     std::string s = "hello " VERNIER_STRINGIFY(VERNIER_PROTOCOL_VERSION) " impl=vernier-cpp/" VERNIER_VERSION;
-    s += t.kind == ClockKind::tsc ? " timer=tsc" : " timer=monotonic";
+    s += " timer=";
+    s += clock_name(t.kind);
     s += " resolution_ns=";
     append_f64(s, t.resolution_ns);
     s += " overhead_ns=";
     append_f64(s, t.overhead_ns);
     s += " tsc_hz=";
-    if (t.kind == ClockKind::tsc) {
+    if (t.kind != ClockKind::monotonic) {
         append_f64(s, std::round(t.tsc_hz));
     } else {
         s += '0';
@@ -2258,7 +2381,7 @@ inline bool handle_command(const Timer& timer, std::string line, std::string& re
             reply += " addr=0x";
             char buf[24];
             const std::uintptr_t a =
-                timer.kind == ClockKind::tsc ? entries[i].loop_tsc : entries[i].loop_monotonic;
+                timer.kind == ClockKind::monotonic ? entries[i].loop_monotonic : entries[i].loop_counter;
             const auto r = std::to_chars(buf, buf + sizeof buf, a, 16);
             reply.append(buf, r.ptr);
             reply += '\n';
@@ -2730,8 +2853,9 @@ inline int standalone(int argc, char** argv) {
 
     const Timer timer = detect_timer();
     std::printf("vernier-cpp %s, a quick estimate in this process: timer %s", VERNIER_VERSION,
-                timer.kind == ClockKind::tsc ? "tsc" : "monotonic");
+                clock_name(timer.kind));
     if (timer.kind == ClockKind::tsc) std::printf(" at %.4f GHz", timer.tsc_hz / 1e9);
+    if (timer.kind == ClockKind::cntvct) std::printf(" at %.1f MHz", timer.tsc_hz / 1e6);
     std::printf("\n");
     if (debug_build()) {
         std::printf("warning: built without optimisation; the figures describe a debug build "
@@ -2819,8 +2943,8 @@ struct Checkpoints {
     std::vector<CheckpointPhase> phases;
 
     std::uint64_t now() const {
-#if defined(__x86_64__)
-        if (timer.kind == ClockKind::tsc) return TscClock::stop();
+#if defined(VERNIER_COUNTER_CLOCK)
+        if (timer.kind == kCounterKind) return CounterClock::stop();
 #endif
         return monotonic_now_ns();
     }
@@ -2906,7 +3030,7 @@ inline bool checkpoint_summary() {
                     static_cast<unsigned long long>(p.usage.page_faults),
                     static_cast<unsigned long long>(p.usage.context_switches));
     }
-    const char* timer = c.timer.kind == detail::ClockKind::tsc ? "tsc" : "monotonic";
+    const char* timer = detail::clock_name(c.timer.kind);
     std::printf("%-*s  %10s  %5.1f%%   (timer: %s; counters: getrusage)\n", w, "total",
                 detail::fmt_duration(static_cast<double>(total)).c_str(),
                 c.phases.empty() ? 0.0 : 100.0, timer);

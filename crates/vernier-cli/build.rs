@@ -37,6 +37,14 @@ fn main() {
             if target != host {
                 cmd.args(["--target", &target]);
             }
+            // The linker Cargo was told to use for the target (a cross build's
+            // `aarch64-linux-gnu-gcc`): the host's `cc` cannot link another machine's code.
+            println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+            if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
+                let mut arg = std::ffi::OsString::from("linker=");
+                arg.push(linker);
+                cmd.arg("-C").arg(arg);
+            }
             match cmd.status() {
                 Ok(s) if s.success() => true,
                 other => {

@@ -114,6 +114,16 @@ pub fn format_ns(ns: f64) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// A counter's rate: GHz with three decimals from 1 GHz (a TSC), MHz with one below (an Arm
+/// generic timer's 24 MHz, 25 MHz, 121.5 MHz).
+pub fn format_hz(hz: f64) -> String {
+    if hz >= 1e9 {
+        format!("{:.3} GHz", hz / 1e9)
+    } else {
+        format!("{:.1} MHz", hz / 1e6)
+    }
+}
+
 /// A count with four significant digits (0 as "0").
 pub fn format_count(x: f64) -> String {
     if !x.is_finite() {
@@ -128,6 +138,13 @@ pub fn format_count(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rates_keep_their_scale() {
+        assert_eq!(super::format_hz(2.793437e9), "2.793 GHz");
+        assert_eq!(super::format_hz(25e6), "25.0 MHz");
+        assert_eq!(super::format_hz(121.5e6), "121.5 MHz");
+    }
+
     use super::*;
 
     #[test]

@@ -20,16 +20,16 @@ namespace vd = ::vernier::detail;
 // ---- Clock -----------------------------------------------------------------------------------
 
 inline std::uint64_t clock_start(vd::ClockKind k) {
-#if defined(__x86_64__)
-    if (k == vd::ClockKind::tsc) return vd::TscClock::start();
+#if defined(VERNIER_COUNTER_CLOCK)
+    if (k == vd::kCounterKind) return vd::CounterClock::start();
 #endif
     (void)k;
     return vd::MonotonicClock::start();
 }
 
 inline std::uint64_t clock_stop(vd::ClockKind k) {
-#if defined(__x86_64__)
-    if (k == vd::ClockKind::tsc) return vd::TscClock::stop();
+#if defined(VERNIER_COUNTER_CLOCK)
+    if (k == vd::kCounterKind) return vd::CounterClock::stop();
 #endif
     (void)k;
     return vd::MonotonicClock::stop();
@@ -731,7 +731,7 @@ inline int serve(std::vector<Instance*>& chosen) {
             reg.push_back(vd::Entry{in->name, std::shared_ptr<void>(in, [](void*) {}),
                                     &run_instance});
             if (auto* fb = dynamic_cast<FunctionBenchmark*>(in->family)) {
-                reg.back().loop_tsc = reg.back().loop_monotonic = vd::fn_addr(fb->function());
+                reg.back().loop_counter = reg.back().loop_monotonic = vd::fn_addr(fb->function());
             }
         } else {
             auto bench = std::make_shared<vd::ThreadedBench>();
@@ -1080,7 +1080,7 @@ struct Console {
                      "Measured by vernier-cpp %s in this process (timer %s): each row is the "
                      "median of its samples; `vernier run -- %s` gives intervals and "
                      "diagnostics\n",
-                     VERNIER_VERSION, tm.kind == vd::ClockKind::tsc ? "tsc" : "monotonic",
+                     VERNIER_VERSION, vd::clock_name(tm.kind),
                      s.executable.c_str());
 #if !defined(__OPTIMIZE__)
         std::fprintf(stderr, "***WARNING*** The benchmarks were built without optimisation. "

@@ -138,9 +138,11 @@ fn file_date(path: &std::path::Path) -> String {
 /// steady samples × iterations per sample. `cpu_time` is the task-clock per iteration when it
 /// was counted, else the same median (Vernier times wall-clock only).
 pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
+    // The TSC runs at the core's nominal clock; the Arm generic timer's rate is no core's.
     let mhz = file
         .timer
         .tsc_hz
+        .filter(|_| file.timer.kind == vernier::timer::TimerKind::Tsc)
         .map(|h| h / 1e6)
         .or_else(|| {
             (file.harness.cycle_ns.is_finite() && file.harness.cycle_ns > 0.0)

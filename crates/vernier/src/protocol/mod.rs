@@ -288,6 +288,7 @@ impl Hello {
                     h.timer.kind = match v {
                         "tsc" => TimerKind::Tsc,
                         "monotonic" => TimerKind::Monotonic,
+                        "cntvct" => TimerKind::Cntvct,
                         _ => return Err(bad(t)),
                     }
                 }
@@ -540,5 +541,20 @@ mod tests {
         let line = py.to_line();
         assert!(line.contains(" interp=cpython%203.13.1%20debug%20free-threading hashseed=1234"));
         assert_eq!(Hello::parse(&line).unwrap(), py);
+        // The Arm generic timer: its name and its rate (from `cntfrq_el0`) in `tsc_hz`.
+        let arm = Hello {
+            timer: TimerInfo {
+                kind: TimerKind::Cntvct,
+                resolution_ns: 40.0,
+                overhead_ns: 30.0,
+                tsc_hz: Some(25e6),
+            },
+            interp: None,
+            hash_seed: None,
+            ..py
+        };
+        let line = arm.to_line();
+        assert!(line.contains(" timer=cntvct ") && line.contains(" tsc_hz=25000000 "));
+        assert_eq!(Hello::parse(&line).unwrap(), arm);
     }
 }

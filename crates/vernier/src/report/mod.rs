@@ -102,7 +102,7 @@ impl Render {
 pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
     let hz = timer
         .tsc_hz
-        .map(|h| format!(" at {:.3} GHz", h / 1e9))
+        .map(|h| format!(" at {}", crate::units::format_hz(h)))
         .unwrap_or_default();
     let cycle = if harness.cycle_ns.is_finite() {
         format!(

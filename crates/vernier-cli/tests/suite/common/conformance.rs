@@ -352,6 +352,7 @@ pub fn check_with(cmd: Command, features: Features) -> Report {
     assert!(h.timer.overhead_ns > 0.0, "overhead_ns: {h:?}");
     match h.timer.kind {
         TimerKind::Tsc => assert!(h.timer.tsc_hz.is_some_and(|hz| hz > 1e8), "tsc_hz: {h:?}"),
+        TimerKind::Cntvct => assert!(h.timer.tsc_hz.is_some_and(|hz| hz > 0.0), "rate: {h:?}"),
         TimerKind::Monotonic => assert_eq!(h.timer.tsc_hz, None, "tsc_hz=0 with monotonic"),
     }
     assert_eq!(h.pid, s.pid, "hello's pid is the worker's");

@@ -1,8 +1,23 @@
 //! Reference kernels of known cost, used to estimate the clock frequency and as benchmarks of
 //! known behaviour for comparisons and tests.
+//!
+//! The chains are written in each architecture's assembly, one module per architecture with
+//! the same two functions (`add_chain`, `wide_add_chain`), so the compiler cannot fold them.
+
+#[cfg(target_arch = "x86_64")]
+#[path = "x86_64.rs"]
+mod chains;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "aarch64.rs"]
+mod chains;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[path = "other.rs"]
+mod chains;
 
 /// A chain of `n` dependent one-cycle integer additions starting from `start` (inline
-/// assembly on x86-64, so the compiler cannot fold it); returns `start + n`. Each add waits for
+/// assembly on x86-64 and aarch64, so the compiler cannot fold it); returns `start + n`. Each add waits for
 /// the previous one, so the chain takes `n` cycles at whatever frequency the core runs. The
 /// added value sits in a register, not in an immediate: recent cores fold chains of
 /// add-immediate at register renaming, which would make the chain faster than one cycle per
@@ -10,65 +25,11 @@
 /// cannot overlap in the out-of-order window.
 #[inline(never)]
 pub fn add_chain(start: u64, n: u64) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut x: u64 = start;
-        // Blocks of eight additions, then the rest one by one; a count of zero skips its loop.
-        // SAFETY: register-only arithmetic on the named operands; no memory, no stack.
-        unsafe {
-            core::arch::asm!(
-                "test {b}, {b}",
-                "jz 3f",
-                "2:",
-                "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-                "add {x}, {one}", "add {x}, {one}", "add {x}, {one}", "add {x}, {one}",
-                "dec {b}",
-                "jnz 2b",
-                "3:",
-                x = inout(reg) x,
-                b = inout(reg) n / 8 => _,
-                one = in(reg) 1u64,
-                options(nomem, nostack),
-            );
-        }
-        add_ones(x, n % 8)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let mut x = start;
-        for _ in 0..n {
-            x = std::hint::black_box(x + 1);
-        }
-        x
-    }
-}
-
-/// The chains' remainder after their rounds of eight: `n` dependent one-cycle additions to
-/// `x` (inline assembly, the added value in a register), one at a time.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn add_ones(mut x: u64, n: u64) -> u64 {
-    // SAFETY: register-only arithmetic on the named operands; no memory, no stack.
-    unsafe {
-        core::arch::asm!(
-            "test {r}, {r}",
-            "jz 3f",
-            "2:",
-            "add {x}, {one}",
-            "dec {r}",
-            "jnz 2b",
-            "3:",
-            x = inout(reg) x,
-            r = inout(reg) n => _,
-            one = in(reg) 1u64,
-            options(nomem, nostack),
-        );
-    }
-    x
+    chains::add_chain(start, n)
 }
 
 /// `n` one-cycle integer additions spread over eight independent chains (inline assembly on
-/// x86-64; `n / 8` rounds of eight, the rest on the first chain); returns the sum of the
+/// x86-64 and aarch64; `n / 8` rounds of eight, the rest on the first chain); returns the sum of the
 /// chains, `8 * start + n`. Unlike [`add_chain`], nothing waits: the core runs as many of
 /// these at once as it has integer units free, so the time measures the throughput the core
 /// gives this thread, which a busy sibling thread on the same physical core takes a share of,
@@ -76,49 +37,7 @@ fn add_ones(mut x: u64, n: u64) -> u64 {
 /// has figures from a shared machine).
 #[inline(never)]
 pub fn wide_add_chain(start: u64, n: u64) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let (mut a, mut b, mut c, mut d) = (start, start, start, start);
-        let (mut e, mut f, mut g, mut h) = (start, start, start, start);
-        // SAFETY: register-only arithmetic on the named operands; no memory, no stack.
-        unsafe {
-            core::arch::asm!(
-                "test {k}, {k}",
-                "jz 3f",
-                "2:",
-                "add {a}, {one}", "add {b}, {one}", "add {c}, {one}", "add {d}, {one}",
-                "add {e}, {one}", "add {f}, {one}", "add {g}, {one}", "add {h}, {one}",
-                "dec {k}",
-                "jnz 2b",
-                "3:",
-                a = inout(reg) a, b = inout(reg) b, c = inout(reg) c, d = inout(reg) d,
-                e = inout(reg) e, f = inout(reg) f, g = inout(reg) g, h = inout(reg) h,
-                k = inout(reg) n / 8 => _,
-                one = in(reg) 1u64,
-                options(nomem, nostack),
-            );
-        }
-        add_ones(a, n % 8)
-            .wrapping_add(b)
-            .wrapping_add(c)
-            .wrapping_add(d)
-            .wrapping_add(e)
-            .wrapping_add(f)
-            .wrapping_add(g)
-            .wrapping_add(h)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let mut v = [start; 8];
-        for k in 0..n / 8 {
-            for x in &mut v {
-                *x = std::hint::black_box(*x + 1);
-            }
-            std::hint::black_box(k);
-        }
-        v[0] += n % 8;
-        v.iter().fold(0u64, |s, x| s.wrapping_add(*x))
-    }
+    chains::wide_add_chain(start, n)
 }
 
 /// The fastest of `PROBE_REPEATS` timings of `kernel(x, adds)`, in ns of `timer`.

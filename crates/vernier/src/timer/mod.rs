@@ -1,11 +1,19 @@
-//! The clock: the time-stamp counter where it is trustworthy, `CLOCK_MONOTONIC` otherwise.
+//! The clock: the machine's own counter where it is trustworthy, `CLOCK_MONOTONIC` otherwise.
 //!
-//! On x86-64 with an invariant TSC (`constant_tsc` and `nonstop_tsc` in `/proc/cpuinfo`) the
-//! TSC is read with fences that keep the measured code inside the interval:
-//! `lfence; rdtsc` at the start (earlier instructions retire first, later ones do not start),
-//! `rdtscp; lfence` at the end (the measured code has retired; later code waits). Its frequency
-//! is calibrated against `CLOCK_MONOTONIC`. Elsewhere, or when the TSC is not invariant, the
-//! monotonic clock is used directly.
+//! Each architecture's counter lives in a module of its own with the same interface
+//! (`KIND`, `available`, `start`, `stop`, `rate_hz`); nothing else asks which one is in use.
+//!
+//! - x86-64 (`x86_64.rs`): with an invariant TSC (`constant_tsc` and `nonstop_tsc` in
+//!   `/proc/cpuinfo`) the TSC is read with fences that keep the measured code inside the
+//!   interval: `lfence; rdtsc` at the start (earlier instructions retire first, later ones do
+//!   not start), `rdtscp; lfence` at the end (the measured code has retired; later code
+//!   waits). Its frequency is calibrated against `CLOCK_MONOTONIC`.
+//! - aarch64 (`aarch64.rs`): the generic timer's virtual count `cntvct_el0`, read as
+//!   `isb; mrs; isb` at the start (no earlier instruction runs past the read, no later one
+//!   starts before it) and `isb; mrs` at the end (the measured code has completed); its rate
+//!   is the one the firmware publishes in `cntfrq_el0`.
+//!
+//! Elsewhere, or when the counter cannot be trusted, the monotonic clock is used directly.
 //!
 //! At start-up the timer's resolution (smallest non-zero step seen) and the cost of one read
 //! (median of back-to-back start/stop pairs) are measured; both are recorded in every result.
@@ -18,6 +26,8 @@ use serde::{Deserialize, Serialize};
 pub enum TimerKind {
     Tsc,
     Monotonic,
+    /// The Arm generic timer's virtual count (`cntvct_el0`).
+    Cntvct,
 }
 
 impl TimerKind {
@@ -25,6 +35,7 @@ impl TimerKind {
         match self {
             TimerKind::Tsc => "tsc",
             TimerKind::Monotonic => "monotonic",
+            TimerKind::Cntvct => "cntvct",
         }
     }
 }
@@ -37,7 +48,8 @@ pub struct TimerInfo {
     pub resolution_ns: f64,
     /// Cost of one start/stop pair with nothing between them, in ns (median).
     pub overhead_ns: f64,
-    /// Calibrated TSC frequency, when the TSC is used.
+    /// The rate of the counter read directly: the TSC's frequency (calibrated) or the generic
+    /// timer's (`cntfrq_el0`); `None` with the monotonic clock.
     pub tsc_hz: Option<f64>,
 }
 
@@ -50,9 +62,21 @@ pub struct Timer {
     info: TimerInfo,
 }
 
-/// How long the TSC is calibrated against `CLOCK_MONOTONIC` (per round; two rounds).
-/// 10 ms bounds the error of the frequency to ~1e-5 with a µs-accurate monotonic clock.
-const TSC_CALIBRATION_NS: u64 = 10_000_000;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+#[cfg(target_arch = "x86_64")]
+use x86_64 as counter;
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(target_arch = "aarch64")]
+use aarch64 as counter;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod other;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+use other as counter;
+
 /// Back-to-back reads used to find the resolution and the read cost.
 const OVERHEAD_PROBES: usize = 20_000;
 
@@ -68,54 +92,17 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Whether `/proc/cpuinfo` advertises an invariant TSC.
-pub fn invariant_tsc_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
-            return false;
-        };
-        let flags = info
-            .lines()
-            .find(|l| l.starts_with("flags"))
-            .unwrap_or_default();
-        let has = |f: &str| flags.split_whitespace().any(|w| w == f);
-        has("constant_tsc") && has("nonstop_tsc") && has("rdtscp")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn tsc_start() -> u64 {
-    // SAFETY: lfence and rdtsc are available on every x86-64 CPU; they have no memory effects.
-    unsafe {
-        core::arch::x86_64::_mm_lfence();
-        core::arch::x86_64::_rdtsc()
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn tsc_stop() -> u64 {
-    let mut aux = 0u32;
-    // SAFETY: rdtscp presence was checked (`rdtscp` flag) before a Tsc timer is built;
-    // `aux` is a valid out-pointer.
-    unsafe {
-        let t = core::arch::x86_64::__rdtscp(&mut aux);
-        core::arch::x86_64::_mm_lfence();
-        t
-    }
+/// Whether this machine's counter (the invariant TSC on x86-64, the generic timer on aarch64)
+/// can be read directly.
+pub fn counter_available() -> bool {
+    counter::available()
 }
 
 impl Timer {
     /// The best timer for this machine, calibrated and characterised.
     pub fn detect() -> Timer {
-        if invariant_tsc_available() {
-            Timer::tsc()
+        if counter::available() {
+            Timer::counter()
         } else {
             Timer::monotonic()
         }
@@ -137,14 +124,14 @@ impl Timer {
         t
     }
 
-    #[cfg(target_arch = "x86_64")]
-    fn tsc() -> Timer {
-        let hz = calibrate_tsc_hz();
+    /// The machine's counter at its rate, characterised.
+    fn counter() -> Timer {
+        let hz = counter::rate_hz();
         let mut t = Timer {
-            kind: TimerKind::Tsc,
+            kind: counter::KIND,
             ns_per_tick_q32: ((1e9 / hz) * (1u64 << 32) as f64).round() as u64,
             info: TimerInfo {
-                kind: TimerKind::Tsc,
+                kind: counter::KIND,
                 resolution_ns: 0.0,
                 overhead_ns: 0.0,
                 tsc_hz: Some(hz),
@@ -152,11 +139,6 @@ impl Timer {
         };
         t.characterise();
         t
-    }
-
-    #[cfg(not(target_arch = "x86_64"))]
-    fn tsc() -> Timer {
-        Timer::monotonic()
     }
 
     fn characterise(&mut self) {
@@ -199,20 +181,20 @@ impl Timer {
     /// Read the clock at the start of a timed region.
     #[inline(always)]
     pub fn start(&self) -> u64 {
-        match self.kind {
-            #[cfg(target_arch = "x86_64")]
-            TimerKind::Tsc => tsc_start(),
-            _ => monotonic_ns(),
+        if self.kind == counter::KIND {
+            counter::start()
+        } else {
+            monotonic_ns()
         }
     }
 
     /// Read the clock at the end of a timed region.
     #[inline(always)]
     pub fn stop(&self) -> u64 {
-        match self.kind {
-            #[cfg(target_arch = "x86_64")]
-            TimerKind::Tsc => tsc_stop(),
-            _ => monotonic_ns(),
+        if self.kind == counter::KIND {
+            counter::stop()
+        } else {
+            monotonic_ns()
         }
     }
 
@@ -225,33 +207,6 @@ impl Timer {
     pub fn ticks_to_ns_f64(&self, ticks: u64) -> f64 {
         ticks as f64 * self.ns_per_tick_q32 as f64 / (1u64 << 32) as f64
     }
-}
-
-/// Calibrate the TSC against CLOCK_MONOTONIC: two rounds, the one with the tighter bracketing
-/// of the monotonic reads wins (a preempted read widens its bracket).
-#[cfg(target_arch = "x86_64")]
-fn calibrate_tsc_hz() -> f64 {
-    let bracket = || {
-        // Read the monotonic clock between two TSC reads; the bracket's width bounds the error.
-        let t0 = tsc_start();
-        let m = monotonic_ns();
-        let t1 = tsc_stop();
-        (t0 / 2 + t1 / 2, m, t1 - t0)
-    };
-    let mut best: Option<(f64, u64)> = None;
-    for _ in 0..2 {
-        let (a_tsc, a_ns, a_w) = bracket();
-        while monotonic_ns() - a_ns < TSC_CALIBRATION_NS {
-            std::hint::spin_loop();
-        }
-        let (b_tsc, b_ns, b_w) = bracket();
-        let hz = (b_tsc - a_tsc) as f64 * 1e9 / (b_ns - a_ns) as f64;
-        let width = a_w + b_w;
-        if best.is_none_or(|(_, w)| width < w) {
-            best = Some((hz, width));
-        }
-    }
-    best.map(|(hz, _)| hz).unwrap_or(1e9)
 }
 
 /// A TSC at 3 GHz (1 ns resolution, 10 ns per read): the timer the engines' tests measure with.
@@ -275,9 +230,13 @@ mod tests {
         let info = t.info();
         assert!(info.resolution_ns > 0.0);
         assert!(info.overhead_ns >= info.resolution_ns * 0.5);
-        if info.kind == TimerKind::Tsc {
-            assert!(info.tsc_hz.unwrap() > 1e8);
+        // A counter read directly says its rate; the monotonic clock has none.
+        match info.kind {
+            TimerKind::Tsc => assert!(info.tsc_hz.unwrap() > 1e8),
+            TimerKind::Cntvct => assert!(info.tsc_hz.unwrap() > 0.0),
+            TimerKind::Monotonic => assert_eq!(info.tsc_hz, None),
         }
+        assert_eq!(info.kind == TimerKind::Monotonic, !counter_available());
     }
 
     #[test]
