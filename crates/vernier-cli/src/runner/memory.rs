@@ -36,7 +36,6 @@ pub fn interposer_path() -> Result<PathBuf, String> {
 /// checked to be a directory (not a symbolic link) of this user's that no other user can
 /// write to, since what is preloaded from it runs inside the benchmark.
 fn user_cache_dir() -> Result<PathBuf, String> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -46,6 +45,13 @@ fn user_cache_dir() -> Result<PathBuf, String> {
             "no cache directory for the allocation-counting interposer: neither \
              XDG_CACHE_HOME nor HOME is set; set XDG_CACHE_HOME to a directory of your own",
         )?;
+    checked_own_dir(dir)
+}
+
+/// `dir`, made with mode 0700 when missing; refused unless it is a directory (not a link) of
+/// this user's that no other user can write to.
+fn checked_own_dir(dir: PathBuf) -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let shown = dir.display();
     let _ = std::fs::DirBuilder::new()
         .recursive(true)
@@ -406,5 +412,42 @@ mod tests {
         assert!(p.starts_with(dir.path()));
         assert_eq!(std::fs::read(&p).unwrap(), INTERPOSER);
         assert_eq!(interposer_in(dir.path()).unwrap(), p);
+        // A file of other bytes under its name is replaced.
+        std::fs::write(&p, vec![0u8; INTERPOSER.len()]).unwrap();
+        assert_eq!(interposer_in(dir.path()).unwrap(), p);
+        assert_eq!(std::fs::read(&p).unwrap(), INTERPOSER);
+    }
+
+    #[test]
+    fn the_cache_directory_must_be_the_users_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        // Missing: made, with mode 0700.
+        let made = checked_own_dir(root.path().join("a/vernier")).unwrap();
+        let mode = std::fs::metadata(&made).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // A link to a directory, even the user's own, is refused.
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&made, &link).unwrap();
+        let e = checked_own_dir(link).unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        // Writable by others.
+        let open = root.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = checked_own_dir(open).unwrap_err();
+        assert!(e.contains("can be written by other users (mode 777"), "{e}");
+        // Another user's: one given away by root, or, run as another user, root's `/`.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let (theirs, owner) = if unsafe { libc::geteuid() } == 0 {
+            let d = root.path().join("theirs");
+            std::fs::create_dir(&d).unwrap();
+            std::os::unix::fs::chown(&d, Some(12345), None).unwrap();
+            (d, 12345)
+        } else {
+            (PathBuf::from("/"), 0)
+        };
+        let e = checked_own_dir(theirs).unwrap_err();
+        assert!(e.contains(&format!("belongs to user {owner},")), "{e}");
     }
 }

@@ -92,7 +92,8 @@ fn random_u64() -> u64 {
     if n == 8 {
         return v;
     }
-    let mut r = crate::Rng::new(crate::timer::monotonic_ns() ^ (&v as *const u64 as u64));
+    let mut r =
+        crate::workload::input::Rng::new(crate::timer::monotonic_ns() ^ (&v as *const u64 as u64));
     r.next_u64()
 }
 

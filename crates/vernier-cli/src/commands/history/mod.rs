@@ -106,12 +106,16 @@ fn save_files(a: &SaveFilesArgs) -> Result<i32> {
     let mut files = Vec::new();
     let (mut benchmarks, mut changed) = (0, 0);
     for path in &a.files {
-        let f = vernier::result::ResultFile::load(path).map_err(|e| {
-            anyhow::anyhow!(
+        let f = vernier::result::ResultFile::load(path).map_err(|e| match not_a_run(path) {
+            Some(what) => anyhow::anyhow!(
+                "cannot save {}: it is {what} (nothing was saved)",
+                path.display()
+            ),
+            None => anyhow::anyhow!(
                 "cannot save {}: {e} (nothing was saved; `history save` takes result files \
                  written by `vernier run --json` or `vernier demo --json`)",
                 path.display()
-            )
+            ),
         })?;
         if f.benchmarks.is_empty() {
             anyhow::bail!(
@@ -153,6 +157,33 @@ fn save_files(a: &SaveFilesArgs) -> Result<i32> {
         crate::history::save_file(&args, f, "history save", None)?;
     }
     Ok(0)
+}
+
+/// What a JSON file that is not a result file is, told by its fields, with what to save
+/// instead; `None` for a result file (damaged) or a file of no known kind.
+fn not_a_run(path: &std::path::Path) -> Option<&'static str> {
+    use crate::files::Kind;
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    Some(match crate::files::kind(&v) {
+        Kind::Comparison => {
+            "a comparison file (`vernier compare --json`): ratios, not runs; save the result \
+             files that were compared"
+        }
+        Kind::History => "a history (`vernier history --json`): its runs are in a store already",
+        Kind::Sweep => {
+            "a sweep file (`vernier sweep --json`): layouts, not a run of the benchmarks; save \
+             a `vernier run --json` file"
+        }
+        Kind::Profile => {
+            "a profile (`vernier profile --json`): costs by function, not a run; save a \
+             `vernier run --json` file"
+        }
+        Kind::GoogleBenchmark => {
+            "Google Benchmark's JSON, which keeps no raw samples to derive figures from; run \
+             the program with `vernier run --json FILE -- PROGRAM` and save FILE"
+        }
+        Kind::Result | Kind::Unknown => return None,
+    })
 }
 
 #[derive(Args, Clone, Debug, Default)]

@@ -215,6 +215,54 @@ fn history_save_refuses_a_bad_file_by_name_and_saves_nothing() {
 }
 
 #[test]
+fn history_save_names_a_file_of_another_kind_and_what_to_save_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = recorded("chain-history/c1.json", dir.path());
+    let db = dir.path().join("store.sqlite");
+    // Each kind told by its top-level fields, as every command that takes a file tells them.
+    for (kind, json, said) in [
+        (
+            "comparison",
+            r#"{"schema": 1, "comparisons": []}"#,
+            "vernier compare --json",
+        ),
+        (
+            "history",
+            r#"{"series": [], "machines": []}"#,
+            "vernier history --json",
+        ),
+        (
+            "sweep",
+            r#"{"schema": 1, "env_pad": {}, "points": []}"#,
+            "vernier sweep --json",
+        ),
+        (
+            "profile",
+            r#"{"profile": "exact", "benchmarks": []}"#,
+            "vernier profile --json",
+        ),
+        (
+            "gbench",
+            r#"{"context": {}, "benchmarks": [{"real_time": 1.0}]}"#,
+            "Google Benchmark",
+        ),
+    ] {
+        let other = dir.path().join(format!("{kind}.json"));
+        std::fs::write(&other, json).unwrap();
+        let o = history_save(&[&good, &other], "c1", db.to_str().unwrap(), &[]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{kind}.json"))
+                && err.contains(said)
+                && err.contains("nothing was saved"),
+            "{kind}: {err}"
+        );
+        assert!(!db.exists(), "{kind}: a store was written");
+    }
+}
+
+#[test]
 fn a_file_that_cannot_be_re_derived_is_named_with_the_fix_and_what_was_saved_stays() {
     let dir = tempfile::tempdir().unwrap();
     let db = store_in(dir.path());
