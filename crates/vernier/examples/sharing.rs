@@ -1,7 +1,8 @@
 //! Threads and cache lines: each thread adding to its own counter on its own cache line,
 //! against all threads adding to one shared atomic, and against two counters written by two
 //! threads on one cache line (false sharing). At 1 and 2 threads, plus one oversubscribed
-//! count and a body that panics in one thread. `cargo run --release --example sharing`
+//! count, a body that panics in one thread, and a body that returns a constant (the compiler
+//! removes it: flagged `optimized-away` at every thread count). `cargo run --release --example sharing`
 //! measures standalone; `vernier run -- target/release/examples/sharing` drives it as a worker.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +26,8 @@ fn sharing(s: &mut vernier::Suite) {
     s.bench_threads("false-shared", &[1, 2], move |t| {
         pair.0[t % 2].fetch_add(1, Ordering::Relaxed)
     });
+    // A constant: no work at any thread count.
+    s.bench_threads("constant", &[1, 2], |_| 0u64);
     // More threads than CPUs: works, and is flagged.
     let cpus = vernier::workload::threads::allowed_cpus().len();
     let over: Arc<Vec<Padded>> = Arc::new((0..cpus + 1).map(|_| Padded::default()).collect());

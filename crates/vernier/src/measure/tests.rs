@@ -84,7 +84,7 @@ fn calibration_grows_the_count_until_a_sample_lasts_the_goal() {
 fn calibration_stops_once_the_count_shows_the_body_costs_nothing() {
     // A loop the compiler removed: every sample takes the clock reads' 10 ns, whatever the
     // count. Calibration stops where a thousandth of a ns per iteration would have filled the
-    // 20 µs goal, far below the 2^40 guard, and the body is flagged removed by itself alone.
+    // 20 µs goal, far below the 2^40 guard.
     let plan = Plan::quick();
     let m = run(|_, _| 0.0, &plan);
     let bound = removed_bound(plan.min_sample_ns(&test_tsc()));

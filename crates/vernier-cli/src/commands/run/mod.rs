@@ -116,6 +116,19 @@ impl Uncounted {
     }
 }
 
+/// Whether the same threaded body as benchmark `name` (`NAME/threads:T`) was counted under
+/// callgrind and found removed at another thread count among `done`: it is counted then whatever
+/// its time, which the release and the threads' waits can lift out of the empty loop's reach.
+fn counted_removed_elsewhere(name: &str, done: &[vernier::result::BenchmarkResult]) -> bool {
+    use vernier::result::threads::split_name;
+    split_name(name).is_some_and(|(base, _)| {
+        done.iter().any(|b| {
+            b.instructions_check.is_some_and(|c| c.removed())
+                && split_name(&b.name).is_some_and(|(o, _)| o == base)
+        })
+    })
+}
+
 /// `a`, `a and b`, `a, b and 3 more`.
 fn list_names(names: &[String]) -> String {
     let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -274,16 +287,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 crate::runner::counted::check_instructions(&program, &args, &ctl, (i, threads));
             uncounted.keep(name, counted)
         };
-        // The same threaded body, counted removed at another thread count: counted here too,
-        // whatever its time.
-        let removed_elsewhere =
-            vernier::result::threads::split_name(name).is_some_and(|(base, _)| {
-                file.benchmarks.iter().any(|b| {
-                    b.instructions_check.is_some_and(|c| c.removed())
-                        && vernier::result::threads::split_name(&b.name)
-                            .is_some_and(|(o, _)| o == base)
-                })
-            });
+        let removed_elsewhere = counted_removed_elsewhere(name, &file.benchmarks);
         let instructions = if removed_elsewhere {
             pipeline::Instructions::Count(&mut count)
         } else {

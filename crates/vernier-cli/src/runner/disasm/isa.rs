@@ -117,7 +117,8 @@ const ARM_MOVES: [&str; 7] = ["mov", "movz", "movn", "movk", "fmov", "movi", "mv
 
 /// Whether an instruction only puts into a register a value the loop already holds: a copy
 /// from another register or of an immediate (`mov %r15d,%edx`, `movapd %xmm1,%xmm0`,
-/// `mov $0x2a,%eax`; `mov x1, x2`, `fmov d0, d1`, `mov w0, #0x2a`), a zeroing idiom
+/// `mov $0x2a,%eax`; `mov x1, x2`, `fmov d0, d1`, `mov w0, #0x2a`) or into a stack slot
+/// (x86-64's `mov %rdi,(%rsp)`), a zeroing idiom
 /// (`xor %eax,%eax`, `pxor %xmm0,%xmm0`, `eor x0, x0, x0`), or a nop. A load, a store,
 /// arithmetic, a call are work.
 pub fn is_register_move(text: &str) -> bool {
@@ -136,9 +137,19 @@ pub fn is_register_move(text: &str) -> bool {
     if full.contains('%') || full.contains('$') {
         let register = |o: &&str| o.starts_with('%') && !o.contains('(');
         let immediate = |o: &&str| o.starts_with('$');
+        // Rust's `black_box` hands a value to the barrier by storing it in a slot of the
+        // frame (`mov %rdi,(%rsp)`, `movq $0x0,0x8(%rsp)`): a move, not work.
+        let stack_slot = |o: &&str| {
+            o.strip_suffix("(%rsp)").is_some_and(|off| {
+                let off = off.trim_start_matches('-').trim_start_matches("0x");
+                off.chars().all(|c| c.is_ascii_hexdigit())
+            })
+        };
         if X86_MOVES.contains(&o) {
             let (dst, srcs) = operands.split_last().unwrap_or((&"", &[]));
-            return register(dst) && srcs.iter().all(|o| register(o) || immediate(o));
+            return (register(dst) || stack_slot(dst))
+                && !srcs.is_empty()
+                && srcs.iter().all(|o| register(o) || immediate(o));
         }
         return X86_ZEROING.contains(&o)
             && operands.len() >= 2

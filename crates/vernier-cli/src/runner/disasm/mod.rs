@@ -266,6 +266,77 @@ impl LoopMoves {
     }
 }
 
+/// The 64-bit register an operand names (`%eax`, `%ax`, `%al` → `rax`; `%r8d` → `r8`;
+/// `%ymm1` → `xmm1`), `None` for an immediate or a memory operand.
+fn register_family(op: &str) -> Option<String> {
+    let r = op.strip_prefix('%').filter(|r| !r.contains('('))?;
+    if let Some(n) = ["xmm", "ymm", "zmm"].iter().find_map(|p| r.strip_prefix(p)) {
+        return Some(format!("xmm{n}"));
+    }
+    if let Some(n) = r
+        .strip_prefix('r')
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return Some(format!("r{}", n.trim_end_matches(['d', 'w', 'b'])));
+    }
+    let base = r.trim_start_matches(['r', 'e']);
+    let base = match base {
+        "al" | "ah" | "ax" => "ax",
+        "bl" | "bh" | "bx" => "bx",
+        "cl" | "ch" | "cx" => "cx",
+        "dl" | "dh" | "dx" => "dx",
+        "sil" | "si" => "si",
+        "dil" | "di" => "di",
+        "bpl" | "bp" => "bp",
+        "spl" | "sp" => "sp",
+        other => other,
+    };
+    Some(format!("r{base}"))
+}
+
+/// The moves among a loop's instructions ([`is_register_move`]) that hand on a value the loop
+/// already holds: an immediate, a zeroing idiom, or a register that no instruction of the loop
+/// writes (a value computed in the loop and then copied is the computation's result, and the
+/// copy is part of that work). With a call in the loop every register may be written, and only
+/// immediates and zeroing idioms count.
+pub fn held_moves(body: &[&Insn]) -> usize {
+    let operands = |text: &str| -> (String, Vec<String>) {
+        let text = text.split('#').next().unwrap_or("");
+        let mut words = text.split_whitespace();
+        let op = words.next().unwrap_or("").to_string();
+        let rest: String = words.collect();
+        (op, rest.split(',').map(str::to_string).collect())
+    };
+    let reads_only = |op: &str| {
+        op.starts_with("cmp")
+            || op.starts_with("test")
+            || op.starts_with('j')
+            || op.starts_with("nop")
+    };
+    let mut written = std::collections::HashSet::new();
+    let mut calls = false;
+    for i in body {
+        let (op, ops) = operands(&i.text);
+        calls |= op.starts_with("call");
+        if !reads_only(&op) {
+            written.extend(ops.last().and_then(|d| register_family(d)));
+        }
+    }
+    body.iter()
+        .filter(|i| is_register_move(&i.text))
+        .filter(|i| {
+            let (_, ops) = operands(&i.text);
+            let (_, srcs) = ops.split_last().unwrap_or((&String::new(), &[]));
+            let zeroing = ops.len() >= 2 && ops.iter().all(|o| *o == ops[0]);
+            zeroing
+                || srcs.iter().all(|s| match register_family(s) {
+                    Some(r) => !calls && !written.contains(&r),
+                    None => true,
+                })
+        })
+        .count()
+}
+
 /// The register moves of benchmark `index`'s loop of the iterations, from its disassembly
 /// (one start of the worker for the loop's address, then objdump). An error when the loop
 /// cannot be found or singled out (no objdump, no symbols, the monotonic clock).
@@ -287,7 +358,7 @@ pub fn moves_in(located: &[LocatedLoop], index: usize) -> Result<LoopMoves> {
         bail!("the loop of the iterations is not singled out in its disassembly");
     }
     Ok(LoopMoves {
-        moves: body.iter().filter(|i| is_register_move(&i.text)).count(),
+        moves: held_moves(&body),
         len: body.len(),
     })
 }
@@ -520,8 +591,7 @@ mod tests {
             .iter()
             .filter(|i| (timed.start..=timed.end).contains(&i.addr))
             .collect();
-        let moves = body.iter().filter(|i| is_register_move(&i.text)).count();
-        assert_eq!((moves, body.len()), (1, 3));
+        assert_eq!((held_moves(&body), body.len()), (1, 3));
         // Without the calls (another library's `State`), nothing is singled out.
         let other = text.replace("benchmark::State::", "other::State::");
         assert_eq!(find_loops(&parse_disassembly(&other)).1, None);
@@ -557,11 +627,66 @@ mod tests {
             .iter()
             .filter(|i| (timed.start..=timed.end).contains(&i.addr))
             .collect();
-        let moves = body.iter().filter(|i| is_register_move(&i.text)).count();
-        assert_eq!((moves, body.len()), (2, 4));
+        assert_eq!((held_moves(&body), body.len()), (2, 4));
         // Without any clock read in the function, nothing is singled out.
         let none = text.replace("rdtscp", "nop");
         assert_eq!(find_loops(&parse_disassembly(&none)).1, None);
+    }
+
+    #[test]
+    fn only_moves_of_a_value_the_loop_holds_are_set_aside() {
+        let body = |text: &str| -> Vec<Insn> { parse_disassembly(text) };
+        // Rust's `bench_threads("constant", &[1, 2], |_| 0u64)`: the closure, the thread's
+        // index and the constant handed to `black_box` through a stack slot.
+        let rust_constant = body(
+            "
+    a3e30:\tmov    %rdi,(%rsp)
+    a3e34:\tmov    %rsi,(%rsp)
+    a3e38:\tmovq   $0x0,(%rsp)
+    a3e40:\tdec    %rdx
+    a3e43:\tjne    a3e30 <+0x10>
+",
+        );
+        assert_eq!(held_moves(&rust_constant.iter().collect::<Vec<_>>()), 3);
+        // `|t| t + 1`: the sum is computed in the loop, and its store is the work's.
+        let rust_add = body(
+            "
+    a3e30:\tmov    %rdi,(%rsp)
+    a3e34:\tmov    %rsi,(%rsp)
+    a3e38:\tlea    0x1(%rsi),%rax
+    a3e3c:\tmov    %rax,(%rsp)
+    a3e40:\tdec    %rdx
+    a3e43:\tjne    a3e30 <+0x10>
+",
+        );
+        assert_eq!(held_moves(&rust_add.iter().collect::<Vec<_>>()), 2);
+        // A register computed in the loop and copied is work, in any of its widths.
+        let copied = body(
+            "
+    10:\tadd    $0x1,%rcx
+    14:\tmov    %ecx,%eax
+    16:\txor    %edx,%edx
+    18:\tsub    $0x1,%r8
+    1c:\tjne    10 <+0x10>
+",
+        );
+        assert_eq!(held_moves(&copied.iter().collect::<Vec<_>>()), 1);
+        // A call may write any register: only immediates and zeroing idioms are held.
+        let called = body(
+            "
+    10:\tmov    %ebx,%edi
+    12:\tmov    $0x2a,%esi
+    17:\tcall   1000 <f>
+    1c:\tsub    $0x1,%r12
+    20:\tjne    10 <+0x10>
+",
+        );
+        assert_eq!(held_moves(&called.iter().collect::<Vec<_>>()), 1);
+        assert_eq!(register_family("%r10d").as_deref(), Some("r10"));
+        assert_eq!(register_family("%al").as_deref(), Some("rax"));
+        assert_eq!(register_family("%esi").as_deref(), Some("rsi"));
+        assert_eq!(register_family("%ymm3").as_deref(), Some("xmm3"));
+        assert_eq!(register_family("(%rsp)"), None);
     }
 
     #[test]
@@ -576,12 +701,15 @@ mod tests {
             "vxorps %xmm0,%xmm0,%xmm0",
             "nopw   0x0(%rax,%rax,1)",
             "data16 cs nopw 0x0(%rax,%rax,1)",
+            "mov    %rdi,(%rsp)",
+            "movq   $0x0,0x8(%rsp)",
         ] {
             assert!(is_register_move(moves), "{moves}");
         }
         for work in [
             "mov    0x1359a(%rip),%ecx        # 18250 <x>",
-            "mov    %eax,(%rsp)",
+            "mov    %eax,(%rbx)",
+            "mov    %eax,(%rsp,%rcx,8)",
             "lea    0x0(,%rcx,8),%eax",
             "sub    %ecx,%eax",
             "sub    $0x1,%rax",

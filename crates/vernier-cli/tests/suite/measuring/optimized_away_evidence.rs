@@ -9,7 +9,7 @@
 //! runs it (the machine's speed file in use, a fresh one
 //! here). Needs valgrind and objdump (CI installs them: `.ci/run`).
 
-use crate::common::{cli, cpp};
+use crate::common::{cli, cpp, rust_examples};
 
 use cli::{text, vernier, vernier_with_speed_file};
 use std::path::PathBuf;
@@ -192,6 +192,44 @@ fn a_threaded_constant_is_flagged_at_every_thread_count_with_no_rate() {
         "{}",
         text(&o)
     );
+}
+
+/// The same in Rust: `bench_threads("constant", &[1, 2], |_| 0u64)` of the sharing example,
+/// whose loop hands the closure, the thread's index and the constant to `black_box` through a
+/// stack slot (moves of values the loop holds), is flagged at one thread and at two; the
+/// private counters beside it are not.
+#[test]
+fn a_rust_threaded_constant_is_flagged_at_every_thread_count() {
+    let exe = rust_examples::examples().join("sharing");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let o = vernier_with_speed_file(dir.path())
+        .args([
+            "run",
+            "--time",
+            "0.3",
+            "--filter",
+            "constant|private",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let f = ResultFile::load(&json).unwrap();
+    for b in &f.benchmarks {
+        let constant = b.name.starts_with("constant/");
+        assert_eq!(b.removed(), constant, "{}: {}", b.name, text(&o));
+        if constant {
+            let c = b
+                .instructions_check
+                .unwrap_or_else(|| panic!("{} was not counted: {}", b.name, text(&o)));
+            assert!(c.removed(), "{}: {c:?}", b.name);
+        }
+    }
+    assert_eq!(f.benchmarks.len(), 4, "{}", text(&o));
 }
 
 /// Without valgrind, a body near the empty loop's time cannot be counted: the line under the
