@@ -385,23 +385,15 @@ mod tests {
             direct_target("call   4130 <foo [clone .isra.0]>").map(|d| d.1),
             Some(0x4130)
         );
-        assert_eq!(
-            direct_target("jne    4f20 <+0xa0>"),
-            Some(("jne".into(), 0x4f20))
-        );
-        assert_eq!(
-            direct_target("notrack jmp 4f20 <+0xa0>"),
-            Some(("jmp".into(), 0x4f20))
-        );
-        assert_eq!(
-            direct_target("cbz x1, 4f20 <+0xa0>"),
-            Some(("cbz x1".into(), 0x4f20))
-        );
-        assert_eq!(
-            direct_target("tbnz w0, #3, 4f20 <+0xa0>"),
-            Some(("tbnz w0, #3".into(), 0x4f20))
-        );
-        assert_eq!(direct_target("bl 4130 <foo>"), Some(("bl".into(), 0x4130)));
+        for (text, head, target) in [
+            ("jne    4f20 <+0xa0>", "jne", 0x4f20),
+            ("notrack jmp 4f20 <+0xa0>", "jmp", 0x4f20),
+            ("cbz x1, 4f20 <+0xa0>", "cbz x1", 0x4f20),
+            ("tbnz w0, #3, 4f20 <+0xa0>", "tbnz w0, #3", 0x4f20),
+            ("bl 4130 <foo>", "bl", 0x4130),
+        ] {
+            assert_eq!(direct_target(text), Some((head.into(), target)), "{text}");
+        }
         assert_eq!(direct_target("call   *%rax"), None);
         assert_eq!(
             rip_comment("movsd  0xe3c(%rip),%xmm0        # 6010 <_IO_stdin_used+0x10>"),
