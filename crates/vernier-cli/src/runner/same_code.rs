@@ -17,7 +17,8 @@
 //! - an operand addressed relative to the instruction pointer names the bytes it points at
 //!   (the data object around it when the symbol table has one, else as many bytes as the
 //!   operand's register holds), not their address: a constant or an initial value that
-//!   changed is a change.
+//!   changed is a change. AArch64's page-relative pairs (`adrp` then an `add` or a load with
+//!   the offset within the page) are followed the same way ([`Pages`]).
 //!
 //! The code is `same` when every function of the walk matches, `changed` at the first one that
 //! does not, and `unknown` when the walk cannot be completed (an indirect call whose target
@@ -183,6 +184,7 @@ fn normalise(
     let at: HashMap<u64, usize> = kept.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
     let inside = |a: u64| (f.addr..f.addr + f.size).contains(&a);
     let mut out = Vec::with_capacity(kept.len());
+    let mut pages = Pages::default();
     for i in kept {
         let op = operation(&i.text);
         let line = if let Some((op, t)) = direct_target(&i.text) {
@@ -237,6 +239,8 @@ fn normalise(
                     img.data(addr, operand_width(&i.text))
                 )
             }
+        } else if let Some(line) = pages.read(img, &i.text) {
+            line
         } else {
             if op.starts_with("call") && i.text.contains('*') {
                 return Err(format!(
@@ -249,6 +253,109 @@ fn normalise(
         out.push(line);
     }
     Ok(out)
+}
+
+/// AArch64's page-relative addressing, followed through one function: `adrp x0, 20000 <…>`
+/// puts a 4 KiB page's address in a register, and a later `add x0, x0, #0x10` or
+/// `ldr w1, [x0, #16]` adds the offset within the page. Both addresses move with the layout,
+/// so the address is taken out and the bytes the operand points at are named instead, as an
+/// x86-64 operand relative to the instruction pointer is: a constant or an initial value that
+/// changed is a change.
+#[derive(Default)]
+struct Pages {
+    /// The address each register (by number: `x0` and `w0` are one) holds from an `adrp`
+    /// (and an `add` of an offset to it).
+    held: HashMap<String, u64>,
+}
+
+impl Pages {
+    /// The register's number (`x0`, `w0` → `0`); `None` for anything else (`sp`, `v0`, `#1`).
+    fn register(operand: &str) -> Option<String> {
+        let r = operand
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches([']', '!']);
+        let n = r.strip_prefix('x').or_else(|| r.strip_prefix('w'))?;
+        n.chars()
+            .all(|c| c.is_ascii_digit())
+            .then(|| n.to_string())
+            .filter(|n| !n.is_empty())
+    }
+
+    /// `#0x10` or `#16` as a number.
+    fn immediate(operand: &str) -> Option<u64> {
+        let v = operand
+            .trim()
+            .trim_end_matches([']', '!'])
+            .strip_prefix('#')?;
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    }
+
+    /// The normalised line of an instruction that uses or sets a page address, or `None` to
+    /// keep its text as it is. Every register an instruction writes loses what it held.
+    fn read(&mut self, img: &Image, text: &str) -> Option<String> {
+        let text = text.split("//").next().unwrap_or("").trim();
+        let mut words = text.splitn(2, char::is_whitespace);
+        let op = words.next()?;
+        let operands: Vec<&str> = words
+            .next()
+            .unwrap_or("")
+            .split(" <")
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .collect();
+        let dest = operands.first().and_then(|o| Self::register(o));
+        if op == "adrp" {
+            let page = u64::from_str_radix(operands.get(1)?.trim(), 16).ok()?;
+            let d = dest?;
+            self.held.insert(d, page);
+            return Some(format!("adrp {} <page>", operands[0]));
+        }
+        // The base register of a memory operand (`[x0, #16]`, `[x0]`) or of an `add`.
+        let based = if let Some(b) = operands.iter().position(|o| o.starts_with('[')) {
+            let base = Self::register(operands[b]).and_then(|r| self.held.get(&r).map(|a| (r, *a)));
+            base.map(|(_, a)| {
+                let off = operands
+                    .get(b + 1)
+                    .and_then(|o| Self::immediate(o))
+                    .unwrap_or(0);
+                (b, a + off)
+            })
+        } else if op == "add" && operands.len() == 3 {
+            let base = Self::register(operands[1]).and_then(|r| self.held.get(&r).copied());
+            base.and_then(|a| Some((1, a + Self::immediate(operands[2])?)))
+        } else {
+            None
+        };
+        let line = based.map(|(b, addr)| {
+            let width = match operands.first().map(|o| o.chars().next()) {
+                Some(Some('x' | 'd')) => 8,
+                Some(Some('q')) => 16,
+                Some(Some('w' | 's')) => 4,
+                _ => 8,
+            };
+            let kept = operands[..b].join(", ");
+            format!("{op} {kept}, <page> data:{}", img.data(addr, width))
+        });
+        // What the instruction writes no longer holds a page (an `add` to one holds the sum).
+        if let Some(d) = dest {
+            match (op, based) {
+                ("add", Some((_, addr))) => {
+                    self.held.insert(d, addr);
+                }
+                _ if !op.starts_with("st") && !op.starts_with('b') && !op.starts_with("cb") => {
+                    self.held.remove(&d);
+                }
+                _ => {}
+            }
+        }
+        line
+    }
 }
 
 /// Compare the walks from OLD's and NEW's measured-loop functions.
@@ -400,6 +507,39 @@ mod tests {
             Some((0x6010, "<_IO_stdin_used+0x10>"))
         );
         assert_eq!(operand_width("movsd  0xe3c(%rip),%xmm0"), 16);
+    }
+
+    #[test]
+    fn aarch64_page_addresses_are_taken_out_and_their_data_named() {
+        let img = image(&[(0x1000, 0x40, "loop"), (0x5000, 0x40, "loop")]);
+        // The same load of a global from two layouts: pages and offsets differ.
+        let old = insns(&[
+            (0x1000, "adrp\tx0, 20000 <chain_n>"),
+            (0x1004, "ldr\tx1, [x0, #16]"),
+            (0x1008, "add\tx2, x0, #0x18"),
+            (0x100c, "ldr\tw3, [x2]"),
+            (0x1010, "mov\tx0, x5"),
+            (0x1014, "ldr\tx4, [x0, #8]"),
+        ]);
+        let new = insns(&[
+            (0x5000, "adrp\tx0, 31000 <chain_n>"),
+            (0x5004, "ldr\tx1, [x0, #40]"),
+            (0x5008, "add\tx2, x0, #0x30"),
+            (0x500c, "ldr\tw3, [x2]"),
+            (0x5010, "mov\tx0, x5"),
+            (0x5014, "ldr\tx4, [x0, #8]"),
+        ]);
+        let f = |addr| Function { addr, size: 0x40 };
+        let a = normalise(&img, f(0x1000), &old, &mut Walk::default()).unwrap();
+        let b = normalise(&img, f(0x5000), &new, &mut Walk::default()).unwrap();
+        assert_eq!(a[0], "adrp x0 <page>");
+        assert!(a[1].starts_with("ldr x1, <page> data:"), "{}", a[1]);
+        assert!(a[2].starts_with("add x2, <page> data:"), "{}", a[2]);
+        assert!(a[3].starts_with("ldr w3, <page> data:"), "{}", a[3]);
+        // x0 was overwritten by the move: the last load is not page-relative.
+        assert_eq!(a[5], "ldr x4, [x0, #8]");
+        // The addresses differ between the layouts, the code does not.
+        assert_eq!(a, b);
     }
 
     fn image(functions: &[(u64, u64, &str)]) -> Image {
