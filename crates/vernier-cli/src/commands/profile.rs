@@ -94,7 +94,7 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
     };
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&file)?;
-        std::fs::write(path, text + "\n")
+        vernier::result::write_atomic(path, (text + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         println!("profile written to {}", path.display());
     }

@@ -134,3 +134,52 @@ pub fn check_destination(path: &Path) -> Result<(), String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_write_leaves_only_its_file_and_a_failed_one_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        write_atomic(&path, b"{}").unwrap();
+        assert_eq!(entries(dir.path()), ["r.json"]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        // A directory in the way: the rename fails, and the temporary file is removed.
+        let blocked = dir.path().join("d");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("x"), "").unwrap();
+        assert!(write_atomic(&blocked, b"{}").is_err());
+        assert_eq!(entries(dir.path()), ["d", "r.json"]);
+        // The destination check creates and removes its probe.
+        check_destination(&path).unwrap();
+        assert_eq!(entries(dir.path()), ["d", "r.json"]);
+    }
+
+    #[test]
+    fn temporary_names_differ_and_are_created_exclusively() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, a) = create_exclusive(dir.path(), "r.json", "tmp").unwrap();
+        let (_, b) = create_exclusive(dir.path(), "r.json", "tmp").unwrap();
+        assert_ne!(a, b);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        let digits = name
+            .strip_prefix(".r.json.")
+            .and_then(|r| r.strip_suffix(".tmp"))
+            .unwrap();
+        assert!(
+            digits.len() == 16 && digits.chars().all(|c| c.is_ascii_hexdigit()),
+            "{name}"
+        );
+    }
+}
