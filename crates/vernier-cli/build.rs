@@ -37,6 +37,14 @@ fn main() {
             if target != host {
                 cmd.args(["--target", &target]);
             }
+            // A cross build links with the target's linker, as cargo does (its
+            // CARGO_TARGET_<TRIPLE>_LINKER, handed to build scripts as RUSTC_LINKER).
+            println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+            if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
+                let mut arg = std::ffi::OsString::from("linker=");
+                arg.push(linker);
+                cmd.arg("-C").arg(arg);
+            }
             match cmd.status() {
                 Ok(s) if s.success() => true,
                 other => {
