@@ -37,8 +37,8 @@ fn main() {
             if target != host {
                 cmd.args(["--target", &target]);
             }
-            // A cross build links with the target's linker, as cargo does (its
-            // CARGO_TARGET_<TRIPLE>_LINKER, handed to build scripts as RUSTC_LINKER).
+            // The linker Cargo was told to use for the target (a cross build's
+            // `aarch64-linux-gnu-gcc`): the host's `cc` cannot link another machine's code.
             println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
             if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
                 let mut arg = std::ffi::OsString::from("linker=");

@@ -78,6 +78,59 @@ pub fn cpu_model(root: &SysRoot) -> Option<CpuModel> {
     })
 }
 
+/// One kind of core on a machine that has several (Arm's big and little cores): its model,
+/// its capacity (`cpuN/cpu_capacity`, 1024 for the fastest) and its CPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreKind {
+    pub model: String,
+    pub capacity: Option<u64>,
+    pub cpus: CpuSet,
+}
+
+/// The kinds of the online cores, fastest first, told apart by their capacity
+/// (`cpuN/cpu_capacity`) and their part (`CPU part` of their `/proc/cpuinfo` block). One kind
+/// on a machine whose cores are alike, and on x86-64 (neither file says otherwise).
+pub fn core_kinds(root: &SysRoot, online: &CpuSet) -> Vec<CoreKind> {
+    let info = root.read_raw("/proc/cpuinfo").unwrap_or_default();
+    // Each `processor : N` block's implementer and part.
+    let mut parts: std::collections::HashMap<usize, (String, String)> = Default::default();
+    for block in info.split("\n\n") {
+        let field = |name: &str| {
+            block.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        if let (Some(cpu), Some(part)) = (
+            field("processor").and_then(|c| c.parse().ok()),
+            field("CPU part"),
+        ) {
+            parts.insert(cpu, (field("CPU implementer").unwrap_or_default(), part));
+        }
+    }
+    let mut kinds: Vec<CoreKind> = Vec::new();
+    for cpu in online.iter() {
+        let capacity = root.read_num(&format!("{CPU_DIR}/cpu{cpu}/cpu_capacity"));
+        let model = parts.get(&cpu).map_or_else(String::new, |(imp, part)| {
+            arm_part_name(imp, part)
+                .map_or_else(|| format!("implementer {imp} part {part}"), str::to_string)
+        });
+        match kinds
+            .iter_mut()
+            .find(|k| k.model == model && k.capacity == capacity)
+        {
+            Some(k) => k.cpus = k.cpus.union(&[cpu].into_iter().collect()),
+            None => kinds.push(CoreKind {
+                model,
+                capacity,
+                cpus: [cpu].into_iter().collect(),
+            }),
+        }
+    }
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.capacity.unwrap_or(0)));
+    kinds
+}
+
 fn arm_implementer_name(imp: &str) -> &'static str {
     match imp.to_ascii_lowercase().as_str() {
         "0x41" => "Arm",
@@ -106,6 +159,15 @@ fn arm_part_name(imp: &str, part: &str) -> Option<&'static str> {
         "0xd0d" => "Cortex-A77",
         "0xd40" => "Neoverse-V1",
         "0xd41" => "Cortex-A78",
+        "0xd44" => "Cortex-X1",
+        "0xd46" => "Cortex-A510",
+        "0xd47" => "Cortex-A710",
+        "0xd48" => "Cortex-X2",
+        "0xd4d" => "Cortex-A715",
+        "0xd4e" => "Cortex-X3",
+        "0xd80" => "Cortex-A520",
+        "0xd81" => "Cortex-A720",
+        "0xd82" => "Cortex-X4",
         "0xd49" => "Neoverse-N2",
         "0xd4f" => "Neoverse-V2",
         _ => return None,

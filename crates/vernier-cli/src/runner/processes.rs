@@ -131,6 +131,15 @@ pub fn paddings(p: &ProcessArgs, processes: usize, rng: &mut Rng) -> Vec<u64> {
         .collect()
 }
 
+/// A bare program name (`objdump`) found in the directories of `PATH`, as a shell would.
+pub fn find_on_path(name: &std::path::Path) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|c| c.is_file())
+    })
+}
+
 /// Splits a program path from its arguments.
 pub fn split_program(v: &[OsString]) -> (PathBuf, Vec<OsString>) {
     (PathBuf::from(&v[0]), v[1..].to_vec())

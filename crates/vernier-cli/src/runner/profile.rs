@@ -205,11 +205,7 @@ pub fn interpreted_worker(program: &Path) -> anyhow::Error {
 pub fn check_symbols(program: &Path) -> Result<()> {
     // A bare name is looked up on the PATH, as starting it does.
     let found = if program.components().count() == 1 && !program.exists() {
-        std::env::var_os("PATH")
-            .into_iter()
-            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
+        crate::runner::processes::find_on_path(program)
     } else {
         Some(program.to_path_buf())
     };

@@ -156,7 +156,8 @@ impl Group {
                     g.fds.push(fd);
                     g.events.push(e);
                 }
-                // x86 validates at open that the group fits the PMU's counters.
+                // The x86 and Arm PMU drivers validate at open that the group fits the
+                // PMU's counters.
                 Err(libc::EINVAL) if !leader && e.kind() == EventKind::Hardware => {
                     unavailable.push(does_not_fit(e, "EINVAL"))
                 }

@@ -98,12 +98,17 @@ impl Render {
     }
 }
 
-/// The run's timer line: the timer and the harness's own costs (printed after the table).
-pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
+/// The timer named with its rate: `tsc at 2.793 GHz`, `cntvct at 25.0 MHz`, `monotonic`.
+pub fn timer_name(timer: &TimerInfo) -> String {
     let hz = timer
         .tsc_hz
         .map(|h| format!(" at {}", crate::units::format_hz(h)))
         .unwrap_or_default();
+    format!("{}{hz}", timer.kind.as_str())
+}
+
+/// The run's timer line: the timer and the harness's own costs (printed after the table).
+pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
     let cycle = if harness.cycle_ns.is_finite() {
         format!(
             " · cycle ≈ {} ({:.2} GHz, {})",
@@ -115,8 +120,8 @@ pub fn header_text(timer: &TimerInfo, harness: &Harness) -> String {
         String::new()
     };
     format!(
-        "timer {}{hz}: resolution {}, one read {} · empty loop {}/iter · sample overhead {}{cycle}",
-        timer.kind.as_str(),
+        "timer {}: resolution {}, one read {} · empty loop {}/iter · sample overhead {}{cycle}",
+        timer_name(timer),
         format_ns(timer.resolution_ns),
         format_ns(timer.overhead_ns / 2.0),
         format_ns(harness.empty_iter_ns),

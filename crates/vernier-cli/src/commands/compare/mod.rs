@@ -150,13 +150,7 @@ fn resolve(path: &Path) -> PathBuf {
     if path.exists() || path.to_string_lossy().contains('/') {
         return path.to_path_buf();
     }
-    std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(path))
-                .find(|c| c.is_file())
-        })
-        .unwrap_or_else(|| path.to_path_buf())
+    crate::runner::processes::find_on_path(path).unwrap_or_else(|| path.to_path_buf())
 }
 
 fn classify(which: &str, path: &Path) -> Result<Input> {

@@ -3,21 +3,52 @@
 
 use super::*;
 
-pub(super) fn cpu_check(root: &SysRoot, online: &CpuSet) -> Check {
-    match machine::cpu_model(root) {
-        Some(m) => check(
+pub(super) fn cpu_check(root: &SysRoot, online: &CpuSet, bench: &CpuSet) -> Check {
+    let Some(m) = machine::cpu_model(root) else {
+        return unavailable("cpu", "no /proc/cpuinfo");
+    };
+    let state = format!(
+        "{} ({}, {} CPUs online: {})",
+        m.model,
+        m.vendor.as_str(),
+        online.len(),
+        online
+    );
+    let detail = vec![format!("vendor: {}", m.vendor_raw)];
+    let kinds = machine::core_kinds(root, online);
+    if kinds.len() < 2 {
+        return check("cpu", Status::Info, state).detail(detail);
+    }
+    // Big and little cores: a benchmark's figures depend on which kind it ran on.
+    let named: Vec<String> = kinds
+        .iter()
+        .map(|k| {
+            let capacity = k
+                .capacity
+                .map(|c| format!(", capacity {c}"))
+                .unwrap_or_default();
+            format!("{} ×{} (CPUs {}{capacity})", k.model, k.cpus.len(), k.cpus)
+        })
+        .collect();
+    let state = format!("{state}; big and little cores: {}", named.join(", "));
+    let on: Vec<&machine::CoreKind> = kinds.iter().filter(|k| k.cpus.intersects(bench)).collect();
+    match on.as_slice() {
+        [one] => check(
             "cpu",
             Status::Info,
-            format!(
-                "{} ({}, {} CPUs online: {})",
-                m.model,
-                m.vendor.as_str(),
-                online.len(),
-                online
-            ),
+            format!("{state}; the benchmark CPUs {bench} are {}", one.model),
         )
-        .detail(vec![format!("vendor: {}", m.vendor_raw)]),
-        None => unavailable("cpu", "no /proc/cpuinfo"),
+        .detail(detail),
+        _ => check(
+            "cpu",
+            Status::Bad,
+            format!("{state}; the benchmark CPUs {bench} mix kinds, which run at different speeds"),
+        )
+        .fix(format!(
+            "benchmark on CPUs of one kind: {} ({}, the fastest), {TUNE}",
+            kinds[0].cpus, kinds[0].model
+        ))
+        .detail(detail),
     }
 }
 

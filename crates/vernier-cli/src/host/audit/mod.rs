@@ -127,7 +127,7 @@ pub fn audit(root: &SysRoot, cpus: Option<&CpuSet>) -> Audit {
     let mut boot: Vec<String> = Vec::new();
 
     let mut checks = vec![
-        cpu_check(root, &online),
+        cpu_check(root, &online, &bench),
         isolcpus_check(root, &online, &bench, &isolate, &mut boot),
         nohz_full_check(root, &bench, &isolate, &mut boot),
         rcu_nocbs_check(root, &bench, &isolate, &mut boot),

@@ -68,6 +68,19 @@ pub(crate) fn load_segments(file: &Path) -> Result<Vec<Segment>, String> {
         .collect())
 }
 
+/// The ELF machine of a file (`e_machine`: `EM_X86_64`, `EM_AARCH64`, …).
+pub(crate) fn machine(file: &Path) -> Result<object::elf::Machine, String> {
+    use object::elf::FileHeader64;
+    use object::read::elf::FileHeader as _;
+    let f =
+        std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let data = object::ReadCache::new(f);
+    let not_elf = |e: object::Error| format!("{} is not a 64-bit ELF file ({e})", file.display());
+    let header = FileHeader64::<object::Endianness>::parse(&data).map_err(not_elf)?;
+    let endian = header.endian().map_err(not_elf)?;
+    Ok(header.e_machine(endian))
+}
+
 /// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
 /// 64-bit ELF file).
 pub fn elf_vaddr(file: &Path, offset: u64) -> Result<u64, String> {

@@ -11,6 +11,7 @@
 //! backward jumps are loops, and the one between the clock reads is the iterations' loop.
 
 mod elf;
+mod isa;
 mod objdump;
 mod render;
 
@@ -18,6 +19,9 @@ pub(crate) use elf::{bytes_at, load_segments, Segment};
 pub use elf::{elf_vaddr, file_offset};
 pub(crate) use objdump::{check_objdump, disassemble_range, function_symbols, symbols_of, Symbol};
 pub(crate) use render::render;
+
+pub use isa::is_register_move;
+use isa::{clock_read, flow, ClockRead, Flow};
 
 use crate::runner::worker::{Control, WorkerProcess};
 use anyhow::{bail, Context as _, Result};
@@ -131,22 +135,12 @@ pub fn locate_in(w: &mut WorkerProcess) -> Result<Vec<(String, Result<LoopFuncti
         .collect())
 }
 
-/// The target of a jump instruction (`jne 1a60 <…>`), when it is one.
-fn jump_target(text: &str) -> Option<u64> {
-    let mut t = text.split_whitespace();
-    let op = t.next()?;
-    if !op.starts_with('j') && !op.starts_with('b') {
-        return None;
-    }
-    let target = t.next()?;
-    u64::from_str_radix(target.trim_start_matches("0x"), 16).ok()
-}
-
 /// Loops (backward jumps within the listing), and the one that runs the iterations.
 ///
-/// The timed region is what control can reach from a clock read at the start (`rdtsc`)
-/// without passing the clock read at the stop (`rdtscp`): a walk of the listing following
-/// fall-through and jump targets. The iterations' loop is the largest loop whose jump and
+/// The timed region is what control can reach from a clock read at the start (`rdtsc`; on
+/// AArch64 `mrs …, cntvct_el0` followed by `isb`) without passing the clock read at the stop
+/// (`rdtscp`; `mrs …, cntvct_el0` without one): a walk of the listing following fall-through
+/// and the targets of every branch form (`jne`, `jmp`; `b.ne`, `cbnz`, `tbz`, `b`). The iterations' loop is the largest loop whose jump and
 /// target lie in that region and that contains no clock read (the loop over a batch's samples
 /// contains them; a loop inside the benchmark is nested in the iterations' loop, so smaller).
 /// Placement does not matter (clang may move the loop after the function's return, jumping
@@ -163,46 +157,51 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
     let loops: Vec<Loop> = insns
         .iter()
         .filter_map(|i| {
-            let t = jump_target(&i.text)?;
+            let (Flow::Goto(Some(t)) | Flow::Branch(Some(t))) = flow(&i.text) else {
+                return None;
+            };
             (t <= i.addr && t >= first.addr && t <= last.addr).then_some(Loop {
                 start: t,
                 end: i.addr,
             })
         })
         .collect();
-    let op = |i: &Insn| i.text.split_whitespace().next().unwrap_or("").to_string();
     let calls = |i: &Insn, what: &str, tail: bool| {
-        let o = op(i);
-        (o.starts_with("call") || (tail && o == "jmp"))
+        let f = flow(&i.text);
+        (f == Flow::Call || (tail && matches!(f, Flow::Goto(_))))
             && i.text.contains(&format!("benchmark::State::{what}("))
     };
-    let starts = |i: &Insn| op(i) == "rdtsc" || calls(i, "StartKeepRunning", false);
-    let stops = |i: &Insn| op(i) == "rdtscp" || calls(i, "FinishKeepRunning", true);
-    let clock_reads: Vec<u64> = insns
-        .iter()
-        .filter(|i| starts(i) || stops(i))
-        .map(|i| i.addr)
+    let starts = |k: usize| {
+        clock_read(insns, k) == Some(ClockRead::Start)
+            || calls(&insns[k], "StartKeepRunning", false)
+    };
+    let stops = |k: usize| {
+        clock_read(insns, k) == Some(ClockRead::Stop) || calls(&insns[k], "FinishKeepRunning", true)
+    };
+    let clock_reads: Vec<u64> = (0..insns.len())
+        .filter(|&k| starts(k) || stops(k))
+        .map(|k| insns[k].addr)
         .collect();
     // The timed region: a walk from each start, stopping at a stop.
     let index: std::collections::HashMap<u64, usize> =
         insns.iter().enumerate().map(|(k, i)| (i.addr, k)).collect();
     let mut region = vec![false; insns.len()];
-    let mut todo: Vec<usize> = (0..insns.len()).filter(|&k| starts(&insns[k])).collect();
+    let mut todo: Vec<usize> = (0..insns.len()).filter(|&k| starts(k)).collect();
     while let Some(k) = todo.pop() {
         if region[k] {
             continue;
         }
         region[k] = true;
-        let o = op(&insns[k]);
-        if stops(&insns[k]) || o.starts_with("ret") || o == "ud2" {
+        if stops(k) {
             continue;
         }
-        let target = jump_target(&insns[k].text).and_then(|t| index.get(&t).copied());
-        if o.starts_with('j') {
-            todo.extend(target);
-        }
-        if o != "jmp" && k + 1 < insns.len() {
-            todo.push(k + 1);
+        let at = |t: Option<u64>| t.and_then(|t| index.get(&t).copied());
+        let next = (k + 1 < insns.len()).then_some(k + 1);
+        match flow(&insns[k].text) {
+            Flow::End => {}
+            Flow::Goto(t) => todo.extend(at(t)),
+            Flow::Branch(t) => todo.extend(at(t).into_iter().chain(next)),
+            Flow::Next | Flow::Call => todo.extend(next),
         }
     }
     let in_region = |a: u64| index.get(&a).is_some_and(|&k| region[k]);
@@ -259,64 +258,6 @@ impl LoopMoves {
         }
         self.moves as f64 * (ir / self.len as f64).min(1.0)
     }
-}
-
-/// Whether an instruction (objdump's AT&T text) only puts into a register a value the loop
-/// already holds: a copy from another register or of an immediate (`mov %r15d,%edx`,
-/// `movapd %xmm1,%xmm0`, `mov $0x2a,%eax`), a zeroing idiom (`xor %eax,%eax`,
-/// `pxor %xmm0,%xmm0`), or a nop. A load, a store, arithmetic, a call are work.
-pub fn is_register_move(text: &str) -> bool {
-    // objdump's comment (`# 18250 <x>`) is not an operand.
-    let text = text.split('#').next().unwrap_or("");
-    let mut words = text.split_whitespace();
-    let Some(op) = words.next() else {
-        return false;
-    };
-    if text.split_whitespace().any(|w| w.starts_with("nop")) {
-        return true;
-    }
-    let operands: String = words.collect();
-    let operands: Vec<&str> = operands.split(',').collect();
-    let register = |o: &&str| o.starts_with('%') && !o.contains('(');
-    let immediate = |o: &&str| o.starts_with('$');
-    const MOVES: [&str; 24] = [
-        "mov",
-        "movl",
-        "movq",
-        "movw",
-        "movb",
-        "movabs",
-        "movd",
-        "movaps",
-        "movapd",
-        "movups",
-        "movupd",
-        "movdqa",
-        "movdqu",
-        "movss",
-        "movsd",
-        "vmovaps",
-        "vmovapd",
-        "vmovups",
-        "vmovupd",
-        "vmovdqa",
-        "vmovdqu",
-        "vmovd",
-        "vmovq",
-        "vmovdqa64",
-    ];
-    const ZEROING: [&str; 14] = [
-        "xor", "xorl", "xorq", "sub", "subl", "subq", "pxor", "xorps", "xorpd", "vpxor", "vpxord",
-        "vpxorq", "vxorps", "vxorpd",
-    ];
-    if MOVES.contains(&op) {
-        let (dst, srcs) = operands.split_last().unwrap_or((&"", &[]));
-        return register(dst) && srcs.iter().all(|o| register(o) || immediate(o));
-    }
-    ZEROING.contains(&op)
-        && operands.len() >= 2
-        && operands.iter().all(register)
-        && operands.iter().all(|o| *o == operands[0])
 }
 
 /// The register moves of benchmark `index`'s loop of the iterations, from its disassembly
@@ -456,6 +397,82 @@ mod tests {
             Some(Loop {
                 start: 0x1a48,
                 end: 0x1a50
+            })
+        );
+    }
+
+    #[test]
+    fn an_aarch64_loop_between_the_generic_timers_reads_is_found() {
+        // aarch64-linux-gnu-g++ -O2 of examples/cpp/kernels.cpp, `sqrt`'s measured loop: the
+        // start's `mrs` is followed by an `isb`, the stop's is not; the counters' reads are
+        // placed after the return and branch back with `b.eq`, `tbnz` and `b`.
+        let text = "
+    37f8:\tldr\tw0, [x21]
+    37fc:\ttbz\tw0, #31, 390c <f+0x15c>
+    3800:\tldr\tw0, [x21, #4]
+    3804:\ttbz\tw0, #31, 3940 <f+0x190>
+    3808:\tisb
+    380c:\tmrs\tx27, cntvct_el0
+    3810:\tisb
+    3814:\tcbz\tx24, 384c <f+0x9c>
+    3818:\tmov\tx19, x24
+    381c:\tnop
+    3820:\tmov\tx5, x20
+    3824:\tfmov\td0, x5
+    3828:\tfadd\td0, d8, d0
+    382c:\tfcmp\td0, #0.0
+    3830:\tb.pl\t383c <f+0x8c>  // b.nfrst
+    3834:\tbl\t29a0 <sqrt@plt>
+    3838:\tb\t3840 <f+0x90>
+    383c:\tfsqrt\td0, d0
+    3840:\tfmov\tx20, d0
+    3844:\tsubs\tx19, x19, #0x1
+    3848:\tb.ne\t3820 <f+0x70>  // b.any
+    384c:\tisb
+    3850:\tmrs\tx19, cntvct_el0
+    3854:\tldr\tw0, [x21, #4]
+    3858:\ttbz\tw0, #31, 38d8 <f+0x128>
+    385c:\tldr\tw0, [x21]
+    3860:\ttbz\tw0, #31, 38a4 <f+0xf4>
+    3864:\tsub\tx19, x19, x27
+    3868:\tstr\tx19, [x26, x22, lsl #3]
+    386c:\tadd\tx22, x22, #0x1
+    3874:\tcmp\tx25, x22
+    3878:\tb.ne\t37f8 <f+0x48>  // b.any
+    38a0:\tret
+    38a4:\tbl\t2640 <read@plt>
+    38a8:\tcmp\tx0, x28
+    38ac:\tb.eq\t3864 <f+0xb4>  // b.none
+    38b0:\tb\t3864 <f+0xb4>
+    38d8:\tbl\t2640 <read@plt>
+    38dc:\tcmp\tx0, x28
+    38e0:\tb.eq\t385c <f+0xac>  // b.none
+    38e4:\tstr\txzr, [x5, x4]
+    38e8:\tmov\tx2, x28
+    38ec:\tmov\tx2, x28
+    38f0:\tmov\tx2, x28
+    38f4:\tmov\tx2, x28
+    38f8:\tmov\tx2, x28
+    38fc:\tb\t385c <f+0xac>
+    390c:\tbl\t2640 <read@plt>
+    3930:\tb.eq\t3800 <f+0x50>  // b.none
+    3934:\tldr\tw0, [x21, #4]
+    393c:\ttbnz\tw0, #31, 3808 <f+0x58>
+    3940:\tbl\t2640 <read@plt>
+    3964:\tb.eq\t3808 <f+0x58>  // b.none
+    396c:\tb\t3808 <f+0x58>
+";
+        let insns = parse_disassembly(text);
+        assert_eq!(insns[14].text, "b.pl 383c <+0x8c>  // b.nfrst");
+        let (loops, timed) = find_loops(&insns);
+        assert_eq!(loops.len(), 10, "{loops:?}");
+        // The samples' loop and the blocks that branch back before the start hold the clock
+        // reads; the largest loop out of line (385c–38fc) lies after the stop.
+        assert_eq!(
+            timed,
+            Some(Loop {
+                start: 0x3820,
+                end: 0x3848
             })
         );
     }

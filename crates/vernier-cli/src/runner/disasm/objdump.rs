@@ -3,7 +3,7 @@
 
 use super::Insn;
 use anyhow::{bail, Context as _, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub(crate) fn check_objdump(objdump: &Path) -> Result<()> {
@@ -92,9 +92,17 @@ pub fn parse_disassembly(text: &str) -> Vec<Insn> {
 }
 
 /// A jump's target within the function is shown as `<+0x70>`, not with the function's whole
-/// (demangled, often very long) name again.
+/// (demangled, often very long) name again. objdump's comment on an AArch64 branch
+/// (`// b.any`, the condition's other name) is kept after it.
 fn shorten(text: &str) -> String {
-    if text.starts_with('j') && text.ends_with('>') {
+    if let Some((insn, comment)) = text.split_once(" // ") {
+        return format!("{}  // {}", shorten(insn.trim_end()), comment.trim());
+    }
+    let jumps = matches!(
+        super::isa::flow(text),
+        super::isa::Flow::Goto(_) | super::isa::Flow::Branch(_)
+    );
+    if jumps && text.ends_with('>') {
         if let (Some(open), Some(plus)) = (text.find(" <"), text.rfind("+0x")) {
             if plus > open {
                 return format!("{} <{}", &text[..open], &text[plus..]);
@@ -104,13 +112,40 @@ fn shorten(text: &str) -> String {
     text.to_string()
 }
 
-/// The instructions of the `size` bytes at `vaddr` in `file` (`objdump -d`).
+/// The objdumps named for the machine whose code they disassemble, by its ELF machine: the
+/// cross packages' (`binutils-aarch64-linux-gnu`) and, on Debian and its derivatives, the
+/// machine's own (`objdump` is a link to `x86_64-linux-gnu-objdump`). A plain `objdump`
+/// disassembles only its own machine's code unless it is binutils-multiarch's.
+const MACHINE_OBJDUMPS: [(object::elf::Machine, &str); 2] = [
+    (object::elf::EM_AARCH64, "aarch64-linux-gnu-objdump"),
+    (object::elf::EM_X86_64, "x86_64-linux-gnu-objdump"),
+];
+
+/// The objdump for `file`'s code: the one named, unless it is the default `objdump` and one
+/// named for the file's machine is on the PATH (an aarch64 program read on x86-64, or by an
+/// aarch64 `vernier` run through qemu-user, whose `objdump` is the host's).
+pub(crate) fn objdump_for(objdump: &Path, file: &Path) -> PathBuf {
+    let machine = super::elf::machine(file).ok();
+    let named = MACHINE_OBJDUMPS
+        .iter()
+        .find(|(m, _)| Some(*m) == machine)
+        .map(|(_, tool)| Path::new(tool))
+        .filter(|tool| crate::runner::processes::find_on_path(tool).is_some());
+    match named {
+        Some(tool) if objdump == Path::new("objdump") => tool.to_path_buf(),
+        _ => objdump.to_path_buf(),
+    }
+}
+
+/// The instructions of the `size` bytes at `vaddr` in `file` (`objdump -d`, or the cross
+/// objdump for another machine's code: [`objdump_for`]).
 pub(crate) fn disassemble_range(
     objdump: &Path,
     file: &Path,
     vaddr: u64,
     size: u64,
 ) -> Result<Vec<Insn>> {
+    let objdump = &objdump_for(objdump, file);
     let out = Command::new(objdump)
         .args(["-d", "-C", "-w", "--no-show-raw-insn"])
         .arg(format!("--start-address={vaddr:#x}"))
@@ -118,12 +153,23 @@ pub(crate) fn disassemble_range(
         .arg(file)
         .output()
         .with_context(|| format!("cannot run {}", objdump.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("can't disassemble for architecture") {
+        bail!(
+            "{} cannot disassemble the code of {} (another machine's): install that \
+             machine's binutils (binutils-aarch64-linux-gnu for aarch64 programs, \
+             binutils-x86-64-linux-gnu for x86-64 ones) or binutils-multiarch, or name an \
+             objdump with --objdump PATH",
+            objdump.display(),
+            file.display()
+        );
+    }
     if !out.status.success() {
         bail!(
             "{} failed on {}: {}",
             objdump.display(),
             file.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
+            stderr.trim()
         );
     }
     Ok(parse_disassembly(&String::from_utf8_lossy(&out.stdout)))

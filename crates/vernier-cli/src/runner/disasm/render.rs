@@ -61,8 +61,8 @@ pub(super) fn show(name: &str, f: &LoopFunction, d: &Disassembly, compact: bool)
         }
         None if loops.is_empty() => "   no backward jump: this function has no loop\n\n".into(),
         None => "   · loops (backward jumps); none is singled out as the iterations' loop (that \
-                 needs the TSC's clock reads in the function: with the monotonic clock they are \
-                 calls)\n\n"
+                 needs the counter's clock reads in the function, `rdtsc` or `mrs …, cntvct_el0`: \
+                 with the monotonic clock they are calls)\n\n"
             .into(),
     };
     s

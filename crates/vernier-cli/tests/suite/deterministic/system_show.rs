@@ -72,6 +72,7 @@ fn every_fixture_has_every_check_and_exit_code_follows_tuned() {
         ("intel-tuned", true),
         ("amd", false),
         ("arm", false),
+        ("arm-biglittle", false),
         ("vm", false),
     ] {
         let (code, v) = show_json(name, &[]);
@@ -113,6 +114,33 @@ fn vendors_are_told_apart_and_boost_lives_in_the_right_file() {
     assert_eq!(check(&arm, "boost")["status"], "unavailable");
     assert_eq!(check(&arm, "nmi-watchdog")["status"], "unavailable");
     assert_eq!(check(&arm, "nohz_full")["status"], "unavailable");
+}
+
+#[test]
+fn big_and_little_cores_are_named_and_a_benchmark_set_that_mixes_them_is_bad() {
+    // Four Cortex-A55 (capacity 414) and four Cortex-A76 (1024): the last online CPU, the
+    // default benchmark CPU, is a big one.
+    let (_, v) = show_json("arm-biglittle", &[]);
+    let cpu = check(&v, "cpu");
+    let state = cpu["state"].as_str().unwrap();
+    assert_eq!(cpu["status"], "info", "{state}");
+    assert!(
+        state.contains("Cortex-A76 ×4 (CPUs 4-7, capacity 1024)")
+            && state.contains("Cortex-A55 ×4 (CPUs 0-3, capacity 414)")
+            && state.contains("the benchmark CPUs 7 are Cortex-A76"),
+        "{state}"
+    );
+    let (_, mixed) = show_json("arm-biglittle", &["--cpus", "3-4"]);
+    let cpu = check(&mixed, "cpu");
+    assert_eq!(cpu["status"], "bad");
+    assert!(cpu["state"].as_str().unwrap().contains("mix kinds"));
+    assert!(cpu["fix"].as_str().unwrap().contains("4-7 (Cortex-A76"));
+    // Alike cores say nothing of kinds.
+    let (_, pi) = show_json("arm", &[]);
+    assert!(!check(&pi, "cpu")["state"]
+        .as_str()
+        .unwrap()
+        .contains("big and little"));
 }
 
 #[test]

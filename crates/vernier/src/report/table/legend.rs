@@ -180,11 +180,11 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     s
 }
 
-/// The machine's conditions in one line, said once for the run: the clock's range during it
-/// and how many benchmarks were judged in cycles, a core shared with another thread, the
-/// counters that could not be read.
+/// The machine's conditions in one line, said once for the run: the timer and its rate, the
+/// clock's range during the run and how many benchmarks were judged in cycles, a core shared
+/// with another thread, the counters that could not be read.
 pub fn machine_line(file: &ResultFile) -> String {
-    let mut parts = Vec::new();
+    let mut parts = vec![format!("timer {}", crate::report::timer_name(&file.timer))];
     let ghz: Vec<f64> = file
         .benchmarks
         .iter()
