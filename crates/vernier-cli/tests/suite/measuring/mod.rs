@@ -1,3 +1,4 @@
+mod aarch64;
 mod analyze;
 mod bad_input;
 mod bisect;
