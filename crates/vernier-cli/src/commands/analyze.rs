@@ -34,6 +34,12 @@ pub struct AnalyzeArgs {
     /// diagnostic's own paragraph.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Weigh the file as a run of the program NAME on the file's machine: its intervals join
+    /// the earlier runs the speed file keeps under NAME (not those the file stored), and its
+    /// re-derived medians are added to them, as `vernier run` does. Recorded runs re-derived
+    /// in order this way are each weighed against the ones before.
+    #[arg(long, value_name = "NAME")]
+    runs_of: Option<String>,
 }
 
 /// Relative tolerance when comparing a re-derived figure with the stored one: the analysis is
@@ -66,11 +72,23 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
     }
     let instructions = file.mode == "instructions";
     let ctx = file.analysis_context();
+    // The program's earlier runs as the speed file keeps them, on the machine that recorded
+    // the file (its speeds and clock range stay the file's own).
+    let runs_of = a.runs_of.as_ref().map(|name| {
+        let known = vernier::speed_file::KnownSpeed::load(&stored.machine);
+        (format!("runs-of {name}"), known)
+    });
+    if let Some((_, known)) = &runs_of {
+        file.harness.earlier_runs_read = known.in_use();
+    }
     let mut differing = Vec::new();
     for b in &mut file.benchmarks {
         let old = b.clone();
         *b = if instructions {
             recount(b)?
+        } else if let Some((program, known)) = &runs_of {
+            pipeline::again(b, &ctx, known.earlier_runs(program, &b.name))
+                .unwrap_or_else(|| b.clone())
         } else {
             reanalyze(b, &ctx)
         };
@@ -81,6 +99,9 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         }
     }
 
+    if let Some((program, known)) = &runs_of {
+        known.record_medians(program, &file);
+    }
     let style = term::style();
     if instructions {
         println!("{}", report::instructions_table_head(style));

@@ -97,6 +97,11 @@ pub struct Harness {
     /// interval covers its cycles at both ends (another run may find the core anywhere in it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ghz: Option<[f64; 2]>,
+    /// This program's earlier runs on this machine were looked up in the speed file: a
+    /// benchmark without `earlier_runs` had fewer than two there, and its interval for the
+    /// next run could not cover the level between invocations (the report says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub earlier_runs_read: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -93,6 +93,65 @@ fn the_add_chain_and_sqrt_are_judged_in_cycles_and_rarely_flagged_and_their_inte
     }
 }
 
+/// The recorded file `rel` re-derived by `vernier analyze --runs-of kernels` with the speed
+/// file in `dir`: weighed against the runs re-derived before it, as `vernier run` weighed it.
+fn replayed(rel: &str, dir: &Path) -> ResultFile {
+    let raw = rederived(rel, dir);
+    let json = dir.join(format!("replayed-{}", rel.replace('/', "-")));
+    let o = cli::vernier_with_speed_file(dir)
+        .arg("analyze")
+        .arg(&raw)
+        .args(["--runs-of", "kernels", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    ResultFile::load(&json).unwrap()
+}
+
+#[test]
+fn replayed_in_order_each_run_is_weighed_against_the_ones_before_and_covers_their_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<ResultFile> = (1..=5)
+        .map(|i| replayed(&format!("kernels/run{i}.json"), dir.path()))
+        .collect();
+    for (i, f) in runs.iter().enumerate() {
+        assert!(f.harness.earlier_runs_read, "run {}", i + 1);
+    }
+    for name in ["chain", "sqrt"] {
+        let of: Vec<&BenchmarkResult> = runs
+            .iter()
+            .map(|f| f.benchmarks.iter().find(|b| b.name == name).unwrap())
+            .collect();
+        // The first two runs have fewer than two earlier ones; the file says the speed file
+        // was read, so the report says what the interval cannot know yet.
+        assert!(of[0].earlier_runs.is_none() && of[1].earlier_runs.is_none());
+        let kept = of[..2].iter().filter(|b| own_flags(b).is_empty()).count();
+        if kept == 2 {
+            assert!(of[2].earlier_runs.is_some(), "{name}: run 3");
+        }
+        let mut medians: Vec<f64> = of.iter().map(|b| in_headline_unit(b).0).collect();
+        medians.sort_by(f64::total_cmp);
+        let centre = medians[2];
+        for (i, b) in of.iter().enumerate().skip(2) {
+            if !own_flags(b).is_empty() {
+                continue;
+            }
+            let (m, [lo, hi]) = in_headline_unit(b);
+            assert!(
+                lo <= centre && centre <= hi,
+                "{name} run {}: {m} [{lo}, {hi}] misses the median of five {centre}",
+                i + 1
+            );
+            // Joined to the levels before it, widened by half their spread: never narrower
+            // than their range.
+            if let Some(c) = b.earlier_runs.and_then(|e| e.median_cycles) {
+                assert!(lo <= c[0] && c[1] <= hi, "{name} run {}: {c:?}", i + 1);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_five_percent_step_is_one_change_point_in_cycles_and_the_gate_catches_it() {
     let dir = tempfile::tempdir().unwrap();
