@@ -110,10 +110,15 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         }
         println!("\n{}", report::instructions_legend(style));
     } else {
-        print!(
-            "{}",
-            report::render_file(&file, report::Render::for_stdout(a.verbose))
-        );
+        let render = report::Render::for_stdout(a.verbose);
+        print!("{}", report::render_file(&file, render));
+        // Weighed against the speed file's runs: what they added to the intervals, or that
+        // there were too few yet.
+        if let Some(line) = runs_of.as_ref().and_then(|_| report::earlier_note(&file)) {
+            for l in report::wrap(&line, render.width, 0, 2) {
+                println!("{l}");
+            }
+        }
     }
     let n = file.benchmarks.len();
     let written_by = format!("vernier {}", stored.tool.version);

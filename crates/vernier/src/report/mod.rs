@@ -398,20 +398,11 @@ pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
     }
     // The furthest first; a long list is cut (the file has every one: `earlier_runs`).
     joined.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let n = joined.len();
-    let mut listed: Vec<String> = joined
-        .into_iter()
-        .take(EARLIER_LISTED)
-        .map(|j| j.1)
-        .collect();
-    if n > EARLIER_LISTED {
-        listed.push(format!("and {} more", n - EARLIER_LISTED));
-    }
+    let listed = listed(joined.into_iter().map(|j| j.1).collect());
     let line = format!(
         "±next run also covers the medians of this program's recent runs on this machine (same \
          executable, arguments, environment and cache mode; after a rebuild, the spread of the \
-         last build's runs around this median), which this run's samples cannot see: {}",
-        listed.join(", ")
+         last build's runs around this median), which this run's samples cannot see: {listed}"
     );
     Some(match apart {
         Some(a) => format!("{line}. {a}"),
@@ -447,16 +438,11 @@ fn earlier_apart_note(file: &crate::result::ResultFile) -> Option<String> {
     if apart.is_empty() {
         return None;
     }
-    let n = apart.len();
-    let mut listed: Vec<String> = apart.into_iter().take(EARLIER_LISTED).collect();
-    if n > EARLIER_LISTED {
-        listed.push(format!("and {} more", n - EARLIER_LISTED));
-    }
     Some(format!(
         "Earlier runs here read medians further apart than {}× the clock's range: other inputs \
          (a file the program reads?) or other code, so ±next run is not widened to cover them: {}",
         crate::result::recent_runs::FAR_BEYOND_CLOCK,
-        listed.join(", ")
+        listed(apart)
     ))
 }
 
@@ -488,15 +474,10 @@ fn first_runs_note(file: &crate::result::ResultFile) -> Option<String> {
     let whose = if all {
         "±next run".to_string()
     } else {
-        let mut listed: Vec<String> = first
-            .iter()
-            .take(EARLIER_LISTED)
-            .map(|n| n.to_string())
-            .collect();
-        if first.len() > EARLIER_LISTED {
-            listed.push(format!("and {} more", first.len() - EARLIER_LISTED));
-        }
-        format!("±next run of {}", listed.join(", "))
+        format!(
+            "±next run of {}",
+            listed(first.iter().map(|n| n.to_string()).collect())
+        )
     };
     Some(format!(
         "{whose} covers what this run saw (its processes and rounds, and the clock's range) and \
@@ -507,8 +488,19 @@ fn first_runs_note(file: &crate::result::ResultFile) -> Option<String> {
     ))
 }
 
-/// Benchmarks named in the line about earlier runs; the rest are counted.
+/// Benchmarks named in a line under the table (about earlier runs, slowed stretches); the
+/// rest are counted.
 const EARLIER_LISTED: usize = 4;
+
+/// `names` joined with commas, cut after [`EARLIER_LISTED`] with how many more there are.
+pub(crate) fn listed(mut names: Vec<String>) -> String {
+    let more = names.len().saturating_sub(EARLIER_LISTED);
+    names.truncate(EARLIER_LISTED);
+    if more > 0 {
+        names.push(format!("and {more} more"));
+    }
+    names.join(", ")
+}
 
 #[cfg(test)]
 mod tests {

@@ -327,6 +327,11 @@ pub struct BenchmarkResult {
     /// were fewer than two, or for a run outside the `vernier` command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_runs: Option<recent_runs::EarlierRuns>,
+    /// Stretches of a process's round that ran markedly slower than the rest of the run, in
+    /// the headline unit, left out of the figures (`vernier::analyze::stretch`). Absent when
+    /// there was none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowed_stretches: Vec<crate::analyze::Stretch>,
     /// `true` for a benchmark measured with the caches evicted before every sample
     /// (`--cache cold`, `Suite::bench_cold`): the checks that need several iterations per
     /// sample were taken off (`cold::drop_warm_checks`), and `vernier analyze` does the same.
