@@ -9,7 +9,7 @@
 //! The re-derivation is `crate::runner::rederive`'s, which `history save` and `compare --save`
 //! also use to bring a file another run wrote to this build's rules before storing it.
 
-use crate::runner::rederive::{differences, rederive};
+use crate::runner::rederive::{differences, rederive_weighed};
 use crate::term;
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
@@ -32,6 +32,12 @@ pub struct AnalyzeArgs {
     /// diagnostic's own paragraph.
     #[arg(short = 'v', long)]
     verbose: bool,
+    /// Weigh the file as a run of the program NAME on the file's machine: its intervals join
+    /// the earlier runs the speed file keeps under NAME (not those the file stored), and its
+    /// re-derived medians are added to them, as `vernier run` does. Recorded runs re-derived
+    /// in order this way are each weighed against the ones before.
+    #[arg(long, value_name = "NAME")]
+    runs_of: Option<String>,
 }
 
 /// How many differing fields are listed per benchmark.
@@ -59,7 +65,20 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         );
     }
     let instructions = file.mode == "instructions";
-    let derived = rederive(&file, &stored.benchmarks).map_err(|e| {
+    // With --runs-of: the program's earlier runs as the speed file keeps them, on the machine
+    // that recorded the file (its speeds and clock range stay the file's own).
+    let runs_of = a.runs_of.as_ref().map(|name| {
+        let known = vernier::speed_file::KnownSpeed::load(&stored.machine);
+        (format!("runs-of {name}"), known)
+    });
+    if let Some((_, known)) = &runs_of {
+        file.harness.earlier_runs_read = known.in_use();
+    }
+    let earlier = |b: &vernier::result::BenchmarkResult| match &runs_of {
+        Some((program, known)) => known.earlier_runs(program, &b.name),
+        None => b.earlier_runs,
+    };
+    let derived = rederive_weighed(&file, &stored.benchmarks, &earlier).map_err(|e| {
         anyhow::anyhow!(
             "{} cannot be re-derived: {e:#} (a new run with --json writes a file that can)",
             a.file.display()
@@ -74,6 +93,9 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         *b = again;
     }
 
+    if let Some((program, known)) = &runs_of {
+        known.record_medians(program, &file);
+    }
     let style = term::style();
     if instructions {
         println!("{}", report::instructions_table_head(style));
@@ -82,10 +104,15 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         }
         println!("\n{}", report::instructions_legend(style));
     } else {
-        print!(
-            "{}",
-            report::render_file(&file, report::Render::for_stdout(a.verbose))
-        );
+        let render = report::Render::for_stdout(a.verbose);
+        print!("{}", report::render_file(&file, render));
+        // Weighed against the speed file's runs: what they added to the intervals, or that
+        // there were too few yet.
+        if let Some(line) = runs_of.as_ref().and_then(|_| report::earlier_note(&file)) {
+            for l in report::wrap(&line, render.width, 0, 2) {
+                println!("{l}");
+            }
+        }
     }
     let n = file.benchmarks.len();
     let written_by = format!("vernier {}", stored.tool.version);

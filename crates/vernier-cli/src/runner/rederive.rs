@@ -7,8 +7,8 @@ use super::counted;
 use super::instructions::{difference, EventCounts};
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
-use vernier::analyze;
 use vernier::pipeline;
+use vernier::result::recent_runs::EarlierRuns;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 
 /// Relative tolerance when comparing a re-derived figure with the stored one: the analysis is
@@ -25,6 +25,16 @@ pub const REL_TOLERANCE: f64 = 1e-12;
 /// re-derive and stays as recorded. One with figures but no raw samples (a file trimmed of
 /// them, or edited) cannot be re-derived: the error names it and why.
 pub fn rederive(file: &ResultFile, all: &[BenchmarkResult]) -> Result<Vec<BenchmarkResult>> {
+    rederive_weighed(file, all, &|b| b.earlier_runs)
+}
+
+/// [`rederive`], each timed benchmark weighed against the earlier runs `earlier` gives for it
+/// (those the file stored, for [`rederive`]; the speed file's, for `analyze --runs-of`).
+pub fn rederive_weighed(
+    file: &ResultFile,
+    all: &[BenchmarkResult],
+    earlier: &dyn Fn(&BenchmarkResult) -> Option<EarlierRuns>,
+) -> Result<Vec<BenchmarkResult>> {
     let instructions = file.mode == "instructions";
     let ctx = file.analysis_context();
     file.benchmarks
@@ -54,7 +64,7 @@ pub fn rederive(file: &ResultFile, all: &[BenchmarkResult]) -> Result<Vec<Benchm
             let mut r = if instructions {
                 recount(b)?
             } else {
-                reanalyze(b, &ctx)
+                pipeline::again(b, &ctx, earlier(b)).unwrap_or_else(|| b.clone())
             };
             vernier::result::threads::relate(&mut r, all);
             Ok(r)
@@ -103,10 +113,6 @@ pub fn rederived_line(files: usize, benchmarks: usize, changed: usize) -> String
 
 /// A time-mode benchmark re-derived: its measurement rebuilt from the samples, analysed with
 /// the run's context. A benchmark with no sample (it failed before its first) stays as stored.
-fn reanalyze(b: &BenchmarkResult, ctx: &analyze::Context) -> BenchmarkResult {
-    pipeline::again(b, ctx, b.earlier_runs).unwrap_or_else(|| b.clone())
-}
-
 /// An instructions-mode benchmark re-derived: its per-iteration counts are the difference of
 /// the two stored counts (N1 and N2 iterations), as `--instructions` computed them. One that
 /// failed keeps what it recorded.

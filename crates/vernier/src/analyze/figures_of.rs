@@ -8,8 +8,10 @@ use super::ladder::linearity;
 use super::layout::{self, figures_by, layout_spread, per_group};
 use super::outliers::{outlier_figures, OutlierFigures};
 use super::speed::{self, Speed};
-use super::steady::{ns_warmup, past_calibration, steady_in, steady_main, warmup_in_state};
-use super::{threads, unit, Context, Interrupted, PerIter, ProcessFigure, Unit, Warmup};
+use super::steady::{
+    ns_warmup, parts_agree, past_calibration, steady_in, steady_main, warmup_in_state,
+};
+use super::{stretch, threads, unit, Context, Interrupted, PerIter, ProcessFigure, Unit, Warmup};
 use crate::diagnostic::{Cycle, CycleSource};
 use crate::measure::{Measurement, StopReason};
 use crate::samples::{Phase, Sample};
@@ -43,6 +45,8 @@ pub(crate) struct Figures {
     /// fields holding cycles).
     pub(super) unit: Unit,
     pub(super) head: Head,
+    /// The slowed stretches left out of the headline.
+    pub(super) stretches: Vec<stretch::Stretch>,
 }
 
 /// A benchmark's figures in its headline unit: what `unstable`, `outliers`, `nonlinear`,
@@ -291,10 +295,17 @@ pub(super) fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
     let wide = speed::sample_wide(&m.samples, &ctx.timer);
     let threaded = !m.samples.thread_ns.is_empty();
     let unit = unit::choose(&m.samples.samples, &past_calibration(m), &cycles, threaded);
-    let in_cycles_steady = (unit == Unit::Cycles)
-        .then(|| steady_in(m, &|i| m.samples.samples[i].per_iter_ns() / cycles[i]));
-    let (main_idx, interrupted, flags) =
+    let in_unit = |i: usize| match unit {
+        Unit::Cycles => m.samples.samples[i].per_iter_ns() / cycles[i],
+        _ => m.samples.samples[i].per_iter_ns(),
+    };
+    // A stretch of a part slowed in the headline unit while the run held its level: left out,
+    // and named.
+    let (stretched, stretches) = stretch::find(m, unit, &in_unit);
+    let in_cycles_steady = (unit == Unit::Cycles).then(|| steady_in(m, &in_unit, &stretched));
+    let (mut main_idx, interrupted, flags) =
         headline_samples(m, ctx, in_cycles_steady.as_ref().map(|s| s.0.as_slice()));
+    main_idx.retain(|i| stretched.binary_search(i).is_err());
     let before_split = main_idx.clone();
     let excluded = interrupted.is_some_and(|i| i.excluded);
     // The core's speed: with samples in a fast and a slow state, the headline rests on the
@@ -342,13 +353,18 @@ pub(super) fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
         fit,
         outliers,
         layout_significant: layout.is_some_and(|l| l.significant),
-        warmup: ns_warmup(m, &before_split, &main_idx),
+        warmup: ns_warmup(m, &before_split, &main_idx, &stretched),
         samples: per.len(),
     };
     let mut speed = speed;
     if let (Some((_, parts)), false) = (&in_cycles_steady, per.is_empty()) {
         let class = warmup_in_state(parts, &before_split, &main_idx);
         head = in_cycles(m, ctx, &main, &main_idx, &cycles, &skip, class);
+        // Parts that agree to a tenth of a percent did not drift, whatever MSER read within
+        // one of them.
+        if head.warmup == WarmupClass::NoSteadyState && parts_agree(m, &main_idx, &in_unit) {
+            head.warmup = WarmupClass::Flat;
+        }
         if let Some(sp) = speed.as_mut() {
             sp.cycles_per_iter = Some(stats::MedianInterval {
                 median: head.per_iter.median_ns,
@@ -379,6 +395,7 @@ pub(super) fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
         iters_per_sample: m.iters_per_sample,
         unit,
         head,
+        stretches,
     }
 }
 

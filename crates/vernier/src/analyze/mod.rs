@@ -29,6 +29,7 @@ mod removed;
 mod rules;
 pub mod speed;
 mod steady;
+pub mod stretch;
 pub mod threads;
 pub mod unit;
 
@@ -40,6 +41,7 @@ pub use removed::{
     cycles_over_empty, near_empty_loop, net_cycles, weigh_instructions, InstructionsCheck,
     NEAR_EMPTY_CYCLES, NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
 };
+pub use stretch::Stretch;
 
 use crate::diagnostic::Finding;
 use crate::measure::Measurement;
@@ -154,6 +156,9 @@ pub struct Analysis {
     /// The unit the judgements were made in (`unit`): cycles of the core for code that follows
     /// the clock, ns otherwise.
     pub headline_unit: Unit,
+    /// Stretches of a part that ran markedly slower than the rest of the run, left out of the
+    /// headline (`stretch`).
+    pub slowed_stretches: Vec<Stretch>,
 }
 
 /// R² below this is a poor linear fit.
@@ -235,6 +240,7 @@ pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
         speed: f.speed,
         threads: f.threads,
         headline_unit: f.unit,
+        slowed_stretches: f.stretches,
     }
 }
 

@@ -28,8 +28,13 @@ pub(super) fn steady_main(m: &Measurement) -> Vec<usize> {
 /// at the main count. A first part that never settled while the core ran it mostly in a slow
 /// state gives way to the next part found steady in the headline's state
 /// ([`warmup_in_state`]; `before` and `head`: the steady samples before and after the slow
-/// state was set apart).
-pub(super) fn ns_warmup(m: &Measurement, before: &[usize], head: &[usize]) -> WarmupClass {
+/// state was set apart). The samples of slowed stretches (`left_out`, sorted) are no drift.
+pub(super) fn ns_warmup(
+    m: &Measurement,
+    before: &[usize],
+    head: &[usize],
+    left_out: &[usize],
+) -> WarmupClass {
     let class = m.steady.map_or(WarmupClass::Flat, |s| s.class);
     if class != WarmupClass::NoSteadyState {
         return class;
@@ -42,6 +47,7 @@ pub(super) fn ns_warmup(m: &Measurement, before: &[usize], head: &[usize]) -> Wa
     let part: Vec<usize> = idx
         .into_iter()
         .filter(|&i| s[i].process == s[f].process && s[i].round == s[f].round)
+        .filter(|i| left_out.binary_search(i).is_err())
         .collect();
     let cut = part
         .iter()
@@ -51,7 +57,7 @@ pub(super) fn ns_warmup(m: &Measurement, before: &[usize], head: &[usize]) -> Wa
     if !drifted(&series, cut) {
         return WarmupClass::Flat;
     }
-    let (_, mut parts) = steady_in(m, &|i| s[i].per_iter_ns());
+    let (_, mut parts) = steady_in(m, &|i| s[i].per_iter_ns(), left_out);
     match parts.first_mut() {
         Some(first) => first.class = class,
         None => return class,
@@ -78,11 +84,19 @@ pub(super) struct Part {
 /// The steady samples found again on another series of the same samples (`value(i)`: each
 /// sample's per-iteration figure in another unit): in each part (process and round) the
 /// steady state of its samples past calibration at the main count, as the engine finds it in
-/// ns; and each part's class. A part too short to tell keeps every sample.
-pub(super) fn steady_in(m: &Measurement, value: &dyn Fn(usize) -> f64) -> (Vec<usize>, Vec<Part>) {
+/// ns; and each part's class. A part too short to tell keeps every sample. The samples of
+/// slowed stretches (`left_out`, sorted) are neither searched nor kept.
+pub(super) fn steady_in(
+    m: &Measurement,
+    value: &dyn Fn(usize) -> f64,
+    left_out: &[usize],
+) -> (Vec<usize>, Vec<Part>) {
     let s = &m.samples.samples;
     let mut parts: Vec<((u32, u32), Vec<usize>)> = Vec::new();
-    for i in past_calibration(m) {
+    for i in past_calibration(m)
+        .into_iter()
+        .filter(|i| left_out.binary_search(i).is_err())
+    {
         let key = (s[i].process, s[i].round);
         match parts.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(i),
@@ -137,6 +151,33 @@ pub(super) fn warmup_in_state(parts: &[Part], before: &[usize], head: &[usize]) 
         .or(parts.first())
         .map_or(WarmupClass::Flat, |p| p.class)
 }
+
+/// Whether the parts (process and round) of the headline samples `head` agree to
+/// [`PARTS_AGREE`] in the figure `value(i)`: their medians' highest over lowest. A benchmark
+/// whose parts read the same level did not drift over the run, whatever wandered within one of
+/// them. `false` with fewer than two parts.
+pub(super) fn parts_agree(m: &Measurement, head: &[usize], value: &dyn Fn(usize) -> f64) -> bool {
+    let s = &m.samples.samples;
+    let mut parts: Vec<((u32, u32), Vec<f64>)> = Vec::new();
+    for &i in head {
+        let key = (s[i].process, s[i].round);
+        match parts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(value(i)),
+            None => parts.push((key, vec![value(i)])),
+        }
+    }
+    if parts.len() < 2 {
+        return false;
+    }
+    let medians: Vec<f64> = parts.iter().map(|(_, v)| stats::median(v)).collect();
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    lo > 0.0 && hi / lo - 1.0 <= PARTS_AGREE
+}
+
+/// Parts whose medians agree to this (relative) read one level: no drift (0.1 %, a tenth of
+/// the drift [`drifted`] weighs within a part).
+pub const PARTS_AGREE: f64 = 0.001;
 
 /// Whether a series that never settled drifted by what a decision rests on: the median of
 /// its samples before `cut` and after it differ by at least `steady::WARMUP_MIN_SHIFT` (1 %).

@@ -912,3 +912,63 @@ fn a_removed_body_carries_no_code_that_only_restates_it() {
         r.diagnostics
     );
 }
+
+/// `synth` in two rounds of one process (samples 0–999 and 1000–1999), the clock steady (the
+/// probes read 0.33 ns per addition): judged in cycles.
+fn two_rounds(per_iter: impl Fn(usize) -> f64) -> Measurement {
+    let mut m = with_probes(synth(8192, 20.0, per_iter), |_| 1362);
+    for (i, s) in m.samples.samples.iter_mut().enumerate() {
+        s.round = (i >= 1000) as u32;
+    }
+    m
+}
+
+#[test]
+fn a_burst_at_the_end_of_a_round_is_a_slowed_stretch_left_out_not_a_drift() {
+    // sin in an Intel demo: 24.49, 24.50, 24.51 and 37.44 cycles by quarter of its first
+    // round, 24.46–24.52 throughout its second. Here the last quarter of the first round reads
+    // 1.53× the level, in cycles too (the clock did not move).
+    let burst = |i: usize| (750..1000).contains(&i);
+    let m = two_rounds(|i| 8.1 * wiggle(i) * if burst(i) { 1.53 } else { 1.0 });
+    let a = analyze(&m, &ctx());
+    assert_eq!(a.headline_unit, Unit::Cycles);
+    for code in [Code::NoSteadyState, Code::Unstable, Code::Outliers] {
+        assert_flags(&a, code, false);
+    }
+    assert_eq!(a.slowed_stretches.len(), 1, "{:?}", a.slowed_stretches);
+    let st = a.slowed_stretches[0];
+    assert_eq!((st.process, st.round, st.unit), (0, 0, Unit::Cycles));
+    let level = 8.1 / 0.33;
+    assert!((st.median / level - 1.53).abs() < 0.01, "{st:?}");
+    assert!((st.level / level - 1.0).abs() < 0.01, "{st:?}");
+    // About the burst's 175 samples at the main count, its edges included.
+    assert!((160..=200).contains(&st.samples), "{st:?}");
+    assert!((a.per_iter.median_ns / 8.1 - 1.0).abs() < 0.002);
+    // The same burst in both rounds is the benchmark's own: nothing is left out, and the
+    // run says it did not settle.
+    let own = |i: usize| (750..1000).contains(&i) || (1750..2000).contains(&i);
+    let m = two_rounds(|i| 8.1 * wiggle(i) * if own(i) { 1.53 } else { 1.0 });
+    let a = analyze(&m, &ctx());
+    assert!(a.slowed_stretches.is_empty(), "{:?}", a.slowed_stretches);
+    assert!(!codes(&a).is_empty(), "{:?}", a.diagnostics);
+}
+
+#[test]
+fn rounds_that_agree_to_a_tenth_of_a_percent_in_cycles_did_not_drift() {
+    // Each round wanders 3 % within itself, the same way: their medians agree.
+    let ramp = |i: usize| 1.0 + 0.03 * ((i % 1000) as f64 / 1000.0 - 0.5);
+    let m = two_rounds(|i| 4.0 * wiggle(i) * ramp(i));
+    let a = analyze(&m, &ctx());
+    assert_eq!(a.headline_unit, Unit::Cycles);
+    assert_flags(&a, Code::NoSteadyState, false);
+    // One round only: nothing to weigh the drift against.
+    let mut m = with_probes(synth(8192, 20.0, |i| 4.0 * wiggle(i) * ramp(i / 2)), |_| {
+        1362
+    });
+    m.steady = Some(SteadyState {
+        first: 0,
+        class: WarmupClass::NoSteadyState,
+    });
+    let a = analyze(&m, &ctx());
+    assert_flags(&a, Code::NoSteadyState, true);
+}

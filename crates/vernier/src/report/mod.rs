@@ -360,7 +360,10 @@ pub fn instructions_legend(style: Style) -> String {
 /// the range of those runs' medians; `None` when there is none.
 pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
     // (how far the earlier medians reach beyond the run's own interval, relative; the words)
-    let apart = earlier_apart_note(file);
+    let apart = [earlier_apart_note(file), first_runs_note(file)]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}. {b}"));
     let mut joined: Vec<(f64, String)> = file
         .benchmarks
         .iter()
@@ -368,7 +371,10 @@ pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
         .filter_map(|b| {
             let e = b.earlier_runs.filter(|e| !e.beyond_clock)?;
             let own = b.per_iter.run_ci95_ns;
-            let reach = e.reach(b.per_iter.median_ns);
+            let reach = e.reach(
+                b.per_iter.median_ns,
+                b.headline_unit == crate::analyze::Unit::Ns,
+            );
             let beyond = (own[0] - reach[0]).max(reach[1] - own[1]);
             let [lo, hi] = e.median_ns;
             let words = if e.earlier_build {
@@ -397,20 +403,11 @@ pub fn earlier_note(file: &crate::result::ResultFile) -> Option<String> {
     }
     // The furthest first; a long list is cut (the file has every one: `earlier_runs`).
     joined.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let n = joined.len();
-    let mut listed: Vec<String> = joined
-        .into_iter()
-        .take(EARLIER_LISTED)
-        .map(|j| j.1)
-        .collect();
-    if n > EARLIER_LISTED {
-        listed.push(format!("and {} more", n - EARLIER_LISTED));
-    }
+    let listed = listed(joined.into_iter().map(|j| j.1).collect());
     let line = format!(
         "±next run also covers the medians of this program's recent runs on this machine (same \
          executable, arguments, environment and cache mode; after a rebuild, the spread of the \
-         last build's runs around this median), which this run's samples cannot see: {}",
-        listed.join(", ")
+         last build's runs around this median), which this run's samples cannot see: {listed}"
     );
     Some(match apart {
         Some(a) => format!("{line}. {a}"),
@@ -446,25 +443,97 @@ fn earlier_apart_note(file: &crate::result::ResultFile) -> Option<String> {
     if apart.is_empty() {
         return None;
     }
-    let n = apart.len();
-    let mut listed: Vec<String> = apart.into_iter().take(EARLIER_LISTED).collect();
-    if n > EARLIER_LISTED {
-        listed.push(format!("and {} more", n - EARLIER_LISTED));
-    }
     Some(format!(
         "Earlier runs here read medians further apart than {}× the clock's range: other inputs \
          (a file the program reads?) or other code, so ±next run is not widened to cover them: {}",
         crate::result::recent_runs::FAR_BEYOND_CLOCK,
-        listed.join(", ")
+        listed(apart)
     ))
 }
 
-/// Benchmarks named in the line about earlier runs; the rest are counted.
+/// The benchmarks whose program had fewer than two earlier runs here (the speed file was
+/// read: `harness.earlier_runs_read`): their interval for the next run covers what this run
+/// saw, not yet how far the level moves between invocations. `None` when there is none.
+fn first_runs_note(file: &crate::result::ResultFile) -> Option<String> {
+    if !file.harness.earlier_runs_read {
+        return None;
+    }
+    let ok = |b: &&BenchmarkResult| {
+        b.status == crate::result::Status::Ok
+            && crate::result::recent_runs::figure_worth_keeping(
+                b.per_iter.median_ns,
+                &b.diagnostics,
+            )
+    };
+    let first: Vec<&str> = file
+        .benchmarks
+        .iter()
+        .filter(ok)
+        .filter(|b| b.earlier_runs.is_none())
+        .map(|b| b.name.as_str())
+        .collect();
+    if first.is_empty() {
+        return None;
+    }
+    let all = first.len() == file.benchmarks.iter().filter(ok).count();
+    let whose = if all {
+        "±next run".to_string()
+    } else {
+        format!(
+            "±next run of {}",
+            listed(first.iter().map(|n| n.to_string()).collect())
+        )
+    };
+    Some(format!(
+        "{whose} covers what this run saw (its processes and rounds, and the clock's range) and \
+         not yet how far the level moves between invocations: this program has fewer than {} \
+         earlier runs here. From its third run on, the interval covers the levels of its recent \
+         runs, widened by half their spread",
+        crate::result::recent_runs::MIN_EARLIER_RUNS
+    ))
+}
+
+/// Benchmarks named in a line under the table (about earlier runs, slowed stretches); the
+/// rest are counted.
 const EARLIER_LISTED: usize = 4;
+
+/// `names` joined with commas, cut after [`EARLIER_LISTED`] with how many more there are.
+pub(crate) fn listed(mut names: Vec<String>) -> String {
+    let more = names.len().saturating_sub(EARLIER_LISTED);
+    names.truncate(EARLIER_LISTED);
+    if more > 0 {
+        names.push(format!("and {more} more"));
+    }
+    names.join(", ")
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_run_says_its_interval_does_not_know_the_level_between_invocations() {
+        let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
+        let mut file = crate::result::parse(bytes, "fixture").unwrap();
+        // The speed file off (or a file written before it was read): nothing to say.
+        assert!(earlier_note(&file).is_none());
+        file.harness.earlier_runs_read = true;
+        let line = earlier_note(&file).unwrap();
+        assert!(
+            line.starts_with("±next run covers what this run saw"),
+            "{line}"
+        );
+        assert!(line.contains("fewer than 2 earlier runs"), "{line}");
+        // One benchmark with its earlier runs: the others are named.
+        let mut other = file.benchmarks[0].clone();
+        other.name = "other".into();
+        file.benchmarks.push(other);
+        let m = file.benchmarks[0].per_iter.median_ns;
+        let e = crate::result::recent_runs::EarlierRuns::from_medians(&[m, m * 1.001]).unwrap();
+        crate::result::recent_runs::join_result(&mut file.benchmarks[0], &e, None);
+        let line = earlier_note(&file).unwrap();
+        assert!(line.contains("±next run of other covers"), "{line}");
+    }
 
     #[test]
     fn earlier_runs_far_apart_are_named_and_not_said_to_be_covered() {

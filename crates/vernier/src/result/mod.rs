@@ -97,6 +97,11 @@ pub struct Harness {
     /// interval covers its cycles at both ends (another run may find the core anywhere in it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ghz: Option<[f64; 2]>,
+    /// This program's earlier runs on this machine were looked up in the speed file: a
+    /// benchmark without `earlier_runs` had fewer than two there, and its interval for the
+    /// next run could not cover the level between invocations (the report says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub earlier_runs_read: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -322,6 +327,11 @@ pub struct BenchmarkResult {
     /// were fewer than two, or for a run outside the `vernier` command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_runs: Option<recent_runs::EarlierRuns>,
+    /// Stretches of a process's round that ran markedly slower than the rest of the run, in
+    /// the headline unit, left out of the figures (`vernier::analyze::stretch`). Absent when
+    /// there was none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowed_stretches: Vec<crate::analyze::Stretch>,
     /// `true` for a benchmark measured with the caches evicted before every sample
     /// (`--cache cold`, `Suite::bench_cold`): the checks that need several iterations per
     /// sample were taken off (`cold::drop_warm_checks`), and `vernier analyze` does the same.

@@ -59,6 +59,13 @@ pub const SHIFT_MIN: f64 = 0.01;
 /// 27.07–54.14 ns (×2.00).
 pub const FAR_BEYOND_CLOCK: f64 = 1.25;
 
+/// How far beyond the levels a program has read between invocations (its earlier runs'
+/// medians and this run's) the interval for the next run reaches, in their own spread
+/// (highest over lowest) raised to this power either side: half of it. The range of three
+/// levels alone misses the centre of the later runs' levels one time in six (normal levels,
+/// simulated: 16 % at the third run, 5 % at the fourth); widened by half, 3.6 % and 0.4 %.
+pub const LEVELS_WIDENED: f64 = 0.5;
+
 /// Fewest earlier runs before their range widens an interval: one earlier run may itself be
 /// the odd one out.
 pub const MIN_EARLIER_RUNS: usize = 2;
@@ -120,17 +127,27 @@ impl EarlierRuns {
         hi / lo > clock * FAR_BEYOND_CLOCK
     }
 
-    /// The medians another run may read, given this run's `median_ns`: the earlier medians
-    /// themselves for this build's runs; for an earlier build's, their spread (highest over
-    /// lowest) either side of this median, since this run may lie at either end of it.
-    pub fn reach(&self, median_ns: f64) -> [f64; 2] {
+    /// The medians another run may read, given this run's `median_ns`: for an earlier
+    /// build's runs, their spread (highest over lowest) either side of this median, since this
+    /// run may lie at either end of it. For this build's, the earlier medians themselves; in the
+    /// unit the benchmark is judged in (`judged`), the levels this program has read between
+    /// invocations (the earlier medians and this one), widened by half their spread either side
+    /// ([`LEVELS_WIDENED`]). Of ten runs of an add chain on a host whose level between
+    /// invocations moved 0.1–0.3 % (100.24–100.76 cycles, median 100.585), two unflagged
+    /// intervals that covered their own processes and rounds missed that median: 100.658
+    /// [100.591, 100.725] and 100.243 [99.903, 100.584].
+    pub fn reach(&self, median_ns: f64, judged: bool) -> [f64; 2] {
         let [lo, hi] = self.median_ns;
         if self.earlier_build {
             let spread = hi / lo;
-            [median_ns / spread, median_ns * spread]
-        } else {
-            [lo, hi]
+            return [median_ns / spread, median_ns * spread];
         }
+        if !judged || !median_ns.is_finite() || median_ns <= 0.0 {
+            return [lo, hi];
+        }
+        let (lo, hi) = (lo.min(median_ns), hi.max(median_ns));
+        let widen = (hi / lo).powf(LEVELS_WIDENED);
+        [lo / widen, hi * widen]
     }
 }
 
@@ -145,15 +162,17 @@ pub fn figure_worth_keeping(median_ns: f64, diagnostics: &[Diagnostic]) -> bool 
             .any(|d| d.code.invalidates_figure() || d.code == Code::CoreSlowed)
 }
 
-/// The interval `ci95` joined to the range of the earlier runs' medians, or `None` when it
-/// does not grow, the figure is not [`figure_worth_keeping`], or the medians spread far beyond
-/// the clock's range ([`EarlierRuns::far_beyond_clock`]).
+/// The interval `ci95` joined to what the earlier runs' medians reach ([`EarlierRuns::reach`],
+/// `judged`: in the unit the benchmark is judged in), or `None` when it does not grow, the
+/// figure is not [`figure_worth_keeping`], or the medians spread far beyond the clock's range
+/// ([`EarlierRuns::far_beyond_clock`]).
 pub fn joined(
     median_ns: f64,
     ci95: [f64; 2],
     diagnostics: &[Diagnostic],
     earlier: &EarlierRuns,
     clock_ghz: Option<[f64; 2]>,
+    judged: bool,
 ) -> Option<[f64; 2]> {
     let [lo, hi] = earlier.median_ns;
     let valid = lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi;
@@ -164,7 +183,7 @@ pub fn joined(
     {
         return None;
     }
-    let [lo, hi] = earlier.reach(median_ns);
+    let [lo, hi] = earlier.reach(median_ns, judged);
     let j = [ci95[0].min(lo), ci95[1].max(hi)];
     (j != ci95).then_some(j)
 }
@@ -192,6 +211,7 @@ pub fn join_result(
         &r.diagnostics,
         earlier,
         clock_ghz,
+        r.headline_unit == Unit::Ns,
     ) {
         Some(j) => {
             r.per_iter.ci95_ns = j;
@@ -209,7 +229,7 @@ pub fn join_result(
         let sp = r.speed.as_mut().expect("cycles come from the speed");
         if let Some(j) = sp
             .cycles_ci95
-            .and_then(|ci| joined(c, ci, &r.diagnostics, &in_cycles, None))
+            .and_then(|ci| joined(c, ci, &r.diagnostics, &in_cycles, None, true))
         {
             sp.cycles_ci95 = Some(j);
         }
@@ -265,11 +285,32 @@ mod tests {
         let e = EarlierRuns::from_medians(&[158.0, 188.0, 171.0]).unwrap();
         assert_eq!((e.runs, e.median_ns), (3, [158.0, 188.0]));
         assert_eq!(
-            joined(180.0, [179.0, 181.0], &[], &e, None),
+            joined(180.0, [179.0, 181.0], &[], &e, None, false),
             Some([158.0, 188.0])
         );
         // Already covered: nothing changes.
-        assert_eq!(joined(170.0, [150.0, 190.0], &[], &e, None), None);
+        assert_eq!(joined(170.0, [150.0, 190.0], &[], &e, None, false), None);
+    }
+
+    #[test]
+    fn in_the_judged_unit_the_levels_widen_by_half_their_spread() {
+        // Two earlier levels and this run's, all on one side of where later runs centre (an
+        // add chain's ten runs read 100.24–100.76 cycles, median 100.585; this one 100.243
+        // [99.903, 100.584]): the range alone stops short, half the spread beyond covers.
+        let e = EarlierRuns::from_medians(&[100.30, 100.50]).unwrap();
+        let j = joined(100.243, [99.903, 100.584], &[], &e, None, true).unwrap();
+        let widen = (100.50f64 / 100.243).sqrt();
+        assert!((j[1] - 100.50 * widen).abs() < 1e-9, "{j:?}");
+        assert!(j[1] >= 100.585, "{j:?}");
+        assert_eq!(j[0], 99.903, "the run's own reaches further down");
+        // In the other unit, only the earlier medians: already covered.
+        assert_eq!(
+            joined(100.243, [99.903, 100.584], &[], &e, None, false),
+            None
+        );
+        // Levels that agree within the run's own interval widen nothing.
+        let e = EarlierRuns::from_medians(&[100.2, 100.21]).unwrap();
+        assert_eq!(joined(100.2, [100.1, 100.3], &[], &e, None, true), None);
     }
 
     #[test]
@@ -277,11 +318,11 @@ mod tests {
         // The old build read 146–163 (x1.116); this one reads 100 on its first run.
         let e = EarlierRuns::of_earlier_build(&[146.0, 163.0, 155.0]).unwrap();
         assert!(e.earlier_build);
-        let j = joined(100.0, [99.0, 101.0], &[], &e, None).unwrap();
+        let j = joined(100.0, [99.0, 101.0], &[], &e, None, false).unwrap();
         let spread = 163.0 / 146.0;
         assert!((j[0] - 100.0 / spread).abs() < 1e-9 && (j[1] - 100.0 * spread).abs() < 1e-9);
         // A run at the low end of that spread covers one at its high end.
-        let j = joined(146.0, [145.0, 147.0], &[], &e, None).unwrap();
+        let j = joined(146.0, [145.0, 147.0], &[], &e, None, false).unwrap();
         assert!(j[1] >= 163.0 - 1e-9, "{j:?}");
         // Kept in the file only when set.
         let plain = serde_json::to_string(&EarlierRuns::from_medians(&[1.0, 2.0]).unwrap());
@@ -296,21 +337,21 @@ mod tests {
         let e = EarlierRuns::from_medians(&[23.30, 47.22, 23.5]).unwrap();
         assert!(e.far_beyond_clock(24.2, Some([3.4, 4.1])));
         assert_eq!(
-            joined(24.2, [23.94, 24.46], &[], &e, Some([3.4, 4.1])),
+            joined(24.2, [23.94, 24.46], &[], &e, Some([3.4, 4.1]), false),
             None
         );
         // This run's median far from this build's earlier ones: the same.
         let e = EarlierRuns::from_medians(&[23.3, 23.7]).unwrap();
-        assert_eq!(joined(47.2, [47.0, 47.4], &[], &e, None), None);
+        assert_eq!(joined(47.2, [47.0, 47.4], &[], &e, None, false), None);
         // Within the clock's range and then some (the pointer chase's ×1.19): joined.
         let e = EarlierRuns::from_medians(&[158.0, 188.0]).unwrap();
         assert!(!e.far_beyond_clock(170.0, None));
-        assert!(joined(170.0, [169.0, 171.0], &[], &e, None).is_some());
+        assert!(joined(170.0, [169.0, 171.0], &[], &e, None, false).is_some());
         // An earlier build's spread is judged among its own runs, not against this level.
         let e = EarlierRuns::of_earlier_build(&[23.3, 47.2]).unwrap();
-        assert_eq!(joined(24.2, [23.94, 24.46], &[], &e, None), None);
+        assert_eq!(joined(24.2, [23.94, 24.46], &[], &e, None, false), None);
         let e = EarlierRuns::of_earlier_build(&[23.3, 23.7]).unwrap();
-        assert!(joined(47.2, [47.0, 47.4], &[], &e, None).is_some());
+        assert!(joined(47.2, [47.0, 47.4], &[], &e, None, false).is_some());
         // The result keeps the earlier runs, marked.
         let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
         let mut r = crate::result::parse(bytes, "fixture").unwrap().benchmarks[0].clone();
@@ -330,9 +371,9 @@ mod tests {
         for code in [Code::CoreSlowed, Code::OptimizedAway] {
             let d = [Diagnostic::new(code, "x")];
             assert!(!figure_worth_keeping(60.0, &d));
-            assert_eq!(joined(60.0, [59.0, 61.0], &d, &e, None), None);
+            assert_eq!(joined(60.0, [59.0, 61.0], &d, &e, None, false), None);
         }
-        assert_eq!(joined(f64::NAN, [59.0, 61.0], &[], &e, None), None);
+        assert_eq!(joined(f64::NAN, [59.0, 61.0], &[], &e, None, false), None);
     }
 
     #[test]
@@ -345,7 +386,11 @@ mod tests {
         let m = r.per_iter.median_ns;
         let e = EarlierRuns::from_medians(&[m * 0.9, m * 1.1]).unwrap();
         assert!(join_result(&mut r, &e, None));
-        assert_eq!(r.per_iter.ci95_ns, [m * 0.9, m * 1.1]);
+        // Judged in ns (a file of 0.1.0): the levels, widened by half their spread.
+        let widen = (1.1f64 / 0.9).sqrt();
+        let [lo, hi] = r.per_iter.ci95_ns;
+        assert!((lo - m * 0.9 / widen).abs() < 1e-9 * m, "{lo}");
+        assert!((hi - m * 1.1 * widen).abs() < 1e-9 * m, "{hi}");
         assert_eq!(r.per_iter.run_ci95_ns, own);
         r.status = Status::Failed;
         assert!(!join_result(

@@ -83,6 +83,7 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
         noise_sample_ns: analyze::median_sample_ns(&chain_m),
         known_cycle_ns: None,
         clock_ghz: None,
+        earlier_runs_read: false,
     }
 }
 

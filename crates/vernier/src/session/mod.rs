@@ -169,6 +169,7 @@ impl Suite {
         harness.counters = counters_info;
         harness.known_cycle_ns = self.options.known_cycle_ns;
         harness.clock_ghz = self.options.clock_ghz;
+        harness.earlier_runs_read = self.options.earlier_runs_read;
         let mut file = ResultFile::begin(crate::result::Session {
             mode: "time",
             machine: Machine::detect(),

@@ -92,6 +92,9 @@ pub struct Options {
     /// Per benchmark name, the medians of the same program's recent runs on this machine,
     /// which its interval is joined to (`result::recent_runs`; filled by the `vernier` command).
     pub earlier: std::collections::BTreeMap<String, crate::result::recent_runs::EarlierRuns>,
+    /// The speed file was read for this program's earlier runs (`earlier` holds those with at
+    /// least two; filled by the `vernier` command).
+    pub earlier_runs_read: bool,
 }
 
 /// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
@@ -168,6 +171,7 @@ impl Options {
         if let (true, Some(id)) = (self.earlier.is_empty(), program) {
             self.earlier = known.earlier_runs_of(id);
         }
+        self.earlier_runs_read |= program.is_some() && known.in_use();
     }
 
     pub fn selects(&self, name: &str) -> bool {

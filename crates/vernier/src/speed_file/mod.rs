@@ -193,8 +193,8 @@ impl KnownSpeed {
     }
 
     /// Add the medians of `file`'s benchmarks that are worth keeping (`crate::result::recent_runs`)
-    /// under `program`, and write the file back. Errors are ignored: the file is a cache.
-    #[cfg(test)]
+    /// under `program`, and write the file back (`vernier analyze --runs-of`: a recorded run's
+    /// medians, its speeds being the recording's). Errors are ignored: the file is a cache.
     pub fn record_medians(&self, program: &str, file: &ResultFile) {
         self.update(|store| self.add_medians(store, program, file));
     }
@@ -275,6 +275,12 @@ impl KnownSpeed {
             }
         }
         true
+    }
+
+    /// Whether there is a file to read and record runs in (not `VERNIER_SPEED_FILE=none`, and
+    /// a place for it).
+    pub fn in_use(&self) -> bool {
+        self.path.is_some()
     }
 
     /// The known speed as a cycle time (ns per addition), once enough runs were recorded.

@@ -160,11 +160,16 @@ fn keep_so_far(
 /// What the runner measured itself (the cycle time and the machine's noise, on its own add
 /// chain) and what the machine's speed file knows, as the run's harness; the worker's costs
 /// are filled in by the caller.
-fn runner_harness(own: Harness, known: &vernier::speed_file::KnownSpeed) -> Harness {
+fn runner_harness(
+    own: Harness,
+    known: &vernier::speed_file::KnownSpeed,
+    identity: Option<&str>,
+) -> Harness {
     Harness {
         runner_batch_cost_ns: None,
         known_cycle_ns: known.known_cycle_ns(),
         clock_ghz: known.clock_ghz(),
+        earlier_runs_read: identity.is_some() && known.in_use(),
         ..own
     }
 }
@@ -205,6 +210,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let known = vernier::speed_file::KnownSpeed::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     machine.worker_interp = hello.interp.clone();
+    let identity = vernier::speed_file::program_identity(&program, &args, a.cache.name());
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
         system: audit.join().unwrap_or_default(),
@@ -213,13 +219,12 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             empty_iter_ns: empty.unwrap_or(f64::NAN),
             sample_cost_ns: hello.timer.overhead_ns,
             counters,
-            ..runner_harness(own, &known)
+            ..runner_harness(own, &known, identity.as_deref())
         },
         mode: "time",
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
     });
     let ctx = file.analysis_context();
-    let identity = vernier::speed_file::program_identity(&program, &args, a.cache.name());
     let render = report::Render::for_stdout(a.common.verbose);
     let table = report::Table::new(
         &selected

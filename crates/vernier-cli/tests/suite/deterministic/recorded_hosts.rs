@@ -132,6 +132,74 @@ fn history_check(db: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// The recorded file `rel` re-derived by `vernier analyze --runs-of kernels` with the speed
+/// file in `dir`: weighed against the runs re-derived before it, as `vernier run` weighed it.
+fn replayed(rel: &str, dir: &Path) -> (ResultFile, String) {
+    let raw = rederived(rel, dir);
+    let json = dir.join(format!("replayed-{}", rel.replace('/', "-")));
+    let o = cli::vernier_with_speed_file(dir)
+        .arg("analyze")
+        .arg(&raw)
+        .args(["--runs-of", "kernels", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    (
+        ResultFile::load(&json).unwrap(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn replayed_in_order_each_run_is_weighed_against_the_ones_before_and_covers_their_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runs, said): (Vec<ResultFile>, Vec<String>) = (1..=5)
+        .map(|i| replayed(&format!("kernels/run{i}.json"), dir.path()))
+        .unzip();
+    for (i, f) in runs.iter().enumerate() {
+        assert!(f.harness.earlier_runs_read, "run {}", i + 1);
+    }
+    // The first run says what its intervals cannot know yet.
+    assert!(
+        said[0].contains("not yet how far the level moves between invocations"),
+        "{}",
+        said[0]
+    );
+    for name in ["chain", "sqrt"] {
+        let of: Vec<&BenchmarkResult> = runs
+            .iter()
+            .map(|f| f.benchmarks.iter().find(|b| b.name == name).unwrap())
+            .collect();
+        // The first two runs have fewer than two earlier ones; the file says the speed file
+        // was read, so the report says what the interval cannot know yet.
+        assert!(of[0].earlier_runs.is_none() && of[1].earlier_runs.is_none());
+        let kept = of[..2].iter().filter(|b| own_flags(b).is_empty()).count();
+        if kept == 2 {
+            assert!(of[2].earlier_runs.is_some(), "{name}: run 3");
+        }
+        let mut medians: Vec<f64> = of.iter().map(|b| in_headline_unit(b).0).collect();
+        medians.sort_by(f64::total_cmp);
+        let centre = medians[2];
+        for (i, b) in of.iter().enumerate().skip(2) {
+            if !own_flags(b).is_empty() {
+                continue;
+            }
+            let (m, [lo, hi]) = in_headline_unit(b);
+            assert!(
+                lo <= centre && centre <= hi,
+                "{name} run {}: {m} [{lo}, {hi}] misses the median of five {centre}",
+                i + 1
+            );
+            // Joined to the levels before it, widened by half their spread: never narrower
+            // than their range.
+            if let Some(c) = b.earlier_runs.and_then(|e| e.median_cycles) {
+                assert!(lo <= c[0] && c[1] <= hi, "{name} run {}: {c:?}", i + 1);
+            }
+        }
+    }
+}
+
 #[test]
 fn recorded_files_saved_as_they_are_are_judged_by_todays_rules_one_change_point_at_c5() {
     // The files as the earlier version wrote them (judged in ns, every run flagged
@@ -371,6 +439,55 @@ fn the_demo_warns_few_of_its_ordinary_benchmarks_about_themselves() {
     assert!(
         flagged.iter().all(|(_, c)| !c.contains(&Code::CoreSlowed)),
         "{flagged:?}"
+    );
+}
+
+#[test]
+fn the_demo_names_its_slowed_stretches_and_leaves_them_out() {
+    // The second round of `counter per thread/threads:2` ends with thousands of samples 30 %
+    // slower than the rest of the run (11.3 against 8.77 ns): with them in, the row read
+    // `unstable`; left out and named, it reads its level.
+    let dir = tempfile::tempdir().unwrap();
+    let f = ResultFile::load(&rederived("demo.json", dir.path())).unwrap();
+    // The file as recorded, beside it.
+    let raw = dir.path().join("demo.json");
+    let b = f
+        .benchmarks
+        .iter()
+        .find(|b| b.name == "counter per thread/threads:2")
+        .unwrap();
+    assert!(!b.slowed_stretches.is_empty());
+    assert!(
+        b.slowed_stretches
+            .iter()
+            .all(|s| s.round == 1 && s.median > s.level * 1.03),
+        "{:?}",
+        b.slowed_stretches
+    );
+    assert!(
+        !own_flags(b).contains(&Code::Unstable),
+        "{:?}",
+        own_flags(b)
+    );
+    // No row is `no-steady-state` for a stretch alone: those with stretches carry none.
+    for b in f
+        .benchmarks
+        .iter()
+        .filter(|b| !b.slowed_stretches.is_empty())
+    {
+        assert!(
+            !own_flags(b).contains(&Code::NoSteadyState),
+            "{}: {:?}",
+            b.name,
+            own_flags(b)
+        );
+    }
+    // The report says them.
+    let o = vernier().arg("analyze").arg(&raw).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("slowed for a stretch of a round") && out.contains("counter per thread"),
+        "{out}"
     );
 }
 

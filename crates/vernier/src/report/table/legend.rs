@@ -7,6 +7,7 @@ use super::{counters_note, has, wrap, Col, Table, DIM, YELLOW};
 use crate::diagnostic::{words::explanation, Code};
 use crate::report::{counters_header_text, header_text};
 use crate::result::{BenchmarkResult, ResultFile};
+use crate::units::{format_count, format_ns};
 use std::fmt::Write as _;
 
 impl Table {
@@ -159,6 +160,9 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
         s.push_str(&table.dim_wrapped(&machine_line(file)));
         return s;
     }
+    if let Some(line) = stretches_part(file) {
+        s.push_str(&table.dim_wrapped(&format!("slowed stretches: {line}")));
+    }
     s.push_str(&table.dim_wrapped(&header_text(&file.timer, &file.harness)));
     if let Some(c) = counters_header_text(&file.harness) {
         s.push_str(&table.dim_wrapped(&c.0));
@@ -178,6 +182,48 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     }
     s.push_str(&table.legend(file.harness.clock_ghz.is_some()));
     s
+}
+
+/// The benchmarks with slowed stretches left out (`slowed_stretches`), each with its
+/// slowest stretch: how slow, against what level, and how long. `None` when there is none.
+fn stretches_part(file: &ResultFile) -> Option<String> {
+    let named: Vec<String> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| {
+            let st = b
+                .slowed_stretches
+                .iter()
+                .max_by(|x, y| (x.median / x.level).total_cmp(&(y.median / y.level)))?;
+            let (median, level) = match st.unit {
+                crate::analyze::Unit::Cycles => (
+                    format_count(st.median),
+                    format!("{} cycles", format_count(st.level)),
+                ),
+                _ => (format_ns(st.median), format_ns(st.level)),
+            };
+            let seconds = b
+                .slowed_stretches
+                .iter()
+                .map(|s| s.end_s - s.start_s)
+                .sum::<f64>();
+            Some(format!(
+                "{} ({median} against {level}, {} samples over {})",
+                b.name,
+                b.slowed_stretches.iter().map(|s| s.samples).sum::<usize>(),
+                format_ns(seconds * 1e9),
+            ))
+        })
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} slowed for a stretch of a round while the rest of the run held its level (the core \
+         taken away: another tenant, the host), left out of their figures: {}",
+        named.len(),
+        crate::report::listed(named)
+    ))
 }
 
 /// The machine's conditions in one line, said once for the run: the timer and its rate, the
@@ -222,6 +268,9 @@ pub fn machine_line(file: &ResultFile) -> String {
             "{shared} ran partly in a slower state of the core and their figures are of the fast \
              state alone (-v gives both)"
         ));
+    }
+    if let Some(line) = stretches_part(file) {
+        parts.push(line);
     }
     if let Some(c) = file.harness.counters.as_ref().filter(|c| c.note.is_some()) {
         parts.push(format!(
