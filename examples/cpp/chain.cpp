@@ -1,7 +1,7 @@
-// A chain of n dependent one-cycle `add` instructions (x86-64 inline assembly): each add needs
-// the previous one's result, so the chain takes n cycles at the core's clock, whatever the
-// width of the machine. n is read at run time from the environment variable CHAIN_N (default
-// 100).
+// A chain of n dependent one-cycle `add` instructions (x86-64 and aarch64 inline assembly,
+// add_chain.hpp): each add needs the previous one's result, so the chain takes n cycles at the
+// core's clock, whatever the width of the machine. n is read at run time from the environment
+// variable CHAIN_N (default 100).
 //
 // It is the reference workload for A/B comparisons: two builds or two runs with CHAIN_N=100
 // and CHAIN_N=101 differ by exactly one cycle per iteration, a 1 % change that a comparison

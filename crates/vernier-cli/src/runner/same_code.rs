@@ -126,14 +126,25 @@ fn is_padding(text: &str) -> bool {
         || text.split_whitespace().collect::<Vec<_>>() == ["xchg", "%ax,%ax"]
 }
 
-/// The address a direct call or jump goes to (`call 4130 <…>`, `jne 4f20 <…>`).
-fn direct_target(text: &str) -> Option<u64> {
-    let op = operation(text);
-    if !(op.starts_with('j') || op == "call" || op == "callq") {
+/// The address a direct call or jump goes to (`call 4130 <…>`, `jne 4f20 <…>`; on AArch64
+/// `bl 4130 <…>`, `b.ne 4f20 <…>`, `cbz x1, 4f20 <…>`), and the instruction without it
+/// (`jne`, `cbz x1`): the operation past its prefixes and the operands before the target.
+fn direct_target(text: &str) -> Option<(String, u64)> {
+    let from_op = text
+        .split_whitespace()
+        .skip_while(|t| PREFIXES.contains(t))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (asm::Flow::Goto(Some(t)) | asm::Flow::Branch(Some(t)) | asm::Flow::Call(Some(t))) =
+        asm::flow(&from_op)
+    else {
         return None;
-    }
-    let t = text.split_whitespace().skip_while(|t| *t != op).nth(1)?;
-    u64::from_str_radix(t, 16).ok()
+    };
+    let operands = from_op.split(" <").next()?;
+    let head = operands
+        .rsplit_once([' ', ','])
+        .map_or(operands, |(h, _)| h.trim_end_matches(',').trim_end());
+    Some((head.to_string(), t))
 }
 
 /// The `# ADDR <SYMBOL>` comment objdump adds to an instruction-pointer-relative operand.
@@ -174,7 +185,7 @@ fn normalise(
     let mut out = Vec::with_capacity(kept.len());
     for i in kept {
         let op = operation(&i.text);
-        let line = if let Some(t) = direct_target(&i.text) {
+        let line = if let Some((op, t)) = direct_target(&i.text) {
             let name = i
                 .text
                 .split_once(" <")
@@ -371,10 +382,18 @@ mod tests {
         assert!(is_padding("xchg   %ax,%ax"));
         assert!(!is_padding("add    $0x1,%eax"));
         assert_eq!(
-            direct_target("call   4130 <foo [clone .isra.0]>"),
+            direct_target("call   4130 <foo [clone .isra.0]>").map(|d| d.1),
             Some(0x4130)
         );
-        assert_eq!(direct_target("jne    4f20 <+0xa0>"), Some(0x4f20));
+        for (text, head, target) in [
+            ("jne    4f20 <+0xa0>", "jne", 0x4f20),
+            ("notrack jmp 4f20 <+0xa0>", "jmp", 0x4f20),
+            ("cbz x1, 4f20 <+0xa0>", "cbz x1", 0x4f20),
+            ("tbnz w0, #3, 4f20 <+0xa0>", "tbnz w0, #3", 0x4f20),
+            ("bl 4130 <foo>", "bl", 0x4130),
+        ] {
+            assert_eq!(direct_target(text), Some((head.into(), target)), "{text}");
+        }
         assert_eq!(direct_target("call   *%rax"), None);
         assert_eq!(
             rip_comment("movsd  0xe3c(%rip),%xmm0        # 6010 <_IO_stdin_used+0x10>"),

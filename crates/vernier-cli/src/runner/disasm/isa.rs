@@ -14,8 +14,8 @@ pub(crate) enum Flow {
     Goto(Option<u64>),
     /// Jumps or falls through (`jne`, `b.ne`, `cbnz`, `tbz`, …).
     Branch(Option<u64>),
-    /// Calls and comes back (`call`, `bl`, `blr`).
-    Call,
+    /// Calls and comes back (`call`, `bl`, `blr`): to the target when it is direct.
+    Call(Option<u64>),
     /// Leaves the function (`ret`) or stops the program (`ud2`, `udf`, `brk`).
     End,
 }
@@ -40,13 +40,13 @@ pub(crate) fn flow(text: &str) -> Flow {
         // x86-64
         "jmp" | "jmpq" => Flow::Goto(target(text)),
         _ if o.starts_with('j') => Flow::Branch(target(text)),
-        _ if o.starts_with("call") => Flow::Call,
+        _ if o.starts_with("call") => Flow::Call(target(text)),
         _ if o.starts_with("ret") || o == "ud2" => Flow::End,
         // AArch64
         "b" | "br" => Flow::Goto(target(text)),
         "cbz" | "cbnz" | "tbz" | "tbnz" => Flow::Branch(target(text)),
         _ if o.starts_with("b.") || o.starts_with("bc.") => Flow::Branch(target(text)),
-        "bl" | "blr" => Flow::Call,
+        "bl" | "blr" => Flow::Call(target(text)),
         "eret" | "udf" | "brk" | "hlt" => Flow::End,
         _ => Flow::Next,
     }
@@ -163,7 +163,8 @@ mod tests {
         assert_eq!(flow("jne 1a50 <+0x10>"), Flow::Branch(Some(0x1a50)));
         assert_eq!(flow("jmp 1a41 <f+0x1>"), Flow::Goto(Some(0x1a41)));
         assert_eq!(flow("jmp *%rax"), Flow::Goto(None));
-        assert_eq!(flow("call 1000 <read@plt>"), Flow::Call);
+        assert_eq!(flow("call 1000 <read@plt>"), Flow::Call(Some(0x1000)));
+        assert_eq!(flow("call *%rax"), Flow::Call(None));
         assert_eq!(flow("ret"), Flow::End);
         assert_eq!(flow("bt %eax,%ecx"), Flow::Next);
         assert_eq!(flow("b.ne 1a50 <f+0x10>"), Flow::Branch(Some(0x1a50)));
@@ -183,9 +184,9 @@ mod tests {
         assert_eq!(flow("br x16"), Flow::Goto(None));
         assert_eq!(
             flow("bl 12080 <benchmark::State::StartKeepRunning()>"),
-            Flow::Call
+            Flow::Call(Some(0x12080))
         );
-        assert_eq!(flow("blr x3"), Flow::Call);
+        assert_eq!(flow("blr x3"), Flow::Call(None));
         assert_eq!(flow("udf #0"), Flow::End);
         assert_eq!(flow("bic x0, x0, x1"), Flow::Next);
         assert_eq!(flow("add x0, x0, x1"), Flow::Next);

@@ -21,7 +21,8 @@ pub(crate) use objdump::{check_objdump, disassemble_range, function_symbols, sym
 pub(crate) use render::render;
 
 pub use isa::is_register_move;
-use isa::{clock_read, flow, ClockRead, Flow};
+use isa::{clock_read, ClockRead};
+pub(crate) use isa::{flow, Flow};
 
 use crate::runner::worker::{Control, WorkerProcess};
 use anyhow::{bail, Context as _, Result};
@@ -168,7 +169,7 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
         .collect();
     let calls = |i: &Insn, what: &str, tail: bool| {
         let f = flow(&i.text);
-        (f == Flow::Call || (tail && matches!(f, Flow::Goto(_))))
+        (matches!(f, Flow::Call(_)) || (tail && matches!(f, Flow::Goto(_))))
             && i.text.contains(&format!("benchmark::State::{what}("))
     };
     let starts = |k: usize| {
@@ -201,7 +202,7 @@ pub fn find_loops(insns: &[Insn]) -> (Vec<Loop>, Option<Loop>) {
             Flow::End => {}
             Flow::Goto(t) => todo.extend(at(t)),
             Flow::Branch(t) => todo.extend(at(t).into_iter().chain(next)),
-            Flow::Next | Flow::Call => todo.extend(next),
+            Flow::Next | Flow::Call(_) => todo.extend(next),
         }
     }
     let in_region = |a: u64| index.get(&a).is_some_and(|&k| region[k]);
