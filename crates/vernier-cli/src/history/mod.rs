@@ -456,6 +456,21 @@ mod tests {
         assert_ne!(machine_row(&f).id, a.id);
     }
 
+    /// An Arm machine and an x86-64 one are two machines, however alike the rest of their
+    /// fingerprints: the architecture is hashed into the id.
+    #[test]
+    fn the_machine_id_holds_the_architecture() {
+        let mut f = empty_result();
+        let x86 = machine_row(&f);
+        f.machine.arch = "aarch64".into();
+        let arm = machine_row(&f);
+        assert_ne!(arm.id, x86.id);
+        assert_eq!(
+            (x86.arch.as_str(), arm.arch.as_str()),
+            ("x86_64", "aarch64")
+        );
+    }
+
     #[test]
     fn a_build_without_postgresql_says_how_to_get_it() {
         let e = without_postgres("postgres://bob:secret@db/h").to_string();
