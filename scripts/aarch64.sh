@@ -193,10 +193,11 @@ failed=()
 cargo test -q "${unit_tests[@]}" -- --skip measuring:: ||
   failed+=("the vernier crate's unit tests")
 # The workers, the demo, asm and compare (crates/vernier-cli/tests/suite/measuring/aarch64.rs):
-# ignored by the test command, run here with the builds above. Built by the x86-64 toolchain,
-# as the test command built them.
+# ignored by the test command, run here with the builds above. The test binary is the one the
+# test command built (the same toolchain and the same `--workspace --test suite`, so nothing is
+# built again).
 env -u RUSTC VERNIER_AARCH64="$OUT" \
-  cargo test -q -p vernier-cli --test suite -- --ignored --test-threads=1 measuring::aarch64:: ||
+  cargo test -q --workspace --test suite -- --ignored --test-threads=1 measuring::aarch64:: ||
   failed+=("measuring::aarch64")
 say "checked in $((SECONDS - check_started)) s"
 say "built and checked in $((SECONDS - started)) s"
