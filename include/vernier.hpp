@@ -1047,12 +1047,14 @@ template <class Clock>
 void characterise(Timer& t) {
     std::vector<std::uint64_t> pairs(kOverheadProbes);
     std::uint64_t min_step = ~std::uint64_t{0};
+    const std::uint64_t first = Clock::start();
     for (auto& d : pairs) {
         const std::uint64_t a = Clock::start();
         const std::uint64_t b = Clock::stop();
         d = b - a;
         if (d > 0 && d < min_step) min_step = d;
     }
+    const std::uint64_t span = Clock::stop() - first;
     // Resolution: the smallest non-zero step between consecutive reads of the raw counter.
     for (std::size_t i = 0; i < kOverheadProbes; ++i) {
         const std::uint64_t a = Clock::start();
@@ -1062,7 +1064,12 @@ void characterise(Timer& t) {
     }
     std::nth_element(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(pairs.size() / 2),
                      pairs.end());
-    t.overhead_ns = t.to_ns_f64(pairs[pairs.size() / 2]);
+    const std::uint64_t median = pairs[pairs.size() / 2];
+    // A counter that steps more slowly than a pair of reads takes (the generic timer at
+    // 24-25 MHz): most pairs read no step, so a pair's cost is the loop's span over its pairs.
+    t.overhead_ns = median >= min_step
+                        ? t.to_ns_f64(median)
+                        : t.to_ns_f64(span) / static_cast<double>(kOverheadProbes);
     t.resolution_ns = t.to_ns_f64(min_step);
 }
 

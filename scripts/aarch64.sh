@@ -189,8 +189,11 @@ say "built in $((SECONDS - build_started)) s"
 # --- 4. Under qemu --------------------------------------------------------------------------------
 check_started=$SECONDS
 failed=()
-# The crate's unit tests, less those that time (as in the test command's deterministic tier).
-cargo test -q "${unit_tests[@]}" -- --skip measuring:: ||
+# The crate's unit tests, less those that time (as in the test command's deterministic tier),
+# and less the one that reads the page faults the kernel counts for the process, which
+# qemu-user's own memory management hides from it (a reading of the machine, not a rule).
+cargo test -q "${unit_tests[@]}" -- --skip measuring:: \
+  --skip session::checkpoint::tests::phases_follow_the_work_they_enclose ||
   failed+=("the vernier crate's unit tests")
 # The workers, the demo, asm and compare (crates/vernier-cli/tests/suite/measuring/aarch64.rs):
 # ignored by the test command, run here with the builds above. The test binary is the one the
