@@ -5,7 +5,7 @@
 //! second Ctrl-C; `vernier::measure::ctrlc::remove_on_signal`). docs/files.md lists them.
 
 use std::path::Path;
-use vernier::measure::ctrlc::{remove_on_signal, RemoveOnSignal};
+use vernier::measure::ctrlc::{made_and_removed_on_signal, RemoveOnSignal};
 
 /// A temporary directory of this process's own.
 pub struct ScratchDir {
@@ -23,17 +23,22 @@ impl ScratchDir {
 /// A new directory `$TMPDIR/<prefix><random>`, readable by this user only.
 pub fn dir(prefix: &str) -> anyhow::Result<ScratchDir> {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::Builder::new()
-        .prefix(prefix)
-        .permissions(std::fs::Permissions::from_mode(0o700))
-        .tempdir()
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot make a temporary directory in {} ({e}): set TMPDIR to a directory \
+    // Made while the registry is held: a signal in between cannot leave it behind.
+    let (dir, _on_signal) = made_and_removed_on_signal(
+        || {
+            tempfile::Builder::new()
+                .prefix(prefix)
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir()
+        },
+        |d| d.path().to_path_buf(),
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "cannot make a temporary directory in {} ({e}): set TMPDIR to a directory \
                  you can write to",
-                std::env::temp_dir().display()
-            )
-        })?;
-    let _on_signal = remove_on_signal(dir.path());
+            std::env::temp_dir().display()
+        )
+    })?;
     Ok(ScratchDir { dir, _on_signal })
 }

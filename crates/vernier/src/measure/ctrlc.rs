@@ -27,6 +27,9 @@ static STOP_SIGNALS: AtomicU64 = AtomicU64::new(0);
 static REMOVER: AtomicI32 = AtomicI32::new(-1);
 /// Set by the signal that ends the process: a further one ends it without waiting.
 static ENDING: AtomicBool = AtomicBool::new(false);
+/// The removing thread started, once.
+static REMOVER_STARTED: std::sync::Once = std::sync::Once::new();
+
 /// The paths [`remove_on_signal`] registered and whose guards are alive.
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// The signals that end the process, when not stop signals, after the registered paths are
@@ -153,11 +156,26 @@ pub fn remove_on_signal(path: &Path) -> RemoveOnSignal {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(path.to_path_buf());
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(start_remover);
+    REMOVER_STARTED.call_once(start_remover);
     RemoveOnSignal {
         path: path.to_path_buf(),
     }
+}
+
+/// [`remove_on_signal`] for a path `make` creates, with no moment in between when a signal
+/// would leave it behind: the removing thread is started (and the signals routed to it)
+/// first, and the registry is held while `make` runs, so a signal that arrives meanwhile
+/// removes the path once it is registered. `make` must not register a path itself.
+pub fn made_and_removed_on_signal<T, E>(
+    make: impl FnOnce() -> Result<T, E>,
+    path_of: impl FnOnce(&T) -> PathBuf,
+) -> Result<(T, RemoveOnSignal), E> {
+    REMOVER_STARTED.call_once(start_remover);
+    let mut paths = REGISTERED.lock().unwrap_or_else(|e| e.into_inner());
+    let made = make()?;
+    let path = path_of(&made);
+    paths.push(path.clone());
+    Ok((made, RemoveOnSignal { path }))
 }
 
 /// The removing thread, waiting on a pipe the signal handler writes to; then the signals
