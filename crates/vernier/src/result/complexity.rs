@@ -10,6 +10,7 @@
 //! needs no code of the user's.
 
 use super::{BenchmarkResult, Status};
+use crate::diagnostic::Code;
 pub use crate::stats::complexity::Declared;
 use crate::stats::complexity::{best_fit, fit_class, fit_values, fittable, Class, Fit};
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,13 @@ pub struct FamilyFit {
     /// reader sees whether the declaration fits as well.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<ClassFit>,
+    /// The sizes measured but left out of the fit: their median was flagged `unstable` or
+    /// `no-steady-state`, and the family had at least three settled sizes without them. A
+    /// least-squares fit through the origin leans on its largest sizes, so one median that a
+    /// busy machine read 1.5 to 2 times too slow at the top of the range would otherwise decide
+    /// the class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<u64>,
 }
 
 /// The family and N of a benchmark named `FAMILY/N` (N a whole number of at least 1).
@@ -82,11 +90,13 @@ pub fn member_of(b: &BenchmarkResult) -> Option<(&str, u64)> {
     Some((family, n))
 }
 
-/// One benchmark of a family: its N, median, and declaration.
+/// One benchmark of a family: its N, median, declaration, and whether its median was flagged
+/// as not settled (`unstable`, `no-steady-state`).
 struct Point<'a> {
     n: u64,
     t: f64,
     declared: Option<&'a Declared>,
+    unsettled: bool,
 }
 
 /// The fit of every family with at least three sizes measured (benchmarks that failed or were
@@ -97,10 +107,8 @@ pub fn families(benchmarks: &[BenchmarkResult]) -> Vec<FamilyFit> {
     let mut order: Vec<&str> = Vec::new();
     let mut points: BTreeMap<&str, Vec<Point>> = BTreeMap::new();
     for b in benchmarks {
-        let removed = b
-            .diagnostics
-            .iter()
-            .any(|d| d.code == crate::diagnostic::Code::OptimizedAway);
+        let has = |code| b.diagnostics.iter().any(|d| d.code == code);
+        let removed = has(Code::OptimizedAway);
         if b.status != Status::Ok || removed || !b.per_iter.median_ns.is_finite() {
             continue;
         }
@@ -112,6 +120,7 @@ pub fn families(benchmarks: &[BenchmarkResult]) -> Vec<FamilyFit> {
                 n,
                 t: b.per_iter.median_ns,
                 declared: b.complexity.as_ref(),
+                unsettled: has(Code::Unstable) || has(Code::NoSteadyState),
             });
         }
     }
@@ -127,6 +136,16 @@ fn fit_family(family: &str, mut p: Vec<Point>) -> Option<FamilyFit> {
         p.retain(|x| x.declared.and_then(|d| d.f).is_some());
     }
     p.sort_by_key(|x| x.n);
+    let settled: Vec<(f64, f64)> = p
+        .iter()
+        .filter(|x| !x.unsettled)
+        .map(|x| (x.n as f64, x.t))
+        .collect();
+    let mut left_out = Vec::new();
+    if settled.len() < p.len() && fittable(&settled) {
+        left_out = p.iter().filter(|x| x.unsettled).map(|x| x.n).collect();
+        p.retain(|x| !x.unsettled);
+    }
     let xy: Vec<(f64, f64)> = p.iter().map(|x| (x.n as f64, x.t)).collect();
     if !fittable(&xy) {
         return None;
@@ -152,6 +171,7 @@ fn fit_family(family: &str, mut p: Vec<Point>) -> Option<FamilyFit> {
         f,
         declared,
         best: best.filter(|_| declared).map(ClassFit::from),
+        left_out,
     })
 }
 
@@ -180,6 +200,10 @@ impl FamilyFit {
                 b.class.name(),
                 b.rms * 100.0
             );
+        }
+        if !self.left_out.is_empty() {
+            let sizes: Vec<String> = self.left_out.iter().map(|n| n.to_string()).collect();
+            tail.push_str(&format!("; N = {} left out: not settled", sizes.join(", ")));
         }
         format!(
             "{}: {}{}, {}·{} (RMS {:.1} %, {} sizes {}–{}{tail})",
@@ -235,6 +259,58 @@ mod tests {
     }
 
     const SIZES: [u64; 4] = [256, 2048, 16384, 65536];
+
+    #[test]
+    fn a_size_whose_median_is_not_settled_is_left_out_while_three_settled_sizes_remain() {
+        // N·log₂N at five sizes, the largest read twice too slow: by least squares through the
+        // origin that one median makes the family O(N^2).
+        let sizes = [256u64, 1024, 4096, 16384, 65536];
+        let nlogn = |n: u64| 1.5 * n as f64 * (n as f64).log2();
+        let family = |flag: Option<Code>| -> Vec<BenchmarkResult> {
+            sizes
+                .iter()
+                .map(|&n| {
+                    let slow = if n == 65536 { 2.0 } else { 1.0 };
+                    let mut r = result(&format!("sort/{n}"), slow * nlogn(n), None);
+                    if let (Some(code), 65536) = (flag, n) {
+                        r.diagnostics
+                            .push(crate::diagnostic::Diagnostic::new(code, ""));
+                    }
+                    r
+                })
+                .collect()
+        };
+        let fit = &families(&family(None))[0];
+        assert_eq!(
+            (fit.class, fit.sizes.len()),
+            (Class::Quadratic, 5),
+            "{fit:?}"
+        );
+        assert!(fit.left_out.is_empty());
+        for code in [Code::Unstable, Code::NoSteadyState] {
+            let fit = &families(&family(Some(code)))[0];
+            assert_eq!(fit.class, Class::NLogN, "{fit:?}");
+            assert_eq!(
+                (&fit.sizes[..], &fit.left_out[..]),
+                (&sizes[..4], &[65536][..])
+            );
+            assert!((fit.coefficient_ns / 1.5 - 1.0).abs() < 1e-9, "{fit:?}");
+            assert!(
+                fit.line().ends_with("; N = 65536 left out: not settled)"),
+                "{}",
+                fit.line()
+            );
+        }
+        // With no three settled sizes, every size is kept: a fit of unsettled medians, as
+        // flagged on their rows, rather than none.
+        let mut few = family(Some(Code::Unstable));
+        for r in &mut few[..2] {
+            r.diagnostics
+                .push(crate::diagnostic::Diagnostic::new(Code::Unstable, ""));
+        }
+        let fit = &families(&few)[0];
+        assert_eq!((fit.sizes.len(), fit.left_out.len()), (5, 0), "{fit:?}");
+    }
 
     #[test]
     fn a_declared_function_is_fitted_through_its_values_beside_the_best_usual_class() {
