@@ -362,6 +362,16 @@ mod tests {
         seed: u64,
         new_states: Vec<f64>,
     ) -> (ComparisonFile, Vec<PairSetup>) {
+        run_mock_with(old, new, seed, new_states, MAX_LAYOUT_PROCESS_PAIRS)
+    }
+
+    fn run_mock_with(
+        old: Script,
+        new: Script,
+        seed: u64,
+        new_states: Vec<f64>,
+        layout_pairs: usize,
+    ) -> (ComparisonFile, Vec<PairSetup>) {
         let clock = Clock::default();
         let mut l = MockLauncher {
             old,
@@ -375,7 +385,7 @@ mod tests {
         let plan = Plan::with_budget(2_000_000_000);
         let cfg = PairsConfig {
             pairs: default_process_pairs(plan.time_budget_ns),
-            layout_pairs: MAX_LAYOUT_PROCESS_PAIRS,
+            layout_pairs,
             plan,
             threshold: 0.005,
             cpus: vec![0, 1],
@@ -548,38 +558,7 @@ mod tests {
         // With --processes given, its count is the count.
         let mut old = script(5.0, vec![1.0, 1.0], 0.0);
         old.noise = 0.002;
-        let clock = Clock::default();
-        let mut l = MockLauncher {
-            old: old.clone(),
-            new: old,
-            clock: clock.clone(),
-            rng: Rng::new(11),
-            setups: Vec::new(),
-            startup_ns: 0,
-            new_states: vec![1.0, 1.012],
-        };
-        let plan = Plan::with_budget(2_000_000_000);
-        let cfg = PairsConfig {
-            pairs: 10,
-            layout_pairs: 10,
-            plan,
-            threshold: 0.005,
-            cpus: vec![0],
-            env_pad: None,
-            max_env_pad: 4096,
-            seed: 11,
-        };
-        let mut file = ComparisonFile::new(Mode::Paired, 0.005);
-        run(
-            &mut l,
-            &clock,
-            &cfg,
-            &mut file,
-            &mut |o, _| Ok(o.to_vec()),
-            &|| false,
-            &mut |_| {},
-        )
-        .unwrap();
-        assert!(l.setups.len() <= 10, "{}", l.setups.len());
+        let (_, setups) = run_mock_with(old.clone(), old, 11, vec![1.0, 1.012], allowed);
+        assert_eq!(setups.len(), allowed);
     }
 }
