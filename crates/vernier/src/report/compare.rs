@@ -5,7 +5,9 @@
 
 use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
 use super::{Render, BOLD, DIM, GREEN, RED, YELLOW};
-use crate::analyze::pairs::{Comparison, PairStates, PairsPlan, Unresolved, MAX_PLANNED_PAIRS};
+use crate::analyze::pairs::{
+    Comparison, PairStates, PairsPlan, Unresolved, LAYOUT_AVERAGE_MIN_PAIRS, MAX_PLANNED_PAIRS,
+};
 use crate::analyze::Unit;
 use crate::result::comparison::{Code, ComparisonFile};
 use crate::stats::compare::{Mode, Verdict};
@@ -358,7 +360,7 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
     let mut legend = format!(
         "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \
          after Holm's correction over {} comparison(s), noise threshold ±{}%: no-change when the \
-         interval lies within it, inconclusive when it straddles it; detect = the smallest \
+         interval lies within it, inconclusive when it straddles it{}; detect = the smallest \
          change the run could have detected (80% power).{}",
         match (file.mode, live) {
             (Mode::Paired, true) => "weighted geometric mean over process pairs",
@@ -370,6 +372,15 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         file.alpha,
         file.comparisons.len(),
         file.threshold * 100.0,
+        if live {
+            format!(
+                " (or when the process pairs fall into layout states and are fewer than {}; \
+                 the line under the table says why)",
+                LAYOUT_AVERAGE_MIN_PAIRS
+            )
+        } else {
+            String::new()
+        },
         placement
     );
     match file.mode {
