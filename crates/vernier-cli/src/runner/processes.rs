@@ -22,7 +22,8 @@ use vernier::Rng;
 pub struct ProcessArgs {
     /// Worker processes per benchmark, each with its own memory layout (default 3, 6 for a
     /// Python worker, fewer when --time is too short for each to reach a steady state). For
-    /// `compare`: OLD/NEW process pairs (at least 4; default as many as fit --time, at most 10).
+    /// `compare`: OLD/NEW process pairs (at least 4; default as many as fit --time, at most 10,
+    /// up to 40 for a benchmark whose pairs fall into layout states while its --time lasts).
     #[arg(long, value_name = "N")]
     pub processes: Option<usize>,
     /// Pin workers to these CPUs (e.g. `1` or `2,3` or `0-3`).

@@ -14,6 +14,7 @@ use crate::measure::compare::{
 use crate::stats::compare::Verdict;
 use crate::stats::random_effects::{self, random_effects_interval};
 use crate::stats::steady::WarmupClass;
+use crate::stats::student::student_t_quantile;
 use serde::{Deserialize, Serialize};
 
 /// Whether a benchmark's measured code (its loop's function and every function it calls) is the
@@ -100,8 +101,9 @@ pub struct Comparison {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub process_pairs: Vec<ProcessPair>,
     /// Across process pairs: the pairs' ratios disagree beyond their own intervals (the
-    /// benchmark's speed depends on where its processes' code and data sit). The stopping rule
-    /// then used every pair allowed, and `ci95` spans the states seen.
+    /// benchmark's speed depends on where its processes' code and data sit): the range of the
+    /// states seen, and whether `ci95` is already the layout-averaged interval (from
+    /// [`LAYOUT_AVERAGE_MIN_PAIRS`] pairs on) or still spans the states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_states: Option<PairStates>,
     /// Live comparisons of two executables: whether the benchmark's measured code is the same
@@ -146,6 +148,45 @@ impl Comparison {
             && self.p_value < crate::stats::compare::ALPHA
             && (self.ci95[0] > 1.0 || self.ci95[1] < 1.0)
     }
+
+    /// Why the verdict is `inconclusive` (`None` for any other verdict).
+    pub fn unresolved(&self) -> Option<Unresolved> {
+        if self.verdict != Verdict::Inconclusive {
+            return None;
+        }
+        let alpha = crate::stats::compare::ALPHA;
+        let changed = self.ci95[0] > 1.0 || self.ci95[1] < 1.0;
+        Some(match self.layout_states {
+            Some(s) if !s.averaged => Unresolved::StatesNotSampled {
+                pairs: s.pairs,
+                need: s.average_from,
+            },
+            _ if changed && self.p_value_raw < alpha && self.p_value >= alpha => {
+                Unresolved::Multiplicity
+            }
+            _ if changed => Unresolved::SizeUnsettled,
+            _ => Unresolved::TooWide,
+        })
+    }
+}
+
+/// Why a comparison is `inconclusive`, read from its own figures, so that the screen always
+/// gives the reason (see [`Comparison::unresolved`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unresolved {
+    /// The pairs show layout states and are fewer than [`LAYOUT_AVERAGE_MIN_PAIRS`]: the
+    /// interval spans the states seen, whatever the mean over the pairs says.
+    StatesNotSampled { pairs: usize, need: usize },
+    /// The interval excludes no change and the test agrees at α on its own, but not once
+    /// corrected for the number of comparisons (Holm).
+    Multiplicity,
+    /// A change is measured (the interval excludes 1, p < α), but the estimate lies inside the
+    /// noise threshold while the interval reaches beyond it: whether it is as large as the
+    /// threshold is not established.
+    SizeUnsettled,
+    /// The interval includes no change and reaches beyond the threshold: the run could not
+    /// resolve a change of the threshold's size (`smallest_detectable` says what it could).
+    TooWide,
 }
 
 /// The process pairs of a comparison disagree beyond their own intervals: each pair is an OLD
@@ -154,6 +195,12 @@ impl Comparison {
 /// landed in. The rule is the one of the `layout-sensitive` diagnostic, on the pairs' ratios:
 /// the lowest and highest differ by more than [`LAYOUT_MIN_SPREAD`](super::LAYOUT_MIN_SPREAD)
 /// and by more than twice the largest relative half-width of a pair's own interval.
+///
+/// Two questions are then answered apart. "Can one layout hide or reverse the change?": `lo`
+/// and `hi`, the range of the states seen. "How much does the change cost averaged over the
+/// layouts this machine gives?": from [`LAYOUT_AVERAGE_MIN_PAIRS`] pairs on (`averaged`), the
+/// comparison's `ci95` is the random-effects interval of the mean log-ratio over the pairs;
+/// before that it spans the states seen as well.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairStates {
     /// Lowest and highest pair ratio NEW/OLD.
@@ -163,6 +210,54 @@ pub struct PairStates {
     pub within: f64,
     /// Process pairs looked at.
     pub pairs: usize,
+    /// Whether the comparison's `ci95` is the layout-averaged (random-effects) interval: the
+    /// pairs reached [`LAYOUT_AVERAGE_MIN_PAIRS`]. `false`: it spans the states seen.
+    #[serde(default)]
+    pub averaged: bool,
+    /// The pairs the average is judged from ([`LAYOUT_AVERAGE_MIN_PAIRS`]).
+    #[serde(default)]
+    pub average_from: usize,
+    /// The pairs that would resolve a change of the threshold's size, from the spread seen
+    /// (set by [`ComparisonFile::finalize`](crate::result::comparison::ComparisonFile::finalize),
+    /// which knows the threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PairsPlan>,
+}
+
+/// Process pairs before a comparison whose pairs show layout states is judged on their
+/// average: ten, the default count at the default 2 s. Why ten: a pair's layout is one draw
+/// of a distribution of states, and the random-effects interval over the pairs covers that
+/// distribution's mean only once the draws show its spread. Below ten the t quantile is large
+/// and a few pairs from mostly one state say little of the others (four pairs of an add loop
+/// read 0.714–0.726 while eleven other runs of the same comparison had a median of 0.80); at
+/// ten, pairs drawn from two states 1.5 % apart (each pair's noise sd 0.15 %, the rarer state
+/// 10–50 % likely) give 95 % intervals that hold the mean over layouts in 94.8–98.5 % of the
+/// runs where the states show (a seeded test below), t₀.₉₇₅,₉ = 2.26 is within 15 % of the
+/// normal quantile, and two equally likely states leave one of them with at most one pair in
+/// 2 % of runs. Before ten, the interval spans the states seen and no verdict is given.
+pub const LAYOUT_AVERAGE_MIN_PAIRS: usize = 10;
+
+/// Most process pairs that would be proposed to resolve a comparison whose pairs show layout
+/// states: past it, the spread between pairs is too large for the threshold at any budget
+/// worth spending, and the plan says so instead.
+pub const MAX_PLANNED_PAIRS: usize = 200;
+
+/// The process pairs that would resolve a change of the threshold's size: those that bring
+/// the smallest detectable change (80 % power, α = 5 %, t with pairs − 1 degrees of freedom)
+/// to the threshold, from the spread between pairs seen, with the measuring time they would
+/// take at this run's time per pair.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairsPlan {
+    /// Process pairs (at least [`LAYOUT_AVERAGE_MIN_PAIRS`]); `null` when even
+    /// [`MAX_PLANNED_PAIRS`] would not do.
+    pub pairs: Option<usize>,
+    /// Measuring time those pairs would take for this benchmark (the `--time` to give), at
+    /// this run's mean time per pair.
+    pub seconds: Option<f64>,
+    /// This run's mean measuring time per pair, and its per-pair standard deviation of the
+    /// log-ratio the plan rests on.
+    pub seconds_per_pair: f64,
+    pub pair_sd: f64,
 }
 
 /// The layout states the pairs show, or `None` when their ratios agree within their own
@@ -183,7 +278,32 @@ pub fn pair_states(pairs: &[ProcessPair]) -> Option<PairStates> {
         hi: l.hi,
         within: l.within,
         pairs: pairs.len(),
+        averaged: pairs.len() >= LAYOUT_AVERAGE_MIN_PAIRS,
+        average_from: LAYOUT_AVERAGE_MIN_PAIRS,
+        plan: None,
     })
+}
+
+/// The pairs that would resolve a change of relative size `threshold` (see [`PairsPlan`]),
+/// from `k` pairs whose random-effects mean has standard error `se` (log scale) and which took
+/// `seconds` of measuring in all.
+pub fn plan_pairs(k: usize, se: f64, seconds: f64, threshold: f64) -> PairsPlan {
+    let pair_sd = se * (k as f64).sqrt();
+    let target = (1.0 + threshold).ln();
+    let reach = |n: usize| {
+        let df = (n - 1) as f64;
+        (student_t_quantile(0.975, df) + student_t_quantile(random_effects::DETECTION_POWER, df))
+            * pair_sd
+            / (n as f64).sqrt()
+    };
+    let pairs = (LAYOUT_AVERAGE_MIN_PAIRS..=MAX_PLANNED_PAIRS).find(|&n| reach(n) <= target);
+    let seconds_per_pair = seconds / k.max(1) as f64;
+    PairsPlan {
+        pairs,
+        seconds: pairs.map(|n| n as f64 * seconds_per_pair),
+        seconds_per_pair,
+        pair_sd,
+    }
 }
 
 /// How the uncertainty of a comparison across process pairs is made up.
@@ -271,6 +391,35 @@ impl ProcessPair {
         })
     }
 
+    /// A pair known only by its ratio NEW/OLD, its own 95 % interval, the rounds it rests on
+    /// and its measuring time (no samples, no CPU, no padding): how a pair analysis is fed from
+    /// ratios measured elsewhere, or from a recording.
+    pub fn from_ratio(
+        index: usize,
+        ratio: f64,
+        ci95: [f64; 2],
+        rounds: usize,
+        seconds: f64,
+    ) -> ProcessPair {
+        ProcessPair {
+            index,
+            cpu: None,
+            env_pad_bytes: 0,
+            old_first: index.is_multiple_of(2),
+            ratio,
+            ci95,
+            rounds,
+            warmup_rounds: 0,
+            iters_per_sample: 1,
+            old_median_ns: 1.0,
+            new_median_ns: ratio,
+            seconds,
+            stop: "budget".into(),
+            rewarm: None,
+            samples: None,
+        }
+    }
+
     /// ln of the ratio, and the within-pair standard error from the 95 % interval.
     pub fn log_estimate(&self) -> (f64, f64) {
         (
@@ -306,17 +455,48 @@ pub const PAIRS_STOP_CONF: f64 = 0.995;
 /// Where the pairs so far leave a benchmark: its random-effects interval at [`PAIRS_STOP_CONF`]
 /// over the pairs' log-ratios, settled against the threshold. `None` before [`MIN_PROCESS_PAIRS`] pairs (the
 /// spread between pairs is not estimated yet), while the interval straddles the threshold, and
-/// whenever the pairs show layout states ([`pair_states`]): a few pairs then tell only which
-/// states they happened to land in (four pairs of an add loop read 0.714–0.726 while eleven
-/// other runs of the same comparison had a median of 0.80), so the benchmark goes on to every
-/// pair allowed.
+/// while the pairs show layout states ([`pair_states`]) but are fewer than
+/// [`LAYOUT_AVERAGE_MIN_PAIRS`]: a few pairs then tell only which states they happened to land
+/// in (four pairs of an add loop read 0.714–0.726 while eleven other runs of the same
+/// comparison had a median of 0.80), so the benchmark goes on until the average over layouts
+/// can be judged.
 pub fn pairs_settled(pairs: &[ProcessPair], threshold: f64) -> Option<Settle> {
-    if pairs.len() < MIN_PROCESS_PAIRS || pair_states(pairs).is_some() {
+    if pairs.len() < MIN_PROCESS_PAIRS || pair_states(pairs).is_some_and(|s| !s.averaged) {
         return None;
     }
     let (theta, se): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| p.log_estimate()).unzip();
     let (_, lo, hi) = random_effects_interval(&theta, &se, PAIRS_STOP_CONF)?;
     settled(lo.exp(), hi.exp(), threshold)
+}
+
+/// The interval a comparison over process pairs reports, with the smallest change it could
+/// detect: the random-effects interval `re`, or, while the pairs show layout states that fewer
+/// than [`LAYOUT_AVERAGE_MIN_PAIRS`] pairs have sampled, that interval joined to the range of
+/// the states seen (the next run reads whichever state its processes land in). The smallest
+/// detectable change always comes from the interval reported, so the two follow one rule.
+pub fn pairs_interval(
+    re: &random_effects::RandomEffects,
+    states: Option<&PairStates>,
+) -> ([f64; 2], f64) {
+    match states {
+        Some(s) if !s.averaged => {
+            let ci = [re.ci95.0.min(s.lo), re.ci95.1.max(s.hi)];
+            let detect = detectable_from_ci(ci[0], ci[1]).unwrap_or(re.smallest_detectable);
+            (ci, detect.max(re.smallest_detectable))
+        }
+        _ => ([re.ci95.0, re.ci95.1], re.smallest_detectable),
+    }
+}
+
+/// The plan of a comparison whose process pairs show layout states (see [`PairsPlan`]), at
+/// relative threshold `threshold`; `None` without layout states.
+pub fn layout_plan(c: &Comparison, threshold: f64) -> Option<PairsPlan> {
+    c.layout_states?;
+    let (theta, se): (Vec<f64>, Vec<f64>) =
+        c.process_pairs.iter().map(|p| p.log_estimate()).unzip();
+    let re = random_effects::random_effects(&theta, &se).ok()?;
+    let seconds = c.process_pairs.iter().map(|p| p.seconds).sum();
+    Some(plan_pairs(theta.len(), re.se, seconds, threshold))
 }
 
 /// A comparison record from process pairs (random effects over pairs), or why there is none.
@@ -341,13 +521,8 @@ pub fn comparison_from_process_pairs(
         old: crate::stats::median(&rw_old),
         new: crate::stats::median(&rw_new),
     });
-    // With layout states the next run reads whichever state its processes land in: the
-    // interval spans every state seen as well as the mean's own interval.
     let layout_states = pair_states(&pairs);
-    let ci95 = match layout_states {
-        Some(s) => [re.ci95.0.min(s.lo), re.ci95.1.max(s.hi)],
-        None => [re.ci95.0, re.ci95.1],
-    };
+    let (ci95, smallest_detectable) = pairs_interval(&re, layout_states.as_ref());
     Ok(Comparison {
         name: name.into(),
         ratio: re.ratio,
@@ -366,7 +541,7 @@ pub fn comparison_from_process_pairs(
         stop: stop.into(),
         rewarm,
         pair_samples: None,
-        smallest_detectable: Some(re.smallest_detectable),
+        smallest_detectable: Some(smallest_detectable),
         spread: Some(PairSpread {
             process_pairs: re.pairs,
             spread_sd: re.spread_sd,
@@ -434,4 +609,216 @@ pub fn comparison_from_pair(
         smallest_detectable: detectable_from_ci(est.ci95.0, est.ci95.1),
         ..Comparison::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::comparison::ComparisonFile;
+    use crate::stats::compare::Mode;
+    use crate::workload::input::Rng;
+
+    /// Pairs of the given ratios, each with its own 95 % interval of ±`half` (relative).
+    fn pairs(ratios: &[f64], half: f64) -> Vec<ProcessPair> {
+        ratios
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                ProcessPair::from_ratio(i, r, [r * (1.0 - half), r * (1.0 + half)], 200, 0.2)
+            })
+            .collect()
+    }
+
+    /// The comparison of these pairs as the comparison file judges it, threshold 0.5 %.
+    fn judged(p: Vec<ProcessPair>) -> Comparison {
+        let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+        f.comparisons
+            .push(comparison_from_process_pairs("chase", p, "budget").unwrap());
+        f.finalize();
+        f.comparisons.remove(0)
+    }
+
+    /// Two layout states of a 64 MiB pointer chase, 100 against 101 loads: NEW 1.2 % slower
+    /// in the one (whose pairs spread over 1.1 % among themselves), 0.3 % faster in the other.
+    const STATE_SLOW: [f64; 5] = [1.0062, 1.0178, 1.0121, 1.0095, 1.0150];
+    const STATE_FAST: [f64; 5] = [0.9968, 0.9975, 0.9981, 0.9962, 0.9979];
+
+    #[test]
+    fn four_pairs_from_one_of_two_states_get_no_verdict_the_other_contradicts() {
+        let four = pairs(&STATE_SLOW[..4], 0.0025);
+        // The four pairs alone, by the random-effects interval, would say `slower`, which the
+        // other state (NEW faster) contradicts.
+        let (theta, se): (Vec<f64>, Vec<f64>) = four.iter().map(|p| p.log_estimate()).unzip();
+        let re = random_effects::random_effects(&theta, &se).unwrap();
+        assert_eq!(
+            crate::stats::compare::verdict(re.ratio, re.ci95, re.p_value, 0.005),
+            Verdict::Slower,
+            "{re:?}"
+        );
+        // They show layout states (they disagree beyond their own intervals), too few to have
+        // sampled them: the interval spans the states seen, and no verdict is given.
+        let c = judged(four);
+        let st = c.layout_states.expect("layout states");
+        assert!(!st.averaged && st.pairs == 4 && st.average_from == LAYOUT_AVERAGE_MIN_PAIRS);
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+        assert_eq!(
+            c.unresolved(),
+            Some(Unresolved::StatesNotSampled {
+                pairs: 4,
+                need: LAYOUT_AVERAGE_MIN_PAIRS
+            })
+        );
+        assert!(
+            c.ci95[0] <= st.lo && c.ci95[1] >= st.hi,
+            "{:?} {st:?}",
+            c.ci95
+        );
+        // The smallest detectable change follows the interval reported, not the mean's own.
+        assert!(c.smallest_detectable.unwrap() > re.smallest_detectable);
+        // Every mix of four pairs from the two states: never a verdict a state contradicts.
+        for mask in 0u32..16 {
+            let r: Vec<f64> = (0..4)
+                .map(|i| {
+                    if mask & (1 << i) != 0 {
+                        STATE_FAST[i]
+                    } else {
+                        STATE_SLOW[i]
+                    }
+                })
+                .collect();
+            let c = judged(pairs(&r, 0.0025));
+            if mask == 15 {
+                // Four pairs of the fast state agree within their own intervals: nothing in
+                // them shows the other state (the limit docs/compare.md states).
+                assert!(c.layout_states.is_none(), "{c:?}");
+                continue;
+            }
+            let contradicted = match c.verdict {
+                Verdict::Slower => STATE_FAST[0] < 1.0,
+                Verdict::Faster => STATE_SLOW[0] > 1.0,
+                Verdict::NoChange => true,
+                Verdict::Inconclusive => false,
+            };
+            assert!(!contradicted, "{r:?}: {:?} {:?}", c.verdict, c.ci95);
+        }
+    }
+
+    #[test]
+    fn ten_pairs_over_the_states_are_judged_on_their_average() {
+        let ratios: Vec<f64> = STATE_SLOW.iter().chain(&STATE_FAST).copied().collect();
+        let c = judged(pairs(&ratios, 0.0025));
+        let st = c.layout_states.expect("layout states");
+        assert!(st.averaged && st.pairs == 10, "{st:?}");
+        // The states' range is kept beside the averaged interval.
+        assert!((st.lo - 0.9962).abs() < 1e-9 && (st.hi - 1.0178).abs() < 1e-9);
+        let (theta, se): (Vec<f64>, Vec<f64>) = pairs(&ratios, 0.0025)
+            .iter()
+            .map(|p| p.log_estimate())
+            .unzip();
+        let re = random_effects::random_effects(&theta, &se).unwrap();
+        assert_eq!(c.ci95, [re.ci95.0, re.ci95.1]);
+        assert_eq!(c.smallest_detectable, Some(re.smallest_detectable));
+        // A mean of +0.6 % with this spread: not resolved; the plan says how many pairs would.
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{c:?}");
+        let plan = st.plan.expect("a plan");
+        let n = plan.pairs.expect("resolvable");
+        assert!(n > 10, "{plan:?}");
+        assert!((plan.seconds.unwrap() - n as f64 * 0.2).abs() < 1e-9);
+        // The screen gives the reason and the options to paste.
+        let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+        f.comparisons.push(c);
+        let table = crate::report::compare::table_fitted(&f, Default::default());
+        assert!(table.contains("averaged over the layouts"), "{table}");
+        assert!(
+            table.contains(&format!("--processes {n}`")) && table.contains("--time "),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_large_change_with_a_small_p_is_called_once_the_states_are_sampled() {
+        // Thirty pairs spread over layout states from 0.967 to 1.050 (each pair ±0.5 %), mean
+        // +1.2 %: the states' range alone straddles 1 and would leave it inconclusive whatever
+        // the budget; averaged over the layouts it is `slower`, and the detectable change and
+        // the verdict agree.
+        let mut rng = Rng::new(49);
+        let mut r: Vec<f64> = (0..28)
+            .map(|_| 1.012 * (1.0 + (rng.next_f64() - 0.5) * 0.03))
+            .collect();
+        r.push(0.967);
+        r.push(1.050);
+        let c = judged(pairs(&r, 0.005));
+        let st = c.layout_states.expect("layout states");
+        assert!(st.averaged && st.lo < 1.0 && st.hi > 1.04, "{st:?}");
+        assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+        assert!(c.ratio - 1.0 > c.smallest_detectable.unwrap(), "{c:?}");
+    }
+
+    #[test]
+    fn ten_pairs_cover_the_mean_over_two_layout_states() {
+        // Pairs drawn from two layout states 1.5 % apart (the rarer one 10 to 50 % likely), each
+        // pair's own noise sd 0.15 %: among the runs whose ten pairs show the states, the 95 %
+        // interval holds the mean over layouts about 95 % of the time — the reason the average
+        // is judged from LAYOUT_AVERAGE_MIN_PAIRS pairs on.
+        let mut rng = Rng::new(2009);
+        let mut rng_state = Rng::new(2013);
+        let mut normal = || {
+            let (u, v) = (rng.next_f64().max(1e-12), rng.next_f64());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        for share in [0.1, 0.2, 0.3, 0.5] {
+            let (gap, s) = (0.015, 0.0015);
+            let (mut shown, mut covered) = (0, 0);
+            let mut draws = Vec::new();
+            for _ in 0..1500 * LAYOUT_AVERAGE_MIN_PAIRS {
+                let noise = normal();
+                draws.push((rng_state.next_f64() < share, noise));
+            }
+            for run in draws.chunks(LAYOUT_AVERAGE_MIN_PAIRS) {
+                let theta: Vec<f64> = run
+                    .iter()
+                    .map(|&(rare, e)| if rare { gap } else { 0.0 } + s * e)
+                    .collect();
+                let ratios: Vec<f64> = theta.iter().map(|t| t.exp()).collect();
+                let p = pairs(&ratios, 1.96 * s);
+                let Some(st) = pair_states(&p) else { continue };
+                assert!(st.averaged);
+                shown += 1;
+                let c = comparison_from_process_pairs("x", p, "budget").unwrap();
+                let mean = (share * gap).exp();
+                covered += usize::from(c.ci95[0] <= mean && mean <= c.ci95[1]);
+            }
+            let rate = covered as f64 / shown as f64;
+            assert!(shown > 300, "{share}: {shown}");
+            assert!((0.93..=0.99).contains(&rate), "{share}: {covered}/{shown}");
+        }
+    }
+
+    #[test]
+    fn the_plan_is_the_fewest_pairs_whose_detectable_change_is_the_threshold() {
+        // Per-pair sd 1.27 % (30 pairs read a detectable change of 0.67 %): about 55 pairs
+        // resolve a 0.5 % change.
+        let se = 0.0127 / 30f64.sqrt();
+        let plan = plan_pairs(30, se, 30.0 * 0.27, 0.005);
+        let n = plan.pairs.unwrap();
+        let reach = |n: usize| {
+            let df = (n - 1) as f64;
+            (student_t_quantile(0.975, df) + student_t_quantile(0.8, df)) * 0.0127
+                / (n as f64).sqrt()
+        };
+        assert!(
+            reach(n) <= 1.005f64.ln() && reach(n - 1) > 1.005f64.ln(),
+            "{n}"
+        );
+        assert!((50..=60).contains(&n), "{n}");
+        assert!((plan.seconds_per_pair - 0.27).abs() < 1e-12);
+        // A spread no budget resolves is said as such.
+        let plan = plan_pairs(10, 0.05, 2.0, 0.005);
+        assert_eq!((plan.pairs, plan.seconds), (None, None));
+        // A quiet pair set needs no more than the average's minimum.
+        assert_eq!(
+            plan_pairs(10, 1e-5, 2.0, 0.005).pairs,
+            Some(LAYOUT_AVERAGE_MIN_PAIRS)
+        );
+    }
 }

@@ -5,7 +5,9 @@
 
 use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
 use super::{Render, BOLD, DIM, GREEN, RED, YELLOW};
-use crate::analyze::pairs::Comparison;
+use crate::analyze::pairs::{
+    Comparison, PairStates, PairsPlan, Unresolved, LAYOUT_AVERAGE_MIN_PAIRS, MAX_PLANNED_PAIRS,
+};
 use crate::analyze::Unit;
 use crate::result::comparison::{Code, ComparisonFile};
 use crate::stats::compare::{Mode, Verdict};
@@ -168,19 +170,103 @@ fn notes_under(file: &ComparisonFile, render: Render, s: &mut String) {
             }
         }
         if let Some(st) = c.layout_states {
-            lines(&format!(
-                "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while \
-                 each pair's own interval is within ±{:.2}%: the speed depends on where each \
-                 process's code and data sit. Not stopped early: {} pair(s) were run \
-                 (--processes raises the number allowed), and the 95% CI spans the states seen",
-                c.name,
-                st.lo,
-                st.hi,
-                st.within * 100.0,
-                st.pairs
-            ));
+            lines(&layout_states_words(c, &st));
+        }
+        if let Some(why) = unresolved_words(c, file.threshold, file.comparisons.len()) {
+            lines(&format!("{}: inconclusive: {why}", c.name));
         }
     }
+}
+
+/// The layout states a comparison's pairs show, and what its interval is.
+fn layout_states_words(c: &Comparison, st: &PairStates) -> String {
+    let head = format!(
+        "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while each \
+         pair's own interval is within ±{:.2}%: the speed depends on where each process's code \
+         and data sit, and one layout may read anywhere in that range",
+        c.name,
+        st.lo,
+        st.hi,
+        st.within * 100.0
+    );
+    if st.averaged {
+        format!(
+            "{head}. The ratio and its 95% CI are the change averaged over the layouts of the {} \
+             pairs (random effects over their log-ratios)",
+            st.pairs
+        )
+    } else {
+        format!(
+            "{head}. Not stopped early; with {} pair(s), fewer than the {} the average over \
+             layouts is judged from, the 95% CI spans the states seen",
+            st.pairs, st.average_from
+        )
+    }
+}
+
+/// The budget that would resolve a change of the threshold's size, as options to paste.
+fn plan_words(plan: &PairsPlan, threshold: f64) -> String {
+    match (plan.pairs, plan.seconds) {
+        (Some(n), Some(secs)) => {
+            let time = if secs >= 10.0 {
+                format!("{}", secs.ceil())
+            } else {
+                format!("{:.1}", (secs * 10.0).ceil() / 10.0)
+            };
+            format!(
+                "about {n} process pairs would resolve a change of {:.2}% from the spread seen \
+                 (sd {:.2}% per pair), about {time} s of measuring for this benchmark: \
+                 `--time {time} --processes {n}`",
+                threshold * 100.0,
+                plan.pair_sd * 100.0
+            )
+        }
+        _ => format!(
+            "the spread between pairs (sd {:.2}% per pair) is too large for a change of {:.2}% \
+             to be resolved by {} process pairs: raise --threshold",
+            plan.pair_sd * 100.0,
+            threshold * 100.0,
+            MAX_PLANNED_PAIRS
+        ),
+    }
+}
+
+/// Why a comparison is inconclusive, in words, with the budget that would resolve it when the
+/// pairs show layout states.
+fn unresolved_words(c: &Comparison, threshold: f64, compared: usize) -> Option<String> {
+    let plan = c
+        .layout_states
+        .and_then(|s| s.plan)
+        .map(|p| format!("; {}", plan_words(&p, threshold)))
+        .unwrap_or_default();
+    let band = threshold * 100.0;
+    Some(match c.unresolved()? {
+        Unresolved::StatesNotSampled { pairs, need } => format!(
+            "its {pairs} process pairs fall into layout states, and fewer than {need} pairs may \
+             not have sampled them: the interval spans the states seen, and no verdict is given \
+             before {need} pairs (--processes {need} or more){plan}"
+        ),
+        Unresolved::Multiplicity => format!(
+            "the change is significant on its own (p {}) but not once corrected for the {} \
+             comparisons of this run (Holm: p {})",
+            format_p(c.p_value_raw),
+            compared,
+            format_p(c.p_value)
+        ),
+        Unresolved::SizeUnsettled => format!(
+            "a change of {:+.2}% is measured (its interval excludes no change), inside the \
+             threshold ±{band:.2}% while its interval reaches beyond it: whether it is as large \
+             as the threshold is not established{plan}",
+            (c.ratio - 1.0) * 100.0
+        ),
+        Unresolved::TooWide => format!(
+            "the interval holds both no change and a change beyond ±{band:.2}%: the run could \
+             detect a change of {} or more{plan}",
+            c.smallest_detectable
+                .map(|d| format!("{:.2}%", d * 100.0))
+                .unwrap_or_else(|| "—".into())
+        ),
+    })
 }
 
 /// The comparison table fitted to `render.width`: long names cut in the middle, then columns
@@ -274,7 +360,7 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
     let mut legend = format!(
         "ratio = NEW/OLD per-iteration time (above 1: NEW is slower), {}; verdict at α = {} \
          after Holm's correction over {} comparison(s), noise threshold ±{}%: no-change when the \
-         interval lies within it, inconclusive when it straddles it; detect = the smallest \
+         interval lies within it, inconclusive when it straddles it{}; detect = the smallest \
          change the run could have detected (80% power).{}",
         match (file.mode, live) {
             (Mode::Paired, true) => "weighted geometric mean over process pairs",
@@ -286,6 +372,15 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         file.alpha,
         file.comparisons.len(),
         file.threshold * 100.0,
+        if live {
+            format!(
+                " (or when the process pairs fall into layout states and are fewer than {}; \
+                 the line under the table says why)",
+                LAYOUT_AVERAGE_MIN_PAIRS
+            )
+        } else {
+            String::new()
+        },
         placement
     );
     match file.mode {

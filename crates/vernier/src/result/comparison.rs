@@ -74,6 +74,15 @@ impl ComparisonFile {
         for (c, p) in self.comparisons.iter_mut().zip(adj) {
             c.p_value = p;
             c.verdict = compare::verdict(c.ratio, (c.ci95[0], c.ci95[1]), p, self.threshold);
+            // Pairs that show layout states but are too few to have sampled them say nothing
+            // of the states they missed: no verdict until the average can be judged.
+            if c.layout_states.is_some_and(|s| !s.averaged) {
+                c.verdict = Verdict::Inconclusive;
+            }
+            let plan = crate::analyze::pairs::layout_plan(c, self.threshold);
+            if let Some(st) = c.layout_states.as_mut() {
+                st.plan = plan;
+            }
         }
         let items: Vec<(f64, (f64, f64))> = self
             .comparisons

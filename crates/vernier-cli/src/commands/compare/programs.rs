@@ -10,7 +10,9 @@ use crate::term;
 use anyhow::{bail, Result};
 use std::ffi::OsString;
 use std::path::Path;
-use vernier::measure::compare::{default_process_pairs, Side, MIN_PROCESS_PAIRS};
+use vernier::measure::compare::{
+    default_process_pairs, Side, MAX_LAYOUT_PROCESS_PAIRS, MIN_PROCESS_PAIRS,
+};
 use vernier::measure::MonotonicClock;
 use vernier::result::comparison::ComparisonFile;
 use vernier::stats::compare::Mode;
@@ -62,8 +64,16 @@ fn say_pairs_used(file: &ComparisonFile, cfg: &PairsConfig, started: std::time::
         .filter_map(|c| c.spread.map(|s| s.process_pairs))
         .max()
         .unwrap_or(0);
+    let layout = if cfg.layout_pairs > cfg.pairs {
+        format!(
+            " (up to {} for a benchmark with layout states while its --time lasts)",
+            cfg.layout_pairs
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "{} process pair(s) of {} allowed, CPUs {}; wall time {:.1} s",
+        "{} process pair(s) of {} allowed{layout}, CPUs {}; wall time {:.1} s",
         pairs_used,
         cfg.pairs,
         if cfg.cpus.is_empty() {
@@ -123,6 +133,12 @@ pub(super) fn compare_programs(
     }
     let cfg = PairsConfig {
         pairs,
+        // An explicit --processes is the count; the default may grow for layout states.
+        layout_pairs: if a.process.processes.is_some() {
+            pairs
+        } else {
+            MAX_LAYOUT_PROCESS_PAIRS
+        },
         plan,
         threshold,
         cpus,

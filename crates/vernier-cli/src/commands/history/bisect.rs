@@ -288,6 +288,7 @@ fn timed(
     };
     let cfg = PairsConfig {
         pairs: default_process_pairs(plan.time_budget_ns),
+        layout_pairs: vernier::measure::compare::MAX_LAYOUT_PROCESS_PAIRS,
         plan,
         threshold: 0.005,
         cpus: crate::host::affinity::allowed_cpus().iter().collect(),

@@ -415,6 +415,43 @@ fn cpp_builds_twice_as_long_are_slower() {
 }
 
 #[test]
+fn a_chase_one_load_longer_is_never_faster_and_says_how_it_was_judged() {
+    // A pointer chase through 64 MiB, 100 against 101 loads (+1 %), at the default options:
+    // memory-bound, so its pairs may fall into layout states. Whatever the machine's state, an
+    // honest comparison never calls it faster; what it reports follows the pairs it ran.
+    let old = kernels("kernels", &[]);
+    let new = kernels("kernels-mem101", &["-DKERNELS_MEM_STEPS=101"]);
+    let (out, v) = compare_json(&old, &new, &["--filter", "chase"], &tmp("cpp-chase.json"));
+    let (so, _) = text(&out);
+    let c = &v["comparisons"][0];
+    assert_eq!(c["name"], "chase", "{v}");
+    let verdict = c["verdict"].as_str().unwrap();
+    assert_ne!(verdict, "faster", "{c}");
+    check_pairs(c);
+    let pairs = c["process_pairs"].as_array().unwrap().len();
+    if let Some(st) = c.get("layout_states") {
+        // The states' range is kept; the interval is the layout average from 10 pairs on,
+        // and before that spans the states with no verdict.
+        let (lo, hi) = (st["lo"].as_f64().unwrap(), st["hi"].as_f64().unwrap());
+        assert!(lo < hi, "{st}");
+        let averaged = st["averaged"].as_bool().unwrap();
+        assert_eq!(averaged, pairs >= 10, "{st}");
+        assert!(so.contains("layout states"), "{so}");
+        if !averaged {
+            assert_eq!(verdict, "inconclusive", "{c}");
+            let ci = c["ci95"].as_array().unwrap();
+            assert!(
+                ci[0].as_f64().unwrap() <= lo && ci[1].as_f64().unwrap() >= hi,
+                "{c}"
+            );
+        }
+    }
+    if verdict == "inconclusive" {
+        assert!(so.contains("chase: inconclusive: "), "{so}");
+    }
+}
+
+#[test]
 fn result_files_of_different_kinds_are_refused() {
     let a = demo_json("kind-a.json");
     let b = tmp("kind-b.json");

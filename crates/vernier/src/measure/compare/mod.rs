@@ -46,8 +46,8 @@
 mod processes;
 
 pub use processes::{
-    default_process_pairs, pair_slice_plan, MAX_DEFAULT_PROCESS_PAIRS, MIN_PAIR_SLICE_NS,
-    MIN_PROCESS_PAIRS, PAIR_PRECISION_OF_THRESHOLD,
+    default_process_pairs, pair_slice_plan, MAX_DEFAULT_PROCESS_PAIRS, MAX_LAYOUT_PROCESS_PAIRS,
+    MIN_PAIR_SLICE_NS, MIN_PROCESS_PAIRS, PAIR_PRECISION_OF_THRESHOLD,
 };
 
 use crate::measure::sampler::{Ask, Limits, Look, Policy, Round, Sampler};

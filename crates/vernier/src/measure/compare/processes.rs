@@ -7,8 +7,13 @@ use crate::plan::Plan;
 /// Fewest process pairs a comparison across processes uses: the spread between pairs needs a
 /// few to be estimated at all (with 3 degrees of freedom t₀.₉₇₅ = 3.18; with 1 it is 12.7).
 pub const MIN_PROCESS_PAIRS: usize = 4;
-/// Most process pairs by default (more only with --processes).
+/// Most process pairs by default (more only with --processes, or for layout states below).
 pub const MAX_DEFAULT_PROCESS_PAIRS: usize = 10;
+/// Most process pairs by default for a benchmark whose pairs show layout states, while its
+/// measuring time leaves room in its budget (its pairs ended their slices early): four times
+/// the default, which halves the interval of the average over layouts; past it each pair's two
+/// process start-ups cost more than the pairs gain, and `--processes` sets the count.
+pub const MAX_LAYOUT_PROCESS_PAIRS: usize = 40;
 /// The default count gives each pair at least this much of a benchmark's budget: enough to
 /// calibrate, warm up and take the 50 rounds a pair's estimate rests on.
 pub const MIN_PAIR_SLICE_NS: u64 = 150_000_000;

@@ -4,6 +4,7 @@ mod counters_pure;
 mod diagnostic_words;
 mod engine_interrupt;
 mod layers;
+mod layout_pairs_recorded;
 mod options_parse;
 mod protocol_fuzz;
 mod report_snapshot;
