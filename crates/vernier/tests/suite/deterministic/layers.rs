@@ -39,7 +39,7 @@ fn layers(krate: &Path) -> (BTreeMap<String, usize>, BTreeSet<String>) {
     (layer, peers_inside)
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(super) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
@@ -51,7 +51,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The source without comments and without a trailing `#[cfg(test)] mod tests`.
-fn code(text: &str) -> String {
+pub(super) fn code(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests") {
         Some(at) => &text[..at],
         None => text,

@@ -4,6 +4,7 @@ mod counters_pure;
 mod diagnostic_words;
 mod engine_interrupt;
 mod layers;
+mod one_step;
 mod options_parse;
 mod protocol_fuzz;
 mod report_snapshot;
