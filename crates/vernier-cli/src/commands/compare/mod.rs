@@ -295,6 +295,16 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     }
 }
 
+/// The `KEY=VALUE` pairs of `--old-env` or `--new-env` (`flag`), for a side's environment.
+pub(crate) fn parse_env(list: &[String], flag: &str) -> Result<Vec<(OsString, OsString)>> {
+    list.iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.into(), v.into())),
+            _ => bail!("{flag} '{kv}': expected KEY=VALUE"),
+        })
+        .collect()
+}
+
 pub(crate) fn common(a: &CompareArgs) -> Common {
     Common {
         json: None,
@@ -451,6 +461,14 @@ pub(crate) fn conclude(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_pairs() {
+        let v = parse_env(&["A=1".into(), "B=x=y".into()], "--old-env").unwrap();
+        assert_eq!(v[1], ("B".into(), "x=y".into()));
+        assert!(parse_env(&["=1".into()], "--old-env").is_err());
+        assert!(parse_env(&["A".into()], "--old-env").is_err());
+    }
 
     #[test]
     fn threshold_is_a_percentage() {
