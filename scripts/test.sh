@@ -7,6 +7,9 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # The API documentation builds without a broken link or stray tag.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
+# The vernier crate's user API (what its documentation shows, with every signature) as the
+# committed listing has it: a change to it is one a commit shows.
+scripts/public-api.sh
 # Each crate's integration tests are one binary (`tests/suite/`), and a test's module path
 # names its tier. The deterministic tier first, with the unit tests and the doctests: every
 # test whose path has no `measuring::`. Mock clocks, scripted workers, fixtures, golden

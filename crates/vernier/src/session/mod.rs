@@ -152,6 +152,7 @@ impl Suite {
 
     /// Measure every selected benchmark in this process; `on_event` sees each step. Returns
     /// the result file's content (also written to `--json` after each benchmark).
+    #[doc(hidden)]
     pub fn run_in_process(
         &mut self,
         on_event: &mut dyn FnMut(Event<BenchmarkResult>),
