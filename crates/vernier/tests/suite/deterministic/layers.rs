@@ -243,8 +243,8 @@ fn a_peer_is_found_by_its_crate_path_and_by_super() {
 }
 
 /// Each crate's integration tests are one test binary, `tests/suite/`, whose modules are the
-/// two tiers (and the helpers they share): a Rust file directly under `tests/`, or a folder
-/// there with a `main.rs`, would be a binary of its own, in neither tier.
+/// tiers (and the helpers they share): a Rust file directly under `tests/`, or a folder there
+/// with a `main.rs`, would be a binary of its own, in no tier.
 #[test]
 fn each_crate_has_one_test_binary_of_two_tiers() {
     for krate in ["vernier", "vernier-cli"] {
@@ -263,9 +263,15 @@ fn each_crate_has_one_test_binary_of_two_tiers() {
         let main = fs::read_to_string(tests.join("suite/main.rs")).unwrap();
         for line in main.lines().filter(|l| l.starts_with("mod ")) {
             assert!(
-                ["mod common;", "mod deterministic;", "mod measuring;"].contains(&line),
+                [
+                    "mod common;",
+                    "mod deterministic;",
+                    "mod measuring;",
+                    "mod registry;"
+                ]
+                .contains(&line),
                 "{krate}/tests/suite/main.rs: `{line}` is not a tier; a test module goes in \
-                 `deterministic/` or `measuring/`"
+                 `deterministic/`, `measuring/` or `registry/`"
             );
         }
     }
