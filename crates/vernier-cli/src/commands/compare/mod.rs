@@ -88,12 +88,7 @@ pub struct CompareArgs {
     #[arg(long, requires = "profile")]
     pub sampled: bool,
     /// With --sampled: how long each benchmark of each side is sampled, in seconds.
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value_t = 1.0,
-        requires = "sampled"
-    )]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::runner::sampled::DEFAULT_SECONDS, requires = "sampled")]
     pub sample_time: f64,
     /// An environment variable for OLD only (repeatable), e.g. --old-env CHAIN_N=100.
     #[arg(long, value_name = "KEY=VALUE")]
@@ -234,14 +229,8 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
         );
     }
     if a.sampled {
-        if !(a.sample_time > 0.0 && a.sample_time.is_finite()) {
-            bail!(
-                "--sample-time {}: expected a positive number of seconds",
-                a.sample_time
-            );
-        }
         // Before the timed comparison, not after it.
-        crate::runner::sampled::check()?;
+        crate::runner::sampled::prepare("--sample-time", a.sample_time)?;
     }
     if a.instructions {
         return match (old, new) {
