@@ -7,11 +7,15 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # The API documentation builds without a broken link or stray tag.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
+# The vernier crate's user API (what its documentation shows, with every signature) as the
+# committed listing has it: a change to it is one a commit shows.
+scripts/public-api.sh
 # Each crate's integration tests are one binary (`tests/suite/`), and a test's module path
 # names its tier. The deterministic tier first, with the unit tests and the doctests: every
-# test whose path has no `measuring::`. Mock clocks, scripted workers, fixtures, golden
-# statistics, property tests; each checks a rule or a number exactly, and fails fast.
-cargo test -q --workspace -- --skip measuring::
+# test whose path has neither `measuring::` nor `registry::`. Mock clocks, scripted workers,
+# fixtures, golden statistics, property tests; each checks a rule or a number exactly, and fails
+# fast.
+cargo test -q --workspace -- --skip measuring:: --skip registry::
 # Then the measuring tier, and only it: real benchmarks on this machine, asserting only what an
 # honest tool guarantees in any state of it (a verdict never in the wrong direction, an
 # interval that covers or a flag that says why, a constant flagged).
@@ -20,6 +24,10 @@ cargo test -q --workspace -- --skip measuring::
 # and read its load as the machine's noise.
 cargo test --workspace --test suite --no-fail-fast -- measuring:: --skip measuring::system_noise
 cargo test --workspace --test suite --no-fail-fast -- measuring::system_noise --test-threads=1
+# The registry tier: the measuring tests whose third-party suites are fetched at test time (a
+# crate's Criterion benches from crates.io, Google Benchmark's programs from Debian's archive,
+# pyperf from PyPI). A registry that cannot be reached fails its test, saying which.
+cargo test --workspace --test suite --no-fail-fast -- registry::
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual
 # environment (maturin builds the native module; `--profile dev` reuses the crates the tests

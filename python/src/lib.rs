@@ -167,8 +167,9 @@ fn measure(
 fn against_empty_loop(file: &mut vernier::result::ResultFile, empty: f64) {
     file.harness.empty_iter_ns = empty;
     let ctx = file.analysis_context();
+    let all = file.benchmarks.clone();
     for b in &mut file.benchmarks {
-        if let Some(r) = vernier::pipeline::again(b, &ctx, b.earlier_runs) {
+        if let Some(r) = vernier::pipeline::again(b, &ctx, b.earlier_runs, &all) {
             *b = r;
         }
     }

@@ -1,67 +1,102 @@
 //! Vernier: precision micro-benchmarking.
 //!
-//! This crate is what benchmarks link: the timer, the measuring engine, the statistics, the
-//! analysis and a plain-text report. It stays light (no CLI parser, no plotting). The `vernier`
-//! command (crate `vernier-cli`) drives benchmark executables, compares builds and audits the
-//! machine with the same engine.
+//! A bench program registers its benchmarks on a [`Suite`] and hands it to [`main!`]: under
+//! `cargo bench` the program measures them itself and prints the table; launched by the
+//! `vernier` command (crate `vernier-cli`), it is a worker that the command measures over
+//! several processes. What a bench program uses is here, at the crate's root, and in
+//! [`workload`] (inputs, kernels of known cost, threads' helpers):
 //!
-//! The pipeline in the order data flows, one folder per stage. In the code a stage uses only the
-//! stages to its left, and `plan` and `samples`, the two descriptions they all share; the
-//! order is a table, `layers.txt` beside `src/`, that a test holds every `crate::` path to:
+//! - [`Suite`] and its builders (`bench`, `bench_threads`, `bench_with_setup`, `compare`,
+//!   [`Throughput`], [`Complexity`], …), [`main!`] and [`black_box`];
+//! - input pools ([`pool`], [`Rng`], [`DEFAULT_POOL`]) and argument ranges ([`range`],
+//!   [`dense_range`]);
+//! - [`CountingAlloc`], the allocator that counts a benchmark's allocations;
+//! - [`checkpoint`] and [`checkpoint_summary`], phases of a whole program.
+//!
+//! The engine the `vernier` command and the Python module share with bench programs (the
+//! stages below) is public to them and hidden from this documentation (`#[doc(hidden)]`): it
+//! is not part of the API a bench program relies on, and changes with them. Its stages, in the
+//! order data flows, one folder per stage; a stage uses only the stages to its left, and
+//! `plan` and `samples`, the two descriptions they all share; the order is a table,
+//! `layers.txt` beside `src/`, that a test holds every `crate::` path to:
 //!
 //! ```text
 //! workload ──► plan ──► measure ──► samples ──► analyze ──► result ──► pipeline ──► report, protocol ──► session
 //! ```
 //!
-//! - [`workload`]: what to measure — routines and their measured loops, inputs, cold-cache
+//! - `workload`: what to measure — routines and their measured loops, inputs, cold-cache
 //!   routines, reference kernels;
-//! - [`plan`]: how — timer floor, sample length, budget, warm-up policy;
-//! - [`measure`]: the engine — one sampling state machine (calibration, warm-up, collection,
+//! - `plan`: how — timer floor, sample length, budget, warm-up policy;
+//! - `measure`: the engine — one sampling state machine (calibration, warm-up, collection,
 //!   stopping) that one benchmark and a pair drive with their own policies; the
 //!   in-process targets;
-//! - [`samples`]: every raw sample, warm-up included;
-//! - [`analyze`]: figures and diagnostics from the samples, core speed, comparisons from pairs;
-//! - [`result`]: the result and comparison files (schema, loading, atomic writes);
-//! - [`speed_file`]: the machine's speed file — its known core speed, and each program's
+//! - `samples`: every raw sample, warm-up included;
+//! - `analyze`: figures and diagnostics from the samples, core speed, comparisons from pairs;
+//! - `result`: the result and comparison files (schema, loading, atomic writes);
+//! - `speed_file`: the machine's speed file — its known core speed, and each program's
 //!   identity and recent medians;
-//! - [`pipeline`]: the one step from a measurement to its result, that every path takes;
-//! - [`report`]: the terminal tables and their words (units, style);
-//! - [`protocol`]: the worker protocol, both sides, and the Rust suite's worker;
-//! - [`session`]: runs in this process — the [`Suite`] a program registers its benchmarks on
-//!   and its [`Options`], standalone `cargo bench`, registered comparisons, the harness's
+//! - `pipeline`: the one step from a measurement to its result, that every path takes;
+//! - `report`: the terminal tables and their words (units, style);
+//! - `protocol`: the worker protocol, both sides, and the Rust suite's worker;
+//! - `session`: runs in this process — the [`Suite`] a program registers its benchmarks on
+//!   and its options, standalone `cargo bench`, registered comparisons, the harness's
 //!   self-calibration, whole-program checkpoints.
 //!
-//! Beneath the stages, used by several: the instruments ([`timer`], [`counters`]), the
-//! statistics ([`stats`]: robust estimates, steady-state detection, comparison tests),
-//! [`machine`], [`diagnostic`] (codes, findings and their words) and [`units`] (durations for
+//! Beneath the stages, used by several: the instruments (`timer`, `counters`), the
+//! statistics (`stats`: robust estimates, steady-state detection, comparison tests),
+//! `machine`, `diagnostic` (codes, findings and their words) and `units` (durations for
 //! people, which the diagnostics' words and the report both write).
+//!
+//! The user API is listed in `crates/vernier/public-api.txt`, which the test command checks
+//! against the crate (scripts/public-api.sh): a change to it is seen in review.
 
+#[doc(hidden)]
 pub mod analyze;
+#[doc(hidden)]
 pub mod counters;
+#[doc(hidden)]
 pub mod diagnostic;
+#[doc(hidden)]
 pub mod machine;
+#[doc(hidden)]
 pub mod measure;
+#[doc(hidden)]
 pub mod memory;
+#[doc(hidden)]
 pub mod pipeline;
+#[doc(hidden)]
 pub mod plan;
+#[doc(hidden)]
 pub mod protocol;
 #[cfg(doctest)]
 mod readme;
+#[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
 pub mod result;
+#[doc(hidden)]
 pub mod samples;
+#[doc(hidden)]
 pub mod session;
+#[doc(hidden)]
 pub mod shard;
+#[doc(hidden)]
 pub mod speed_file;
+#[doc(hidden)]
 pub mod stats;
+#[doc(hidden)]
 pub mod timer;
+#[doc(hidden)]
 pub mod units;
+#[doc(hidden)]
 pub mod unpaired;
 pub mod workload;
 
 pub use memory::CountingAlloc;
-pub use session::checkpoint::{checkpoint, checkpoint_summary};
-pub use session::suite::{Options, Suite, SuiteError};
+pub use session::checkpoint::{checkpoint, checkpoint_summary, Phase, Summary, Usage};
+#[doc(hidden)]
+pub use session::suite::Options;
+pub use session::suite::{Suite, SuiteError};
 pub use stats::complexity::Class as Complexity;
 pub use std::hint::black_box;
 pub use units::Throughput;

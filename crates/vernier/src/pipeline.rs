@@ -2,13 +2,18 @@
 //! this process, `vernier run`'s workers, `vernier analyze` re-deriving a file, and `vernier
 //! compare` reading two. [`finish`] analyses the measurement, weighs the instruction counts
 //! (counted when the analysis asks for them), builds the [`BenchmarkResult`], applies the
-//! cold-cache rule and joins the earlier runs; what differs between the paths travels in the
-//! [`Context`], so that no rule applies on one path and not on another.
+//! cold-cache rule, joins the earlier runs, sets a threaded benchmark beside its one-thread run
+//! and records what the benchmark declared (its throughput and complexity); what differs
+//! between the paths travels in the [`Context`], so that no rule applies on one path and not on
+//! another. No caller sets a figure after it (`tests/suite/deterministic/one_step.rs` keeps it
+//! so).
 
 use crate::analyze::{self, Analysis, InstructionsCheck};
 use crate::measure::Measurement;
+use crate::result::complexity::Declared;
 use crate::result::recent_runs::{self, EarlierRuns};
-use crate::result::{cold, BenchmarkResult};
+use crate::result::{cold, threads, BenchmarkResult};
+use crate::units::Throughput;
 
 /// What the step needs beyond the measurement.
 pub struct Context<'a> {
@@ -21,6 +26,13 @@ pub struct Context<'a> {
     pub earlier: Option<EarlierRuns>,
     /// The environment padding of each worker process, by its index.
     pub env_pad: &'a dyn Fn(u32) -> u64,
+    /// What the benchmark declared it processes per iteration (`Suite::throughput`).
+    pub throughput: Option<Throughput>,
+    /// The size and complexity the benchmark declared (`Suite::complexity`).
+    pub complexity: Option<Declared>,
+    /// The run's other results (those measured before it, or a file's): a threaded benchmark
+    /// is set beside its one-thread run among them (`result::threads::relate`).
+    pub others: &'a [BenchmarkResult],
 }
 
 /// How the instructions of a benchmark are known: not at all, from a stored check, by counting
@@ -78,17 +90,23 @@ pub fn finish(
         recent_runs::join_result(&mut r, &e, clock_ghz);
     }
     r.drop_restated();
+    threads::relate(&mut r, ctx.others);
+    r.throughput = ctx.throughput;
+    r.complexity = ctx.complexity.clone();
     r
 }
 
 /// A stored benchmark's result derived again from its raw samples through [`finish`], with
 /// the run's analysis context and what the file kept: the cache mode, the counted
-/// instructions, each process's padding; `earlier`, the earlier runs to join (none for one
-/// side of an offline comparison). `None` when the benchmark holds no sample.
+/// instructions, each process's padding, the throughput and complexity it declared; `earlier`,
+/// the earlier runs to join (none for one side of an offline comparison); `others`, the file's
+/// results among which a threaded benchmark finds its one-thread run. `None` when the benchmark
+/// holds no sample.
 pub fn again(
     b: &BenchmarkResult,
     analysis: &analyze::Context,
     earlier: Option<EarlierRuns>,
+    others: &[BenchmarkResult],
 ) -> Option<BenchmarkResult> {
     if b.samples.ns.is_empty() {
         return None;
@@ -104,6 +122,10 @@ pub fn again(
         cold: b.cache_cold,
         earlier,
         env_pad: &pad,
+        // Declared by the benchmark, not measured: kept as the file has it.
+        throughput: b.throughput,
+        complexity: b.complexity.clone(),
+        others,
     };
     let instructions = match b.instructions_check {
         Some(c) => Instructions::Stored(c),
@@ -111,9 +133,6 @@ pub fn again(
     };
     let mut r = finish(&b.name, &b.measurement(), &ctx, instructions);
     carry_memory(b, &mut r);
-    // Declared by the benchmark, not measured: kept as the file has it.
-    r.throughput = b.throughput;
-    r.complexity = b.complexity.clone();
     Some(r)
 }
 

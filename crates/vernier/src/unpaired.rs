@@ -21,7 +21,7 @@ pub fn figure(file: &ResultFile, b: &BenchmarkResult) -> Option<(f64, (f64, f64)
 /// The run's own figure again: the same step as every path, without the earlier runs (each
 /// side is one run).
 fn again(file: &ResultFile, b: &BenchmarkResult) -> Option<BenchmarkResult> {
-    crate::pipeline::again(b, &file.analysis_context(), None)
+    crate::pipeline::again(b, &file.analysis_context(), None, &file.benchmarks)
 }
 
 /// A re-derived result's median and interval in cycles, when it was judged in cycles.

@@ -19,12 +19,7 @@ pub struct ProfileArgs {
     #[arg(long)]
     pub sampled: bool,
     /// With --sampled: how long each benchmark is sampled, in seconds.
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value_t = 1.0,
-        requires = "sampled"
-    )]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::runner::sampled::DEFAULT_SECONDS, requires = "sampled")]
     pub time: f64,
     /// Functions shown per benchmark.
     #[arg(long, value_name = "N", default_value_t = 8)]
@@ -54,12 +49,9 @@ pub fn profile_command(a: &ProfileArgs) -> Result<i32> {
     let filter = crate::args::Selection::new(crate::args::parse_filter(a.filter.as_deref())?, None);
     let (program, args) = crate::runner::processes::split_program(&a.program);
     crate::runner::profile::check_symbols(&program)?;
-    if !(a.time > 0.0 && a.time.is_finite()) {
-        anyhow::bail!("--time {}: expected a positive number of seconds", a.time);
-    }
     let timeout = std::time::Duration::from_secs_f64(a.timeout);
     let file = if a.sampled {
-        crate::runner::sampled::check()?;
+        crate::runner::sampled::prepare("--time", a.time)?;
         term::install_ctrlc();
         println!(
             "vernier profile: sampled with perf, {} s per benchmark, the measured loop only; \

@@ -381,34 +381,10 @@ impl store::Store for PgStore {
             .client
             .query(store::SELECT_POINTS, &[])
             .map_err(|e| explain(&self.url, &self.target, e))?;
-        Ok(rows
-            .iter()
-            .map(|r| StoredPoint {
-                run_id: r.get(0),
-                time: r.get(1),
-                commit: r.get(2),
-                branch: r.get(3),
-                machine_id: r.get(4),
-                bench: store::BenchRow {
-                    name: r.get(5),
-                    status: r.get(6),
-                    median_ns: r.get(7),
-                    ci95_lo_ns: r.get(8),
-                    ci95_hi_ns: r.get(9),
-                    flags: r.get(10),
-                    run_ci95_ns: [r.get(11), r.get(12)],
-                    cycles_per_iter: r.get(16),
-                    memory: [r.get(17), r.get(18)],
-                    unit: r.get(19),
-                    cycles_run_ci95: [r.get(20), r.get(21)],
-                    instructions_per_iter: r.get(22),
-                },
-                machine: r.get(13),
-                run_key: r.get(14),
-                attempt: r.get(15),
-                superseded: false,
-            })
-            .collect())
+        rows.iter()
+            .map(store::point_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| explain(&self.url, &self.target, e))
     }
 
     fn machines(&mut self) -> Result<Vec<MachineRow>> {
@@ -416,18 +392,10 @@ impl store::Store for PgStore {
             .client
             .query(store::SELECT_MACHINES, &[])
             .map_err(|e| explain(&self.url, &self.target, e))?;
-        Ok(rows
-            .iter()
-            .map(|r| MachineRow {
-                id: r.get(0),
-                cpu_model: r.get(1),
-                logical_cpus: r.get(2),
-                kernel: r.get(3),
-                arch: r.get(4),
-                hostname: r.get(5),
-                audit: r.get(6),
-            })
-            .collect())
+        rows.iter()
+            .map(store::machine_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| explain(&self.url, &self.target, e))
     }
 
     fn runs_at(&mut self, reference: &str) -> Result<Vec<StoredRun>> {
@@ -436,17 +404,10 @@ impl store::Store for PgStore {
             .client
             .query(pg(store::SELECT_RUNS_AT).as_str(), &[&reference, &prefix])
             .map_err(|e| explain(&self.url, &self.target, e))?;
-        Ok(rows
-            .iter()
-            .map(|r| StoredRun {
-                run_id: r.get(0),
-                time: r.get(1),
-                commit: r.get(2),
-                branch: r.get(3),
-                machine_id: r.get(4),
-                result: r.get(5),
-            })
-            .collect())
+        rows.iter()
+            .map(store::run_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| explain(&self.url, &self.target, e))
     }
 
     fn run_summaries(&mut self) -> Result<Vec<RunSummary>> {
@@ -454,17 +415,16 @@ impl store::Store for PgStore {
             .client
             .query(store::SELECT_RUN_SUMMARIES, &[])
             .map_err(|e| explain(&self.url, &self.target, e))?;
-        Ok(rows
-            .iter()
-            .map(|r| RunSummary {
-                run_id: r.get(0),
-                commit: r.get(1),
-                machine: r.get(2),
-                shard: r.get(3),
-                attempt: r.get(4),
-                run_key: r.get(5),
-                benchmarks: r.get(6),
-            })
-            .collect())
+        rows.iter()
+            .map(store::summary_of)
+            .collect::<Result<_, _>>()
+            .map_err(|e| explain(&self.url, &self.target, e))
+    }
+}
+
+impl store::Row for postgres::Row {
+    type Error = postgres::Error;
+    fn col<T: store::Column>(&self, i: usize) -> Result<T, postgres::Error> {
+        self.try_get(i)
     }
 }

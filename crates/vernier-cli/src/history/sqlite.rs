@@ -255,33 +255,7 @@ impl store::Store for SqliteStore {
             .prepare(store::SELECT_POINTS)
             .map_err(|e| explain(&self.path, e))?;
         let rows = st
-            .query_map([], |r| {
-                Ok(StoredPoint {
-                    run_id: r.get(0)?,
-                    time: r.get(1)?,
-                    commit: r.get(2)?,
-                    branch: r.get(3)?,
-                    machine_id: r.get(4)?,
-                    bench: store::BenchRow {
-                        name: r.get(5)?,
-                        status: r.get(6)?,
-                        median_ns: r.get(7)?,
-                        ci95_lo_ns: r.get(8)?,
-                        ci95_hi_ns: r.get(9)?,
-                        flags: r.get(10)?,
-                        run_ci95_ns: [r.get(11)?, r.get(12)?],
-                        cycles_per_iter: r.get(16)?,
-                        memory: [r.get(17)?, r.get(18)?],
-                        unit: r.get(19)?,
-                        cycles_run_ci95: [r.get(20)?, r.get(21)?],
-                        instructions_per_iter: r.get(22)?,
-                    },
-                    machine: r.get(13)?,
-                    run_key: r.get(14)?,
-                    attempt: r.get(15)?,
-                    superseded: false,
-                })
-            })
+            .query_map([], |r| store::point_of(r))
             .map_err(|e| explain(&self.path, e))?;
         rows.collect::<Result<_, _>>()
             .map_err(|e| explain(&self.path, e))
@@ -293,17 +267,7 @@ impl store::Store for SqliteStore {
             .prepare(store::SELECT_MACHINES)
             .map_err(|e| explain(&self.path, e))?;
         let rows = st
-            .query_map([], |r| {
-                Ok(MachineRow {
-                    id: r.get(0)?,
-                    cpu_model: r.get(1)?,
-                    logical_cpus: r.get(2)?,
-                    kernel: r.get(3)?,
-                    arch: r.get(4)?,
-                    hostname: r.get(5)?,
-                    audit: r.get(6)?,
-                })
-            })
+            .query_map([], |r| store::machine_of(r))
             .map_err(|e| explain(&self.path, e))?;
         rows.collect::<Result<_, _>>()
             .map_err(|e| explain(&self.path, e))
@@ -316,14 +280,7 @@ impl store::Store for SqliteStore {
             .map_err(|e| explain(&self.path, e))?;
         let rows = st
             .query_map(params![reference, format!("{reference}%")], |r| {
-                Ok(StoredRun {
-                    run_id: r.get(0)?,
-                    time: r.get(1)?,
-                    commit: r.get(2)?,
-                    branch: r.get(3)?,
-                    machine_id: r.get(4)?,
-                    result: r.get(5)?,
-                })
+                store::run_of(r)
             })
             .map_err(|e| explain(&self.path, e))?;
         rows.collect::<Result<_, _>>()
@@ -336,20 +293,17 @@ impl store::Store for SqliteStore {
             .prepare(store::SELECT_RUN_SUMMARIES)
             .map_err(|e| explain(&self.path, e))?;
         let rows = st
-            .query_map([], |r| {
-                Ok(RunSummary {
-                    run_id: r.get(0)?,
-                    commit: r.get(1)?,
-                    machine: r.get(2)?,
-                    shard: r.get(3)?,
-                    attempt: r.get(4)?,
-                    run_key: r.get(5)?,
-                    benchmarks: r.get(6)?,
-                })
-            })
+            .query_map([], |r| store::summary_of(r))
             .map_err(|e| explain(&self.path, e))?;
         rows.collect::<Result<_, _>>()
             .map_err(|e| explain(&self.path, e))
+    }
+}
+
+impl store::Row for rusqlite::Row<'_> {
+    type Error = rusqlite::Error;
+    fn col<T: store::Column>(&self, i: usize) -> rusqlite::Result<T> {
+        self.get(i)
     }
 }
 

@@ -336,6 +336,92 @@ pub struct StoredRun {
     pub result: String,
 }
 
+/// A value of a column both stores read into the same Rust type (SQLite's and PostgreSQL's).
+#[cfg(feature = "postgres")]
+pub trait Column: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a> {}
+#[cfg(feature = "postgres")]
+impl<T: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>> Column for T {}
+/// A value of a column the store reads into a Rust type (SQLite's).
+#[cfg(not(feature = "postgres"))]
+pub trait Column: rusqlite::types::FromSql {}
+#[cfg(not(feature = "postgres"))]
+impl<T: rusqlite::types::FromSql> Column for T {}
+
+/// A row a query of either store returned, its columns read by index: each kind of row is
+/// mapped to its type once, below, for both stores. A column of another type is an error of
+/// the store's own kind, not a panic.
+pub trait Row {
+    type Error;
+    fn col<T: Column>(&self, i: usize) -> std::result::Result<T, Self::Error>;
+}
+
+/// A row of [`SELECT_POINTS`].
+pub fn point_of<R: Row>(r: &R) -> std::result::Result<StoredPoint, R::Error> {
+    Ok(StoredPoint {
+        run_id: r.col(0)?,
+        time: r.col(1)?,
+        commit: r.col(2)?,
+        branch: r.col(3)?,
+        machine_id: r.col(4)?,
+        bench: BenchRow {
+            name: r.col(5)?,
+            status: r.col(6)?,
+            median_ns: r.col(7)?,
+            ci95_lo_ns: r.col(8)?,
+            ci95_hi_ns: r.col(9)?,
+            flags: r.col(10)?,
+            run_ci95_ns: [r.col(11)?, r.col(12)?],
+            cycles_per_iter: r.col(16)?,
+            memory: [r.col(17)?, r.col(18)?],
+            unit: r.col(19)?,
+            cycles_run_ci95: [r.col(20)?, r.col(21)?],
+            instructions_per_iter: r.col(22)?,
+        },
+        machine: r.col(13)?,
+        run_key: r.col(14)?,
+        attempt: r.col(15)?,
+        superseded: false,
+    })
+}
+
+/// A row of [`SELECT_MACHINES`].
+pub fn machine_of<R: Row>(r: &R) -> std::result::Result<MachineRow, R::Error> {
+    Ok(MachineRow {
+        id: r.col(0)?,
+        cpu_model: r.col(1)?,
+        logical_cpus: r.col(2)?,
+        kernel: r.col(3)?,
+        arch: r.col(4)?,
+        hostname: r.col(5)?,
+        audit: r.col(6)?,
+    })
+}
+
+/// A row of [`SELECT_RUNS_AT`].
+pub fn run_of<R: Row>(r: &R) -> std::result::Result<StoredRun, R::Error> {
+    Ok(StoredRun {
+        run_id: r.col(0)?,
+        time: r.col(1)?,
+        commit: r.col(2)?,
+        branch: r.col(3)?,
+        machine_id: r.col(4)?,
+        result: r.col(5)?,
+    })
+}
+
+/// A row of [`SELECT_RUN_SUMMARIES`].
+pub fn summary_of<R: Row>(r: &R) -> std::result::Result<RunSummary, R::Error> {
+    Ok(RunSummary {
+        run_id: r.col(0)?,
+        commit: r.col(1)?,
+        machine: r.col(2)?,
+        shard: r.col(3)?,
+        attempt: r.col(4)?,
+        run_key: r.col(5)?,
+        benchmarks: r.col(6)?,
+    })
+}
+
 /// What every back end does.
 pub trait Store {
     /// Save a run and its benchmarks in one transaction; the run's id.

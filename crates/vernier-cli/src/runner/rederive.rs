@@ -61,13 +61,11 @@ pub fn rederive_weighed(
                     b.name
                 );
             }
-            let mut r = if instructions {
-                recount(b)?
+            if instructions {
+                recount(b)
             } else {
-                pipeline::again(b, &ctx, earlier(b)).unwrap_or_else(|| b.clone())
-            };
-            vernier::result::threads::relate(&mut r, all);
-            Ok(r)
+                Ok(pipeline::again(b, &ctx, earlier(b), all).unwrap_or_else(|| b.clone()))
+            }
         })
         .collect()
 }

@@ -49,6 +49,18 @@ pub fn event() -> (&'static str, &'static str) {
     }
 }
 
+/// How long each benchmark is sampled unless told (`profile --sampled --time`, `compare
+/// --profile --sampled --sample-time`), in seconds.
+pub const DEFAULT_SECONDS: f64 = 1.0;
+
+/// Before a sampled profile: `seconds`, given by `flag`, a positive number, and perf usable.
+pub fn prepare(flag: &str, seconds: f64) -> Result<()> {
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        bail!("{flag} {seconds}: expected a positive number of seconds");
+    }
+    check()
+}
+
 /// perf, or why it cannot be used.
 pub fn check() -> Result<()> {
     let p = perf();

@@ -897,6 +897,9 @@ fn a_removed_body_carries_no_code_that_only_restates_it() {
         cold: false,
         earlier: None,
         env_pad: &|_| 0,
+        throughput: None,
+        complexity: None,
+        others: &[],
     };
     let r = crate::pipeline::finish("removed", &m, &step, crate::pipeline::Instructions::None);
     let kept: Vec<Code> = r.diagnostics.iter().map(|d| d.code).collect();

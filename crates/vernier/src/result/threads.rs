@@ -83,8 +83,9 @@ fn related(d: &Diagnostic) -> bool {
 /// Set benchmark `r` beside its one-thread run among `others` (the same `NAME`, 1 thread,
 /// measured): its speed-up and efficiency, and when throughput grows less than half as fast
 /// as the threads, what [`judge`] makes of it (`contended`, or the threads' waits for a CPU).
-/// Any earlier such finding on `r` is replaced (a re-analysis).
-pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
+/// Any earlier such finding on `r` is replaced (a re-analysis). Called by
+/// [`crate::pipeline::finish`] alone: the step that sets every figure of a result.
+pub(crate) fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     let (Some(t), Some((base, _))) = (r.threads, split_name(&r.name)) else {
         return;
     };
@@ -121,18 +122,18 @@ pub fn relate(r: &mut BenchmarkResult, others: &[BenchmarkResult]) {
     r.drop_restated();
 }
 
-/// [`relate`] every threaded benchmark of a file to its one-thread run.
-pub fn relate_all(benchmarks: &mut [BenchmarkResult]) {
-    for i in 0..benchmarks.len() {
-        let mut r = benchmarks[i].clone();
-        relate(&mut r, benchmarks);
-        benchmarks[i] = r;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`relate`] every threaded benchmark of a file to its one-thread run.
+    fn relate_all(benchmarks: &mut [BenchmarkResult]) {
+        for i in 0..benchmarks.len() {
+            let mut r = benchmarks[i].clone();
+            relate(&mut r, benchmarks);
+            benchmarks[i] = r;
+        }
+    }
 
     #[test]
     fn names_split_back() {

@@ -152,6 +152,7 @@ impl Suite {
 
     /// Measure every selected benchmark in this process; `on_event` sees each step. Returns
     /// the result file's content (also written to `--json` after each benchmark).
+    #[doc(hidden)]
     pub fn run_in_process(
         &mut self,
         on_event: &mut dyn FnMut(Event<BenchmarkResult>),
@@ -256,6 +257,9 @@ impl Suite {
                 cold: self.entries[i].routine.fixed_iters() == Some(1),
                 earlier: self.options.earlier.get(name).copied(),
                 env_pad: &|_| 0,
+                throughput: self.entries[i].throughput,
+                complexity: self.entries[i].complexity.clone(),
+                others: &file.benchmarks,
             };
             let mut r = pipeline::finish(
                 name,
@@ -263,9 +267,6 @@ impl Suite {
                 &finish,
                 pipeline::Instructions::None,
             );
-            crate::result::threads::relate(&mut r, &file.benchmarks);
-            r.throughput = self.entries[i].throughput;
-            r.complexity = self.entries[i].complexity.clone();
             if r.status != crate::result::Status::Failed {
                 let routine = self.entries[i].routine.as_mut();
                 r.memory = memory::in_process(routine, &timer, r.per_iter.median_ns, r.total_s);

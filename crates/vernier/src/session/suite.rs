@@ -217,6 +217,7 @@ pub struct PairEntry {
 }
 
 impl Suite {
+    #[doc(hidden)]
     pub fn new(options: Options) -> Suite {
         Suite {
             entries: Vec::new(),
@@ -279,10 +280,12 @@ impl Suite {
         })
     }
 
+    #[doc(hidden)]
     pub fn options(&self) -> &Options {
         &self.options
     }
 
+    #[doc(hidden)]
     pub fn names(&self) -> Vec<String> {
         self.entries.iter().map(|e| e.name.clone()).collect()
     }
@@ -463,11 +466,13 @@ impl Suite {
     }
 
     /// Names of the registered comparisons.
+    #[doc(hidden)]
     pub fn comparison_names(&self) -> Vec<String> {
         self.pairs.iter().map(|p| p.name.clone()).collect()
     }
 
     /// Take the registered benchmarks out (to re-register a selection elsewhere).
+    #[doc(hidden)]
     pub fn into_entries(self) -> Vec<(String, Box<dyn Routine>)> {
         self.entries
             .into_iter()
@@ -476,6 +481,7 @@ impl Suite {
     }
 
     /// Register any `Routine`.
+    #[doc(hidden)]
     pub fn add(&mut self, name: impl Into<String>, routine: Box<dyn Routine>) -> &mut Self {
         self.last_call = self.entries.len();
         self.entries.push(Entry {

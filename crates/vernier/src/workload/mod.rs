@@ -12,16 +12,20 @@
 //! - `threads`: threaded benchmarks, a pool of threads released together for each sample;
 //! - `thread_clock`: a thread's on-CPU time and run-queue wait, read outside the timed region.
 
+#[doc(hidden)]
 pub mod cache;
 pub mod input;
 pub mod kernels;
+#[doc(hidden)]
 pub mod routine;
+#[doc(hidden)]
 pub mod thread_clock;
 pub mod threads;
 
 use routine::Routine;
 
 /// A registered benchmark.
+#[doc(hidden)]
 pub struct Entry {
     pub name: String,
     pub routine: Box<dyn Routine>,

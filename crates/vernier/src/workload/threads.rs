@@ -34,17 +34,21 @@ use std::time::{Duration, Instant};
 /// How long a waiting pool thread spins for the next release before parking: longer than a
 /// runner's turn between two batches of the same benchmark, short enough that a pool left
 /// behind by another benchmark stops using a CPU almost at once.
+#[doc(hidden)]
 pub const SPIN_BEFORE_PARK_NS: u64 = 2_000_000;
 /// Spins between two `yield`s while waiting: a waiting thread that shares its CPU with a
 /// working one (more threads than CPUs) gives it the CPU instead of burning its slice.
+#[doc(hidden)]
 pub const SPINS_PER_YIELD: u32 = 256;
 /// The longest time between a pool thread's clock reading and the release: past it the pool
 /// arms (each thread reads its clocks again) first, so that a thread's figures stay those of
 /// its sample. Longer than the gap between two samples of a batch with the threads on their
 /// CPUs, so that arming costs nothing then.
+#[doc(hidden)]
 pub const ARM_LEAD_NS: u64 = 20_000;
 /// How many times a release arms the pool at most before it goes on with the readings it has
 /// (each arming waits for every thread to get a CPU: on a loaded machine, time slices).
+#[doc(hidden)]
 pub const MAX_ARMS: u32 = 2;
 /// A run-queue wait not known (`Shared::wait`).
 const UNKNOWN: u64 = u64::MAX;
@@ -59,6 +63,7 @@ static PINNED: AtomicBool = AtomicBool::new(false);
 
 /// Pin the threads of pools started from now on, one per CPU of the process's affinity mask
 /// (`pin=1` in the protocol: the runner pinned the process with `--cpu`).
+#[doc(hidden)]
 pub fn set_pinned(on: bool) {
     PINNED.store(on, Ordering::Relaxed);
 }
@@ -205,6 +210,7 @@ impl Shared {
 /// The per-thread measured loop: `iters` calls of `f(thread)`, the body and its result through
 /// the barrier, then this thread's clock reading.
 #[inline(never)]
+#[doc(hidden)]
 pub fn vernier_measured_loop_threads<F: Fn(usize) -> R, R>(
     f: &F,
     thread: usize,

@@ -80,7 +80,7 @@ pub(super) fn compare_instructions(
     let filter = super::common(a).filter()?;
     let timeout = a.process.control()?.timeout;
     term::install_ctrlc();
-    let env = |list: &[String], flag: &str| super::programs::parse_env(list, flag);
+    let env = |list: &[String], flag: &str| super::parse_env(list, flag);
     let old_file = count_side(
         "OLD",
         old,

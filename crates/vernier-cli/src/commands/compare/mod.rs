@@ -88,12 +88,7 @@ pub struct CompareArgs {
     #[arg(long, requires = "profile")]
     pub sampled: bool,
     /// With --sampled: how long each benchmark of each side is sampled, in seconds.
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value_t = 1.0,
-        requires = "sampled"
-    )]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::runner::sampled::DEFAULT_SECONDS, requires = "sampled")]
     pub sample_time: f64,
     /// An environment variable for OLD only (repeatable), e.g. --old-env CHAIN_N=100.
     #[arg(long, value_name = "KEY=VALUE")]
@@ -234,14 +229,8 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
         );
     }
     if a.sampled {
-        if !(a.sample_time > 0.0 && a.sample_time.is_finite()) {
-            bail!(
-                "--sample-time {}: expected a positive number of seconds",
-                a.sample_time
-            );
-        }
         // Before the timed comparison, not after it.
-        crate::runner::sampled::check()?;
+        crate::runner::sampled::prepare("--sample-time", a.sample_time)?;
     }
     if a.instructions {
         return match (old, new) {
@@ -293,6 +282,16 @@ pub fn compare_command(a: &CompareArgs) -> Result<i32> {
             )
         }
     }
+}
+
+/// The `KEY=VALUE` pairs of `--old-env` or `--new-env` (`flag`), for a side's environment.
+pub(crate) fn parse_env(list: &[String], flag: &str) -> Result<Vec<(OsString, OsString)>> {
+    list.iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.into(), v.into())),
+            _ => bail!("{flag} '{kv}': expected KEY=VALUE"),
+        })
+        .collect()
 }
 
 pub(crate) fn common(a: &CompareArgs) -> Common {
@@ -451,6 +450,14 @@ pub(crate) fn conclude(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_pairs() {
+        let v = parse_env(&["A=1".into(), "B=x=y".into()], "--old-env").unwrap();
+        assert_eq!(v[1], ("B".into(), "x=y".into()));
+        assert!(parse_env(&["=1".into()], "--old-env").is_err());
+        assert!(parse_env(&["A".into()], "--old-env").is_err());
+    }
 
     #[test]
     fn threshold_is_a_percentage() {

@@ -37,8 +37,8 @@ pub(super) fn profile_pair(
     let filter = crate::args::Selection::new(Some(regex::Regex::new(&exact)?), None);
     let timeout = a.process.control()?.timeout;
     let (old_env, new_env) = (
-        super::programs::parse_env(&a.old_env, "--old-env")?,
-        super::programs::parse_env(&a.new_env, "--new-env")?,
+        super::parse_env(&a.old_env, "--old-env")?,
+        super::parse_env(&a.new_env, "--new-env")?,
     );
     if a.sampled {
         let (event, why) = crate::runner::sampled::event();

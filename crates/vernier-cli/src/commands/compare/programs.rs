@@ -2,7 +2,9 @@
 //! (`crate::runner::compare`), each pair alternating batches between its two processes on one
 //! CPU so that drift cancels, the interval taken over the pairs.
 
-use super::{check_names, common, finish, match_names, warn_one_sided, write, CompareArgs};
+use super::{
+    check_names, common, finish, match_names, parse_env, warn_one_sided, write, CompareArgs,
+};
 use crate::runner::compare::{self, PairsConfig};
 use crate::runner::link::{Launch, ProcessLauncher};
 use crate::runner::same_code;
@@ -16,15 +18,6 @@ use vernier::measure::compare::{
 use vernier::measure::MonotonicClock;
 use vernier::result::comparison::ComparisonFile;
 use vernier::stats::compare::Mode;
-
-pub(super) fn parse_env(list: &[String], flag: &str) -> Result<Vec<(OsString, OsString)>> {
-    list.iter()
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.into(), v.into())),
-            _ => bail!("{flag} '{kv}': expected KEY=VALUE"),
-        })
-        .collect()
-}
 
 /// The default budget per benchmark of a live comparison, over all its process pairs.
 pub const DEFAULT_TIME_S: f64 = 2.0;
@@ -283,18 +276,5 @@ fn print_noise_floor(file: &ComparisonFile) {
                 d * 100.0
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_pairs() {
-        let v = parse_env(&["A=1".into(), "B=x=y".into()], "--old-env").unwrap();
-        assert_eq!(v[1], ("B".into(), "x=y".into()));
-        assert!(parse_env(&["=1".into()], "--old-env").is_err());
-        assert!(parse_env(&["A".into()], "--old-env").is_err());
     }
 }

@@ -275,6 +275,9 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 .as_deref()
                 .and_then(|id| known.earlier_runs(id, name)),
             env_pad: &|p| pads.get(p as usize).copied().unwrap_or(0),
+            throughput: throughput.get(i).copied().flatten(),
+            complexity: complexity.get(i).cloned().flatten(),
+            others: &file.benchmarks,
         };
         // A body within a few cycles of the empty loop is counted under callgrind: time alone
         // cannot tell a removed body from a little work there. With cold caches one iteration
@@ -299,9 +302,6 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             pipeline::Instructions::CountIfRemoved(&mut count)
         };
         let mut r = pipeline::finish(name, &m, &finish, instructions);
-        vernier::result::threads::relate(&mut r, &file.benchmarks);
-        r.throughput = throughput.get(i).copied().flatten();
-        r.complexity = complexity.get(i).cloned().flatten();
         crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
         progress.clear();
         keep_hash_seeds(&mut r, &seeds);

@@ -57,6 +57,7 @@ fn fastest_of(timer: &crate::timer::Timer, adds: u64, kernel: fn(u64, u64) -> u6
 /// The throughput half of the core-speed probe: the fastest of
 /// [`PROBE_REPEATS`](crate::plan::PROBE_REPEATS) timings of [`wide_add_chain`] over `adds`
 /// additions, in ns of `timer`. Run right after [`speed_probe`], outside every timed region.
+#[doc(hidden)]
 pub fn wide_probe(timer: &crate::timer::Timer, adds: u64) -> u64 {
     fastest_of(timer, adds, wide_add_chain)
 }
@@ -66,6 +67,7 @@ pub fn wide_probe(timer: &crate::timer::Timer, adds: u64) -> u64 {
 /// chain's time is `adds` cycles at whatever speed the core runs at that moment, so the time
 /// per addition is the core's effective cycle time, measured against the timer (the TSC's
 /// fixed rate where it is used). Runs outside every timed region, between batches.
+#[doc(hidden)]
 pub fn speed_probe(timer: &crate::timer::Timer, adds: u64) -> u64 {
     fastest_of(timer, adds, add_chain)
 }

@@ -5,6 +5,7 @@ mod diagnostic_words;
 mod engine_interrupt;
 mod layers;
 mod layout_pairs_recorded;
+mod one_step;
 mod options_parse;
 mod protocol_fuzz;
 mod report_snapshot;
