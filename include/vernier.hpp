@@ -2710,10 +2710,11 @@ inline std::string filter_regex(const std::vector<std::string>& filters) {
     return re;
 }
 
-/// Replaces this process with `runner run [OPTIONS] -- <this executable>`. Returns only when
-/// that could not be done, having said why.
+/// Replaces this process with `runner run [OPTIONS] -- <this executable> [PROGRAM_ARGS]`.
+/// Returns only when that could not be done, having said why.
 inline void run_through(const std::string& runner, const char* prog,
-                        const std::vector<std::string>& runner_args) {
+                        const std::vector<std::string>& runner_args,
+                        const std::vector<std::string>& program_args = {}) {
     char self[4096];
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
@@ -2726,6 +2727,7 @@ inline void run_through(const std::string& runner, const char* prog,
     args.insert(args.end(), runner_args.begin(), runner_args.end());
     args.push_back("--");
     args.push_back(self);
+    args.insert(args.end(), program_args.begin(), program_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -219,8 +219,6 @@ private:
     ::vernier::detail::ClockKind clock_ = ::vernier::detail::ClockKind::monotonic;
     std::uint64_t t0_ = 0, ticks_ = 0, first_start_ = 0;
     // The thread's CPU time over the timed region (read outside the ticks), when asked.
-    bool read_cpu_ = false;
-    std::uint64_t cpu0_ = 0, cpu_ns_ = 0;
     double manual_s_ = 0.0;
     // The counters read around the sample (worker, one thread), and the sample's index.
     const ::vernier::detail::Meter* meter_ = nullptr;
