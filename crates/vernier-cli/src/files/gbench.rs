@@ -23,16 +23,9 @@ pub fn runs(file: &ResultFile) -> Vec<Run> {
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let mut o: Run = vec![
-                ("name", json!(b.name)),
-                ("family_index", json!(i)),
-                ("per_family_instance_index", json!(0)),
-                ("run_name", json!(b.name)),
-                ("run_type", json!("iteration")),
-                ("repetitions", json!(1)),
-                ("repetition_index", json!(0)),
-                ("threads", json!(b.threads.unwrap_or(1))),
-            ];
+            let mut o = head(&b.name, i, &b.name, "iteration");
+            o.push(("repetition_index", json!(0)));
+            o.push(("threads", json!(b.threads.unwrap_or(1))));
             if b.status == Status::Failed {
                 o.push(("error_occurred", json!(true)));
                 o.push((
@@ -75,6 +68,18 @@ pub fn runs(file: &ResultFile) -> Vec<Run> {
         })
         .collect();
     with_complexity(file, benchmarks)
+}
+
+/// The fields every run begins with: its name, family and run name and type, one repetition.
+fn head(name: &str, family_index: usize, run_name: &str, run_type: &str) -> Run {
+    vec![
+        ("name", json!(name)),
+        ("family_index", json!(family_index)),
+        ("per_family_instance_index", json!(0)),
+        ("run_name", json!(run_name)),
+        ("run_type", json!(run_type)),
+        ("repetitions", json!(1)),
+    ]
 }
 
 /// Google Benchmark's JSON: `context` (`date` as given), then the runs.
@@ -158,25 +163,20 @@ fn with_complexity(file: &ResultFile, mut runs: Vec<Run>) -> Vec<Run> {
         else {
             continue;
         };
-        let head = |suffix: &str, aggregate: &str, unit: &str| -> Run {
-            vec![
-                ("name", json!(format!("{}_{suffix}", fit.family))),
-                ("family_index", json!(last)),
-                ("per_family_instance_index", json!(0)),
-                ("run_name", json!(fit.family)),
-                ("run_type", json!("aggregate")),
-                ("repetitions", json!(1)),
-                ("threads", json!(1)),
-                ("aggregate_name", json!(aggregate)),
-                ("aggregate_unit", json!(unit)),
-            ]
+        let aggregate = |suffix: &str, unit: &str| -> Run {
+            let name = format!("{}_{suffix}", fit.family);
+            let mut run = head(&name, last, &fit.family, "aggregate");
+            run.push(("threads", json!(1)));
+            run.push(("aggregate_name", json!(suffix)));
+            run.push(("aggregate_unit", json!(unit)));
+            run
         };
-        let mut bigo = head("BigO", "BigO", "time");
+        let mut bigo = aggregate("BigO", "time");
         bigo.push(("cpu_coefficient", num(fit.coefficient_ns)));
         bigo.push(("real_coefficient", num(fit.coefficient_ns)));
         bigo.push(("big_o", json!(big_o(fit.class))));
         bigo.push(("time_unit", json!("ns")));
-        let mut rms = head("RMS", "RMS", "percentage");
+        let mut rms = aggregate("RMS", "percentage");
         rms.push(("rms", num(fit.rms)));
         runs.insert(last + 1, rms);
         runs.insert(last + 1, bigo);
