@@ -624,7 +624,7 @@ inline std::string learn_throughput(Instance& in, bool& labelled) {
 
 /// The `list` options of an instance whose family asked for a complexity fit (`Complexity`):
 /// its family (the name without its arguments, as the `_BigO` row is named), its N
-/// (`SetComplexityN`, else its first argument, as when run by hand), and the class it imposes
+/// (`SetComplexityN`, else its first argument), and the class it imposes
 /// or the value of its lambda at N.
 inline std::string complexity_options(const Instance& in, std::int64_t n) {
     const Benchmark& f = *in.family;
@@ -702,8 +702,8 @@ inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entr
         entries[k]->fit = complexity_options(*chosen[k], n);
     }
     if (labelled)
-        note("labels and user counters (SetLabel, state.counters) are shown when the program "
-             "runs by hand, not under the vernier runner");
+        note("labels and user counters (SetLabel, state.counters) are not carried: the vernier "
+             "runner reports times and the declared rates");
     state.append(learned);
 }
 
