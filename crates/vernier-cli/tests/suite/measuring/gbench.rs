@@ -568,17 +568,22 @@ fn a_lambda_a_class_and_set_complexity_n_are_fitted_as_declared() {
 
 /// The program run by hand with Google Benchmark's flags and the runner at hand (`VERNIER_BIN`,
 /// as a `vernier` on the PATH would be): it hands itself to `vernier run`, whose own report
-/// goes to standard error.
+/// goes to standard error. The result file it keeps meanwhile leaves nothing in `TMPDIR`.
 fn by_hand(args: &[&str]) -> Output {
-    Command::new(complexity_program())
+    let scratch = tempfile::tempdir().unwrap();
+    let o = Command::new(complexity_program())
         .args(["--benchmark_min_time=0.05"])
         .args(args)
         .env_remove("VERNIER_FDS")
         .env("VERNIER_BIN", env!("CARGO_BIN_EXE_vernier"))
         .env("VERNIER_SPEED_FILE", tmp().join("by-hand-speed.json"))
         .env("NO_COLOR", "1")
+        .env("TMPDIR", scratch.path())
         .output()
-        .unwrap()
+        .unwrap();
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?} left in TMPDIR: {}", text(&o));
+    o
 }
 
 #[test]
