@@ -351,6 +351,46 @@ mod tests {
         assert_eq!(human(0.0, 1000.0), "0");
     }
 
+    /// The committed result files (a demo and a C++ run).
+    fn fixtures() -> Vec<ResultFile> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../vernier/tests/fixtures/results");
+        ["demo-v0.1.0.json", "run-cpp-v0.1.0.json"]
+            .iter()
+            .map(|f| ResultFile::load(&dir.join(f)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_csv_and_the_table_carry_the_jsons_runs() {
+        for file in fixtures() {
+            let runs = runs(&file);
+            assert!(runs.len() >= file.benchmarks.len());
+            let csv = csv(&file);
+            let rows: Vec<&str> = csv.lines().collect();
+            assert_eq!(rows[0], CSV_HEADER);
+            assert_eq!(rows.len(), runs.len() + 1, "{csv}");
+            let table = console(&file);
+            let lines: Vec<&str> = table.lines().collect();
+            assert_eq!(lines.len(), runs.len() + 3, "{table}");
+            for ((run, row), line) in runs.iter().zip(&rows[1..]).zip(&lines[3..]) {
+                let name = text(run, "name");
+                let rest = row
+                    .strip_prefix(&format!("{},", quoted(&name)))
+                    .unwrap_or_else(|| panic!("{name}: {row}"));
+                let cells: Vec<&str> = rest.split(',').collect();
+                assert_eq!(cells.len(), 9, "{row}");
+                if get(run, "real_time").is_some() {
+                    assert_eq!(cells[0], text(run, "iterations"), "{row}");
+                    let real: f64 = cells[1].parse().unwrap();
+                    assert_eq!(real, number(run, "real_time"), "{row}");
+                    assert_eq!(cells[3], "ns", "{row}");
+                }
+                assert!(line.starts_with(&format!("{name} ")), "{line}");
+            }
+        }
+    }
+
     #[test]
     fn table_times_keep_googles_decimals() {
         assert_eq!(column_time(0.5), "     0.500");
