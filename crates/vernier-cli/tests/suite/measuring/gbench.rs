@@ -6,9 +6,8 @@
 //! `--benchmark_list_tests` is the reference for the names, and once against the layer; under
 //! `vernier run` every benchmark libbenchmark lists is measured, under that name, and none
 //! fails. Then a sort and a scan of our own read O(N log N) and O(N), two builds of one
-//! program compare as native workers do, the program run by hand hands itself to the runner,
-//! which writes Google Benchmark's table, JSON and CSV (without one, the header's estimate),
-//! and CMake's `benchmark::benchmark` builds a program written for libbenchmark.
+//! program compare as native workers do, the program run by hand writes Google Benchmark's
+//! JSON, and CMake's `benchmark::benchmark` builds a program written for libbenchmark.
 //! Structure, names and ratios measured in the same run only.
 
 use crate::common::{cli, cpp};
