@@ -1228,7 +1228,10 @@ inline ReadAllocCountsFn alloc_counts_reader() {
     return f;
 }
 
-/// Run one batch of benchmark `index` (or the empty loop when `index` is npos); ticks to ns.
+/// The benchmark index of the empty loop (`run empty`).
+constexpr std::size_t kEmptyLoop = static_cast<std::size_t>(-1);
+
+/// Run one batch of benchmark `index` (or the empty loop when `index` is kEmptyLoop); ticks to ns.
 /// `meter`'s counters (none by default) are read around each sample. With `evictor`, the
 /// caches are evicted before each sample (one call of the loop per sample). Throws what the
 /// benchmark throws.
@@ -1263,7 +1266,7 @@ inline void measure_batch(const Timer& timer, std::size_t index, std::uint64_t i
             }
         }
     };
-    if (index == static_cast<std::size_t>(-1)) {
+    if (index == kEmptyLoop) {
         run(empty_entry().run, nullptr);
     } else {
         auto& entries = registry();
@@ -2335,211 +2338,267 @@ struct WorkerState {
     std::vector<AllocCounts> mem;
 };
 
+/// A command line from the runner, and its tokens.
+struct CommandLine {
+    std::string line;
+    std::vector<std::string> toks;
+};
+
+/// `hello VERSION`: this worker's hello line, or why it cannot speak that version.
+inline std::string hello_reply(const Timer& timer, const CommandLine& c) {
+    std::uint64_t v = 0;
+    if (c.toks.size() < 2 || !parse_u64(c.toks[1], v))
+        return bad_option(c.toks.size() < 2 ? std::string() : c.toks[1], c.line);
+    if (v != VERNIER_PROTOCOL_VERSION) {
+        std::string reply = "error unsupported protocol version ";
+        append_u64(reply, v);
+        return reply + " (this worker speaks " VERNIER_STRINGIFY(VERNIER_PROTOCOL_VERSION) ")";
+    }
+    return hello_line(timer);
+}
+
+/// `list`: one `bench` line per benchmark with its options, then `end N`.
+inline std::string list_reply() {
+    const auto& entries = registry();
+    std::string reply;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        reply += "bench ";
+        append_u64(reply, i);
+        reply += ' ';
+        reply += encode_name(entries[i].name);
+        if (entries[i].threads > 0) {
+            reply += " threads=";
+            append_u64(reply, static_cast<std::uint64_t>(entries[i].threads));
+        }
+        if (entries[i].alloc_free) reply += " alloc_free=1";
+        if (entries[i].bytes > 0) {
+            reply += " bytes=";
+            append_u64(reply, entries[i].bytes);
+        } else if (entries[i].items > 0) {
+            reply += " items=";
+            append_u64(reply, entries[i].items);
+        }
+        reply += entries[i].fit;
+        reply += '\n';
+    }
+    reply += "end ";
+    append_u64(reply, entries.size());
+    return reply;
+}
+
+/// `loops`: the address of each benchmark's measured loop for the timer in use, then `end N`.
+inline std::string loops_reply(const Timer& timer) {
+    const auto& entries = registry();
+    std::string reply;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        reply += "loop ";
+        append_u64(reply, i);
+        reply += " addr=0x";
+        char buf[24];
+        const std::uintptr_t a =
+            timer.kind == ClockKind::monotonic ? entries[i].loop_monotonic : entries[i].loop_counter;
+        const auto r = std::to_chars(buf, buf + sizeof buf, a, 16);
+        reply.append(buf, r.ptr);
+        reply += '\n';
+    }
+    reply += "end ";
+    append_u64(reply, entries.size());
+    return reply;
+}
+
+/// A `run` command's benchmark and options (docs/protocol.md).
+struct RunOptions {
+    std::size_t index = kEmptyLoop;
+    std::uint64_t iters = 0, samples = 0, probe_adds = 0;
+    bool counters = false, cold = false, memory = false;
+    std::string counter_list;
+};
+
+/// One `key=value` option of a `run` command into `o`; false when it is malformed. Options
+/// this worker does not know are ignored.
+inline bool parse_run_option(const std::string& tok, RunOptions& o) {
+    const std::size_t eq = tok.find('=');
+    if (eq == std::string::npos) return false;
+    const std::string key = tok.substr(0, eq);
+    const std::string value = tok.substr(eq + 1);
+    if (key == "iters" || key == "samples") {
+        std::uint64_t v = 0;
+        if (!parse_u64(value, v) || v == 0) return false;
+        (key == "iters" ? o.iters : o.samples) = v;
+    } else if (key == "counters") {
+        o.counters = true;
+        o.counter_list = value;
+    } else if (key == "memory") {
+        o.memory = value == "1";
+    } else if (key == "cache") {
+        if (value != "hot" && value != "cold") return false;
+        o.cold = value == "cold";
+    } else if (key == "pin") {
+        threads_pinned() = value == "1";
+    } else if (key == "probe") {
+        if (!parse_u64(value, o.probe_adds) || o.probe_adds == 0 || o.probe_adds > kMaxProbeAdds)
+            return false;
+    }
+    return true;
+}
+
+/// `run INDEX|empty key=value…` parsed into `o`; false with the error reply in `reply`. A
+/// benchmark that does not exist is said after the options are checked, as the Rust side does.
+inline bool parse_run(const CommandLine& c, RunOptions& o, std::string& reply) {
+    const auto& toks = c.toks;
+    if (toks.size() < 2) {
+        reply = bad_option(std::string(), c.line);
+        return false;
+    }
+    std::string missing;
+    if (toks[1] != "empty") {
+        std::uint64_t i = 0;
+        if (!parse_u64(toks[1], i)) {
+            reply = bad_option(toks[1], c.line);
+            return false;
+        }
+        const std::size_t n = registry().size();
+        if (i < n) {
+            o.index = as_size(i);
+        } else {
+            missing = "error no benchmark ";
+            append_u64(missing, i);
+            missing += " (there are ";
+            append_u64(missing, n);
+            missing += ')';
+        }
+    }
+    for (std::size_t t = 2; t < toks.size(); ++t) {
+        if (!parse_run_option(toks[t], o)) {
+            reply = bad_option(toks[t], c.line);
+            return false;
+        }
+    }
+    if (o.iters == 0 || o.samples == 0) {
+        reply = bad_option(o.iters == 0 ? "iters" : "samples", c.line);
+        return false;
+    }
+    reply = missing;
+    return missing.empty();
+}
+
+/// A threaded benchmark's columns of a `samples` reply: each thread's own time, release to
+/// finish, and its time on a CPU and run-queue wait over the sample (docs/threads.md).
+inline void append_thread_columns(std::string& reply, const Timer& timer, const ThreadedEntry& e,
+                                  std::size_t n) {
+    reply += " cpus=";
+    append_u64(reply, allowed_cpus().size());
+    const std::size_t t = static_cast<std::size_t>(e.threads);
+    const auto column = [&](const char* field, const std::vector<std::uint64_t>& v,
+                            bool ticks_to_ns) {
+        for (std::size_t k = 0; k < t; ++k) {
+            reply += ' ';
+            reply += field;
+            reply += '.';
+            append_u64(reply, k);
+            reply += '=';
+            for (std::size_t i = 0; i < n; ++i) {
+                if (i) reply += ',';
+                const std::size_t at = i * t + k;
+                const std::uint64_t x = at < v.size() ? v[at] : 0;
+                append_u64(reply, ticks_to_ns ? timer.to_ns(x) : x);
+            }
+        }
+    };
+    column("thread_ns", e.ticks, true);
+    column("thread_cpu_ns", e.cpu_ns, false);
+    if (e.waits_known) column("thread_wait_ns", e.wait_ns, false);
+}
+
+/// The core-speed probe's two times, measured before the batch and outside every timed region.
+struct ProbeTimes {
+    std::uint64_t ns = 0, wide_ns = 0;
+};
+
+/// The reply to a batch measured: `samples N ns=…`, then the probe's times, the counters, the
+/// threads' columns and the allocation counts, as the options asked for them. Formatting
+/// happens only now, after the whole batch.
+inline std::string samples_reply(const Timer& timer, const RunOptions& o, WorkerState& state,
+                                 const ProbeTimes& probe) {
+    const auto& ns = state.ns;
+    std::string reply = "samples ";
+    append_u64(reply, o.samples);
+    reply += " ns=";
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+        if (i) reply += ',';
+        append_u64(reply, ns[i]);
+    }
+    if (o.probe_adds > 0) {
+        reply += " probe_ns=";
+        append_u64(reply, probe.ns);
+        reply += " wide_ns=";
+        append_u64(reply, probe.wide_ns);
+    }
+    if (o.counters) state.counters.append_tokens(reply, ns.size());
+    const auto& entries = registry();
+    if (o.index < entries.size() && entries[o.index].threads > 0)
+        append_thread_columns(reply, timer,
+                              *static_cast<const ThreadedEntry*>(entries[o.index].state.get()),
+                              ns.size());
+    if (o.memory) append_memory_tokens(reply, state.mem);
+    return reply;
+}
+
+/// `run`: the batch the options ask for, then its reply (or the error that stopped it).
+inline std::string run_reply(const Timer& timer, const CommandLine& c, WorkerState& state) {
+    RunOptions o;
+    std::string reply, what;
+    if (!parse_run(c, o, reply)) return reply;
+    const std::size_t samples = as_size(o.samples);
+    Meter meter;
+    if (o.counters) state.counters.select(o.counter_list);
+    if (!guarded(
+            [&] {
+                state.ns.reserve(samples);
+                if (o.counters) meter = state.counters.meter(samples);
+            },
+            what)) {
+        reply = "error cannot allocate ";
+        append_u64(reply, o.samples);
+        return reply + " samples: " + what;
+    }
+    ProbeTimes probe;
+    if (o.probe_adds > 0) {
+        probe.ns = speed_probe(timer, o.probe_adds);
+        probe.wide_ns = speed_probe(timer, o.probe_adds, true);
+    }
+    if (!guarded(
+            [&] {
+                if (o.memory) state.mem.reserve(samples);
+                measure_batch(timer, o.index, o.iters, samples, state.ns, meter,
+                              o.cold ? &state.evictor : nullptr, o.memory ? &state.mem : nullptr);
+            },
+            what)) {
+        return "error benchmark " + std::to_string(o.index) + " failed: " + what;
+    }
+    return samples_reply(timer, o, state, probe);
+}
+
 /// Carry out one command line; the reply (without its final '\n') goes to `reply`. Returns
 /// false for `quit`.
 inline bool handle_command(const Timer& timer, std::string line, std::string& reply,
                            WorkerState& state) {
-    auto& ns = state.ns;
     while (!line.empty() && is_space(line.back())) line.pop_back();
-    const std::vector<std::string> toks = split_ws(line);
-    const std::string cmd = toks.empty() ? std::string() : toks[0];
-    auto& entries = registry();
-    reply.clear();
+    CommandLine c{line, split_ws(line)};
+    const std::string cmd = c.toks.empty() ? std::string() : c.toks[0];
     if (cmd == "hello") {
-        std::uint64_t v = 0;
-        if (toks.size() < 2 || !parse_u64(toks[1], v)) {
-            reply = bad_option(toks.size() < 2 ? std::string() : toks[1], line);
-        } else if (v != VERNIER_PROTOCOL_VERSION) {
-            reply = "error unsupported protocol version ";
-            append_u64(reply, v);
-            reply += " (this worker speaks " VERNIER_STRINGIFY(VERNIER_PROTOCOL_VERSION) ")";
-        } else {
-            reply = hello_line(timer);
-        }
+        reply = hello_reply(timer, c);
     } else if (cmd == "list") {
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            reply += "bench ";
-            append_u64(reply, i);
-            reply += ' ';
-            reply += encode_name(entries[i].name);
-            if (entries[i].threads > 0) {
-                reply += " threads=";
-                append_u64(reply, static_cast<std::uint64_t>(entries[i].threads));
-            }
-            if (entries[i].alloc_free) reply += " alloc_free=1";
-            if (entries[i].bytes > 0) {
-                reply += " bytes=";
-                append_u64(reply, entries[i].bytes);
-            } else if (entries[i].items > 0) {
-                reply += " items=";
-                append_u64(reply, entries[i].items);
-            }
-            reply += entries[i].fit;
-            reply += '\n';
-        }
-        reply += "end ";
-        append_u64(reply, entries.size());
+        reply = list_reply();
     } else if (cmd == "probe") {
         reply = probe_line();
     } else if (cmd == "loops") {
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            reply += "loop ";
-            append_u64(reply, i);
-            reply += " addr=0x";
-            char buf[24];
-            const std::uintptr_t a =
-                timer.kind == ClockKind::monotonic ? entries[i].loop_monotonic : entries[i].loop_counter;
-            const auto r = std::to_chars(buf, buf + sizeof buf, a, 16);
-            reply.append(buf, r.ptr);
-            reply += '\n';
-        }
-        reply += "end ";
-        append_u64(reply, entries.size());
+        reply = loops_reply(timer);
+    } else if (cmd == "run") {
+        reply = run_reply(timer, c, state);
     } else if (cmd == "quit") {
         reply = "bye";
         return false;
-    } else if (cmd == "run") {
-        if (toks.size() < 2) {
-            reply = bad_option(std::string(), line);
-            return true;
-        }
-        std::size_t index = static_cast<std::size_t>(-1);  // the empty loop
-        if (toks[1] != "empty") {
-            std::uint64_t i = 0;
-            if (!parse_u64(toks[1], i)) {
-                reply = bad_option(toks[1], line);
-                return true;
-            }
-            index = i >= entries.size() ? entries.size() : as_size(i);
-            if (index == entries.size()) {
-                reply = "error no benchmark ";
-                append_u64(reply, i);
-                reply += " (there are ";
-                append_u64(reply, entries.size());
-                reply += ')';
-                // Options are checked first, as the Rust side does.
-                index = static_cast<std::size_t>(-2);
-            }
-        }
-        std::uint64_t iters = 0, samples = 0, probe_adds = 0;
-        bool counters = false, cold = false, memory = false;
-        std::string counter_list;
-        for (std::size_t t = 2; t < toks.size(); ++t) {
-            const std::size_t eq = toks[t].find('=');
-            if (eq == std::string::npos) {
-                reply = bad_option(toks[t], line);
-                return true;
-            }
-            const std::string key = toks[t].substr(0, eq);
-            const std::string value = toks[t].substr(eq + 1);
-            if (key == "iters" || key == "samples") {
-                std::uint64_t v = 0;
-                if (!parse_u64(value, v) || v == 0) {
-                    reply = bad_option(toks[t], line);
-                    return true;
-                }
-                (key == "iters" ? iters : samples) = v;
-            } else if (key == "counters") {
-                counters = true;
-                counter_list = value;
-            } else if (key == "memory") {
-                memory = value == "1";
-            } else if (key == "cache") {
-                if (value != "hot" && value != "cold") {
-                    reply = bad_option(toks[t], line);
-                    return true;
-                }
-                cold = value == "cold";
-            } else if (key == "pin") {
-                threads_pinned() = value == "1";
-            } else if (key == "probe") {
-                if (!parse_u64(value, probe_adds) || probe_adds == 0 ||
-                    probe_adds > kMaxProbeAdds) {
-                    reply = bad_option(toks[t], line);
-                    return true;
-                }
-            }
-            // Other options are ignored by this worker.
-        }
-        if (iters == 0) {
-            reply = bad_option("iters", line);
-            return true;
-        }
-        if (samples == 0) {
-            reply = bad_option("samples", line);
-            return true;
-        }
-        if (index == static_cast<std::size_t>(-2)) return true;  // the "no benchmark" reply
-        std::string what;
-        Meter meter;
-        if (counters) state.counters.select(counter_list);
-        if (!guarded(
-                [&] {
-                    ns.reserve(as_size(samples));
-                    if (counters) meter = state.counters.meter(as_size(samples));
-                },
-                what)) {
-            reply = "error cannot allocate ";
-            append_u64(reply, samples);
-            reply += " samples: " + what;
-            return true;
-        }
-        // The core-speed probe, before the batch and outside every timed region.
-        const std::uint64_t probe_ns = probe_adds > 0 ? speed_probe(timer, probe_adds) : 0;
-        const std::uint64_t wide_ns = probe_adds > 0 ? speed_probe(timer, probe_adds, true) : 0;
-        if (!guarded(
-                [&] {
-                    if (memory) state.mem.reserve(as_size(samples));
-                    measure_batch(timer, index, iters, as_size(samples), ns, meter,
-                                  cold ? &state.evictor : nullptr, memory ? &state.mem : nullptr);
-                },
-                what)) {
-            reply = "error benchmark " + std::to_string(index) + " failed: " + what;
-            return true;
-        }
-        // Formatting happens only now, after the whole batch.
-        reply = "samples ";
-        append_u64(reply, samples);
-        reply += " ns=";
-        for (std::size_t i = 0; i < ns.size(); ++i) {
-            if (i) reply += ',';
-            append_u64(reply, ns[i]);
-        }
-        if (probe_adds > 0) {
-            reply += " probe_ns=";
-            append_u64(reply, probe_ns);
-            reply += " wide_ns=";
-            append_u64(reply, wide_ns);
-        }
-        if (counters) state.counters.append_tokens(reply, ns.size());
-        if (index < entries.size() && entries[index].threads > 0) {
-            // Each thread's own time, release to finish, and its time on a CPU and run-queue
-            // wait over the sample (docs/threads.md).
-            const auto& e = *static_cast<const ThreadedEntry*>(entries[index].state.get());
-            reply += " cpus=";
-            append_u64(reply, allowed_cpus().size());
-            const std::size_t n = ns.size(), t = static_cast<std::size_t>(e.threads);
-            const auto column = [&](const char* field, const std::vector<std::uint64_t>& v,
-                                    bool ticks_to_ns) {
-                for (std::size_t k = 0; k < t; ++k) {
-                    reply += ' ';
-                    reply += field;
-                    reply += '.';
-                    append_u64(reply, k);
-                    reply += '=';
-                    for (std::size_t i = 0; i < n; ++i) {
-                        if (i) reply += ',';
-                        const std::size_t at = i * t + k;
-                        const std::uint64_t x = at < v.size() ? v[at] : 0;
-                        append_u64(reply, ticks_to_ns ? timer.to_ns(x) : x);
-                    }
-                }
-            };
-            column("thread_ns", e.ticks, true);
-            column("thread_cpu_ns", e.cpu_ns, false);
-            if (e.waits_known) column("thread_wait_ns", e.wait_ns, false);
-        }
-        if (memory) append_memory_tokens(reply, state.mem);
     } else {
         reply = "error unknown command '" + cmd + "'";
     }
@@ -2598,7 +2657,7 @@ constexpr double kOptimizedAwayNs = 0.1;
 /// within a cycle or two of it.
 constexpr double kOptimizedAwayLoops = 1.0;
 
-/// A quick estimate of benchmark `index` (npos: the empty loop): ns per iteration.
+/// A quick estimate of benchmark `index` (kEmptyLoop: the empty loop): ns per iteration.
 struct Estimate {
     double median = 0, fastest = 0;
     std::uint64_t iters = 1;
@@ -2710,10 +2769,11 @@ inline std::string filter_regex(const std::vector<std::string>& filters) {
     return re;
 }
 
-/// Replaces this process with `runner run [OPTIONS] -- <this executable>`. Returns only when
-/// that could not be done, having said why.
+/// Replaces this process with `runner run [OPTIONS] -- <this executable> [PROGRAM_ARGS]`.
+/// Returns only when that could not be done, having said why.
 inline void run_through(const std::string& runner, const char* prog,
-                        const std::vector<std::string>& runner_args) {
+                        const std::vector<std::string>& runner_args,
+                        const std::vector<std::string>& program_args = {}) {
     char self[4096];
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
@@ -2726,6 +2786,7 @@ inline void run_through(const std::string& runner, const char* prog,
     args.insert(args.end(), runner_args.begin(), runner_args.end());
     args.push_back("--");
     args.push_back(self);
+    args.insert(args.end(), program_args.begin(), program_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -2759,106 +2820,120 @@ inline bool parse_shard(const std::string& v, std::uint64_t& index, std::uint64_
     return true;
 }
 
-inline int standalone(int argc, char** argv) {
-    const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
+/// The options of a program run by hand (`usage()`), and the runner's options they become.
+struct HandOptions {
     bool list = false, in_process = false, quick = false, timed = false;
     std::string json;
     std::vector<std::string> filters, runner_args;
     std::uint64_t shard_index = 0, shard_count = 0;
+};
+
+/// What parsing the options of a program run by hand leads to: going on, or exiting with a
+/// status (an error said, or the usage printed).
+struct Parsed {
+    bool go_on = true;
+    int status = 0;
+};
+
+/// The value of option `opt` at `argv[i]`: attached (`--time=0.2`) or the next argument (then
+/// `i` moves past it). False, having said so (as `prog`), when it has none.
+inline bool option_value(int argc, char** argv, int& i, const char* prog, const char* opt,
+                         std::string& v) {
+    const std::string a = argv[i];
+    const std::string eq = std::string(opt) + "=";
+    if (a.rfind(eq, 0) == 0) {
+        v = a.substr(eq.size());
+        return true;
+    }
+    if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s: %s needs a value\n", prog, opt);
+        return false;
+    }
+    v = argv[++i];
+    return true;
+}
+
+/// Whether `a` is option `opt`, alone or with its value attached.
+inline bool is_option(const std::string& a, const char* opt) {
+    return a == opt || a.rfind(std::string(opt) + "=", 0) == 0;
+}
+
+/// `--time`, `--json` or `--shard` at `argv[i]` into `o`; false, having said why, when its
+/// value is missing or wrong.
+inline bool parse_valued_option(int argc, char** argv, int& i, const char* prog, HandOptions& o) {
+    const std::string a = argv[i];
+    std::string v;
+    if (is_option(a, "--time")) {
+        if (!option_value(argc, argv, i, prog, "--time", v)) return false;
+        char* end = nullptr;
+        const double budget_s = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end != '\0' || !(budget_s > 0) || budget_s > 1e6) {
+            std::fprintf(stderr, "%s: bad --time value '%s' (seconds, > 0)\n", prog, v.c_str());
+            return false;
+        }
+        o.timed = true;
+        o.runner_args.insert(o.runner_args.end(), {"--time", v});
+    } else if (is_option(a, "--json")) {
+        if (!option_value(argc, argv, i, prog, "--json", o.json)) return false;
+        o.runner_args.insert(o.runner_args.end(), {"--json", o.json});
+    } else {
+        if (!option_value(argc, argv, i, prog, "--shard", v)) return false;
+        if (!parse_shard(v, o.shard_index, o.shard_count)) {
+            std::fprintf(stderr, "%s: --shard '%s': expected K/N with 1 <= K <= N\n", prog,
+                         v.c_str());
+            return false;
+        }
+        o.runner_args.insert(o.runner_args.end(), {"--shard", v});
+    }
+    return true;
+}
+
+/// The command line of a program run by hand, into `o`.
+inline Parsed parse_hand_options(int argc, char** argv, const char* prog, HandOptions& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        // An option's value, attached (`--time=0.2`) or as the next argument.
-        const auto value = [&](const char* opt, std::string& v) {
-            const std::string eq = std::string(opt) + "=";
-            if (a.rfind(eq, 0) == 0) {
-                v = a.substr(eq.size());
-                return true;
-            }
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "%s: %s needs a value\n", prog, opt);
-                return false;
-            }
-            v = argv[++i];
-            return true;
-        };
         if (a == "--list") {
-            list = true;
+            o.list = true;
         } else if (a == "--standalone") {
-            in_process = true;
+            o.in_process = true;
         } else if (a == "--quick") {
-            quick = true;
-            runner_args.push_back(a);
-        } else if (a == "--time" || a.rfind("--time=", 0) == 0) {
-            std::string v;
-            if (!value("--time", v)) return 1;
-            char* end = nullptr;
-            const double budget_s = std::strtod(v.c_str(), &end);
-            if (end == v.c_str() || *end != '\0' || !(budget_s > 0) || budget_s > 1e6) {
-                std::fprintf(stderr, "%s: bad --time value '%s' (seconds, > 0)\n", prog,
-                             v.c_str());
-                return 1;
-            }
-            timed = true;
-            runner_args.insert(runner_args.end(), {"--time", v});
-        } else if (a == "--json" || a.rfind("--json=", 0) == 0) {
-            if (!value("--json", json)) return 1;
-            runner_args.insert(runner_args.end(), {"--json", json});
-        } else if (a == "--shard" || a.rfind("--shard=", 0) == 0) {
-            std::string v;
-            if (!value("--shard", v)) return 1;
-            if (!parse_shard(v, shard_index, shard_count)) {
-                std::fprintf(stderr, "%s: --shard '%s': expected K/N with 1 <= K <= N\n", prog,
-                             v.c_str());
-                return 1;
-            }
-            runner_args.insert(runner_args.end(), {"--shard", v});
+            o.quick = true;
+            o.runner_args.push_back(a);
+        } else if (is_option(a, "--time") || is_option(a, "--json") || is_option(a, "--shard")) {
+            if (!parse_valued_option(argc, argv, i, prog, o)) return Parsed{false, 1};
         } else if (a == "-h" || a == "--help") {
             std::printf(usage(), prog, prog);
-            return 0;
+            return Parsed{false, 0};
         } else if (!a.empty() && a[0] == '-') {
             std::fprintf(stderr, "%s: unknown option '%s'\n", prog, a.c_str());
             std::fprintf(stderr, usage(), prog, prog);
-            return 1;
+            return Parsed{false, 1};
         } else {
-            filters.push_back(a);
+            o.filters.push_back(a);
         }
     }
-    if (quick && timed) {
+    if (o.quick && o.timed) {
         std::fprintf(stderr, "%s: --quick and --time are exclusive: give one\n", prog);
-        return 1;
+        return Parsed{false, 1};
     }
-    auto& entries = registry();
+    return Parsed{};
+}
+
+/// The registry's benchmarks that the filters (substrings) and the shard keep.
+inline std::vector<std::size_t> chosen_benchmarks(const HandOptions& o) {
+    const auto& entries = registry();
     std::vector<std::size_t> chosen;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        bool match = filters.empty();
-        for (const auto& f : filters) match = match || entries[i].name.find(f) != std::string::npos;
-        if (shard_count > 0) match = match && shard_of(entries[i].name, shard_count) == shard_index;
+        bool match = o.filters.empty();
+        for (const auto& f : o.filters) match = match || entries[i].name.find(f) != std::string::npos;
+        if (o.shard_count > 0) match = match && shard_of(entries[i].name, o.shard_count) == o.shard_index;
         if (match) chosen.push_back(i);
     }
-    if (list) {
-        for (auto i : chosen) std::printf("%s\n", entries[i].name.c_str());
-        return 0;
-    }
-    if (chosen.empty()) {
-        std::fprintf(stderr, "%s: no benchmark matches\n", prog);
-        return 1;
-    }
-    const std::string runner = in_process ? std::string() : find_runner();
-    if (!runner.empty()) {
-        if (!filters.empty()) runner_args.insert(runner_args.end(), {"--filter", filter_regex(filters)});
-        run_through(runner, prog, runner_args);
-        std::fprintf(stderr, "%s: a quick estimate in this process instead\n", prog);
-    }
-    say_notes();
-    if (!json.empty()) {
-        std::fprintf(stderr,
-                     "%s: --json needs the vernier runner, which %s: put `vernier` on the PATH "
-                     "(cargo install --path crates/vernier-cli) or name it with VERNIER_BIN\n",
-                     prog, in_process ? "--standalone leaves out" : "was not found");
-        return 1;
-    }
+    return chosen;
+}
 
-    const Timer timer = detect_timer();
+/// The quick estimate's first lines: the timer, and a warning for a debug build.
+inline void print_estimate_head(const Timer& timer) {
     std::printf("vernier-cpp %s, a quick estimate in this process: timer %s", VERNIER_VERSION,
                 clock_name(timer.kind));
     if (timer.kind == ClockKind::tsc) std::printf(" at %.4f GHz", timer.tsc_hz / 1e9);
@@ -2868,43 +2943,89 @@ inline int standalone(int argc, char** argv) {
         std::printf("warning: built without optimisation; the figures describe a debug build "
                     "(compile with -O2)\n");
     }
-    constexpr std::size_t kEmpty = static_cast<std::size_t>(-1);
-    const std::uint64_t empty_iters = estimate(timer, kEmpty).iters;
+}
+
+/// The quick estimate's line of benchmark `i`, its name padded to `width`; false when it
+/// failed (said on the line).
+inline bool print_estimate_row(const Timer& timer, std::size_t i, std::size_t width,
+                               std::uint64_t empty_iters) {
+    std::printf("%-*s  ", static_cast<int>(width), registry()[i].name.c_str());
+    std::fflush(stdout);
+    // The empty loop just before and just after, the slower kept: it follows the clock
+    // frequency of the moment.
+    const double empty_before = sample_estimate(timer, kEmptyLoop, empty_iters).fastest;
+    Estimate e;
+    std::string what;
+    if (!guarded([&] { e = estimate(timer, i); }, what)) {
+        std::printf("failed: %s\n", what.c_str());
+        return false;
+    }
+    const double empty_ns =
+        std::max(empty_before, sample_estimate(timer, kEmptyLoop, empty_iters).fastest);
+    double scale = 1.0;
+    const char* unit = time_unit(e.median, scale);
+    std::printf("T_iter ~ %s %s  (median of %zu samples \xc3\x97 %llu iters; fastest %s %s)",
+                fmt_sig(e.median * scale, 3).c_str(), unit, kEstimateSamples,
+                static_cast<unsigned long long>(e.iters), fmt_sig(e.fastest * scale, 3).c_str(),
+                unit);
+    if (e.fastest - empty_ns < std::max(kOptimizedAwayNs, kOptimizedAwayLoops * empty_ns)) {
+        std::printf("  optimized away? (time alone: the runner counts instructions under "
+                    "callgrind to be sure)");
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    return true;
+}
+
+/// The quick estimate of the `chosen` benchmarks in this process; 1 when one failed.
+inline int print_estimates(const std::vector<std::size_t>& chosen, const char* prog) {
+    const Timer timer = detect_timer();
+    print_estimate_head(timer);
+    const std::uint64_t empty_iters = estimate(timer, kEmptyLoop).iters;
     std::size_t width = 0;
-    for (auto i : chosen) width = std::max(width, entries[i].name.size());
+    for (auto i : chosen) width = std::max(width, registry()[i].name.size());
     int status = 0;
     for (auto i : chosen) {
-        std::printf("%-*s  ", static_cast<int>(width), entries[i].name.c_str());
-        std::fflush(stdout);
-        // The empty loop just before and just after, the slower kept: it follows the clock
-        // frequency of the moment.
-        const double empty_before = sample_estimate(timer, kEmpty, empty_iters).fastest;
-        Estimate e;
-        std::string what;
-        if (!guarded([&] { e = estimate(timer, i); }, what)) {
-            std::printf("failed: %s\n", what.c_str());
-            status = 1;
-            continue;
-        }
-        const double empty_ns =
-            std::max(empty_before, sample_estimate(timer, kEmpty, empty_iters).fastest);
-        double scale = 1.0;
-        const char* unit = time_unit(e.median, scale);
-        std::printf("T_iter ~ %s %s  (median of %zu samples \xc3\x97 %llu iters; fastest %s %s)",
-                    fmt_sig(e.median * scale, 3).c_str(), unit, kEstimateSamples,
-                    static_cast<unsigned long long>(e.iters), fmt_sig(e.fastest * scale, 3).c_str(),
-                    unit);
-        if (e.fastest - empty_ns < std::max(kOptimizedAwayNs, kOptimizedAwayLoops * empty_ns)) {
-            std::printf("  optimized away? (time alone: the runner counts instructions under "
-                        "callgrind to be sure)");
-        }
-        std::printf("\n");
-        std::fflush(stdout);
+        if (!print_estimate_row(timer, i, width, empty_iters)) status = 1;
     }
     std::printf("\nquick estimate; for the full analysis install vernier (cargo install --path "
                 "crates/vernier-cli) and run `vernier run -- %s`\n",
                 prog);
     return status;
+}
+
+/// A program run by hand: its options read, then the list, the runner (when there is one),
+/// or the quick estimate.
+inline int standalone(int argc, char** argv) {
+    const char* prog = argc > 0 && argv[0] ? argv[0] : "./prog";
+    HandOptions o;
+    const Parsed parsed = parse_hand_options(argc, argv, prog, o);
+    if (!parsed.go_on) return parsed.status;
+    const std::vector<std::size_t> chosen = chosen_benchmarks(o);
+    if (o.list) {
+        for (auto i : chosen) std::printf("%s\n", registry()[i].name.c_str());
+        return 0;
+    }
+    if (chosen.empty()) {
+        std::fprintf(stderr, "%s: no benchmark matches\n", prog);
+        return 1;
+    }
+    const std::string runner = o.in_process ? std::string() : find_runner();
+    if (!runner.empty()) {
+        if (!o.filters.empty())
+            o.runner_args.insert(o.runner_args.end(), {"--filter", filter_regex(o.filters)});
+        run_through(runner, prog, o.runner_args);
+        std::fprintf(stderr, "%s: a quick estimate in this process instead\n", prog);
+    }
+    say_notes();
+    if (!o.json.empty()) {
+        std::fprintf(stderr,
+                     "%s: --json needs the vernier runner, which %s: put `vernier` on the PATH "
+                     "(cargo install --path crates/vernier-cli) or name it with VERNIER_BIN\n",
+                     prog, o.in_process ? "--standalone leaves out" : "was not found");
+        return 1;
+    }
+    return print_estimates(chosen, prog);
 }
 
 }  // namespace detail

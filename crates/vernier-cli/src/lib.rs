@@ -170,6 +170,7 @@ fn run(cli: Cli) -> Result<i32> {
             run::instructions::run_instructions(&c, &w.program, &w.args, &w.env, timeout, "demo")
         }
         Command::Demo(c) => demo::demo_command(&c),
+        Command::Run(a) if a.gbench.wanted() => run::gbench::run_as_gbench(&a),
         Command::Run(a) => run::run_command(&a),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),

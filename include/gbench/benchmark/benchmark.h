@@ -7,9 +7,10 @@
 //
 // Under `vernier run -- ./bench` (or `vernier compare`) the program is a Vernier worker: each
 // benchmark instance, named as Google Benchmark names it (`BM_x/8`, `BM_x/8/threads:2`), is
-// measured by the runner, which chooses the iterations of each sample. Run by hand, it
-// measures in its own process and prints a table in Google Benchmark's layout;
-// `--benchmark_format=json` and `--benchmark_out=FILE` write Google Benchmark's JSON shape.
+// measured by the runner, which chooses the iterations of each sample. Run by hand, it hands
+// itself to the runner (`vernier run --gbench-format …`), which prints Google Benchmark's
+// table, or its JSON or CSV (`--benchmark_format`), and writes `--benchmark_out=FILE`; without
+// a runner it prints the quick estimate of vernier.hpp.
 // What is supported and what is not: docs/gbench.md.
 //
 // Requirements: C++17, GCC or Clang, Linux (those of vernier.hpp). Every function is inline.
@@ -219,8 +220,6 @@ private:
     ::vernier::detail::ClockKind clock_ = ::vernier::detail::ClockKind::monotonic;
     std::uint64_t t0_ = 0, ticks_ = 0, first_start_ = 0;
     // The thread's CPU time over the timed region (read outside the ticks), when asked.
-    bool read_cpu_ = false;
-    std::uint64_t cpu0_ = 0, cpu_ns_ = 0;
     double manual_s_ = 0.0;
     // The counters read around the sample (worker, one thread), and the sample's index.
     const ::vernier::detail::Meter* meter_ = nullptr;

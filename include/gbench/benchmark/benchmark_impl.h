@@ -92,9 +92,6 @@ struct Shared {
 
     std::mutex m;
     IterationCount iterations = 0;  // all threads
-    std::uint64_t ticks_sum = 0;    // each thread's timed ticks, summed
-    std::uint64_t cpu_ns = 0;       // each thread's CPU time in its timed region, summed
-    double manual_s = 0.0;          // manual time, summed over the threads
     std::int64_t bytes = 0, items = 0, complexity_n = 0;
     UserCounters counters;
     std::string label, error;
@@ -141,8 +138,6 @@ struct Shared {
         threads = n;
         arrived.store(0);
         iterations = 0;
-        ticks_sum = cpu_ns = 0;
-        manual_s = 0.0;
         bytes = items = complexity_n = 0;
         counters.clear();
         label.clear();
@@ -163,7 +158,6 @@ struct Instance {
     std::string name, args_part, run_name_without_args;
     int family_index = 0, per_family_index = 0;
     std::unique_ptr<Shared> shared{new Shared};
-    bool read_cpu = false;
     vd::ClockKind clock = vd::ClockKind::monotonic;
     // The runner's threaded entry (a threaded instance), its pool kept between samples.
     std::shared_ptr<vd::ThreadedEntry> threaded_entry;
@@ -177,7 +171,6 @@ struct Instance {
         st.clock_ = kind;
         st.meter_ = meter;
         st.sample_ = sample;
-        st.read_cpu_ = read_cpu;
         st.shared_ = shared.get();
         st.instance_ = this;
         family->Run(st);
@@ -205,9 +198,6 @@ struct Instance {
                           "`for (auto _ : state)` or `while (state.KeepRunning())` to the end)";
         }
         r.iterations += done;
-        r.ticks_sum += st.ticks_;
-        r.cpu_ns += st.cpu_ns_;
-        r.manual_s += st.manual_s_;
         r.bytes += st.bytes_;
         r.items += st.items_;
         if (st.complexity_n_ != 0) r.complexity_n = st.complexity_n_;
@@ -634,7 +624,7 @@ inline std::string learn_throughput(Instance& in, bool& labelled) {
 
 /// The `list` options of an instance whose family asked for a complexity fit (`Complexity`):
 /// its family (the name without its arguments, as the `_BigO` row is named), its N
-/// (`SetComplexityN`, else its first argument, as when run by hand), and the class it imposes
+/// (`SetComplexityN`, else its first argument), and the class it imposes
 /// or the value of its lambda at N.
 inline std::string complexity_options(const Instance& in, std::int64_t n) {
     const Benchmark& f = *in.family;
@@ -712,14 +702,14 @@ inline void set_throughputs(std::vector<Instance*>& chosen, std::vector<vd::Entr
         entries[k]->fit = complexity_options(*chosen[k], n);
     }
     if (labelled)
-        note("labels and user counters (SetLabel, state.counters) are shown when the program "
-             "runs by hand, not under the vernier runner");
+        note("labels and user counters (SetLabel, state.counters) are not carried: the vernier "
+             "runner reports times and the declared rates");
     state.append(learned);
 }
 
-/// Under the runner: the chosen instances become the worker's benchmarks, and it serves.
-inline int serve(std::vector<Instance*>& chosen) {
-    worker_notes(chosen);
+/// The chosen instances as the header's benchmarks (the registry that `vernier::main` serves,
+/// or estimates by hand); the registry's entries of this call.
+inline std::vector<vd::Entry*> register_instances(std::vector<Instance*>& chosen) {
     auto& reg = vd::registry();
     std::set<std::string> seen;
     for (Instance* in : chosen) {
@@ -747,591 +737,79 @@ inline int serve(std::vector<Instance*>& chosen) {
     }
     std::vector<vd::Entry*> entries;
     for (std::size_t k = 0; k < chosen.size(); ++k) entries.push_back(&reg[reg.size() - chosen.size() + k]);
+    return entries;
+}
+
+/// Under the runner: the chosen instances become the worker's benchmarks, and it serves.
+inline int serve(std::vector<Instance*>& chosen) {
+    worker_notes(chosen);
+    std::vector<vd::Entry*> entries = register_instances(chosen);
     set_throughputs(chosen, entries);
     char arg0[] = "benchmark";
     char* argv[] = {arg0, nullptr};
     return ::vernier::main(1, argv);
 }
 
-// ---- Run by hand: measure in this process, report as Google Benchmark does ------------------
+// ---- Run by hand: through the runner, else the header's quick estimate ------------------------
+//
+// Run by hand, the program hands itself to the vernier runner as vernier.hpp's programs do
+// (`vernier run --gbench-format … -- <this program> --benchmark_filter=…`): the runner
+// measures, and writes Google Benchmark's table, JSON or CSV and the `--benchmark_out` file
+// from its result, with the code of `vernier export --format gbench` (docs/gbench.md). Without
+// a runner, the header's quick estimate of each benchmark, said as such.
 
-inline double unit_multiplier(TimeUnit u) {
-    switch (u) {
-        case kSecond: return 1.0;
-        case kMillisecond: return 1e3;
-        case kMicrosecond: return 1e6;
-        case kNanosecond: default: return 1e9;
-    }
-}
-
-inline const char* unit_name(TimeUnit u) {
-    switch (u) {
-        case kSecond: return "s";
-        case kMillisecond: return "ms";
-        case kMicrosecond: return "us";
-        case kNanosecond: default: return "ns";
-    }
-}
-
-/// One row of the report (a repetition, an aggregate or a complexity fit).
-struct Row {
-    std::string name, run_name, run_type = "iteration", aggregate_name, aggregate_unit = "time";
-    const Instance* in = nullptr;
-    int repetitions = 1, repetition_index = 0;
-    IterationCount iterations = 0;
-    double real_s = 0, cpu_s = 0;  // per iteration, seconds
-    double bytes_per_s = 0, items_per_s = 0;
-    std::vector<std::pair<std::string, Counter>> counters;
-    std::string label, error;
-    bool failed = false;
-    // Complexity rows.
-    bool bigo = false, rms = false;
-    std::string big_o;
-    double coefficient = 0, rms_value = 0;
-    std::int64_t complexity_n = 0;
-    TimeUnit unit = kNanosecond;
-};
-
-/// One repetition of an instance by hand: samples long enough for the timer, taken until
-/// the minimum time is spent; the median sample gives the time per iteration.
-inline Row measure(Instance& in, int repetition, int repetitions) {
-    const Settings& s = Settings::get();
-    const Benchmark& f = *in.family;
-    const vd::Timer& tm = timer();
-    in.read_cpu = true;
-    if (in.threaded && !in.threaded_entry) {
-        auto bench = std::make_shared<vd::ThreadedBench>();
-        bench->body = std::shared_ptr<void>(&in, [](void*) {});
-        bench->loop = &thread_loop;
-        bench->size = in.threads;
-        in.threaded_entry = std::make_shared<vd::ThreadedEntry>();
-        in.threaded_entry->bench = bench;
-        in.threaded_entry->threads = in.threads;
-    }
-    Row row;
-    row.name = row.run_name = in.name;
-    row.in = &in;
-    row.repetitions = repetitions;
-    row.repetition_index = repetition;
-    row.unit = f.unit_set_ ? f.time_unit_ : s.default_unit;
-    const double min_time = f.min_time_ > 0 ? f.min_time_ : s.min_time;
-    const IterationCount fixed =
-        f.iterations_ > 0 ? f.iterations_ : (f.min_time_ > 0 ? 0 : s.min_time_iterations);
-    const double goal_ns = std::max(200e3, min_time * 1e9 / 20);
-    struct Sample {
-        double ns;  // one thread's time (the mean over the threads)
-        std::uint64_t iters;
-    };
-    std::vector<Sample> kept;
-    IterationCount iterations = 0;
-    std::uint64_t cpu_ns = 0;
-    std::int64_t bytes = 0, items = 0;
-    double kept_ns = 0;
-    std::uint64_t iters = fixed > 0 ? static_cast<std::uint64_t>(fixed) : 1;
-    const std::uint64_t started = vd::monotonic_now_ns();
-    const vd::Meter no_meter;
-    for (;;) {
-        std::uint64_t ticks = 0;
-        std::string what;
-        if (!vd::guarded([&] { in.sample(tm.kind, iters, &ticks, no_meter, 0); }, what)) {
-            row.failed = true;
-            row.error = what;
-            return row;
-        }
-        const Shared& r = *in.shared;
-        double ns = f.manual_time_ ? r.manual_s * 1e9 / in.threads
-                                   : tm.to_ns_f64(r.ticks_sum) / in.threads;
-        if (!f.manual_time_ && r.iterations > 0 &&
-            static_cast<std::uint64_t>(r.iterations) != iters * static_cast<std::uint64_t>(in.threads)) {
-            ns = ns * static_cast<double>(iters) * in.threads / static_cast<double>(r.iterations);
-        }
-        const bool enough = fixed > 0 || ns >= goal_ns || iters >= (std::uint64_t{1} << 40);
-        if (enough) {
-            kept.push_back(Sample{ns, iters});
-            kept_ns += ns;
-            iterations += r.iterations;
-            cpu_ns += r.cpu_ns;
-            bytes += r.bytes;
-            items += r.items;
-            row.counters.assign(r.counters.begin(), r.counters.end());
-            row.label = r.label;
-            row.complexity_n = r.complexity_n;
-            // Counters as Google Benchmark finishes them, from this sample (rates over its
-            // CPU time, or its real or manual time when the benchmark measures that).
-            const double secs = (f.real_time_ || f.manual_time_ || r.iterations == 0)
-                                    ? ns / 1e9
-                                    : static_cast<double>(r.cpu_ns) / 1e9 / in.threads;
-            for (auto& kv : row.counters) {
-                Counter& c = kv.second;
-                double v = c.value;
-                if (c.flags & Counter::kIsRate) v = secs > 0 ? v / secs : 0;
-                if (c.flags & Counter::kAvgThreads) v /= in.threads;
-                if (c.flags & Counter::kIsIterationInvariant) v *= static_cast<double>(r.iterations);
-                if (c.flags & Counter::kAvgIterations)
-                    v = r.iterations ? v / static_cast<double>(r.iterations) : 0;
-                if (c.flags & Counter::kInvert) v = v != 0 ? 1 / v : 0;
-                c.value = v;
-            }
-            if (fixed > 0) break;
-            const double wall_s = static_cast<double>(vd::monotonic_now_ns() - started) / 1e9;
-            if (kept_ns >= min_time * 1e9 || wall_s > 10 * min_time + 5) break;
-        } else {
-            const double grow = ns > 0 ? goal_ns * 1.2 / ns : 10.0;
-            iters = static_cast<std::uint64_t>(
-                static_cast<double>(iters) * std::min(10.0, std::max(2.0, grow)));
-        }
-    }
-    std::vector<double> per_iter;
-    for (const auto& k : kept) per_iter.push_back(k.ns / static_cast<double>(k.iters));
-    std::sort(per_iter.begin(), per_iter.end());
-    const std::size_t n = per_iter.size();
-    const double median = n % 2 ? per_iter[n / 2] : (per_iter[n / 2 - 1] + per_iter[n / 2]) / 2;
-    // Google Benchmark's figures: one thread's time over the iterations of all threads.
-    row.real_s = median / 1e9 / in.threads;
-    row.cpu_s = iterations > 0 ? static_cast<double>(cpu_ns) / 1e9 / static_cast<double>(iterations) : 0;
-    row.iterations = iterations;
-    // Rates over the CPU time, as Google Benchmark gives them (over the real time with
-    // UseRealTime, over the manual time with UseManualTime).
-    const double rate_s = (f.real_time_ || f.manual_time_) ? row.real_s : row.cpu_s;
-    if (iterations > 0 && rate_s > 0) {
-        row.bytes_per_s = static_cast<double>(bytes) / static_cast<double>(iterations) / rate_s;
-        row.items_per_s = static_cast<double>(items) / static_cast<double>(iterations) / rate_s;
-    }
-    return row;
-}
-
-/// Google Benchmark's aggregates of the repetitions: mean, median, stddev, cv.
-inline std::vector<Row> aggregates(const std::vector<Row>& reps) {
-    std::vector<Row> out;
-    if (reps.size() < 2) return out;
-    const auto stat = [&](const char* which, auto get) {
-        std::vector<double> v;
-        for (const auto& r : reps) v.push_back(get(r));
-        const double n = static_cast<double>(v.size());
-        double mean = 0;
-        for (double x : v) mean += x / n;
-        double var = 0;
-        for (double x : v) var += (x - mean) * (x - mean);
-        const double sd = std::sqrt(var / (n - 1));
-        std::vector<double> w = v;
-        std::sort(w.begin(), w.end());
-        const double med = w.size() % 2 ? w[w.size() / 2] : (w[w.size() / 2 - 1] + w[w.size() / 2]) / 2;
-        if (!std::strcmp(which, "mean")) return mean;
-        if (!std::strcmp(which, "median")) return med;
-        if (!std::strcmp(which, "stddev")) return sd;
-        return mean != 0 ? sd / mean : 0.0;
-    };
-    for (const char* which : {"mean", "median", "stddev", "cv"}) {
-        Row a = reps.front();
-        a.name = reps.front().run_name + "_" + which;
-        a.run_type = "aggregate";
-        a.aggregate_name = which;
-        a.aggregate_unit = std::strcmp(which, "cv") ? "time" : "percentage";
-        a.iterations = static_cast<IterationCount>(reps.size());
-        a.real_s = stat(which, [](const Row& r) { return r.real_s; });
-        a.cpu_s = stat(which, [](const Row& r) { return r.cpu_s; });
-        a.bytes_per_s = stat(which, [](const Row& r) { return r.bytes_per_s; });
-        a.items_per_s = stat(which, [](const Row& r) { return r.items_per_s; });
-        for (std::size_t k = 0; k < a.counters.size(); ++k) {
-            a.counters[k].second.value =
-                stat(which, [k](const Row& r) { return k < r.counters.size() ? r.counters[k].second.value : 0.0; });
-        }
-        a.label.clear();
-        out.push_back(a);
-    }
-    return out;
-}
-
-/// Google Benchmark's least-squares fit of `time = c · f(N)` (through the origin) over a
-/// family's sizes; with oAuto, the class of least RMS.
-inline void fit_complexity(const std::vector<Row>& rows, BigO want, BigOFunc* lambda,
-                           std::vector<Row>& out) {
-    std::vector<double> ns, real, cpu;
-    for (const auto& r : rows) {
-        if (r.failed) return;
-        double n = static_cast<double>(r.complexity_n);
-        if (n == 0 && !r.in->args.empty()) n = static_cast<double>(r.in->args[0]);
-        ns.push_back(n);
-        real.push_back(r.real_s);
-        cpu.push_back(r.cpu_s);
-    }
-    if (ns.size() < 2) return;
-    const auto f_of = [lambda](BigO c, double n) {
-        switch (c) {
-            case oN: return n;
-            case oNSquared: return n * n;
-            case oNCubed: return n * n * n;
-            case oLogN: return std::log2(n);
-            case oNLogN: return n * std::log2(n);
-            case oLambda: return lambda ? lambda(static_cast<IterationCount>(n)) : 1.0;
-            case o1: default: return 1.0;
-        }
-    };
-    const auto fit = [&](BigO c, const std::vector<double>& t, double& coef, double& rms) {
-        double sxy = 0, sxx = 0, mean = 0;
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const double x = f_of(c, ns[i]);
-            sxy += x * t[i];
-            sxx += x * x;
-            mean += t[i] / static_cast<double>(t.size());
-        }
-        coef = sxx > 0 ? sxy / sxx : 0;
-        double err = 0;
-        for (std::size_t i = 0; i < t.size(); ++i) {
-            const double d = t[i] - coef * f_of(c, ns[i]);
-            err += d * d;
-        }
-        rms = mean > 0 ? std::sqrt(err / static_cast<double>(t.size())) / mean : 0;
-    };
-    BigO best = want;
-    if (want == oAuto) {
-        double best_rms = std::numeric_limits<double>::infinity();
-        for (BigO c : {o1, oLogN, oN, oNLogN, oNSquared, oNCubed}) {
-            double coef, rms;
-            fit(c, cpu, coef, rms);
-            if (rms < best_rms) {
-                best_rms = rms;
-                best = c;
-            }
-        }
-    }
-    double real_coef, real_rms, cpu_coef, cpu_rms;
-    fit(best, real, real_coef, real_rms);
-    fit(best, cpu, cpu_coef, cpu_rms);
-    static const char* names[] = {"", "(1)", "N", "N^2", "N^3", "lgN", "NlgN", "", "f(N)"};
-    const Row& first = rows.front();
-    Row b = first;
-    b.name = first.in->run_name_without_args + "_BigO";
-    b.run_name = first.in->run_name_without_args;
-    b.run_type = "aggregate";
-    b.aggregate_name = "BigO";
-    b.bigo = true;
-    b.big_o = names[best];
-    b.real_s = real_coef;
-    b.cpu_s = cpu_coef;
-    b.counters.clear();
-    b.label.clear();
-    b.bytes_per_s = b.items_per_s = 0;
-    Row r = b;
-    r.name = first.in->run_name_without_args + "_RMS";
-    r.aggregate_name = "RMS";
-    r.aggregate_unit = "percentage";
-    r.bigo = false;
-    r.rms = true;
-    r.real_s = real_rms;
-    r.cpu_s = cpu_rms;
-    out.push_back(b);
-    out.push_back(r);
-}
-
-/// `value` with Google Benchmark's SI (or binary) prefixes.
-inline std::string human(double value, int one_k) {
-    static const char* si[] = {"", "k", "M", "G", "T", "P", "E"};
-    static const char* bin[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-    int i = 0;
-    double v = value;
-    while (std::fabs(v) >= one_k && i < 6) {
-        v /= one_k;
-        ++i;
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g%s", v, one_k == 1024 ? bin[i] : si[i]);
-    return buf;
-}
-
-inline std::string format_time(double t) {
-    if (t < 1.0) return fmt("%10.3f", t);
-    if (t < 10.0) return fmt("%10.2f", t);
-    if (t < 100.0) return fmt("%10.1f", t);
-    if (t > 9999999999.0) return fmt("%1.4e", t);
-    return fmt("%10.0f", t);
-}
-
-inline std::string now_iso8601() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm_local{};
-    localtime_r(&t, &tm_local);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm_local);
-    std::string s = buf;
-    if (s.size() > 5) s.insert(s.size() - 2, ":");
-    return s;
-}
-
-/// The console table, row by row, as Google Benchmark prints it.
-struct Console {
-    std::FILE* out = stdout;
-    int width = 10;
-    bool header_done = false;
-
-    void context(const std::vector<Instance*>& chosen, int max_repetitions) {
-        for (Instance* in : chosen) width = std::max(width, static_cast<int>(in->name.size()));
-        if (max_repetitions > 1) width += 7;  // `_stddev`
-        const Settings& s = Settings::get();
-        std::fprintf(stderr, "%s\n", now_iso8601().c_str());
-        std::fprintf(stderr, "Running %s\n", s.executable.c_str());
-        const vd::Timer& tm = timer();
-        std::fprintf(stderr, "Run on (%zu X %.2f MHz CPU s)\n", vd::allowed_cpus().size(),
-                     tm.kind == vd::ClockKind::tsc ? tm.tsc_hz / 1e6 : 0.0);
-        double load[3] = {0, 0, 0};
-        if (getloadavg(load, 3) == 3)
-            std::fprintf(stderr, "Load Average: %.2f, %.2f, %.2f\n", load[0], load[1], load[2]);
-        std::fprintf(stderr,
-                     "Measured by vernier-cpp %s in this process (timer %s): each row is the "
-                     "median of its samples; `vernier run -- %s` gives intervals and "
-                     "diagnostics\n",
-                     VERNIER_VERSION, vd::clock_name(tm.kind),
-                     s.executable.c_str());
-#if !defined(__OPTIMIZE__)
-        std::fprintf(stderr, "***WARNING*** The benchmarks were built without optimisation. "
-                             "Timings may be affected.\n");
-#endif
-    }
-
-    void row(const Row& r) {
-        if (!header_done) {
-            header_done = true;
-            char h[512];
-            std::snprintf(h, sizeof h, "%-*s %13s %15s %12s", width, "Benchmark", "Time", "CPU",
-                          "Iterations");
-            const std::string line(std::strlen(h) + 16, '-');
-            std::fprintf(out, "%s\n%s UserCounters...\n%s\n", line.c_str(), h, line.c_str());
-        }
-        std::fprintf(out, "%-*s ", width, r.name.c_str());
-        if (r.failed) {
-            std::fprintf(out, "ERROR OCCURRED: '%s'\n", r.error.c_str());
-            std::fflush(out);
-            return;
-        }
-        const double m = unit_multiplier(r.unit);
-        if (r.bigo) {
-            std::fprintf(out, "%10.2f %-4s %10.2f %-4s ", r.real_s * m, r.big_o.c_str(),
-                         r.cpu_s * m, r.big_o.c_str());
-        } else if (r.rms) {
-            std::fprintf(out, "%10.0f %-4s %10.0f %-4s ", r.real_s * 100, "%", r.cpu_s * 100, "%");
-        } else if (r.aggregate_unit == "percentage") {
-            std::fprintf(out, "%10.2f %-4s %10.2f %-4s ", r.real_s * 100, "%", r.cpu_s * 100, "%");
-        } else {
-            std::fprintf(out, "%s %-4s %s %-4s ", format_time(r.real_s * m).c_str(),
-                         unit_name(r.unit), format_time(r.cpu_s * m).c_str(), unit_name(r.unit));
-        }
-        if (!r.bigo && !r.rms) std::fprintf(out, "%10lld", static_cast<long long>(r.iterations));
-        if (r.bytes_per_s > 0)
-            std::fprintf(out, " bytes_per_second=%s/s", human(r.bytes_per_s, 1024).c_str());
-        if (r.items_per_s > 0)
-            std::fprintf(out, " items_per_second=%s/s", human(r.items_per_s, 1000).c_str());
-        for (const auto& kv : r.counters) {
-            std::fprintf(out, " %s=%s%s", kv.first.c_str(),
-                         human(kv.second.value, kv.second.oneK).c_str(),
-                         (kv.second.flags & Counter::kIsRate) ? "/s" : "");
-        }
-        if (!r.label.empty()) std::fprintf(out, " %s", r.label.c_str());
-        std::fprintf(out, "\n");
-        std::fflush(out);
-    }
-};
-
-inline std::string json_num(double v) {
-    if (!std::isfinite(v)) return "0";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
-}
-
-/// Google Benchmark's JSON: a `context` and the `benchmarks` rows.
-inline std::string to_json(const std::vector<Row>& rows) {
-    const Settings& s = Settings::get();
-    const vd::Timer& tm = timer();
-    std::string j = "{\n  \"context\": {\n";
-    j += "    \"date\": " + vd::json_string(now_iso8601()) + ",\n";
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    j += "    \"host_name\": " + vd::json_string(host) + ",\n";
-    j += "    \"executable\": " + vd::json_string(s.executable) + ",\n";
-    j += "    \"num_cpus\": " + std::to_string(vd::allowed_cpus().size()) + ",\n";
-    j += "    \"mhz_per_cpu\": " +
-         std::to_string(tm.kind == vd::ClockKind::tsc ? std::llround(tm.tsc_hz / 1e6) : 0) + ",\n";
-    j += "    \"cpu_scaling_enabled\": false,\n    \"caches\": [],\n";
-    double load[3] = {0, 0, 0};
-    getloadavg(load, 3);
-    j += "    \"load_avg\": [" + json_num(load[0]) + "," + json_num(load[1]) + "," +
-         json_num(load[2]) + "],\n";
-    for (const auto& kv : s.context)
-        j += "    " + vd::json_string(kv.first) + ": " + vd::json_string(kv.second) + ",\n";
-#if defined(__OPTIMIZE__)
-    j += "    \"library_build_type\": \"release\",\n";
-#else
-    j += "    \"library_build_type\": \"debug\",\n";
-#endif
-    j += "    \"library\": \"vernier-gbench " VERNIER_VERSION "\"\n  },\n  \"benchmarks\": [";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const Row& r = rows[i];
-        j += i ? ",\n    {\n" : "\n    {\n";
-        const auto field = [&](const char* k, const std::string& v, bool last = false) {
-            j += "      \"";
-            j += k;
-            j += "\": " + v + (last ? "\n" : ",\n");
-        };
-        field("name", vd::json_string(r.name));
-        field("family_index", std::to_string(r.in->family_index));
-        field("per_family_instance_index", std::to_string(r.in->per_family_index));
-        field("run_name", vd::json_string(r.run_name));
-        field("run_type", vd::json_string(r.run_type));
-        field("repetitions", std::to_string(r.repetitions));
-        if (r.run_type == "iteration") field("repetition_index", std::to_string(r.repetition_index));
-        field("threads", std::to_string(r.in->threads));
-        if (r.run_type == "aggregate") {
-            field("aggregate_name", vd::json_string(r.aggregate_name));
-            field("aggregate_unit", vd::json_string(r.aggregate_unit));
-        }
-        if (r.failed) {
-            field("error_occurred", "true");
-            field("error_message", vd::json_string(r.error), true);
-            j += "    }";
-            continue;
-        }
-        const double m = unit_multiplier(r.unit);
-        if (r.bigo) {
-            field("cpu_coefficient", json_num(r.cpu_s * m));
-            field("real_coefficient", json_num(r.real_s * m));
-            field("big_o", vd::json_string(r.big_o));
-            field("time_unit", vd::json_string(unit_name(r.unit)), true);
-        } else if (r.rms) {
-            field("rms", json_num(r.cpu_s), true);
-        } else {
-            field("iterations", std::to_string(r.iterations));
-            const bool pct = r.aggregate_unit == "percentage";
-            field("real_time", json_num(pct ? r.real_s : r.real_s * m));
-            field("cpu_time", json_num(pct ? r.cpu_s : r.cpu_s * m));
-            std::string tail;
-            if (r.bytes_per_s > 0) tail += ",\n      \"bytes_per_second\": " + json_num(r.bytes_per_s);
-            if (r.items_per_s > 0) tail += ",\n      \"items_per_second\": " + json_num(r.items_per_s);
-            if (!r.label.empty()) tail += ",\n      \"label\": " + vd::json_string(r.label);
-            for (const auto& kv : r.counters)
-                tail += ",\n      " + vd::json_string(kv.first) + ": " + json_num(kv.second.value);
-            j += "      \"time_unit\": " + vd::json_string(unit_name(r.unit)) + tail + "\n";
-        }
-        j += "    }";
-    }
-    j += "\n  ]\n}\n";
-    return j;
-}
-
-inline std::string csv_field(const std::string& s) {
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"') o += "\"\"";
-        else o += c;
-    }
-    return o + "\"";
-}
-
-inline std::string to_csv(const std::vector<Row>& rows) {
-    std::set<std::string> names;
-    for (const auto& r : rows)
-        for (const auto& kv : r.counters) names.insert(kv.first);
-    std::string c = "name,iterations,real_time,cpu_time,time_unit,bytes_per_second,"
-                    "items_per_second,label,error_occurred,error_message";
-    for (const auto& n : names) c += "," + csv_field(n);
-    c += "\n";
-    for (const auto& r : rows) {
-        c += csv_field(r.name) + ",";
-        if (r.failed) {
-            c += std::string(",,,,,,") + ",true," + csv_field(r.error);
-            for (std::size_t k = 0; k < names.size(); ++k) c += ",";
-            c += "\n";
-            continue;
-        }
-        const double m = unit_multiplier(r.unit);
-        c += (r.bigo || r.rms) ? std::string() : std::to_string(r.iterations);
-        c += "," + json_num(r.rms ? r.real_s : r.real_s * m) + "," +
-             json_num(r.rms ? r.cpu_s : r.cpu_s * m) + ",";
-        c += r.bigo ? r.big_o : (r.rms ? std::string() : std::string(unit_name(r.unit)));
-        c += "," + (r.bytes_per_s > 0 ? json_num(r.bytes_per_s) : std::string());
-        c += "," + (r.items_per_s > 0 ? json_num(r.items_per_s) : std::string());
-        c += "," + (r.label.empty() ? std::string() : csv_field(r.label)) + ",,";
-        for (const auto& n : names) {
-            c += ",";
-            for (const auto& kv : r.counters)
-                if (kv.first == n) c += json_num(kv.second.value);
-        }
-        c += "\n";
-    }
-    return c;
-}
-
-inline bool write_file(const std::string& path, const std::string& text) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) return false;
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    return std::fclose(f) == 0 && ok;
-}
-
-inline std::size_t run_by_hand(std::vector<Instance*>& chosen) {
-    const Settings& s = Settings::get();
-    int max_reps = 1;
-    for (Instance* in : chosen) {
-        const int reps = in->family->repetitions_ > 0 ? in->family->repetitions_ : s.repetitions;
-        max_reps = std::max(max_reps, reps);
-        if (in->family->process_time_)
-            note(in->family->name_ + ": MeasureProcessCPUTime(): the CPU column is each "
-                                     "thread's own CPU time, not the process's");
-        if (in->family->custom_statistics_)
-            note(in->family->name_ + ": ComputeStatistics() is accepted and not computed");
-    }
-    Console console;
-    const bool json = s.format == "json";
-    const bool csv = s.format == "csv";
-    if (!json && !csv) console.context(chosen, max_reps);
-    std::vector<Row> all;
-    std::size_t ran = 0;
-    for (std::size_t i = 0; i < chosen.size(); ++i) {
-        Instance& in = *chosen[i];
-        const int reps = in.family->repetitions_ > 0 ? in.family->repetitions_ : s.repetitions;
-        std::vector<Row> rows;
-        for (int r = 0; r < reps; ++r) {
-            rows.push_back(measure(in, r, reps));
-            if (!json && !csv) console.row(rows.back());
-        }
-        ++ran;
-        std::vector<Row> aggs = rows.front().failed ? std::vector<Row>() : aggregates(rows);
-        if (!json && !csv)
-            for (const auto& a : aggs) console.row(a);
-        all.insert(all.end(), rows.begin(), rows.end());
-        all.insert(all.end(), aggs.begin(), aggs.end());
-        // A complexity fit after the last instance of a family (of one thread count).
-        const Benchmark* f = in.family;
-        if (f->complexity_ != oNone) {
-            const bool last = i + 1 == chosen.size() || chosen[i + 1]->family != f ||
-                              chosen[i + 1]->run_name_without_args != in.run_name_without_args;
-            if (last) {
-                std::vector<Row> group, fits;
-                for (const auto& r : all)
-                    if (r.run_type == "iteration" && r.in->family == f &&
-                        r.in->run_name_without_args == in.run_name_without_args && r.repetition_index == 0)
-                        group.push_back(r);
-                fit_complexity(group, f->complexity_, f->complexity_lambda_, fits);
-                for (const auto& r : fits) {
-                    if (!json && !csv) console.row(r);
-                    all.push_back(r);
-                }
-            }
-        }
-    }
-    if (json) std::fputs(to_json(all).c_str(), stdout);
-    if (csv) std::fputs(to_csv(all).c_str(), stdout);
+/// The runner's options that carry this run's Google Benchmark flags.
+inline std::vector<std::string> runner_options(const Settings& s) {
+    std::vector<std::string> o = {"--gbench-format", s.format};
     if (!s.out.empty()) {
         if (s.out_format == "console")
             note("--benchmark_out_format=console: the file is written as JSON (json and csv are "
                  "the formats written to a file)");
-        const std::string text = s.out_format == "csv" ? to_csv(all) : to_json(all);
-        if (!write_file(s.out, text)) {
-            std::fprintf(stderr, "invalid file name: '%s'\n", s.out.c_str());
-            std::exit(1);
-        }
+        o.insert(o.end(), {"--gbench-out", s.out, "--gbench-out-format",
+                           s.out_format == "csv" ? "csv" : "json"});
     }
-    std::fflush(stdout);
-    return ran;
+    if (s.min_time_given && s.min_time_iterations == 0) {
+        o.insert(o.end(), {"--time", fmt("%g", s.min_time)});
+        note("--benchmark_min_time is the runner's --time: its budget per benchmark");
+    } else if (s.min_time_given) {
+        note("--benchmark_min_time=Nx is not followed: the runner chooses the iterations");
+    }
+    if (s.repetitions_given)
+        note("--benchmark_repetitions is not followed: the runner chooses its samples and "
+             "processes, and gives an interval instead of aggregates");
+    return o;
+}
+
+/// Hands this run to the vernier runner. Returns only when there is no runner or it could
+/// not be started (having said why).
+inline void hand_to_runner(const std::string& spec) {
+    const std::string runner = vd::find_runner();
+    if (runner.empty()) return;
+    const Settings& s = Settings::get();
+    vd::run_through(runner, s.executable.c_str(), runner_options(s),
+                    {"--benchmark_filter=" + spec});
+}
+
+/// Without a runner: the header's quick estimate of each chosen instance (vernier.hpp's
+/// standalone mode), said as such. Google Benchmark's table, JSON and CSV are the runner's to
+/// write: asked for a JSON or CSV, it says so and returns 1.
+inline int estimate_by_hand(std::vector<Instance*>& chosen) {
+    const Settings& s = Settings::get();
+    std::fprintf(stderr,
+                 "vernier gbench: no vernier runner (VERNIER_BIN, or `vernier` on the PATH): a "
+                 "quick estimate in this process, not Google Benchmark's table\n");
+    if (s.format != "console" || !s.out.empty()) {
+        std::fprintf(stderr,
+                     "vernier gbench: --benchmark_format=%s%s needs the vernier runner, which "
+                     "writes Google Benchmark's JSON and CSV: put `vernier` on the PATH (cargo "
+                     "install --path crates/vernier-cli) or name it with VERNIER_BIN\n",
+                     s.format.c_str(), s.out.empty() ? "" : " and --benchmark_out");
+        return 1;
+    }
+    register_instances(chosen);
+    std::string exe = s.executable, standalone = "--standalone";
+    char* argv[] = {&exe[0], &standalone[0], nullptr};
+    return vd::standalone(2, argv);
 }
 
 // ---- Flags -----------------------------------------------------------------------------------
@@ -1476,9 +954,12 @@ inline std::size_t RunSpecifiedBenchmarks(std::string spec) {
         for (auto& in : all) in.release();
         return chosen.size();
     }
-    const std::size_t n = run_by_hand(chosen);
+    hand_to_runner(spec);
+    const int status = estimate_by_hand(chosen);
+    std::fflush(stdout);
+    if (status != 0) std::exit(status);
     for (auto& in : all) in.release();
-    return n;
+    return chosen.size();
 }
 
 inline std::size_t RunSpecifiedBenchmarks() {
@@ -1502,7 +983,6 @@ inline State::State(IterationCount max_iters, const std::vector<std::int64_t>& r
 inline std::string State::name() const { return instance_ ? instance_->name : std::string(); }
 
 __attribute__((noinline)) inline void State::StartClock() {
-    if (read_cpu_) cpu0_ = ::vernier::detail::ThreadClock::cpu_now();
     t0_ = internal::clock_start(clock_);
     if (first_start_ == 0) first_start_ = t0_;
     running_ = true;
@@ -1511,7 +991,6 @@ __attribute__((noinline)) inline void State::StartClock() {
 __attribute__((noinline)) inline void State::StopClock() {
     const std::uint64_t t1 = internal::clock_stop(clock_);
     ticks_ += t1 - t0_;
-    if (read_cpu_) cpu_ns_ += ::vernier::detail::ThreadClock::cpu_now() - cpu0_;
     running_ = false;
 }
 

@@ -2,6 +2,8 @@
 //! other tools read (`docs/report.md` says what each carries). Every format carries the
 //! result's own medians: nothing is re-estimated here.
 
+use crate::files::gbench;
+use crate::files::{modified_utc, num};
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Map, Value};
@@ -89,218 +91,11 @@ fn load(path: &std::path::Path) -> Result<ResultFile> {
 /// The export of `file` in `format`.
 pub fn render(file: &ResultFile, format: Format, path: &std::path::Path) -> Result<String> {
     Ok(match format {
-        Format::Gbench => gbench(file, path),
+        Format::Gbench => gbench::json(file, &modified_utc(path)),
         Format::Bmf => serde_json::to_string_pretty(&bmf(file))? + "\n",
         Format::Csv => csv(file),
         Format::Pyperf => serde_json::to_string(&pyperf(file, path))? + "\n",
     })
-}
-
-/// A number for JSON: `null` when undefined (a benchmark that failed before any sample).
-fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
-}
-
-/// The time of the file's last modification, as ISO 8601 in UTC (Google Benchmark writes the
-/// local date and time of the run; the result file's own time is the closest it records).
-fn file_date(path: &std::path::Path) -> String {
-    let secs = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// Google Benchmark's JSON as its JSON reporter writes it: `context`, then one `iteration` run
-/// per benchmark whose `real_time` is the median per iteration (ns) and `iterations` the
-/// steady samples × iterations per sample. `cpu_time` is the task-clock per iteration when it
-/// was counted, else the same median (Vernier times wall-clock only).
-pub fn gbench(file: &ResultFile, path: &std::path::Path) -> String {
-    // The TSC runs at the core's nominal clock; the Arm generic timer's rate is no core's.
-    let mhz = file
-        .timer
-        .tsc_hz
-        .filter(|_| file.timer.kind == vernier::timer::TimerKind::Tsc)
-        .map(|h| h / 1e6)
-        .or_else(|| {
-            (file.harness.cycle_ns.is_finite() && file.harness.cycle_ns > 0.0)
-                .then(|| 1e3 / file.harness.cycle_ns)
-        })
-        .unwrap_or(0.0)
-        .round() as i64;
-    let tuned = file.system.get("tuned").and_then(Value::as_bool);
-    let debug = file.analysis.debug_build;
-    let context: Vec<(&str, Value)> = vec![
-        ("date", json!(file_date(path))),
-        ("host_name", json!(file.machine.hostname)),
-        (
-            "executable",
-            json!(format!("{} {}", file.tool.name, file.tool.version)),
-        ),
-        ("num_cpus", json!(file.machine.logical_cpus)),
-        ("mhz_per_cpu", json!(mhz)),
-        (
-            "cpu_scaling_enabled",
-            json!(tuned.map(|t| !t).unwrap_or(true)),
-        ),
-        ("caches", json!([])),
-        ("load_avg", json!([])),
-        (
-            "library_version",
-            json!(format!("vernier {}", file.tool.version)),
-        ),
-        (
-            "library_build_type",
-            json!(if debug { "debug" } else { "release" }),
-        ),
-        ("json_schema_version", json!(1)),
-    ];
-    let benchmarks: Vec<Vec<(&str, Value)>> = file
-        .benchmarks
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let mut o: Vec<(&str, Value)> = vec![
-                ("name", json!(b.name)),
-                ("family_index", json!(i)),
-                ("per_family_instance_index", json!(0)),
-                ("run_name", json!(b.name)),
-                ("run_type", json!("iteration")),
-                ("repetitions", json!(1)),
-                ("repetition_index", json!(0)),
-                ("threads", json!(1)),
-            ];
-            if b.status == Status::Failed {
-                o.push(("error_occurred", json!(true)));
-                o.push((
-                    "error_message",
-                    json!(b.error.clone().unwrap_or_else(|| "failed".into())),
-                ));
-            }
-            let cpu = b
-                .counters
-                .as_ref()
-                .and_then(|c| c.get("task-clock_per_iter"))
-                .copied()
-                .unwrap_or(b.per_iter.median_ns);
-            o.push((
-                "iterations",
-                json!(b.steady_samples as u64 * b.iters_per_sample),
-            ));
-            o.push(("real_time", num(b.per_iter.median_ns)));
-            o.push(("cpu_time", num(cpu)));
-            o.push(("time_unit", json!("ns")));
-            // Its rate counters, over real time as its reporter gives them (none for a body
-            // the compiler removed).
-            match b.throughput.filter(|_| !b.removed()) {
-                Some(t @ vernier::units::Throughput::BytesPerIter(_)) => {
-                    o.push(("bytes_per_second", num(t.per_second(b.per_iter.median_ns))));
-                }
-                Some(t @ vernier::units::Throughput::ItemsPerIter(_)) => {
-                    o.push(("items_per_second", num(t.per_second(b.per_iter.median_ns))));
-                }
-                None => {}
-            }
-            // Google Benchmark's memory fields (its MemoryManager's, per iteration), when
-            // counted; `max_bytes_used` has no counterpart here and is left out.
-            if let Some(m) = &b.memory {
-                o.push(("allocs_per_iter", num(m.allocs_per_iter)));
-                o.push(("total_allocated_bytes", num(m.bytes_per_iter)));
-                o.push(("net_heap_growth", num(m.net_bytes_per_iter)));
-            }
-            o
-        })
-        .collect();
-    let benchmarks = with_complexity(file, benchmarks);
-    // Keys in the order Google Benchmark's reporter writes them, indented as it does.
-    let object = |pairs: &[(&str, Value)], indent: &str| {
-        let lines: Vec<String> = pairs
-            .iter()
-            .map(|(k, v)| format!("{indent}{}: {v}", json!(k)))
-            .collect();
-        lines.join(",\n")
-    };
-    let runs: Vec<String> = benchmarks
-        .iter()
-        .map(|o| format!("    {{\n{}\n    }}", object(o, "      ")))
-        .collect();
-    format!(
-        "{{\n  \"context\": {{\n{}\n  }},\n  \"benchmarks\": [\n{}\n  ]\n}}\n",
-        object(&context, "    "),
-        runs.join(",\n")
-    )
-}
-
-/// Google Benchmark's notation of a complexity class (`big_o`): the protocol's, but `(1)`.
-fn big_o(c: vernier::stats::complexity::Class) -> &'static str {
-    match c {
-        vernier::stats::complexity::Class::Constant => "(1)",
-        c => c.option(),
-    }
-}
-
-/// `runs` with, after the last benchmark of each family that has a complexity fit, the two
-/// aggregates Google Benchmark writes for `->Complexity()`: `FAMILY_BigO` (the coefficient and
-/// the class) and `FAMILY_RMS` (the fit's relative error).
-fn with_complexity<'a>(
-    file: &ResultFile,
-    mut runs: Vec<Vec<(&'a str, Value)>>,
-) -> Vec<Vec<(&'a str, Value)>> {
-    use vernier::result::complexity::{families, member_of};
-    for fit in families(&file.benchmarks).iter().rev() {
-        let Some(last) = file
-            .benchmarks
-            .iter()
-            .rposition(|b| member_of(b).is_some_and(|(f, _)| f == fit.family))
-        else {
-            continue;
-        };
-        let head = |suffix: &str, aggregate: &str, unit: &str| -> Vec<(&'a str, Value)> {
-            vec![
-                ("name", json!(format!("{}_{suffix}", fit.family))),
-                ("family_index", json!(last)),
-                ("per_family_instance_index", json!(0)),
-                ("run_name", json!(fit.family)),
-                ("run_type", json!("aggregate")),
-                ("repetitions", json!(1)),
-                ("threads", json!(1)),
-                ("aggregate_name", json!(aggregate)),
-                ("aggregate_unit", json!(unit)),
-            ]
-        };
-        let mut bigo = head("BigO", "BigO", "time");
-        bigo.push(("cpu_coefficient", num(fit.coefficient_ns)));
-        bigo.push(("real_coefficient", num(fit.coefficient_ns)));
-        bigo.push(("big_o", json!(big_o(fit.class))));
-        bigo.push(("time_unit", json!("ns")));
-        let mut rms = head("RMS", "RMS", "percentage");
-        rms.push(("rms", num(fit.rms)));
-        runs.insert(last + 1, rms);
-        runs.insert(last + 1, bigo);
-    }
-    runs
 }
 
 /// The Bencher Metric Format: `latency` in ns, the median with its 95 % interval as the lower
@@ -457,7 +252,7 @@ pub fn pyperf(file: &ResultFile, path: &std::path::Path) -> Value {
             "cpu_model_name": file.machine.cpu_model,
             "cpu_count": file.machine.logical_cpus,
             "platform": format!("{} {} {}", file.machine.os, file.machine.kernel, file.machine.arch),
-            "date": file_date(path).replace("+00:00", ""),
+            "date": modified_utc(path).replace("+00:00", ""),
             "perf_version": format!("vernier {}", file.tool.version),
         },
         "benchmarks": benchmarks,

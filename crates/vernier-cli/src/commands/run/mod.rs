@@ -7,6 +7,7 @@
 //! crashes, hangs or babbles fails its benchmark, with the reason and the tail of its output,
 //! and the run goes on; the result file is rewritten after every benchmark.
 
+pub mod gbench;
 pub mod instructions;
 
 use crate::args::Common;
@@ -42,6 +43,8 @@ pub struct RunArgs {
     /// counted in a process of their own, apart from the timed ones: docs/memory.md).
     #[arg(long)]
     pub no_memory: bool,
+    #[command(flatten)]
+    pub gbench: gbench::GbenchArgs,
     /// The benchmark executable and its arguments.
     #[arg(required = true, last = true, value_name = "PROGRAM [ARGS]")]
     pub program: Vec<OsString>,

@@ -57,7 +57,7 @@ fn gbench_carries_the_medians_as_google_benchmark_writes_them() {
             assert_eq!(run["run_name"], b.name.as_str());
             assert_eq!(run["run_type"], "iteration");
             assert_eq!(run["time_unit"], "ns");
-            assert_eq!(run["threads"], 1);
+            assert_eq!(run["threads"], b.threads.unwrap_or(1));
             assert!(run["iterations"].as_u64().unwrap() > 0);
             assert!(close(
                 run["real_time"].as_f64().unwrap(),

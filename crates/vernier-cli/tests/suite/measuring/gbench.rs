@@ -311,21 +311,38 @@ fn a_lambda_a_class_and_set_complexity_n_are_fitted_as_declared() {
     assert_eq!(big_o, [("BM_pairs_BigO", "f(N)"), ("BM_grid_BigO", "NlgN")]);
 }
 
-#[test]
-fn run_by_hand_it_writes_google_benchmarks_json_and_rejects_unknown_flags() {
-    let exe = complexity_program();
-    let out = tmp().join("by-hand.json");
-    let o = Command::new(exe)
-        .args([
-            "--benchmark_filter=BM_scan/(256|1024|4096)$",
-            "--benchmark_min_time=0.01",
-            "--benchmark_format=json",
-        ])
-        .arg(format!("--benchmark_out={}", out.display()))
+/// The program run by hand with Google Benchmark's flags and the runner at hand (`VERNIER_BIN`,
+/// as a `vernier` on the PATH would be): it hands itself to `vernier run`, whose own report
+/// goes to standard error. The result file it keeps meanwhile leaves nothing in `TMPDIR`.
+fn by_hand(args: &[&str]) -> Output {
+    let scratch = tempfile::tempdir().unwrap();
+    let o = Command::new(complexity_program())
+        .args(["--benchmark_min_time=0.05"])
+        .args(args)
         .env_remove("VERNIER_FDS")
+        .env("VERNIER_BIN", env!("CARGO_BIN_EXE_vernier"))
+        .env("VERNIER_SPEED_FILE", tmp().join("by-hand-speed.json"))
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", scratch.path())
         .output()
         .unwrap();
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?} left in TMPDIR: {}", text(&o));
+    o
+}
+
+#[test]
+fn run_by_hand_it_hands_itself_to_the_runner_which_writes_google_benchmarks_formats() {
+    let out = tmp().join("by-hand.json");
+    let o = by_hand(&[
+        "--benchmark_filter=BM_scan/(256|1024|4096)$",
+        "--benchmark_format=json",
+        &format!("--benchmark_out={}", out.display()),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
+    // The runner measured: its report is on standard error.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("complexity of BM_scan: O(N)"), "{err}");
     let printed: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", text(&o)));
     let written: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
@@ -363,32 +380,86 @@ fn run_by_hand_it_writes_google_benchmarks_json_and_rejects_unknown_flags() {
         assert_eq!(rows[3]["big_o"], "N", "{}", rows[3]);
         assert!(rows[4]["rms"].as_f64().is_some(), "{}", rows[4]);
     }
-    // The console table, and libbenchmark's answer to a flag it does not know.
-    let o = Command::new(exe)
-        .args([
-            "--benchmark_filter=BM_scan/256$",
-            "--benchmark_min_time=0.01",
-        ])
-        .env_remove("VERNIER_FDS")
-        .output()
-        .unwrap();
+    // The same figures in both: one run, written twice.
+    assert_eq!(printed["benchmarks"], written["benchmarks"]);
+
+    // The console table on standard output, and the CSV file.
+    let csv = tmp().join("by-hand.csv");
+    let o = by_hand(&[
+        "--benchmark_filter=BM_scan/256$",
+        &format!("--benchmark_out={}", csv.display()),
+        "--benchmark_out_format=csv",
+    ]);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
         table.contains("Benchmark") && table.contains("Iterations"),
         "{table}"
     );
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("BM_scan/256 "))
+        .unwrap_or_else(|| panic!("{table}"));
     assert!(
-        table
-            .lines()
-            .any(|l| l.starts_with("BM_scan/256 ") && l.contains("bytes_per_second=")),
+        row.contains(" ns ") && row.contains("bytes_per_second="),
         "{table}"
     );
-    let o = Command::new(exe).arg("--no_such_flag").output().unwrap();
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,\
+         error_occurred,error_message"
+    );
+    let cells: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(cells.len(), 10, "{csv}");
+    assert_eq!((cells[0], cells[4]), ("\"BM_scan/256\"", "ns"), "{csv}");
+    assert!(cells[2].parse::<f64>().unwrap() > 0.0, "{csv}");
+    assert!(cells[5].parse::<f64>().unwrap() > 0.0, "{csv}");
+
+    // libbenchmark's answer to a flag it does not know.
+    let o = Command::new(complexity_program())
+        .arg("--no_such_flag")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr)
             .contains("error: unrecognized command-line flag: --no_such_flag"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Without a runner, the header's quick estimate, said as such; Google Benchmark's JSON is
+/// the runner's to write, and asking for it says so.
+#[test]
+fn run_by_hand_without_a_runner_it_gives_the_headers_estimate() {
+    let without_runner = |args: &[&str]| {
+        Command::new(complexity_program())
+            .args(args)
+            .env_remove("VERNIER_FDS")
+            .env_remove("VERNIER_BIN")
+            .env_remove("PATH")
+            .output()
+            .unwrap()
+    };
+    let o = without_runner(&["--benchmark_filter=BM_scan/(256|1024)$"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("T_iter ~").count(), 2, "{out}");
+    assert!(out.contains("a quick estimate in this process"), "{out}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no vernier runner"),
+        "{}",
+        text(&o)
+    );
+    let o = without_runner(&["--benchmark_filter=BM_scan/256$", "--benchmark_format=json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--benchmark_format=json needs the vernier runner"),
         "{}",
         text(&o)
     );

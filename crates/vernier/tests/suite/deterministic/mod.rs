@@ -1,6 +1,7 @@
 mod compare_stats_golden;
 mod compare_stats_synthetic;
 mod counters_pure;
+mod cpp_function_length;
 mod diagnostic_words;
 mod engine_interrupt;
 mod layers;
