@@ -114,6 +114,7 @@ pub fn again(
     // Declared by the benchmark, not measured: kept as the file has it.
     r.throughput = b.throughput;
     r.complexity = b.complexity.clone();
+    r.runs = b.runs.clone();
     Some(r)
 }
 

@@ -43,6 +43,9 @@ pub struct ComparisonFile {
     pub old: String,
     #[serde(default)]
     pub new: String,
+    /// `vernier exec`: each command compared, with every run of it (`exec::Command`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<crate::result::exec::Command>,
     pub tool: Tool,
 }
 
@@ -62,6 +65,7 @@ impl ComparisonFile {
             only_new: Vec::new(),
             old: String::new(),
             new: String::new(),
+            commands: Vec::new(),
             tool: Tool::default(),
         }
     }

@@ -113,6 +113,10 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub process: ProcessArgs,
+    /// OLD and NEW are command lines, run as whole programs and compared paired and
+    /// interleaved as `vernier exec OLD NEW` compares them.
+    #[arg(long)]
+    pub exec: bool,
 }
 
 impl CompareArgs {
@@ -216,6 +220,9 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
 
 pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     let threshold = parse_threshold(&a.threshold)?;
+    if a.exec {
+        return crate::commands::exec::compare_exec(a);
+    }
     if a.instructions && a.baseline.is_some() {
         bail!(
             "--instructions compares two executables counted now; against a stored run, \

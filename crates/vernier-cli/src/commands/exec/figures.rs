@@ -1,0 +1,184 @@
+//! From the runs to the figures, through the same steps as any benchmark: a command's measured
+//! runs become a [`Measurement`] (one sample per run, one iteration each) that
+//! [`vernier::pipeline::finish`] analyses, and two commands' runs of the same rounds become the
+//! pairs of a [`PairMeasurement`] that the comparison file judges
+//! ([`ComparisonFile::push_paired`]: the paired interval, Holm over the commands, the verdict).
+
+use super::engine::{Series, Stop};
+use vernier::measure::compare::{steady_ratios, PairMeasurement, PairStop};
+use vernier::measure::{CalibrationEnd, Measurement, StopReason};
+use vernier::result::comparison::ComparisonFile;
+use vernier::result::{BenchmarkResult, ResultFile};
+use vernier::samples::{Phase, Sample, Samples};
+use vernier::stats::steady;
+
+fn stop_reason(stop: Stop) -> StopReason {
+    match stop {
+        // The runs asked for (`-r`, `-M`) are a budget too: nothing was judged precise.
+        Stop::Budget | Stop::Runs => StopReason::Budget,
+        Stop::Interrupted => StopReason::Interrupted,
+        Stop::Failed => StopReason::Failed,
+    }
+}
+
+/// The measurement of one command: each measured run one sample of one iteration; the
+/// warm-up found from the data (MSER on the runs' wall times).
+pub fn measurement(s: &Series, stop: Stop, error: Option<String>) -> Measurement {
+    let mut samples = Samples::default();
+    let batch: Vec<Sample> = s
+        .measured()
+        .zip(&s.t_ns)
+        .map(|(r, &t)| Sample {
+            iters: 1,
+            ns: r.wall_ns,
+            t_ns: t,
+            process: 0,
+            round: 0,
+            phase: Phase::Measure,
+        })
+        .collect();
+    samples.push_batch(&batch, &[]);
+    let series: Vec<f64> = batch.iter().map(|x| x.ns as f64).collect();
+    let st = steady::detect(&series);
+    samples.set_warmup_cut(st.map_or(0, |s| s.first.min(series.len())));
+    Measurement {
+        samples,
+        iters_per_sample: 1,
+        wall_ns: s.wall_ns,
+        stop: stop_reason(stop),
+        steady: st,
+        error,
+        calibration: CalibrationEnd::Found,
+    }
+}
+
+/// A command's result entry, with every run kept.
+pub fn result(
+    name: &str,
+    s: &Series,
+    stop: Stop,
+    error: Option<String>,
+    ctx: &vernier::pipeline::Context,
+) -> BenchmarkResult {
+    let m = measurement(s, stop, error.clone());
+    let mut r = if m.samples.is_empty() {
+        BenchmarkResult::failed(
+            name,
+            error.unwrap_or_else(|| "no run was measured (interrupted before the first)".into()),
+        )
+    } else {
+        vernier::pipeline::finish(name, &m, ctx, vernier::pipeline::Instructions::None)
+    };
+    r.runs = s.runs.clone();
+    r
+}
+
+/// The pairs of `old` and `new`: their measured runs round by round (a round cut short by a
+/// failure or Ctrl-C pairs only what both finished). The warm-up is cut on the pairs' ratios,
+/// where a drift both sides share cancels, by the rule the paired engine uses
+/// ([`steady_ratios`]: MSER, a cut that moves the ratio by less than a quarter of the
+/// threshold left uncut).
+pub fn pairs(old: &Series, new: &Series, stop: Stop, threshold: f64) -> PairMeasurement {
+    let o: Vec<f64> = old.measured().map(|r| r.wall_ns as f64).collect();
+    let n: Vec<f64> = new.measured().map(|r| r.wall_ns as f64).collect();
+    let k = o.len().min(n.len());
+    let (o, n) = (o[..k].to_vec(), n[..k].to_vec());
+    let ratios: Vec<f64> = o
+        .iter()
+        .zip(&n)
+        .map(|(a, b)| if *a > 0.0 && *b > 0.0 { b / a } else { 1.0 })
+        .collect();
+    let st = steady_ratios(&ratios, threshold);
+    let first = st.map_or(0, |s| s.first.min(k));
+    let estimate = if k > first {
+        vernier::stats::compare::paired(&o[first..], &n[first..]).ok()
+    } else {
+        None
+    };
+    PairMeasurement {
+        iters_per_sample: 1,
+        t_s: old.t_ns[..k]
+            .iter()
+            .zip(&new.t_ns[..k])
+            .map(|(a, b)| (*a.max(b)) as f64 / 1e9)
+            .collect(),
+        old_ns: o,
+        new_ns: n,
+        first_steady: first,
+        warmup: st.map(|s| s.class),
+        estimate,
+        stop: match stop {
+            Stop::Budget | Stop::Runs => PairStop::Budget,
+            Stop::Interrupted => PairStop::Interrupted,
+            Stop::Failed => PairStop::Failed,
+        },
+        wall_ns: old.wall_ns + new.wall_ns,
+        error: None,
+        rewarm: None,
+        samples: (k, k),
+        looks: 0,
+    }
+}
+
+/// The comparison of every command against the reference (`reference`: its index), paired by
+/// round, Holm over the commands.
+pub fn comparisons(
+    names: &[String],
+    series: &[Series],
+    reference: usize,
+    stop: Stop,
+    threshold: f64,
+) -> ComparisonFile {
+    let mut file = ComparisonFile::new(vernier::stats::compare::Mode::Paired, threshold);
+    file.old = names[reference].clone();
+    file.new = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != reference)
+        .map(|(_, n)| n.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    for (i, s) in series.iter().enumerate() {
+        if i != reference {
+            file.push_paired(
+                &names[i],
+                &pairs(&series[reference], s, stop, threshold),
+                true,
+            );
+        }
+    }
+    file
+}
+
+/// Under the table: each command's median CPU time, peak RSS and page faults per run (`None`
+/// when no run was measured).
+pub fn resources_line(file: &ResultFile) -> Option<String> {
+    let mut parts = Vec::new();
+    for b in &file.benchmarks {
+        let runs: Vec<&vernier::result::exec::Run> = b.runs.iter().filter(|r| !r.warmup).collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let med = |f: &dyn Fn(&vernier::result::exec::Run) -> u64| {
+            let v: Vec<f64> = runs.iter().map(|r| f(r) as f64).collect();
+            vernier::stats::median(&v)
+        };
+        parts.push(format!(
+            "{}: user {} · system {} · peak RSS {:.1} MiB · {:.0} minor / {:.0} major faults · {:.0} voluntary / {:.0} involuntary switches",
+            b.name,
+            vernier::report::format_ns(med(&|r| r.user_ns)),
+            vernier::report::format_ns(med(&|r| r.system_ns)),
+            med(&|r| r.max_rss_bytes) / (1024.0 * 1024.0),
+            med(&|r| r.minor_faults),
+            med(&|r| r.major_faults),
+            med(&|r| r.voluntary_switches),
+            med(&|r| r.involuntary_switches),
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "per run (median of the measured runs, from wait4): {}",
+            parts.join("; ")
+        )
+    })
+}
