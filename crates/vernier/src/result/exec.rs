@@ -33,6 +33,72 @@ impl Run {
     pub fn succeeded(&self) -> bool {
         self.exit_code == Some(0)
     }
+
+    /// CPU time, user and system together.
+    pub fn cpu_ns(&self) -> u64 {
+        self.user_ns + self.system_ns
+    }
+
+    /// The run's time in `unit`.
+    pub fn in_unit(&self, unit: Judged) -> u64 {
+        match unit {
+            Judged::Wall => self.wall_ns,
+            Judged::Cpu => self.cpu_ns(),
+        }
+    }
+}
+
+/// The time two commands are compared in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Judged {
+    /// Wall time: what a user waits for.
+    #[default]
+    Wall,
+    /// CPU time (user + system): for commands that spend their time on a CPU, it does not
+    /// grow while they wait for one, so a busy machine does not add its waits to the runs.
+    Cpu,
+}
+
+impl Judged {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Judged::Wall => "wall time",
+            Judged::Cpu => "CPU time (user + system)",
+        }
+    }
+}
+
+/// A command is CPU-bound when its median CPU time is at least this share of its fastest
+/// run's wall time: the fastest run is the least disturbed, and a command that waits (for a
+/// disk, a network, a child it does not wait for) spends much of it off the CPU. Process start
+/// and exit outside the command's own accounting take a few percent.
+pub const CPU_BOUND_SHARE: f64 = 0.8;
+
+/// The unit commands whose measured runs are `runs` are compared in: CPU time when every one
+/// is CPU-bound ([`CPU_BOUND_SHARE`]), wall time otherwise.
+pub fn judged_unit(runs: &[&[Run]]) -> Judged {
+    let bound = |rs: &[Run]| {
+        let measured: Vec<&Run> = rs.iter().filter(|r| !r.warmup).collect();
+        let Some(min_wall) = measured.iter().map(|r| r.wall_ns).min() else {
+            return false;
+        };
+        let cpu: Vec<f64> = measured.iter().map(|r| r.cpu_ns() as f64).collect();
+        min_wall > 0 && crate::stats::median(&cpu) >= CPU_BOUND_SHARE * min_wall as f64
+    };
+    if !runs.is_empty() && runs.iter().all(|rs| bound(rs)) {
+        Judged::Cpu
+    } else {
+        Judged::Wall
+    }
+}
+
+/// The `vernier exec` part of a comparison file: the unit the commands were compared in and
+/// every run of each command.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub judged: Judged,
+    pub commands: Vec<Command>,
 }
 
 /// A command of `vernier exec` in a comparison file: its name, its command line and its runs.
@@ -41,4 +107,30 @@ pub struct Command {
     pub name: String,
     pub command: String,
     pub runs: Vec<Run>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(wall_ms: u64, cpu_ms: u64) -> Run {
+        Run {
+            wall_ns: wall_ms * 1_000_000,
+            user_ns: cpu_ms * 1_000_000,
+            exit_code: Some(0),
+            ..Run::default()
+        }
+    }
+
+    #[test]
+    fn commands_on_a_cpu_are_judged_in_cpu_time_and_waits_in_wall_time() {
+        // Slowed by a busy machine (walls of 10-20 ms) but on a CPU 9 ms of its fastest 10.
+        let busy = [run(10, 9), run(20, 9), run(15, 9)];
+        // A sleeper: 1 ms on a CPU of 10 ms.
+        let sleeper = [run(10, 1), run(11, 1)];
+        assert_eq!(judged_unit(&[&busy, &busy]), Judged::Cpu);
+        assert_eq!(judged_unit(&[&busy, &sleeper]), Judged::Wall);
+        assert_eq!(judged_unit(&[&busy, &[]]), Judged::Wall);
+        assert_eq!(busy[0].in_unit(Judged::Cpu), 9_000_000);
+    }
 }

@@ -4,10 +4,11 @@
 //! pairs of a [`PairMeasurement`] that the comparison file judges
 //! ([`ComparisonFile::push_paired`]: the paired interval, Holm over the commands, the verdict).
 
-use super::engine::{Series, Stop};
+use super::engine::{Series, Spec, Stop};
 use vernier::measure::compare::{steady_ratios, PairMeasurement, PairStop};
 use vernier::measure::{CalibrationEnd, Measurement, StopReason};
 use vernier::result::comparison::ComparisonFile;
+use vernier::result::exec::{judged_unit, Judged, Run};
 use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::samples::{Phase, Sample, Samples};
 use vernier::stats::steady;
@@ -78,9 +79,15 @@ pub fn result(
 /// where a drift both sides share cancels, by the rule the paired engine uses
 /// ([`steady_ratios`]: MSER, a cut that moves the ratio by less than a quarter of the
 /// threshold left uncut).
-pub fn pairs(old: &Series, new: &Series, stop: Stop, threshold: f64) -> PairMeasurement {
-    let o: Vec<f64> = old.measured().map(|r| r.wall_ns as f64).collect();
-    let n: Vec<f64> = new.measured().map(|r| r.wall_ns as f64).collect();
+pub fn pairs(
+    old: &Series,
+    new: &Series,
+    stop: Stop,
+    threshold: f64,
+    unit: Judged,
+) -> PairMeasurement {
+    let o: Vec<f64> = old.measured().map(|r| r.in_unit(unit) as f64).collect();
+    let n: Vec<f64> = new.measured().map(|r| r.in_unit(unit) as f64).collect();
     let k = o.len().min(n.len());
     let (o, n) = (o[..k].to_vec(), n[..k].to_vec());
     let ratios: Vec<f64> = o
@@ -121,14 +128,18 @@ pub fn pairs(old: &Series, new: &Series, stop: Stop, threshold: f64) -> PairMeas
 }
 
 /// The comparison of every command against the reference (`reference`: its index), paired by
-/// round, Holm over the commands.
+/// round, Holm over the commands, in CPU time when every command is CPU-bound and in wall time
+/// otherwise ([`judged_unit`]); every run of each command kept.
 pub fn comparisons(
-    names: &[String],
+    specs: &[Spec],
     series: &[Series],
     reference: usize,
     stop: Stop,
     threshold: f64,
 ) -> ComparisonFile {
+    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    let runs: Vec<&[Run]> = series.iter().map(|s| &s.runs[..]).collect();
+    let unit = judged_unit(&runs);
     let mut file = ComparisonFile::new(vernier::stats::compare::Mode::Paired, threshold);
     file.old = names[reference].clone();
     file.new = names
@@ -142,11 +153,23 @@ pub fn comparisons(
         if i != reference {
             file.push_paired(
                 &names[i],
-                &pairs(&series[reference], s, stop, threshold),
+                &pairs(&series[reference], s, stop, threshold, unit),
                 true,
             );
         }
     }
+    file.exec = Some(vernier::result::exec::Comparison {
+        judged: unit,
+        commands: specs
+            .iter()
+            .zip(series)
+            .map(|(s, series)| vernier::result::exec::Command {
+                name: s.name.clone(),
+                command: s.inv.line.clone(),
+                runs: series.runs.clone(),
+            })
+            .collect(),
+    });
     file
 }
 

@@ -354,20 +354,15 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
         eprintln!("vernier: error: {}", f.message);
         eprintln!("vernier: every run measured before it is kept");
     }
-    let comparison = (specs.len() >= 2 && !scan)
-        .then(|| {
-            figures::comparisons(
-                &names,
-                &collected.series,
-                reference,
-                collected.stop,
-                threshold,
-            )
-        })
-        .map(|mut c| {
-            c.commands = commands_of(&specs, &collected);
-            c
-        });
+    let comparison = (specs.len() >= 2 && !scan).then(|| {
+        figures::comparisons(
+            &specs,
+            &collected.series,
+            reference,
+            collected.stop,
+            threshold,
+        )
+    });
     if let Some(c) = &comparison {
         print!("{}", vernier::report::compare::table_fitted(c, render));
     }
@@ -402,18 +397,6 @@ fn numeric_member(
         n: Some(n),
         ..Default::default()
     })
-}
-
-fn commands_of(specs: &[engine::Spec], c: &Collected) -> Vec<vernier::result::exec::Command> {
-    specs
-        .iter()
-        .zip(&c.series)
-        .map(|(s, series)| vernier::result::exec::Command {
-            name: s.name.clone(),
-            command: s.inv.line.clone(),
-            runs: series.runs.clone(),
-        })
-        .collect()
 }
 
 /// `--json`, `--html`, the exports and `--save`, after the runs (a file that cannot be
