@@ -13,6 +13,33 @@ use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::samples::{Phase, Sample, Samples};
 use vernier::stats::steady;
 
+/// Fewest later runs a first run is judged against.
+pub const COLD_START_MIN_REST: usize = 8;
+
+/// How many of the first runs are a cold start: each, from the first, slower than the far
+/// fence (Q3 + 3 IQR, the outliers' far rule) of every run after it, and at most a quarter of
+/// the runs. The first run of a command whose files are not yet in the page cache reads them
+/// from the disk (ten times slower is common); the runs after it find them cached.
+pub fn cold_start(series: &[f64]) -> usize {
+    let mut k = 0;
+    while k < series.len() / 4 {
+        let rest = vernier::stats::sorted(&series[k + 1..]);
+        if rest.len() < COLD_START_MIN_REST {
+            break;
+        }
+        let (q1, q3) = (
+            vernier::stats::quantile_sorted(&rest, 0.25),
+            vernier::stats::quantile_sorted(&rest, 0.75),
+        );
+        if series[k] > q3 + 3.0 * (q3 - q1) {
+            k += 1;
+        } else {
+            break;
+        }
+    }
+    k
+}
+
 fn stop_reason(stop: Stop) -> StopReason {
     match stop {
         // The runs asked for (`-r`, `-M`) are a budget too: nothing was judged precise.
@@ -40,7 +67,16 @@ pub fn measurement(s: &Series, stop: Stop, error: Option<String>) -> Measurement
         .collect();
     samples.push_batch(&batch, &[]);
     let series: Vec<f64> = batch.iter().map(|x| x.ns as f64).collect();
-    let st = steady::detect(&series);
+    let mut st = steady::detect(&series);
+    // MSER works on medians of five: one cold first run hides in its batch. Runs of a whole
+    // command are each a process: a first run that stands out from every later one is cut too.
+    let cold = cold_start(&series);
+    if cold > st.map_or(0, |s| s.first) {
+        st = Some(steady::SteadyState {
+            first: cold,
+            class: steady::WarmupClass::Warmup,
+        });
+    }
     samples.set_warmup_cut(st.map_or(0, |s| s.first.min(series.len())));
     Measurement {
         samples,
@@ -204,4 +240,23 @@ pub fn resources_line(file: &ResultFile) -> Option<String> {
             parts.join("; ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cold_first_run_is_cut_and_a_steady_series_is_not() {
+        let mut runs = vec![
+            175.0, 12.0, 7.0, 13.0, 11.0, 19.0, 7.4, 16.8, 18.7, 16.5, 19.3, 15.4,
+        ];
+        assert_eq!(cold_start(&runs), 1);
+        runs[1] = 120.0;
+        assert_eq!(cold_start(&runs), 2);
+        let steady = [10.0, 11.0, 10.5, 10.2, 10.8, 10.1, 10.9, 10.4, 10.6, 10.3];
+        assert_eq!(cold_start(&steady), 0);
+        // Too few runs after it to tell.
+        assert_eq!(cold_start(&[100.0, 10.0, 10.0, 10.0]), 0);
+    }
 }
