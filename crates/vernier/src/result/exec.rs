@@ -75,16 +75,28 @@ impl Judged {
 /// and exit outside the command's own accounting take a few percent.
 pub const CPU_BOUND_SHARE: f64 = 0.8;
 
-/// The unit commands whose measured runs are `runs` are compared in: CPU time when every one
-/// is CPU-bound ([`CPU_BOUND_SHARE`]), wall time otherwise.
+/// ... or when its runs give up the CPU of their own accord at most this often (median): a
+/// single-threaded program that never waits switches voluntarily once, at its end (measured
+/// here: a dependent chain, `cat` of a cached file and `sh -c true` one each, `sleep 0.01`
+/// two). On a machine so busy that even the fastest run waited for a CPU most of its time
+/// (wall times 1.3 to 4.5 times the CPU time under a load average of 14 on 2 CPUs), the
+/// share above cannot tell; the switches still can, as a wait for a CPU is an involuntary
+/// switch.
+pub const CPU_BOUND_VOLUNTARY: f64 = 1.0;
+
+/// The unit commands whose runs are `runs` are compared in: CPU time when every one is
+/// CPU-bound ([`CPU_BOUND_SHARE`], [`CPU_BOUND_VOLUNTARY`]), wall time otherwise.
 pub fn judged_unit(runs: &[&[Run]]) -> Judged {
     let bound = |rs: &[Run]| {
         let measured: Vec<&Run> = rs.iter().filter(|r| !r.warmup).collect();
         let Some(min_wall) = measured.iter().map(|r| r.wall_ns).min() else {
             return false;
         };
-        let cpu: Vec<f64> = measured.iter().map(|r| r.cpu_ns() as f64).collect();
-        min_wall > 0 && crate::stats::median(&cpu) >= CPU_BOUND_SHARE * min_wall as f64
+        let median = |f: &dyn Fn(&Run) -> u64| {
+            crate::stats::median(&measured.iter().map(|r| f(r) as f64).collect::<Vec<_>>())
+        };
+        let on_cpu = min_wall > 0 && median(&|r| r.cpu_ns()) >= CPU_BOUND_SHARE * min_wall as f64;
+        on_cpu || median(&|r| r.voluntary_switches) <= CPU_BOUND_VOLUNTARY
     };
     if !runs.is_empty() && runs.iter().all(|rs| bound(rs)) {
         Judged::Cpu
@@ -118,6 +130,9 @@ mod tests {
             wall_ns: wall_ms * 1_000_000,
             user_ns: cpu_ms * 1_000_000,
             exit_code: Some(0),
+            // Waits for a CPU: involuntary switches.
+            voluntary_switches: 1,
+            involuntary_switches: 3,
             ..Run::default()
         }
     }
@@ -126,8 +141,20 @@ mod tests {
     fn commands_on_a_cpu_are_judged_in_cpu_time_and_waits_in_wall_time() {
         // Slowed by a busy machine (walls of 10-20 ms) but on a CPU 9 ms of its fastest 10.
         let busy = [run(10, 9), run(20, 9), run(15, 9)];
-        // A sleeper: 1 ms on a CPU of 10 ms.
-        let sleeper = [run(10, 1), run(11, 1)];
+        // A sleeper: 1 ms on a CPU of 10 ms, and a voluntary switch for its sleep.
+        let sleeper = [run(10, 1), run(11, 1)].map(|r| Run {
+            voluntary_switches: 2,
+            ..r
+        });
+        // A machine so busy that the fastest run waited for a CPU most of its time: the
+        // switches were involuntary, the command is still on a CPU whenever it runs.
+        let crowded = [run(40, 10), run(23, 10), run(60, 10)];
+        assert_eq!(judged_unit(&[&crowded, &busy]), Judged::Cpu);
+        let waits = crowded.map(|r| Run {
+            voluntary_switches: 30,
+            ..r
+        });
+        assert_eq!(judged_unit(&[&waits, &busy]), Judged::Wall);
         assert_eq!(judged_unit(&[&busy, &busy]), Judged::Cpu);
         assert_eq!(judged_unit(&[&busy, &sleeper]), Judged::Wall);
         assert_eq!(judged_unit(&[&busy, &[]]), Judged::Wall);

@@ -11,6 +11,7 @@ mod cpp_forms;
 mod cpp_worker;
 mod criterion;
 mod demo;
+mod exec;
 mod experiments;
 mod export;
 mod fleet;
