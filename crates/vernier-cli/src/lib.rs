@@ -175,6 +175,18 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) => run::run_command(&a),
+        Command::Compare(a) if a.exec => exec::compare_exec(exec::FromCompare {
+            old: a.old.to_string_lossy().into_owned(),
+            new: a.new.as_ref().map(|n| n.to_string_lossy().into_owned()),
+            time: a.time.or(a.quick.then_some(0.2)),
+            threshold: a.threshold,
+            fail_on_regression: a.fail_on_regression,
+            json: a.json,
+            html: a.html,
+            cpu: a.process.cpu,
+            no_aslr: a.process.no_aslr,
+            save: a.save,
+        }),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Exec(a) => exec::exec_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),

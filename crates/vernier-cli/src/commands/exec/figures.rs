@@ -13,6 +13,56 @@ use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::samples::{Phase, Sample, Samples};
 use vernier::stats::steady;
 
+/// The shell's own start-up as a command of its own: `SHELL -c ''`, measured in the same
+/// rounds as the commands run through it.
+pub fn shell_startup(shell: &str) -> Spec {
+    Spec {
+        name: format!("{shell} start-up ({shell} -c '')"),
+        inv: crate::runner::exec::Invocation::through_shell(shell, ""),
+        setup: None,
+        prepare: None,
+        conclude: None,
+        cleanup: None,
+    }
+}
+
+/// Each command's median with the shell's start-up subtracted: the median less the start-up's
+/// median, its interval `[lo − startup_hi, hi − startup_lo]` (the start-up's uncertainty added
+/// to the command's).
+pub fn net_of_shell(own: &BenchmarkResult, startup: &BenchmarkResult) -> Option<(f64, [f64; 2])> {
+    let (o, s) = (&own.per_iter, &startup.per_iter);
+    let ok = |x: f64| x.is_finite();
+    if !(ok(o.median_ns) && ok(s.median_ns)) {
+        return None;
+    }
+    Some((
+        o.median_ns - s.median_ns,
+        [o.ci95_ns[0] - s.ci95_ns[1], o.ci95_ns[1] - s.ci95_ns[0]],
+    ))
+}
+
+/// Under the table, with `--shell`: each command net of the shell's start-up.
+pub fn net_of_shell_line(own: &[BenchmarkResult], startup: &BenchmarkResult) -> String {
+    let f = vernier::report::format_ns;
+    let parts: Vec<String> = own
+        .iter()
+        .filter_map(|b| {
+            let (m, [lo, hi]) = net_of_shell(b, startup)?;
+            Some(format!("{}: {} [{}, {}]", b.name, f(m), f(lo), f(hi)))
+        })
+        .collect();
+    format!(
+        "through the shell: the figures above include its start-up ({}, measured in the same \
+         rounds); net of it (its median subtracted, its interval's width added): {}",
+        startup.name,
+        if parts.is_empty() {
+            "none measured".to_string()
+        } else {
+            parts.join("; ")
+        }
+    )
+}
+
 /// Fewest later runs a first run is judged against.
 pub const COLD_START_MIN_REST: usize = 8;
 

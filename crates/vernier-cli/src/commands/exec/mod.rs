@@ -220,29 +220,41 @@ impl ExecArgs {
     }
 }
 
+/// What `vernier compare --exec OLD NEW` passes on: its two command lines and the options it
+/// shares with `exec`.
+pub struct FromCompare {
+    pub old: String,
+    pub new: Option<String>,
+    pub time: Option<f64>,
+    pub threshold: String,
+    pub fail_on_regression: bool,
+    pub json: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+    pub cpu: Option<String>,
+    pub no_aslr: bool,
+    pub save: SaveArgs,
+}
+
 /// `vernier compare --exec OLD NEW`: the two command lines compared as `vernier exec OLD NEW`
-/// compares them, with compare's own options (`--time`, `--threshold`, `--json`, `--html`,
-/// `--fail-on-regression`, `--cpu`, `--no-aslr`).
-pub fn compare_exec(c: &crate::commands::compare::CompareArgs) -> Result<i32> {
+/// compares them, with compare's own options.
+pub fn compare_exec(c: FromCompare) -> Result<i32> {
     use clap::FromArgMatches as _;
-    let Some(new) = &c.new else {
+    let Some(new) = c.new else {
         bail!("--exec compares two command lines: give OLD and NEW");
     };
     let cmd = <ExecArgs as clap::Args>::augment_args(clap::Command::new("exec"));
-    let old = c.old.to_string_lossy().into_owned();
-    let new = new.to_string_lossy().into_owned();
     let m = cmd
-        .try_get_matches_from(["exec", "--", old.as_str(), new.as_str()])
+        .try_get_matches_from(["exec", "--", c.old.as_str(), new.as_str()])
         .context("the two command lines")?;
     let mut a = ExecArgs::from_arg_matches(&m).context("the two command lines")?;
-    a.time = c.time.or(c.quick.then_some(0.2));
-    a.threshold = c.threshold.clone();
+    a.time = c.time;
+    a.threshold = c.threshold;
     a.fail_on_regression = c.fail_on_regression;
-    a.json = c.json.clone();
-    a.html = c.html.clone();
-    a.cpu = c.process.cpu.clone();
-    a.no_aslr = c.process.no_aslr;
-    a.save = c.save.clone();
+    a.json = c.json;
+    a.html = c.html;
+    a.cpu = c.cpu;
+    a.no_aslr = c.no_aslr;
+    a.save = c.save;
     exec_command(&a)
 }
 
@@ -280,7 +292,7 @@ fn session(audit: serde_json::Value) -> ResultFile {
 }
 
 pub fn exec_command(a: &ExecArgs) -> Result<i32> {
-    let threshold = crate::commands::compare::parse_threshold(&a.threshold)?;
+    let threshold = crate::args::parse_threshold(&a.threshold)?;
     let counts = a.counts()?;
     let params = a.params()?;
     let around = params::Around {
@@ -311,15 +323,18 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     term::install_ctrlc();
     let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
     let mut progress = term::ProgressLine::new();
+    // With a shell, its own start-up (`SHELL -c ''`) is measured in the same rounds.
+    let startup = a.shell().map(figures::shell_startup);
+    let measured: Vec<engine::Spec> = specs.iter().cloned().chain(startup).collect();
     let collected = engine::collect(
         &mut runner,
-        &specs,
+        &measured,
         &counts,
         &term::interrupted,
         &mut |label, p| progress.update(label, p),
     );
     progress.clear();
-    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    let names: Vec<String> = measured.iter().map(|s| s.name.clone()).collect();
     let mut file = session(audit.join().unwrap_or_default());
     let ctx = file.analysis_context();
     let finish = vernier::pipeline::Context {
@@ -335,7 +350,10 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
             .filter(|f| f.command == i)
             .map(|f| f.message.clone());
         let mut r = figures::result(&names[i], s, collected.stop, error, &finish);
-        if let Some(d) = numeric_member(&a.commands, &params, &values[i], &specs[i]) {
+        if let Some(d) = specs
+            .get(i)
+            .and_then(|spec| numeric_member(&a.commands, &params, &values[i], spec))
+        {
             r.complexity = Some(d);
         }
         file.benchmarks.push(r);
@@ -350,6 +368,12 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     if let Some(line) = figures::resources_line(&file) {
         print!("{}", table.dim_wrapped(&line));
     }
+    if let (Some(_), Some((startup, own))) = (a.shell(), file.benchmarks.split_last()) {
+        print!(
+            "{}",
+            table.dim_wrapped(&figures::net_of_shell_line(own, startup))
+        );
+    }
     if let Some(f) = &collected.failure {
         eprintln!("vernier: error: {}", f.message);
         eprintln!("vernier: every run measured before it is kept");
@@ -357,7 +381,7 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     let comparison = (specs.len() >= 2 && !scan).then(|| {
         figures::comparisons(
             &specs,
-            &collected.series,
+            &collected.series[..specs.len()],
             reference,
             collected.stop,
             threshold,
@@ -366,8 +390,7 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     if let Some(c) = &comparison {
         print!("{}", vernier::report::compare::table_fitted(c, render));
     }
-    let entries: Vec<hyperfine::Entry> = collected
-        .series
+    let entries: Vec<hyperfine::Entry> = collected.series[..specs.len()]
         .iter()
         .enumerate()
         .filter_map(|(i, s)| hyperfine::entry(&names[i], s, &values[i]))

@@ -405,3 +405,22 @@ fn prepare_and_conclude_run_around_each_run_and_setup_and_cleanup_once() {
     let want = "setup\n".to_string() + &"prepare\nrun\nconclude\n".repeat(3) + "cleanup\n";
     assert_eq!(got, want);
 }
+
+#[test]
+fn through_a_shell_its_start_up_is_measured_and_taken_off() {
+    let f = tmp("shell.json");
+    let o = exec(&["-r", "4", "-S", "sh", "true", "--json", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    let names: Vec<&str> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["true", "sh start-up (sh -c '')"]);
+    // Measured in the same rounds: as many runs.
+    assert_eq!(v["benchmarks"][1]["runs"].as_array().unwrap().len(), 4);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("net of it") && out.contains("true: "), "{out}");
+}
