@@ -5,7 +5,9 @@
 # here with g++ -O2:
 #
 #   spread     5 invocations of each tool on one command: how far apart their medians land
-#              ((max − min) / median of the five medians);
+#              ((max − min) / median of the five medians), in wall time (hyperfine's median,
+#              Vernier's median) and in CPU time (hyperfine's mean user + system, the median
+#              of Vernier's runs' user + system);
 #   2 %        K invocations of each tool on N against N + 2 %: how often each finds the
 #              difference (hyperfine: its two `mean ± σ` intervals do not overlap; Vernier: the
 #              verdict `slower`), and the seconds each invocation took;
@@ -43,6 +45,14 @@ since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1
 # The median (s) of a hyperfine export or a vernier result file.
 hf_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['median'])" "$1"; }
 vn_median() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['benchmarks'][0]['per_iter']['median_ns'] / 1e9)" "$1"; }
+# CPU time (user + system, s): hyperfine's means; the median of Vernier's measured runs.
+hf_cpu() { python3 -c "import json,sys; r = json.load(open(sys.argv[1]))['results'][0]; print(r['user'] + r['system'])" "$1"; }
+vn_cpu() {
+    python3 -c "
+import json, statistics, sys
+runs = json.load(open(sys.argv[1]))['benchmarks'][0]['runs']
+print(statistics.median(r['user_ns'] + r['system_ns'] for r in runs if not r.get('warmup')) / 1e9)" "$1"
+}
 # 1 when hyperfine's two `mean ± σ` intervals do not overlap.
 hf_apart() {
     python3 -c "
@@ -58,15 +68,17 @@ print(f'{(max(v) - min(v)) / statistics.median(v) * 100:.2f} %  (medians {min(v)
 
 echo
 echo "== spread of the median over 5 invocations: $A"
-hf=() vn=()
+hf=() vn=() hfc=() vnc=()
 for i in 1 2 3 4 5; do
     "$HF" -N --style none --export-json "$work/h.json" "$A" >/dev/null 2>&1
     hf+=("$(hf_median "$work/h.json")")
+    hfc+=("$(hf_cpu "$work/h.json")")
     "$VERNIER" exec "$A" --json "$work/v.json" >/dev/null 2>&1
     vn+=("$(vn_median "$work/v.json")")
+    vnc+=("$(vn_cpu "$work/v.json")")
 done
-echo "hyperfine: $(spread "${hf[@]}")"
-echo "vernier:   $(spread "${vn[@]}")"
+echo "hyperfine: wall $(spread "${hf[@]}") · CPU $(spread "${hfc[@]}")"
+echo "vernier:   wall $(spread "${vn[@]}") · CPU $(spread "${vnc[@]}")"
 
 # $1: label, $2 $3: the commands. K invocations of each tool.
 pairs() {

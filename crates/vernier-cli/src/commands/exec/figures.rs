@@ -65,10 +65,14 @@ pub fn net_of_shell_line(own: &[BenchmarkResult], startup: &BenchmarkResult) -> 
 
 /// Fewest later runs a first run is judged against.
 pub const COLD_START_MIN_REST: usize = 8;
+/// ... and a cold run is at least this much slower than their median: a series as tight as a
+/// sleeper's (a far fence 1 % above its median) would otherwise cut a first run for a
+/// difference no verdict rests on.
+pub const COLD_START_MIN_EXCESS: f64 = 0.1;
 
 /// How many of the first runs are a cold start: each, from the first, slower than the far
-/// fence (Q3 + 3 IQR, the outliers' far rule) of every run after it, and at most a quarter of
-/// the runs. The first run of a command whose files are not yet in the page cache reads them
+/// fence (Q3 + 3 IQR, the outliers' far rule) of every run after it and than their median by
+/// [`COLD_START_MIN_EXCESS`], and at most a quarter of the runs. The first run of a command whose files are not yet in the page cache reads them
 /// from the disk (ten times slower is common); the runs after it find them cached.
 pub fn cold_start(series: &[f64]) -> usize {
     let mut k = 0;
@@ -81,7 +85,8 @@ pub fn cold_start(series: &[f64]) -> usize {
             vernier::stats::quantile_sorted(&rest, 0.25),
             vernier::stats::quantile_sorted(&rest, 0.75),
         );
-        if series[k] > q3 + 3.0 * (q3 - q1) {
+        let median = vernier::stats::median_sorted(&rest);
+        if series[k] > q3 + 3.0 * (q3 - q1) && series[k] > (1.0 + COLD_START_MIN_EXCESS) * median {
             k += 1;
         } else {
             break;
@@ -306,6 +311,11 @@ mod tests {
         assert_eq!(cold_start(&runs), 2);
         let steady = [10.0, 11.0, 10.5, 10.2, 10.8, 10.1, 10.9, 10.4, 10.6, 10.3];
         assert_eq!(cold_start(&steady), 0);
+        // A sleeper's first run 1 % slow is beyond its tight fence, not a cold start.
+        let tight = [
+            707.0, 700.0, 700.2, 700.1, 700.3, 700.0, 700.2, 700.1, 700.4, 700.2,
+        ];
+        assert_eq!(cold_start(&tight), 0);
         // Too few runs after it to tell.
         assert_eq!(cold_start(&[100.0, 10.0, 10.0, 10.0]), 0);
     }

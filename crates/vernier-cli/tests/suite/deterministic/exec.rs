@@ -18,6 +18,15 @@ fn json(path: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The `key` of every entry of the array `list`: the benchmarks' names, the exports' commands.
+fn each<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[key].as_str().unwrap())
+        .collect()
+}
+
 fn exec(args: &[&str]) -> std::process::Output {
     vernier().arg("exec").args(args).output().unwrap()
 }
@@ -253,12 +262,7 @@ fn parameters_expand_the_commands_and_name_them() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v = json(&f);
-    let names: Vec<&str> = v["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["name"].as_str().unwrap())
-        .collect();
+    let names = each(&v["benchmarks"], "name");
     assert_eq!(names, ["exit 1", "exit 2", "exit 3"]);
     for (k, b) in v["benchmarks"].as_array().unwrap().iter().enumerate() {
         assert!(b["runs"]
@@ -305,12 +309,7 @@ fn parameters_expand_the_commands_and_name_them() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let h = json(&hj);
-    let cmds: Vec<&str> = h["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["command"].as_str().unwrap())
-        .collect();
+    let cmds = each(&h["results"], "command");
     assert_eq!(cmds, ["echo a", "echo b"]);
 }
 
@@ -412,12 +411,7 @@ fn through_a_shell_its_start_up_is_measured_and_taken_off() {
     let o = exec(&["-r", "4", "-S", "sh", "true", "--json", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v = json(&f);
-    let names: Vec<&str> = v["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["name"].as_str().unwrap())
-        .collect();
+    let names = each(&v["benchmarks"], "name");
     assert_eq!(names, ["true", "sh start-up (sh -c '')"]);
     // Measured in the same rounds: as many runs.
     assert_eq!(v["benchmarks"][1]["runs"].as_array().unwrap().len(), 4);
