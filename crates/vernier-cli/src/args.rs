@@ -79,6 +79,21 @@ impl Common {
     }
 }
 
+/// Parse `--threshold` (percent, an optional trailing `%`) into a fraction.
+pub fn parse_threshold(s: &str) -> Result<f64> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v < 100.0)
+        .ok_or_else(|| {
+            anyhow::anyhow!("--threshold '{s}': expected a percentage such as 0.5 or 1%")
+        })?;
+    Ok(v / 100.0)
+}
+
 /// `--filter` and `--shard`: which benchmarks `demo`, `run` and `compare` measure.
 #[derive(Args, Clone, Debug, Default)]
 pub struct Pick {

@@ -13,7 +13,7 @@ mod scratch;
 mod term;
 
 use args::Common;
-use commands::{analyze, asm, compare, demo, export, load, report, run, sweep, system};
+use commands::{analyze, asm, compare, demo, exec, export, load, report, run, sweep, system};
 pub use term::install_pipe_hook;
 
 /// Parsing callgrind's output and differencing two runs' counts, for the integration tests.
@@ -40,6 +40,9 @@ enum Command {
     Demo(Common),
     /// Drive a benchmark executable (C++ header or Rust crate) as a worker.
     Run(run::RunArgs),
+    /// Whole programs: each command run many times as a process of its own and judged as any
+    /// benchmark; two or more compared paired and interleaved. Takes hyperfine's flags.
+    Exec(exec::ExecArgs),
     /// Is NEW faster than OLD? Two executables (live, paired, interleaved) or two result files.
     Compare(compare::CompareArgs),
     /// Re-derive every figure of a result file from its raw samples (and check them against
@@ -159,6 +162,7 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Demo(c) => (c.json.as_ref(), c.html.as_ref()),
         Command::Run(a) => (a.common.json.as_ref(), a.common.html.as_ref()),
         Command::Compare(a) => (a.json.as_ref(), a.html.as_ref()),
+        Command::Exec(a) => (a.json.as_ref(), a.html.as_ref()),
         _ => (None, None),
     };
     args::check_outputs(json, html)?;
@@ -172,7 +176,20 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Demo(c) => demo::demo_command(&c),
         Command::Run(a) if a.gbench.wanted() => run::gbench::run_as_gbench(&a),
         Command::Run(a) => run::run_command(&a),
+        Command::Compare(a) if a.exec => exec::compare_exec(exec::FromCompare {
+            old: a.old.to_string_lossy().into_owned(),
+            new: a.new.as_ref().map(|n| n.to_string_lossy().into_owned()),
+            time: a.time.or(a.quick.then_some(0.2)),
+            threshold: a.threshold,
+            fail_on_regression: a.fail_on_regression,
+            json: a.json,
+            html: a.html,
+            cpu: a.process.cpu,
+            no_aslr: a.process.no_aslr,
+            save: a.save,
+        }),
         Command::Compare(a) => compare::compare_command(&a),
+        Command::Exec(a) => exec::exec_command(&a),
         Command::Analyze(a) => analyze::analyze_command(&a),
         Command::Export(a) => export::export_command(&a),
         Command::Report(a) => report::report_command(&a),

@@ -132,14 +132,15 @@ pub fn again(
         None => Instructions::None,
     };
     let mut r = finish(&b.name, &b.measurement(), &ctx, instructions);
-    carry_memory(b, &mut r);
+    carry_measured_apart(b, &mut r);
     Some(r)
 }
 
 /// What the samples do not hold and the runner measured apart: the allocation counts (and a
-/// declared allocation-free benchmark's failure), why they could not be counted, and each
-/// process's peak resident memory.
-fn carry_memory(b: &BenchmarkResult, r: &mut BenchmarkResult) {
+/// declared allocation-free benchmark's failure), why they could not be counted, each
+/// process's peak resident memory, and a whole command's runs (`vernier exec`).
+fn carry_measured_apart(b: &BenchmarkResult, r: &mut BenchmarkResult) {
+    r.runs = b.runs.clone();
     r.memory = b.memory.clone();
     if b.memory
         .as_ref()

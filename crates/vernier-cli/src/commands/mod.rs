@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod asm;
 pub mod compare;
 pub mod demo;
+pub mod exec;
 pub mod export;
 pub mod history;
 pub mod load;

@@ -7,6 +7,7 @@ pub mod callgraph;
 pub mod cold;
 pub mod counted;
 pub mod disasm;
+pub mod exec;
 pub mod harness;
 pub mod same_code;
 pub mod sampled;

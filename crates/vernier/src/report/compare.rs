@@ -390,6 +390,14 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
              (weighted by each pair's precision, Hartung–Knapp, t with pairs − 1 degrees of \
              freedom): it includes the spread between pairs.",
         ),
+        Mode::Paired if file.exec.is_some() => legend.push_str(&format!(
+            " Whole commands (vernier exec): each run a process of its own, the commands run \
+             once per round in an order that reverses every round (ABBA); a pair is OLD's and \
+             NEW's runs of one round, compared in {}; 95% CI by inverting the Wilcoxon \
+             signed-rank test on the pairs' log-ratios. Every run has its own memory layout, so \
+             the interval covers what differs between processes too.",
+            file.exec.as_ref().map_or("wall time", |e| e.judged.as_str())
+        )),
         Mode::Paired => legend.push_str(
             " Paired in one process on one CPU: OLD and NEW alternated, same iterations per \
              sample; 95% CI by inverting the Wilcoxon signed-rank test on the pairs' log-ratios. \

@@ -43,6 +43,9 @@ pub struct ComparisonFile {
     pub old: String,
     #[serde(default)]
     pub new: String,
+    /// `vernier exec`: the unit the commands were compared in, and every run of each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<crate::result::exec::Comparison>,
     pub tool: Tool,
 }
 
@@ -62,6 +65,7 @@ impl ComparisonFile {
             only_new: Vec::new(),
             old: String::new(),
             new: String::new(),
+            exec: None,
             tool: Tool::default(),
         }
     }

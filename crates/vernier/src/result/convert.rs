@@ -135,6 +135,7 @@ impl BenchmarkResult {
             memory: None,
             throughput: None,
             complexity: None,
+            runs: Vec::new(),
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -204,6 +205,7 @@ impl BenchmarkResult {
             memory: None,
             throughput: None,
             complexity: None,
+            runs: Vec::new(),
             samples: SamplesJson::default(),
         }
     }

@@ -8,6 +8,7 @@ pub mod cold;
 pub mod comparison;
 pub mod complexity;
 mod convert;
+pub mod exec;
 mod load;
 pub mod memory;
 pub mod recent_runs;
@@ -359,6 +360,10 @@ pub struct BenchmarkResult {
     /// nothing: its name (`FAMILY/N`) places it, and the best usual class is fitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complexity: Option<complexity::Declared>,
+    /// `vernier exec`: every run of the command, warm-up runs first, with what `wait4`
+    /// reported of it (`exec::Run`); the samples hold the measured runs' wall times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<exec::Run>,
     pub samples: SamplesJson,
 }
 

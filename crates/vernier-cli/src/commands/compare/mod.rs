@@ -15,7 +15,7 @@ mod gbench;
 mod instructions;
 mod profile;
 mod programs;
-use crate::args::Common;
+use crate::args::{parse_threshold, Common};
 use crate::runner::processes::ProcessArgs;
 use crate::term;
 use anyhow::{bail, Context as _, Result};
@@ -108,6 +108,11 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub process: ProcessArgs,
+    /// OLD and NEW are command lines, run as whole programs and compared paired and
+    /// interleaved as `vernier exec OLD NEW` compares them (with --time, --quick,
+    /// --threshold, --fail-on-regression, --json, --html, --cpu, --no-aslr, --save).
+    #[arg(long)]
+    pub exec: bool,
 }
 
 impl CompareArgs {
@@ -123,21 +128,6 @@ enum Input {
     Program(PathBuf),
     /// Google Benchmark's JSON (compared unpaired: `gbench.rs`).
     Gbench(Box<gbench::GbFile>),
-}
-
-/// Parse `--threshold` (percent, an optional trailing `%`) into a fraction.
-pub fn parse_threshold(s: &str) -> Result<f64> {
-    let v: f64 = s
-        .trim()
-        .trim_end_matches('%')
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v < 100.0)
-        .ok_or_else(|| {
-            anyhow::anyhow!("--threshold '{s}': expected a percentage such as 0.5 or 1%")
-        })?;
-    Ok(v / 100.0)
 }
 
 /// A bare name (no '/') that is not a file here is looked up in PATH, as a shell would.

@@ -6,6 +6,8 @@
 
 mod spawn;
 
+pub(crate) use spawn::apply_in_child;
+
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{Read, Write};

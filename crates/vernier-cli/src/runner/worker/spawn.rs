@@ -4,6 +4,41 @@
 
 use super::*;
 
+/// The process controls of `ctl` applied to the calling process (CPU affinity, SCHED_FIFO,
+/// no address-space randomisation): called between fork and exec.
+///
+/// # Safety
+/// Only async-signal-safe calls (sched_setaffinity, sched_setscheduler, personality) and no
+/// allocation: it may run in the child of a fork, before exec.
+pub(crate) unsafe fn apply_in_child(ctl: &Control) -> std::io::Result<()> {
+    // SAFETY: the caller runs this between fork and exec; every call below is async-signal-safe
+    // and the cpu_set_t is a plain bit set that zeroes validly.
+    unsafe {
+        if !ctl.cpus.is_empty() {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in &ctl.cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if let Some(prio) = ctl.fifo {
+            let p = libc::sched_param {
+                sched_priority: prio,
+            };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                // Only the errno crosses back to the parent: EPERM here means FIFO.
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        if ctl.no_aslr && libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: fds is a valid array of two ints; O_CLOEXEC keeps them out of other children.
@@ -141,29 +176,7 @@ impl WorkerProcess {
                     }
                 }
                 libc::setpgid(0, 0);
-                if !ctl2.cpus.is_empty() {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    for &c in &ctl2.cpus {
-                        libc::CPU_SET(c, &mut set);
-                    }
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if let Some(prio) = ctl2.fifo {
-                    let p = libc::sched_param {
-                        sched_priority: prio,
-                    };
-                    if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-                        // Only the errno crosses back to the parent: EPERM here means FIFO.
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if ctl2.no_aslr && libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
+                apply_in_child(&ctl2)
             });
         }
         let mut child = cmd.spawn().map_err(|e| {

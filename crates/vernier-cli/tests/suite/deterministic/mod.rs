@@ -1,4 +1,5 @@
 mod compare_gbench;
+mod exec;
 mod history;
 mod instructions_parse;
 mod recorded_hosts;

@@ -11,6 +11,7 @@ mod cpp_forms;
 mod cpp_worker;
 pub(crate) mod criterion;
 mod demo;
+mod exec;
 mod experiments;
 pub(crate) mod export;
 mod fleet;

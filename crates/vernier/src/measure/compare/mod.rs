@@ -448,7 +448,7 @@ pub const NEGLIGIBLE_SHIFT_OF_THRESHOLD: f64 = 0.25;
 /// threshold: on a very quiet machine the ratio series is so flat that MSER's minimum lands on
 /// structure far below anything the verdict could see, and cutting half the pairs would only
 /// widen the interval.
-fn steady_ratios(ratios: &[f64], threshold: f64) -> Option<steady::SteadyState> {
+pub fn steady_ratios(ratios: &[f64], threshold: f64) -> Option<steady::SteadyState> {
     let st = steady::detect(ratios)?;
     if st.class == WarmupClass::NoSteadyState && st.first > 0 && st.first < ratios.len() {
         let head = crate::stats::median(&ratios[..st.first]);

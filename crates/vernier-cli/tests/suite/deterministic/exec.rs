@@ -1,0 +1,420 @@
+//! `vernier exec` on tiny scripted commands (`true`, `sh -c 'exit 3'`, a sleeper): what each
+//! run keeps, the counts of runs, the parameters and names, hyperfine's files, and bad input
+//! (not found, a non-zero exit, a run past --timeout, a run that fails part-way) named with its
+//! status and the last lines of its standard error, what was measured before it kept. These
+//! check structure and counts, never a time.
+
+use crate::common::cli::{text, vernier};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-deterministic");
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn json(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The `key` of every entry of the array `list`: the benchmarks' names, the exports' commands.
+fn each<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[key].as_str().unwrap())
+        .collect()
+}
+
+fn exec(args: &[&str]) -> std::process::Output {
+    vernier().arg("exec").args(args).output().unwrap()
+}
+
+#[test]
+fn every_run_keeps_its_resource_use_and_exit_status() {
+    let f = tmp("true.json");
+    let o = exec(&["-r", "7", "-w", "2", "true", "--json", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    let b = &v["benchmarks"][0];
+    assert_eq!(b["name"], "true");
+    let runs = b["runs"].as_array().unwrap();
+    // Two warm-up runs first, flagged, then exactly seven measured ones.
+    assert_eq!(runs.len(), 9, "{runs:?}");
+    assert!(runs[..2].iter().all(|r| r["warmup"] == true));
+    assert!(runs[2..].iter().all(|r| r.get("warmup").is_none()));
+    for r in runs {
+        assert_eq!(r["exit_code"], 0);
+        for k in [
+            "wall_ns",
+            "user_ns",
+            "system_ns",
+            "max_rss_bytes",
+            "minor_faults",
+            "major_faults",
+            "voluntary_switches",
+            "involuntary_switches",
+        ] {
+            assert!(r[k].is_u64(), "{k}: {r}");
+        }
+        assert!(r["wall_ns"].as_u64().unwrap() > 0 && r["max_rss_bytes"].as_u64().unwrap() > 0);
+    }
+    // The samples are the measured runs' wall times, one iteration each.
+    let ns: Vec<u64> = b["samples"]["ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    let walls: Vec<u64> = runs[2..]
+        .iter()
+        .map(|r| r["wall_ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ns, walls);
+    assert!(b["samples"]["iters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i == 1));
+    assert_eq!(v["schema"], 2);
+    // The table and the resource line.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("true") && out.contains("peak RSS"), "{out}");
+}
+
+#[test]
+fn the_counts_bound_the_runs() {
+    let f = tmp("counts.json");
+    // At most 4 runs, whatever the budget.
+    let o = exec(&[
+        "-M",
+        "4",
+        "--time",
+        "30",
+        "true",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        json(&f)["benchmarks"][0]["runs"].as_array().unwrap().len(),
+        4
+    );
+    // At least 12 runs, however small the budget.
+    let o = exec(&[
+        "-m",
+        "12",
+        "--time",
+        "0.001",
+        "true",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        json(&f)["benchmarks"][0]["runs"].as_array().unwrap().len(),
+        12
+    );
+    // Contradictions are refused before anything runs.
+    let o = exec(&["-m", "5", "-M", "2", "true"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("--max-runs 2 is below --min-runs 5"),
+        "{}",
+        text(&o)
+    );
+    let o = exec(&["-r", "0", "true"]);
+    assert!(text(&o).contains("-r 0"), "{}", text(&o));
+}
+
+#[test]
+fn a_command_that_is_not_found_is_named_with_the_fix() {
+    let o = exec(&["-r", "3", "no-such-command-anywhere --flag"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no-such-command-anywhere: command not found") && err.contains("--shell"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_failing_run_is_named_with_its_status_and_its_last_lines() {
+    let f = tmp("fails.json");
+    let o = exec(&[
+        "-r",
+        "3",
+        "sh -c 'echo first >&2; echo the reason >&2; exit 3'",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("exited with status 3"), "{err}");
+    assert!(err.contains("first") && err.contains("the reason"), "{err}");
+    assert!(err.contains("-i"), "{err}");
+    let b = &json(&f)["benchmarks"][0];
+    assert_eq!(b["status"], "failed");
+    // With -i the same command is timed, its status kept.
+    let o = exec(&[
+        "-r",
+        "3",
+        "-i",
+        "sh -c 'exit 3'",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let runs = json(&f)["benchmarks"][0]["runs"].clone();
+    assert_eq!(runs.as_array().unwrap().len(), 3);
+    assert!(runs.as_array().unwrap().iter().all(|r| r["exit_code"] == 3));
+}
+
+#[test]
+fn a_run_that_fails_part_way_keeps_the_runs_before_it() {
+    // The fourth run of this command fails: a counter in a file.
+    let counter = tmp("counter");
+    let _ = std::fs::remove_file(&counter);
+    let line = format!(
+        "sh -c 'n=$(cat {0} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {0}; \
+         [ $n -lt 4 ] || {{ echo out of luck >&2; exit 9; }}'",
+        counter.display()
+    );
+    let f = tmp("partway.json");
+    let o = exec(&["-r", "10", &line, "--json", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("(run 4)") && err.contains("status 9"), "{err}");
+    assert!(err.contains("out of luck"), "{err}");
+    let b = &json(&f)["benchmarks"][0];
+    assert_eq!(b["runs"].as_array().unwrap().len(), 3, "{b}");
+    assert_eq!(b["samples"]["ns"].as_array().unwrap().len(), 3);
+    assert!(b["error"].as_str().unwrap().contains("status 9"));
+}
+
+#[test]
+fn a_run_past_the_timeout_is_killed_and_named() {
+    let o = exec(&["-r", "2", "--timeout", "0.3", "sleep 30"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`sleep 30` did not end within --timeout and was killed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unbalanced_quotes_are_named_and_a_shell_runs_what_needs_one() {
+    let o = exec(&["-r", "2", "echo 'open"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("quotes are not closed"), "{}", text(&o));
+    // A pipe needs a shell: without one, `|` is an argument of `echo`.
+    let out = tmp("piped.txt");
+    let o = exec(&[
+        "-r",
+        "1",
+        "--shell",
+        "sh",
+        "echo one | tr o 0",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "0ne\n");
+    let o = exec(&[
+        "-r",
+        "1",
+        "-N",
+        "echo one | tr o 0",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "one | tr o 0\n");
+}
+
+#[test]
+fn parameters_expand_the_commands_and_name_them() {
+    let f = tmp("params.json");
+    let hj = tmp("params-hyperfine.json");
+    let csv = tmp("params.csv");
+    let md = tmp("params.md");
+    let o = exec(&[
+        "-r",
+        "2",
+        "-P",
+        "n",
+        "1",
+        "3",
+        "-n",
+        "exit {n}",
+        "-i",
+        "sh -c 'exit {n}'",
+        "--json",
+        f.to_str().unwrap(),
+        "--export-json",
+        hj.to_str().unwrap(),
+        "--export-csv",
+        csv.to_str().unwrap(),
+        "--export-markdown",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    let names = each(&v["benchmarks"], "name");
+    assert_eq!(names, ["exit 1", "exit 2", "exit 3"]);
+    for (k, b) in v["benchmarks"].as_array().unwrap().iter().enumerate() {
+        assert!(b["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["exit_code"] == k + 1));
+        // A numeric scan: each command is a member of the template's family at its value.
+        assert_eq!(b["complexity"]["n"], k + 1);
+        assert_eq!(b["complexity"]["family"], "sh -c 'exit {n}'");
+    }
+    // hyperfine's JSON: its fields, every time and exit code, the parameter's value.
+    let h = json(&hj);
+    let r = h["results"].as_array().unwrap();
+    assert_eq!(r.len(), 3);
+    for (k, e) in r.iter().enumerate() {
+        assert_eq!(e["command"], format!("exit {}", k + 1));
+        for key in ["mean", "stddev", "median", "user", "system", "min", "max"] {
+            assert!(e[key].is_f64(), "{key}: {e}");
+        }
+        assert_eq!(e["times"].as_array().unwrap().len(), 2);
+        assert_eq!(e["exit_codes"], serde_json::json!([k + 1, k + 1]));
+        assert_eq!(e["parameters"]["n"], (k + 1).to_string());
+    }
+    let c = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        c.starts_with("command,mean,stddev,median,user,system,min,max,parameter_n\n"),
+        "{c}"
+    );
+    assert_eq!(c.lines().count(), 4);
+    let m = std::fs::read_to_string(&md).unwrap();
+    assert!(m.starts_with("| Command | Mean ["), "{m}");
+    assert!(m.contains("| `exit 2` |"), "{m}");
+    // A list, and a name for each command.
+    let o = exec(&[
+        "-r",
+        "1",
+        "-L",
+        "w",
+        "a,b",
+        "echo {w}",
+        "--export-json",
+        hj.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let h = json(&hj);
+    let cmds = each(&h["results"], "command");
+    assert_eq!(cmds, ["echo a", "echo b"]);
+}
+
+#[test]
+fn two_commands_make_a_comparison_file_with_every_run() {
+    let f = tmp("two.json");
+    let o = exec(&[
+        "-r",
+        "6",
+        "true",
+        "sh -c true",
+        "--reference",
+        "sh -c true",
+        "--json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["old"], "sh -c true");
+    let c = &v["comparisons"][0];
+    assert_eq!(c["name"], "true");
+    for k in ["verdict", "ratio", "ci95", "seconds"] {
+        assert!(c.get(k).is_some(), "{k}: {c}");
+    }
+    // The rounds pair the two commands' runs.
+    assert_eq!(c["pair_samples"]["old_ns"].as_array().unwrap().len(), 6);
+    let part = &v["exec"];
+    assert!(
+        part["judged"] == "wall" || part["judged"] == "cpu",
+        "{part}"
+    );
+    let cmds = part["commands"].as_array().unwrap();
+    assert_eq!(cmds.len(), 2);
+    assert!(cmds
+        .iter()
+        .all(|c| c["runs"].as_array().unwrap().len() == 6));
+    // A reference that is none of the commands is named with the choices.
+    let o = exec(&["-r", "1", "true", "false", "--reference", "ls"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("--reference 'ls' is none of the commands"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn compare_exec_compares_two_command_lines() {
+    let f = tmp("compare-exec.json");
+    let o = vernier()
+        .args([
+            "compare",
+            "--exec",
+            "true",
+            "sh -c true",
+            "--time",
+            "0.05",
+            "--json",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    assert_eq!(v["comparisons"][0]["name"], "sh -c true");
+    assert_eq!(v["exec"]["commands"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn prepare_and_conclude_run_around_each_run_and_setup_and_cleanup_once() {
+    let log = tmp("around.log");
+    let _ = std::fs::remove_file(&log);
+    let l = log.display().to_string();
+    let o = exec(&[
+        "-r",
+        "3",
+        "--shell",
+        "sh",
+        "--setup",
+        &format!("echo setup >> {l}"),
+        "--prepare",
+        &format!("echo prepare >> {l}"),
+        "--conclude",
+        &format!("echo conclude >> {l}"),
+        "--cleanup",
+        &format!("echo cleanup >> {l}"),
+        &format!("echo run >> {l}"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let got = std::fs::read_to_string(&log).unwrap();
+    let want = "setup\n".to_string() + &"prepare\nrun\nconclude\n".repeat(3) + "cleanup\n";
+    assert_eq!(got, want);
+}
+
+#[test]
+fn through_a_shell_its_start_up_is_measured_and_taken_off() {
+    let f = tmp("shell.json");
+    let o = exec(&["-r", "4", "-S", "sh", "true", "--json", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    let names = each(&v["benchmarks"], "name");
+    assert_eq!(names, ["true", "sh start-up (sh -c '')"]);
+    // Measured in the same rounds: as many runs.
+    assert_eq!(v["benchmarks"][1]["runs"].as_array().unwrap().len(), 4);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("net of it") && out.contains("true: "), "{out}");
+}

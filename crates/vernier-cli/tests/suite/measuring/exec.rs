@@ -1,0 +1,262 @@
+//! `vernier exec` measuring programs the tests build, of known work: a chain of N dependent
+//! steps with N an argument (`tests/fixtures/cpp/exec_chain.cpp`, a recurrence neither the
+//! compiler nor the core can fold), and `cat` of a file evicted from the page cache. Asserted
+//! only what an honest tool guarantees on a busy machine: the same command twice is never
+//! `faster` or `slower`; 2 % more steps is `slower` (judged in CPU time, which the machine's
+//! waits do not lengthen: under a load average of 10 to 14 on 2 CPUs, four runs of four found
+//! it, with ratios from 1.013 to 1.04: a crowded core stretches CPU time too, so only the
+//! direction is asserted); a scan over four N fits O(N); a cold first run is cut as
+//! warm-up. Also a command line from hyperfine's README, unchanged, and hyperfine's own scripts
+//! (from its crate on crates.io, with numpy, scipy and matplotlib from PyPI) reading
+//! `--export-json`.
+
+use crate::common::cli::{text, vernier};
+use crate::common::cpp;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn chain() -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpp/exec_chain.cpp");
+    cpp::compile("exec_chain", &[src], &["-O2"])
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exec-measuring");
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Steps of about 10 ms of CPU time here: the process's start is a small part of a run.
+const N: u64 = 7_000_000;
+
+fn compare(old: &str, new: &str, name: &str) -> Value {
+    let f = tmp(name);
+    let o = vernier()
+        .args(["exec", old, new, "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    json(&f)
+}
+
+#[test]
+fn the_same_command_twice_is_never_faster_or_slower() {
+    let c = format!("{} {N}", chain().display());
+    let v = compare(&c, &c, "same.json");
+    let verdict = v["comparisons"][0]["verdict"].as_str().unwrap().to_string();
+    assert!(
+        verdict == "no-change" || verdict == "inconclusive",
+        "{verdict}: {}",
+        v["comparisons"][0]
+    );
+}
+
+#[test]
+fn two_percent_more_steps_is_slower() {
+    let exe = chain();
+    let old = format!("{} {N}", exe.display());
+    let new = format!("{} {}", exe.display(), N + N / 50);
+    let v = compare(&old, &new, "two-percent.json");
+    let c = &v["comparisons"][0];
+    assert_eq!(c["verdict"], "slower", "{c}");
+    assert!(c["ci95"][0].as_f64().unwrap() > 1.0, "{c}");
+    assert_eq!(v["exec"]["judged"], "cpu", "{}", v["exec"]["judged"]);
+}
+
+#[test]
+fn a_scan_of_n_over_four_values_reads_linear() {
+    let f = tmp("scan.json");
+    let template = format!("{} {{n}}000000", chain().display());
+    let o = vernier()
+        .args(["exec", "-P", "n", "4", "16", "-D", "4", &template, "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let file = vernier::result::load(&f).unwrap();
+    assert_eq!(file.benchmarks.len(), 4);
+    let fits = vernier::result::complexity::families(&file.benchmarks);
+    assert_eq!(fits.len(), 1, "{fits:?}");
+    assert_eq!(fits[0].sizes, vec![4, 8, 12, 16]);
+    assert_eq!(
+        fits[0].class,
+        vernier::stats::complexity::Class::Linear,
+        "{fits:?}\n{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("complexity of"), "{}", text(&o));
+}
+
+#[test]
+fn a_cold_first_read_of_a_file_is_cut_as_warm_up() {
+    use std::io::Write as _;
+    use std::os::fd::AsRawFd as _;
+    let data = tmp("cold.bin");
+    {
+        let mut f = std::fs::File::create(&data).unwrap();
+        let block: Vec<u8> = (0..1 << 20)
+            .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for _ in 0..64 {
+            f.write_all(&block).unwrap();
+        }
+        f.sync_all().unwrap();
+        // SAFETY: posix_fadvise only advises the kernel about this open file's pages.
+        let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(r, 0);
+    }
+    let f = tmp("cold.json");
+    let o = vernier()
+        .args(["exec", &format!("cat {}", data.display()), "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let b = &json(&f)["benchmarks"][0];
+    let walls: Vec<f64> = b["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["wall_ns"].as_f64().unwrap())
+        .collect();
+    let rest = vernier::stats::median(&walls[1..]);
+    assert!(
+        walls[0] > 1.5 * rest,
+        "the first read was not slower: {walls:?}"
+    );
+    // The first run is warm-up, left out of every figure.
+    assert_eq!(b["samples"]["phase"][0], "warmup", "{}", b["warmup"]);
+    assert!(b["warmup"]["samples"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn a_command_line_from_hyperfines_readme_runs_unchanged() {
+    // hyperfine's README: `hyperfine --runs 5 'sleep 0.3'`.
+    let o = vernier()
+        .args(["exec", "--runs", "5", "sleep 0.3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("sleep 0.3") && out.contains("5×1"), "{out}");
+}
+
+const HYPERFINE: &str = "1.19.0";
+
+/// hyperfine's published source, fetched from crates.io by cargo (`cargo vendor` of a scratch
+/// crate that depends on it), its `scripts/` folder returned.
+fn hyperfine_scripts(dir: &Path) -> PathBuf {
+    let fetch = dir.join("fetch");
+    std::fs::create_dir_all(fetch.join("src")).unwrap();
+    std::fs::write(
+        fetch.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nhyperfine = \"={HYPERFINE}\"\n\n[workspace]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(fetch.join("src/lib.rs"), "").unwrap();
+    let scripts = fetch.join(format!("vendor/hyperfine-{HYPERFINE}/scripts"));
+    if !scripts.is_dir() {
+        let o = Command::new(env!("CARGO"))
+            .args(["vendor", "--versioned-dirs", "--quiet", "vendor"])
+            .current_dir(&fetch)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "cargo vendor could not fetch hyperfine {HYPERFINE} from crates.io: this test \
+             needs that registry to reach hyperfine's scripts\n{}",
+            text(&o)
+        );
+    }
+    scripts
+}
+
+/// A Python with numpy, scipy and matplotlib (what hyperfine's scripts import), installed
+/// from PyPI into a virtual environment kept under `dir`.
+fn python_with_plots(dir: &Path) -> PathBuf {
+    let venv = dir.join("venv");
+    let python = venv.join("bin/python");
+    let ready = venv.join("ready");
+    if !ready.exists() {
+        let o = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "python3 -m venv: {}", text(&o));
+        let o = Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .args(["numpy", "scipy", "matplotlib"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "pip could not install numpy, scipy and matplotlib from PyPI: this test needs that \
+             registry for the libraries hyperfine's scripts import\n{}",
+            text(&o)
+        );
+        std::fs::write(&ready, "").unwrap();
+    }
+    python
+}
+
+#[test]
+fn hyperfines_own_scripts_read_the_exported_json() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hyperfine-scripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scripts = hyperfine_scripts(&dir);
+    let python = python_with_plots(&dir);
+    let two = dir.join("two.json");
+    let o = vernier()
+        .args(["exec", "-r", "12", "true", "sh -c true", "--export-json"])
+        .arg(&two)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let scan = dir.join("scan.json");
+    let o = vernier()
+        .args([
+            "exec",
+            "-r",
+            "5",
+            "-P",
+            "n",
+            "1",
+            "3",
+            "sh -c 'exit 0' {n}",
+            "--export-json",
+        ])
+        .arg(&scan)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let runs: [(&str, &Path, &[&str]); 6] = [
+        ("advanced_statistics.py", &two, &[]),
+        ("welch_ttest.py", &two, &[]),
+        ("plot_whisker.py", &two, &["-o", "whisker.png"]),
+        ("plot_histogram.py", &two, &["-o", "histogram.png"]),
+        ("plot_progression.py", &two, &["-o", "progression.png"]),
+        ("plot_parametrized.py", &scan, &["-o", "parametrized.png"]),
+    ];
+    for (script, file, extra) in runs {
+        let o = Command::new(&python)
+            .arg(scripts.join(script))
+            .arg(file)
+            .args(extra)
+            .env("MPLBACKEND", "Agg")
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{script}: {}", text(&o));
+    }
+    assert!(dir.join("whisker.png").exists() && dir.join("parametrized.png").exists());
+}
