@@ -337,25 +337,26 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     let names: Vec<String> = measured.iter().map(|s| s.name.clone()).collect();
     let mut file = session(audit.join().unwrap_or_default());
     let ctx = file.analysis_context();
-    let finish = vernier::pipeline::Context {
-        analysis: &ctx,
-        cold: false,
-        earlier: None,
-        env_pad: &|_| 0,
-    };
     for (i, s) in collected.series.iter().enumerate() {
         let error = collected
             .failure
             .as_ref()
             .filter(|f| f.command == i)
             .map(|f| f.message.clone());
-        let mut r = figures::result(&names[i], s, collected.stop, error, &finish);
-        if let Some(d) = specs
+        // A numeric scan's member declares its N and family, as a benchmark family does.
+        let complexity = specs
             .get(i)
-            .and_then(|spec| numeric_member(&a.commands, &params, &values[i], spec))
-        {
-            r.complexity = Some(d);
-        }
+            .and_then(|spec| numeric_member(&a.commands, &params, &values[i], spec));
+        let finish = vernier::pipeline::Context {
+            analysis: &ctx,
+            cold: false,
+            earlier: None,
+            env_pad: &|_| 0,
+            throughput: None,
+            complexity,
+            others: &file.benchmarks,
+        };
+        let r = figures::result(&names[i], s, collected.stop, error, &finish);
         file.benchmarks.push(r);
     }
     let render = report::Render::for_stdout(a.verbose);
