@@ -8,7 +8,7 @@
 use crate::analyze::{self, Analysis, InstructionsCheck};
 use crate::measure::Measurement;
 use crate::result::recent_runs::{self, EarlierRuns};
-use crate::result::{cold, BenchmarkResult};
+use crate::result::{cold, BenchmarkResult, ExecutorJson};
 
 /// What the step needs beyond the measurement.
 pub struct Context<'a> {
@@ -81,6 +81,25 @@ pub fn finish(
     r
 }
 
+/// The analysis context of an async benchmark on `executor` (`None`: synchronous code, the
+/// run's context as it is): the empty future's time on that executor stands for the empty
+/// loop's (what awaiting a future costs is part of every iteration, and a body that awaits
+/// nothing real measures no more than it: `optimized-away` by the same rule), and a runtime
+/// whose work runs on other cores than the probed one is judged in ns.
+pub fn for_executor<'a>(
+    analysis: &'a analyze::Context,
+    executor: Option<&ExecutorJson>,
+) -> std::borrow::Cow<'a, analyze::Context> {
+    match executor {
+        None => std::borrow::Cow::Borrowed(analysis),
+        Some(e) => std::borrow::Cow::Owned(analyze::Context {
+            empty_iter_ns: Some(e.empty_future_ns).filter(|x| x.is_finite()),
+            off_calling_core: !e.on_calling_core,
+            ..analysis.clone()
+        }),
+    }
+}
+
 /// A stored benchmark's result derived again from its raw samples through [`finish`], with
 /// the run's analysis context and what the file kept: the cache mode, the counted
 /// instructions, each process's padding; `earlier`, the earlier runs to join (none for one
@@ -99,8 +118,9 @@ pub fn again(
             .find(|q| q.index == p)
             .map_or(0, |q| q.env_pad_bytes)
     };
+    let analysis = for_executor(analysis, b.executor.as_ref());
     let ctx = Context {
-        analysis,
+        analysis: &analysis,
         cold: b.cache_cold,
         earlier,
         env_pad: &pad,
@@ -114,6 +134,7 @@ pub fn again(
     // Declared by the benchmark, not measured: kept as the file has it.
     r.throughput = b.throughput;
     r.complexity = b.complexity.clone();
+    r.executor = b.executor.clone();
     Some(r)
 }
 

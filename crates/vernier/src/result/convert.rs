@@ -135,6 +135,7 @@ impl BenchmarkResult {
             memory: None,
             throughput: None,
             complexity: None,
+            executor: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -204,6 +205,7 @@ impl BenchmarkResult {
             memory: None,
             throughput: None,
             complexity: None,
+            executor: None,
             samples: SamplesJson::default(),
         }
     }
@@ -255,6 +257,7 @@ impl ResultFile {
                 .map(|[lo, hi]| (1.0 / hi, 1.0 / lo)),
             noise_far_share: self.harness.noise_far_share,
             noise_sample_ns: self.harness.noise_sample_ns,
+            off_calling_core: false,
         }
     }
 }

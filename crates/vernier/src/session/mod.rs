@@ -4,6 +4,7 @@
 //! stage: the plan, the engine, the analysis, the result file (written after each benchmark)
 //! and the printed report.
 
+pub mod asynchronous;
 pub mod calibrate;
 pub mod checkpoint;
 pub mod compare;
@@ -208,6 +209,13 @@ impl Suite {
         let mut acc: Vec<Series> = selected.iter().map(|_| Series::new(plan.clone())).collect();
         let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let mut done = vec![false; selected.len()];
+        // Each async benchmark's executor, its empty future measured before any benchmark, as
+        // the empty loop is.
+        let mut empty_futures = asynchronous::EmptyFutures::default();
+        let executors: Vec<_> = selected
+            .iter()
+            .map(|&i| empty_futures.of(self.entries[i].routine.as_mut(), &timer, &plan))
+            .collect();
         for round in 0..rounds {
             for (k, &i) in selected.iter().enumerate() {
                 if done[k] || interrupted() {
@@ -251,8 +259,9 @@ impl Suite {
                 acc[k].interrupt();
             }
             let name = &self.entries[i].name;
+            let analysis = pipeline::for_executor(&ctx, executors[k].as_ref());
             let finish = pipeline::Context {
-                analysis: &ctx,
+                analysis: &analysis,
                 cold: self.entries[i].routine.fixed_iters() == Some(1),
                 earlier: self.options.earlier.get(name).copied(),
                 env_pad: &|_| 0,
@@ -266,6 +275,7 @@ impl Suite {
             crate::result::threads::relate(&mut r, &file.benchmarks);
             r.throughput = self.entries[i].throughput;
             r.complexity = self.entries[i].complexity.clone();
+            r.executor = executors[k].clone();
             if r.status != crate::result::Status::Failed {
                 let routine = self.entries[i].routine.as_mut();
                 r.memory = memory::in_process(routine, &timer, r.per_iter.median_ns, r.total_s);

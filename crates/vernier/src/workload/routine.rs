@@ -44,6 +44,15 @@ pub trait Routine {
     fn cpus(&self) -> Option<u32> {
         None
     }
+    /// An async routine's executor (`None` for a synchronous one).
+    fn executor(&self) -> Option<super::asynchronous::ExecutorKind> {
+        None
+    }
+    /// An async routine's empty future (`async {}`) on the same executor, measured as its
+    /// body is: what awaiting a future costs there (`None` for a synchronous routine).
+    fn empty_future(&mut self) -> Option<Box<dyn Routine + '_>> {
+        None
+    }
 }
 
 /// A threaded routine's last sample, one value per thread.
