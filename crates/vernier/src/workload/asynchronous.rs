@@ -160,7 +160,7 @@ impl<F: Future> Future for Caught<F> {
 /// Run `future` on `executor`: a panic of the future (the body) is resumed as it came; a panic
 /// of the executor itself, outside the body, is resumed with a message naming the executor and
 /// the fix (the engine reports it as the benchmark's failure; earlier samples are kept).
-fn run_on<E: Executor, T>(executor: &E, future: impl Future<Output = T>) -> T {
+pub fn run_on<E: Executor, T>(executor: &E, future: impl Future<Output = T>) -> T {
     match panic::catch_unwind(AssertUnwindSafe(|| executor.block_on(Caught(future)))) {
         Ok(Ok(v)) => v,
         Ok(Err(body)) => panic::resume_unwind(body),
@@ -216,9 +216,9 @@ where
 }
 
 /// An async body (`Suite::bench_async`): a future made and awaited per iteration.
-pub(crate) struct AsyncPlain<E, F> {
-    pub(crate) executor: E,
-    pub(crate) body: F,
+pub struct AsyncPlain<E, F> {
+    pub executor: E,
+    pub body: F,
 }
 
 impl<E: Executor, F: FnMut() -> Fut, Fut: Future> Routine for AsyncPlain<E, F> {
@@ -266,12 +266,12 @@ impl<E: Executor> Routine for EmptyFuture<'_, E> {
 
 /// An async body fed a fresh input per iteration (`Suite::bench_async_with_setup`): the inputs
 /// are built before `block_on` and the outputs dropped after it, neither measured.
-pub(crate) struct AsyncWithSetup<E, S, F, I, R> {
-    pub(crate) executor: E,
-    pub(crate) setup: S,
-    pub(crate) routine: F,
-    pub(crate) inputs: Vec<I>,
-    pub(crate) outputs: Vec<R>,
+pub struct AsyncWithSetup<E, S, F, I, R> {
+    pub executor: E,
+    pub setup: S,
+    pub routine: F,
+    pub inputs: Vec<I>,
+    pub outputs: Vec<R>,
 }
 
 impl<E, S, F, I, Fut> Routine for AsyncWithSetup<E, S, F, I, Fut::Output>
