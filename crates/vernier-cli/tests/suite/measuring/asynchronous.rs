@@ -1,0 +1,180 @@
+//! Async bodies in a bench crate written as a user would, outside this repository (a path
+//! dependency on `vernier` with its `tokio` and `smol` features): the same work measured
+//! synchronously and awaited on tokio's current-thread runtime and on smol agrees once the
+//! executor's measured empty-future cost is added; a multi-thread runtime is judged in ns; an
+//! empty async body is `optimized-away`; and `vernier compare` of an async body doing 10 %
+//! more work is never `faster`.
+//!
+//! Built offline with this workspace's lock file; the first build takes a minute or two.
+
+use crate::common::cli::{self, text, vernier};
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use vernier::result::ResultFile;
+
+fn crate_dir() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("async-crate");
+    std::fs::create_dir_all(dir.join("benches")).unwrap();
+    let vernier = root.join("crates/vernier").canonicalize().unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            r#"[package]
+name = "asyncfresh"
+version = "0.1.0"
+edition = "2021"
+
+[dev-dependencies]
+vernier = {{ path = "{}", features = ["tokio", "smol"] }}
+tokio = {{ version = "1", default-features = false, features = ["rt", "rt-multi-thread"] }}
+
+[[bench]]
+name = "a"
+harness = false
+
+[workspace]
+"#,
+            vernier.display()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(
+        dir.join("benches/a.rs"),
+        r#"use vernier::black_box;
+
+/// The work: a chain of multiply-adds, `WORK` steps (200 unless set).
+fn work(n: u64) -> u64 {
+    let mut x = 0u64;
+    for i in 0..n {
+        x = x.wrapping_mul(31).wrapping_add(black_box(i));
+    }
+    x
+}
+
+async fn step(n: u64) -> u64 {
+    work(n)
+}
+
+fn main() {
+    let n: u64 = std::env::var("WORK").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let ct = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let mt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    let mut s = vernier::Suite::from_args();
+    s.bench("sync", move || work(n));
+    s.bench_async("tokio", ct, move || step(n));
+    s.bench_async("smol", vernier::SmolExecutor, move || step(n));
+    s.bench_async("tokio-mt", mt, move || step(n));
+    s.bench_async("empty", vernier::SmolExecutor, || async {});
+    s.finish();
+}
+"#,
+    )
+    .unwrap();
+    dir
+}
+
+fn cargo_bench(dir: &Path, args: &[&str]) -> Output {
+    let o = Command::new(env!("CARGO"))
+        .arg("bench")
+        .arg("--offline")
+        .args(["--bench", "a", "--"])
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .env("NO_COLOR", "1")
+        .env("VERNIER_SPEED_FILE", dir.join("core-speed.json"))
+        .env_remove("VERNIER_FDS")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "cargo bench {args:?}: {}", text(&o));
+    o
+}
+
+/// The bench executable cargo built (`target/release/deps/a-HASH`).
+fn bench_exe(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir.join("target/release/deps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("a-") && !n.contains('.'))
+        })
+        .expect("the bench executable")
+}
+
+#[test]
+fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() {
+    let dir = crate_dir();
+    let json = dir.join("async.json");
+    let o = cargo_bench(&dir, &["--json", json.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let f = ResultFile::load(&json).unwrap();
+    let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
+    let sync = get("sync");
+    assert!(sync.executor.is_none());
+    for (name, executor) in [("tokio", "tokio current-thread"), ("smol", "smol")] {
+        let b = get(name);
+        let e = b
+            .executor
+            .as_ref()
+            .expect("an async result names its executor");
+        assert_eq!(e.name, executor);
+        assert!(e.on_calling_core);
+        assert!(
+            e.empty_future_ns.is_finite() && e.empty_future_ns > 0.0,
+            "{e:?}"
+        );
+        let expected = sync.per_iter.median_ns + e.empty_future_ns;
+        let off = (b.per_iter.median_ns / expected - 1.0).abs();
+        assert!(
+            off < 0.05,
+            "{name}: {} ns against {} + {} ns\n{out}",
+            b.per_iter.median_ns,
+            sync.per_iter.median_ns,
+            e.empty_future_ns
+        );
+        assert!(
+            out.contains(&format!("async on {executor} ({name}")),
+            "the executor is said under the table\n{out}"
+        );
+    }
+    // The multi-thread runtime's work is judged in ns, and the report says why.
+    let mt = get("tokio-mt");
+    assert_eq!(mt.executor.as_ref().unwrap().name, "tokio multi-thread");
+    assert!(!mt.executor.as_ref().unwrap().on_calling_core);
+    assert_eq!(mt.headline_unit, vernier::analyze::Unit::Ns);
+    assert!(out.contains("judged in ns: its worker threads"), "{out}");
+    // An async body awaiting nothing is removed, by the empty future's bar.
+    assert!(get("empty").removed(), "{:?}", get("empty").diagnostics);
+    assert!(!get("smol").removed() && !get("tokio").removed());
+}
+
+#[test]
+fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() {
+    let dir = crate_dir();
+    cargo_bench(&dir, &["--list"]);
+    let exe = bench_exe(&dir);
+    let json = dir.join("compare.json");
+    let o = vernier()
+        .arg("compare")
+        .arg(&exe)
+        .arg(&exe)
+        .args(["--old-env=WORK=200", "--new-env=WORK=220"])
+        .args(["--filter", "^smol$", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let c = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "smol")
+        .unwrap_or_else(|| panic!("{}", text(&o)));
+    assert_ne!(c["verdict"], "faster", "{}", cli::text(&o));
+}
