@@ -178,3 +178,142 @@ fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() {
         .unwrap_or_else(|| panic!("{}", text(&o)));
     assert_ne!(c["verdict"], "faster", "{}", cli::text(&o));
 }
+
+/// A Criterion suite with async benches, written against Criterion's API (tokio's runtime and
+/// `FuturesExecutor`, every `AsyncBencher` form), whose `criterion` dependency is renamed to
+/// `vernier-criterion` with Criterion's feature names.
+fn criterion_crate() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("async-criterion");
+    std::fs::create_dir_all(dir.join("benches")).unwrap();
+    let vc = root
+        .join("crates/vernier-criterion")
+        .canonicalize()
+        .unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            r#"[package]
+name = "asynccrit"
+version = "0.1.0"
+edition = "2021"
+
+[dev-dependencies]
+criterion = {{ package = "vernier-criterion", path = "{}", features = ["async_tokio", "async_futures"] }}
+tokio = {{ version = "1", default-features = false, features = ["rt"] }}
+
+[[bench]]
+name = "crit"
+harness = false
+
+[workspace]
+"#,
+            vc.display()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(
+        dir.join("benches/crit.rs"),
+        r#"use criterion::async_executor::FuturesExecutor;
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use std::time::{Duration, Instant};
+
+async fn sum(v: Vec<u64>) -> u64 {
+    v.iter().sum()
+}
+
+fn asynchronous(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    c.bench_function("tokio sum", |b| {
+        b.to_async(&rt).iter(|| sum(black_box(vec![1u64; 64])))
+    });
+    let mut g = c.benchmark_group("async");
+    g.bench_function("futures sum", |b| {
+        b.to_async(FuturesExecutor).iter(|| sum(black_box(vec![2u64; 64])))
+    });
+    g.bench_function("batched", |b| {
+        b.to_async(&rt)
+            .iter_batched(|| vec![3u64; 256], sum, BatchSize::SmallInput)
+    });
+    g.bench_function("batched ref", |b| {
+        b.to_async(FuturesExecutor).iter_batched_ref(
+            || vec![4u64; 256],
+            |v| {
+                v.sort_unstable();
+                let n = v.len();
+                async move { n }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_with_input(BenchmarkId::new("custom", 64), &64u64, |b, &n| {
+        b.to_async(&rt).iter_custom(|iters| async move {
+            let t = Instant::now();
+            for _ in 0..iters {
+                black_box(sum(vec![5u64; n as usize]).await);
+            }
+            let d: Duration = t.elapsed();
+            d
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, asynchronous);
+criterion_main!(benches);
+"#,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_criterion_suite_with_async_benches_builds_by_renaming_its_dependency_and_runs() {
+    let dir = criterion_crate();
+    let o = Command::new(env!("CARGO"))
+        .args(["bench", "--offline", "--bench", "crit", "--no-run"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", dir.join("target"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let exe = std::fs::read_dir(dir.join("target/release/deps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("crit-") && !n.contains('.'))
+        })
+        .expect("the bench executable");
+    let names = [
+        "tokio sum",
+        "async/futures sum",
+        "async/batched",
+        "async/batched ref",
+        "async/custom/64",
+    ];
+    let json = dir.join("crit.json");
+    let o = vernier()
+        .args(["run", "--time", "0.1", "--processes", "1", "--json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let f = ResultFile::load(&json).unwrap();
+    let measured: Vec<(&str, bool)> = f
+        .benchmarks
+        .iter()
+        .map(|b| {
+            (
+                b.name.as_str(),
+                b.status == vernier::result::Status::Ok && b.per_iter.median_ns > 0.0,
+            )
+        })
+        .collect();
+    let want: Vec<(&str, bool)> = names.iter().map(|&n| (n, true)).collect();
+    assert_eq!(measured, want, "{}", text(&o));
+}
