@@ -110,3 +110,39 @@ impl EmptyFutures {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::asynchronous::tests::Spin;
+    use crate::workload::routine::Plain;
+
+    #[test]
+    fn an_executor_s_empty_future_is_measured_once_per_run_and_a_sync_routine_has_none() {
+        let spin = std::rc::Rc::new(Spin::default());
+        let timer = Timer::detect();
+        let plan = Plan::quick();
+        let mut empties = EmptyFutures::default();
+        let mut a = AsyncPlain {
+            executor: spin.clone(),
+            body: || async { black_box_sum() },
+        };
+        let e = empties.of(&mut a, &timer, &plan).unwrap();
+        assert_eq!(e.name, "spin");
+        assert!(e.on_calling_core);
+        assert!(e.empty_future_ns.is_finite() && e.empty_future_ns > 0.0, "{e:?}");
+        let entered = spin.entered.get();
+        assert!(entered > 0);
+        let mut b = AsyncPlain {
+            executor: spin.clone(),
+            body: || async {},
+        };
+        assert_eq!(empties.of(&mut b, &timer, &plan), Some(e));
+        assert_eq!(spin.entered.get(), entered, "measured again");
+        assert_eq!(empties.of(&mut Plain(|| 1), &timer, &plan), None);
+    }
+
+    fn black_box_sum() -> u64 {
+        (0..8u64).map(std::hint::black_box).sum()
+    }
+}

@@ -313,14 +313,15 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::cell::Cell;
     use std::task::{RawWaker, RawWakerVTable, Waker};
 
     /// The smallest executor: polls on the calling thread until ready, counting its entries.
-    struct Spin {
-        entered: Cell<u32>,
+    #[derive(Default)]
+    pub(crate) struct Spin {
+        pub(crate) entered: Cell<u32>,
     }
 
     fn noop_waker() -> Waker {

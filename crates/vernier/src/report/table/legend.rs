@@ -327,3 +327,38 @@ pub fn machine_line(file: &ResultFile) -> String {
     parts.push("--explain: the columns and these lines in full".into());
     format!("machine: {}", parts.join(" · "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::ExecutorJson;
+
+    #[test]
+    fn each_executor_is_said_once_with_its_benchmarks_its_empty_future_and_why_ns() {
+        let on = |name: &str, executor: &str, ns: f64, core: bool| {
+            let mut b = BenchmarkResult::failed(name, String::new());
+            b.executor = Some(ExecutorJson {
+                name: executor.into(),
+                empty_future_ns: ns,
+                on_calling_core: core,
+            });
+            b
+        };
+        let benchmarks = [
+            BenchmarkResult::failed("sync", String::new()),
+            on("a", "smol", 0.54, true),
+            on("b", "tokio multi-thread", f64::NAN, false),
+            on("c", "smol", 0.54, true),
+        ];
+        assert_eq!(
+            executor_lines(&benchmarks),
+            [
+                "async on smol (a, c): an empty future costs 0.5400 ns/iter there, part of each \
+                 figure and the bar for optimized-away",
+                "async on tokio multi-thread (b): an empty future could not be measured there; \
+                 judged in ns: its worker threads run the work on cores whose clock the \
+                 core-speed probe does not measure",
+            ]
+        );
+    }
+}
