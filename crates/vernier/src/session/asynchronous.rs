@@ -130,7 +130,10 @@ mod tests {
         let e = empties.of(&mut a, &timer, &plan).unwrap();
         assert_eq!(e.name, "spin");
         assert!(e.on_calling_core);
-        assert!(e.empty_future_ns.is_finite() && e.empty_future_ns > 0.0, "{e:?}");
+        assert!(
+            e.empty_future_ns.is_finite() && e.empty_future_ns > 0.0,
+            "{e:?}"
+        );
         let entered = spin.entered.get();
         assert!(entered > 0);
         let mut b = AsyncPlain {
