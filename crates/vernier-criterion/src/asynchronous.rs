@@ -12,8 +12,8 @@ use vernier::workload::asynchronous::{run_on, AsyncPlain, AsyncWithSetup};
 use vernier::workload::routine::{Meter, Routine};
 
 /// Criterion's executors: [`AsyncExecutor`] is Vernier's `Executor` (one `block_on`, the same
-/// signature), implemented for tokio's runtimes (feature `async_tokio`), [`SmolExecutor`]
-/// (`async_smol`) and [`FuturesExecutor`] (`async_futures`).
+/// signature), implemented for tokio's runtimes (feature `async_tokio`), `SmolExecutor`
+/// (`async_smol`) and `FuturesExecutor` (`async_futures`).
 pub mod async_executor {
     pub use vernier::Executor as AsyncExecutor;
     #[cfg(feature = "async_futures")]

@@ -1,7 +1,7 @@
 //! Async benchmarks of a suite: their registration ([`Suite::bench_async`],
 //! [`Suite::bench_async_with_setup`]) and, when they are measured in this process, the cost of
 //! an empty future on each executor, measured once per run like the empty loop
-//! ([`EmptyFutures`]) and said beside each result (`executor` in the result file).
+//! (`EmptyFutures`) and said beside each result (`executor` in the result file).
 
 use super::calibrate::self_measured;
 use super::suite::Suite;

@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 
 /// Something that runs a future to completion on the calling thread: Criterion's
 /// `AsyncExecutor`, with a name for the report. Implemented for tokio's runtimes (feature
-/// `tokio`), [`SmolExecutor`] (feature `smol`), [`FuturesExecutor`] (feature `futures`), and
+/// `tokio`), `SmolExecutor` (feature `smol`), `FuturesExecutor` (feature `futures`), and
 /// through references, `Rc` and `Arc` of any executor.
 pub trait Executor {
     /// Run `future` to completion and return its output.
