@@ -10,7 +10,7 @@
 pub mod instructions;
 
 use crate::args::Common;
-use crate::runner::harness::{counters_or_none, empty_loop_ns};
+use crate::runner::harness::{counters_or_none, empty_futures, empty_loop_ns};
 use crate::runner::processes::{
     keep_hash_seeds, launch_keeping_seed, measure_in_processes, paddings, processes_for,
     split_program, ProcessArgs, DEFAULT_PROCESSES,
@@ -200,6 +200,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
     let empty = empty_loop_ns(&mut first, &plan);
+    let executors = empty_futures(&mut first, &plan, &selected);
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
     let mut counting =
         crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
@@ -246,7 +247,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut failed = 0;
     let mut uncounted = Uncounted::default();
     println!("{}", table.head());
-    for &i in &selected {
+    for (k, &i) in selected.iter().enumerate() {
         if term::interrupted() {
             break;
         }
@@ -268,7 +269,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         );
         let cold = a.cache == crate::runner::cold::CacheMode::Cold;
         let finish = pipeline::Context {
-            analysis: &ctx,
+            analysis: &pipeline::for_executor(&ctx, executors[k].as_ref()),
             cold,
             // What the same program read here in its recent runs: the interval covers it too.
             earlier: identity
@@ -292,8 +293,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 crate::runner::counted::check_instructions(&program, &args, &ctl, (i, threads));
             uncounted.keep(name, counted)
         };
-        let removed_elsewhere = counted_removed_elsewhere(name, &file.benchmarks);
-        let instructions = if removed_elsewhere {
+        let instructions = if counted_removed_elsewhere(name, &file.benchmarks) {
             pipeline::Instructions::Count(&mut count)
         } else {
             pipeline::Instructions::CountIfRemoved(&mut count)
@@ -302,6 +302,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         vernier::result::threads::relate(&mut r, &file.benchmarks);
         r.throughput = throughput.get(i).copied().flatten();
         r.complexity = complexity.get(i).cloned().flatten();
+        r.executor = executors[k].clone();
         crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
         progress.clear();
         keep_hash_seeds(&mut r, &seeds);

@@ -1,3 +1,4 @@
+mod async_worker;
 mod compare_gbench;
 mod history;
 mod instructions_parse;
