@@ -402,6 +402,49 @@ mod tests {
     use crate::units::Throughput;
 
     #[test]
+    fn an_async_benchmark_names_its_executor_and_its_empty_future_is_served() {
+        use crate::workload::asynchronous::tests::Spin;
+        use crate::workload::asynchronous::AsyncPlain;
+        let mut entries = vec![
+            Entry {
+                name: "ready".into(),
+                routine: Box::new(AsyncPlain {
+                    executor: Spin::default(),
+                    body: || async {},
+                }),
+                alloc_free: false,
+                throughput: None,
+                complexity: None,
+            },
+            Entry {
+                name: "plain".into(),
+                routine: Box::new(Plain(|| ())),
+                alloc_free: false,
+                throughput: None,
+                complexity: None,
+            },
+        ];
+        let mut worker = SuiteWorker {
+            entries: &mut entries,
+            sampler: Sampler::new(),
+        };
+        let mut out = Vec::new();
+        let script = "list\nrun empty_future:0 iters=4 samples=2\nrun empty_future:1 iters=1 \
+                      samples=1\nrun empty_future:9 iters=1 samples=1\nquit\n";
+        serve(&mut worker, &mut script.as_bytes(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "bench 0 ready executor=spin on_calling_core=1");
+        assert_eq!(lines[1], "bench 1 plain");
+        assert!(lines[3].starts_with("samples 2 ns="), "{out}");
+        assert_eq!(
+            lines[4],
+            "error benchmark 1 is not async: it has no executor"
+        );
+        assert_eq!(lines[5], "error no benchmark 9 (there are 2)");
+    }
+
+    #[test]
     fn a_list_line_carries_the_declared_throughput_and_complexity() {
         let entry = |name: &str, throughput| Entry {
             name: name.into(),

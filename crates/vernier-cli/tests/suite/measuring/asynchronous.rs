@@ -154,6 +154,54 @@ fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() {
 }
 
 #[test]
+fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() {
+    let dir = crate_dir();
+    cargo_bench(&dir, &["--list"]);
+    let exe = bench_exe(&dir);
+    let json = dir.join("run.json");
+    let o = vernier()
+        .args([
+            "run",
+            "--quick",
+            "--filter",
+            "^(sync|smol|tokio-mt|empty)$",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let out = text(&o);
+    let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
+    assert!(get("sync").executor.is_none());
+    let smol = get("smol")
+        .executor
+        .clone()
+        .expect("the runner kept smol's executor");
+    assert_eq!(smol.name, "smol");
+    assert!(smol.on_calling_core);
+    assert!(
+        smol.empty_future_ns.is_finite() && smol.empty_future_ns > 0.0,
+        "{smol:?}"
+    );
+    // One measurement per executor: the two benchmarks on smol share it.
+    assert_eq!(get("empty").executor.as_ref(), Some(&smol));
+    assert!(out.contains("async on smol (smol, empty)"), "{out}");
+    let mt = get("tokio-mt");
+    assert_eq!(mt.executor.as_ref().unwrap().name, "tokio multi-thread");
+    assert_eq!(mt.headline_unit, vernier::analyze::Unit::Ns);
+    // The empty async body is removed by the empty future's bar; the work is not.
+    assert!(
+        get("empty").removed(),
+        "{:?}\n{out}",
+        get("empty").diagnostics
+    );
+    assert!(!get("smol").removed(), "{out}");
+}
+
+#[test]
 fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() {
     let dir = crate_dir();
     cargo_bench(&dir, &["--list"]);
