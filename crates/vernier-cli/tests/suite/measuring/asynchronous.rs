@@ -93,8 +93,9 @@ fn cargo_bench(dir: &Path, args: &[&str]) -> Output {
     o
 }
 
-/// The bench executable cargo built (`target/release/deps/a-HASH`).
-fn bench_exe(dir: &Path) -> PathBuf {
+/// The bench executable, built by `cargo bench` (`target/release/deps/a-HASH`).
+fn built_exe(dir: &Path) -> PathBuf {
+    cargo_bench(dir, &["--list"]);
     std::fs::read_dir(dir.join("target/release/deps"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -156,24 +157,12 @@ fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() {
 #[test]
 fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() {
     let dir = crate_dir();
-    cargo_bench(&dir, &["--list"]);
-    let exe = bench_exe(&dir);
-    let json = dir.join("run.json");
-    let o = vernier()
-        .args([
-            "run",
-            "--quick",
-            "--filter",
-            "^(sync|smol|tokio-mt|empty)$",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    let out = text(&o);
-    let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    let filter = "^(sync|smol|tokio-mt|empty)$";
+    let (out, f) = cli::run_ok(
+        &["--quick", "--filter", filter],
+        &dir.join("run.json"),
+        &built_exe(&dir),
+    );
     let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
     assert!(get("sync").executor.is_none());
     let smol = get("smol")
@@ -204,8 +193,7 @@ fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() {
 #[test]
 fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() {
     let dir = crate_dir();
-    cargo_bench(&dir, &["--list"]);
-    let exe = bench_exe(&dir);
+    let exe = built_exe(&dir);
     let json = dir.join("compare.json");
     let o = vernier()
         .arg("compare")
