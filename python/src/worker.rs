@@ -92,6 +92,8 @@ impl protocol::Worker for PyWorker {
             BenchRef::Empty => None,
             BenchRef::Index(i) if i < count => Some(i),
             BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
+            // No benchmark is announced with an executor (`executor=` on its `list` line).
+            BenchRef::EmptyFuture(i) => return Err(format!("benchmark {i} announced no executor")),
         };
         let option = |key: &str| {
             req.extra

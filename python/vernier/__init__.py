@@ -20,7 +20,7 @@ import sys
 from . import _loops, _worker
 
 __version__ = _worker.VERSION
-__all__ = ["bench", "bench_args", "bench_custom", "bench_statement", "main", "cli", "benchmarks", "Bytes", "Items"]
+__all__ = ["bench", "bench_args", "bench_async", "bench_custom", "bench_statement", "main", "cli", "benchmarks", "Bytes", "Items"]
 
 _benchmarks = []
 
@@ -180,6 +180,24 @@ def bench(name, fn, *args, setup=None, per="iteration", gc=False, allocation_fre
     loop.complexity = fit
     _benchmarks.append((name, loop))
     return fn
+
+
+def bench_async(name, coroutine_function, *args, loop_factory=None, gc=False,
+                allocation_free=False, throughput=None):
+    """Register ``await coroutine_function(*args)`` as the benchmark ``name``: all the awaits of
+    a sample run inside one run of an event loop of the sample's own, made before the clock
+    starts and closed after it stops (``loop_factory()`` when given, e.g.
+    ``uvloop.new_event_loop``; ``asyncio.new_event_loop`` otherwise). ``coroutine_function`` is
+    the ``async def`` function itself, not its call. The other options are :func:`bench`'s.
+    Returns ``coroutine_function``."""
+    _check_name(name)
+    work = _throughput(throughput)
+    loop = _loops.async_loop(coroutine_function, args, loop_factory=loop_factory, gc_on=gc,
+                             name=name)
+    loop.alloc_free = bool(allocation_free)
+    loop.throughput = work
+    _benchmarks.append((name, loop))
+    return coroutine_function
 
 
 def bench_custom(name, fn, *args, gc=False, allocation_free=False, throughput=None):

@@ -7,11 +7,13 @@ as ``timeit`` does: a statement verbatim, a callable called with its arguments, 
 iteration costs the body and one step of a ``for`` over ``itertools.repeat``.
 """
 
+import asyncio
 import gc
+import inspect
 import itertools
 import time
 
-__all__ = ["Loop", "statement_loop", "call_loop", "custom_loop", "empty_loop"]
+__all__ = ["Loop", "statement_loop", "call_loop", "custom_loop", "async_loop", "empty_loop"]
 
 _TEMPLATE = """
 def _vernier_loop(_it, _timer{params}):
@@ -137,6 +139,111 @@ def custom_loop(fn, args=(), gc_on=False, name=None):
     if not callable(fn):
         raise TypeError("vernier: the timed function must be callable, got {!r}".format(fn))
     return CustomLoop(fn, args, gc_on=gc_on, name=name)
+
+
+async def _vernier_async_loop(it, timer, fn, args):
+    """The measured loop of a coroutine function: every await of a sample in one run of the
+    event loop, the clock read inside it, around the awaits alone."""
+    t0 = timer()
+    for _i in it:
+        await fn(*args)
+    t1 = timer()
+    return t1 - t0
+
+
+class AsyncLoop(Loop):
+    """``await fn(*args)`` per iteration, all the iterations of a sample inside one
+    ``run_until_complete`` of an event loop of the sample's own (``loop_factory()``, e.g.
+    ``uvloop.new_event_loop``; ``asyncio.new_event_loop`` by default), made before the clock
+    starts and closed after it stops, as pyperf's ``bench_async_func`` does."""
+
+    def __init__(self, fn, args=(), loop_factory=None, gc_on=False, name=None):
+        super().__init__(None, gc_on=gc_on)
+        self._coro_fn, self._coro_args = fn, tuple(args)
+        self._factory, self._name = loop_factory, name
+        self._checked = False
+
+    def _what(self):
+        return repr(self._name) if self._name else "an async benchmark"
+
+    def _check_awaitable(self):
+        """The function gives something to await (checked once, on a call left unawaited)."""
+        c = self._coro_fn(*self._coro_args)
+        if inspect.iscoroutine(c):
+            c.close()
+        elif not inspect.isawaitable(c):
+            raise TypeError(
+                "vernier: the function of {} returned {!r}, not a coroutine: give bench_async an "
+                "`async def` function (the function itself, not its call)".format(self._what(), c))
+        self._checked = True
+
+    def _new_loop(self):
+        ev = asyncio.new_event_loop() if self._factory is None else self._factory()
+        if not isinstance(ev, asyncio.AbstractEventLoop):
+            raise TypeError("vernier: loop_factory of {} returned {!r}, not an event loop: give a "
+                            "function that makes one (uvloop.new_event_loop, "
+                            "asyncio.new_event_loop)".format(self._what(), ev))
+        return ev
+
+    def time(self, iters, timer=time.perf_counter_ns):
+        if not self._checked:
+            self._check_awaitable()
+        ev = self._new_loop()
+        asyncio.set_event_loop(ev)
+        was = gc.isenabled()
+        if not self.gc_on:
+            gc.disable()
+        before = _collections()
+        try:
+            return ev.run_until_complete(
+                _vernier_async_loop(itertools.repeat(None, iters), timer, self._coro_fn,
+                                    self._coro_args))
+        except RuntimeError as e:
+            said = str(e)
+            if ev.is_closed() or "stopped before" in said or "close a running event loop" in said:
+                raise RuntimeError(
+                    "vernier: the body of {} stopped or closed the event loop it runs on ({}): a "
+                    "body must leave its loop alone (each sample gets a loop of its own, closed "
+                    "after it); await the work instead of stopping the loop".format(
+                        self._what(), e)) from None
+            raise
+        finally:
+            self.collections = _collections() - before
+            if was:
+                gc.enable()
+            asyncio.set_event_loop(None)
+            _close(ev)
+
+
+def _close(ev):
+    """Close ``ev`` as ``asyncio.run`` does: the tasks a sample left behind cancelled, the
+    asynchronous generators finalised."""
+    if ev.is_closed():
+        return
+    try:
+        tasks = [t for t in asyncio.all_tasks(ev) if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            ev.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        ev.run_until_complete(ev.shutdown_asyncgens())
+    finally:
+        ev.close()
+
+
+def async_loop(fn, args=(), loop_factory=None, gc_on=False, name=None):
+    """``await fn(*args)`` as the body, each sample in an event loop of its own."""
+    if inspect.iscoroutine(fn):
+        fn.close()
+        raise TypeError("vernier: {} was given a coroutine, not a coroutine function: pass the "
+                        "function and its arguments (bench_async(name, fetch, url), not "
+                        "fetch(url))".format(repr(name) if name else "bench_async"))
+    if not callable(fn):
+        raise TypeError("vernier: the benchmark must be an async function, got {!r}".format(fn))
+    if loop_factory is not None and not callable(loop_factory):
+        raise TypeError("vernier: loop_factory must be callable (uvloop.new_event_loop), got "
+                        "{!r}".format(loop_factory))
+    return AsyncLoop(fn, args, loop_factory=loop_factory, gc_on=gc_on, name=name)
 
 
 def call_loop(fn, args=(), kwargs=None, setup=None, per="iteration", gc_on=False):

@@ -22,7 +22,6 @@ docs/pyperf.md says what is supported and what is not.
 """
 
 import argparse
-import functools
 import os
 import sys
 import time
@@ -339,30 +338,7 @@ class Runner:
         metadata = kwargs.pop("metadata", None)
         loop_factory = kwargs.pop("loop_factory", None)
         self._no_keyword_argument(kwargs)
-        if not callable(func):
-            raise TypeError("the benchmark must be callable, got {!r}".format(func))
-        if args:
-            func = functools.partial(func, *args)
-
-        def time_func(loops):
-            import asyncio
-
-            async def main():
-                clock, f = time.perf_counter, func
-                t0 = clock()
-                for _ in range(loops):
-                    await f()
-                return clock() - t0
-
-            ev = asyncio.new_event_loop() if loop_factory is None else loop_factory()
-            asyncio.set_event_loop(ev)
-            try:
-                return ev.run_until_complete(main())
-            finally:
-                asyncio.set_event_loop(None)
-                ev.close()
-
-        loop = _loops.custom_loop(time_func, (), gc_on=True, name=name)
+        loop = _loops.async_loop(func, args, loop_factory=loop_factory, gc_on=True, name=name)
         self._register(name, self._throughput(loop, inner_loops), metadata)
 
     def timeit(self, name, stmt=None, setup="pass", teardown="pass", inner_loops=None,

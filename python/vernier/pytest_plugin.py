@@ -1,7 +1,10 @@
 """The pytest plugin (registered by the ``pytest11`` entry point): a ``benchmark`` fixture of
 pytest-benchmark's shape, measured in this process by Vernier's engine.
 
-``benchmark(fn, *args, **kwargs)`` measures ``fn(*args, **kwargs)`` and returns its result;
+``benchmark(fn, *args, **kwargs)`` measures ``fn(*args, **kwargs)`` and returns its result
+(``await fn(*args)`` for an ``async def`` function, each sample's awaits in one run of an
+event loop of its own, as ``vernier.bench_async``); an ``async def`` test that takes the
+``benchmark`` fixture is measured whole, through the same path, its fixtures as arguments;
 ``benchmark.pedantic(fn, args=(), kwargs=None, setup=None, rounds=…, iterations=…)`` takes
 ``setup`` (called untimed before each iteration; its result, when not None, is ``(args,
 kwargs)``). The engine decides iterations, warm-up and when to stop, so ``rounds``,
@@ -13,6 +16,8 @@ shared cores would disturb each other's figures. Each runs its function once, as
 the session says so (``-n 0`` measures them).
 """
 
+import asyncio
+import inspect
 import json
 
 import pytest
@@ -71,9 +76,27 @@ class BenchmarkFixture:
         self.group = None
         self.result = None  # the benchmark's entry of the result file, once measured
         self._used = False
+        # An async def test measured whole (`pytest_pyfunc_call`): the fixture is not called.
+        self._whole = False
 
     def __call__(self, fn, *args, **kwargs):
+        if self._whole:
+            raise pytest.UsageError(
+                "{} is an async def test: it is measured whole, so it does not call the benchmark "
+                "fixture (make it a plain def test that calls benchmark(coroutine_function, "
+                "*args) to measure one coroutine)".format(self.name)
+            )
+        if inspect.iscoroutinefunction(fn) and not kwargs:
+            return self.asyncio(fn, *args)
         return self._measure(fn, _loops.call_loop(fn, args, kwargs), lambda: fn(*args, **kwargs))
+
+    def asyncio(self, coroutine_function, *args, loop_factory=None):
+        """Measure ``await coroutine_function(*args)`` (as ``vernier.bench_async``: each
+        sample's awaits in one run of an event loop of its own, ``loop_factory()`` when
+        given); returns the coroutine's result."""
+        loop = _loops.async_loop(coroutine_function, args, loop_factory=loop_factory, name=self.name)
+        return self._measure(coroutine_function, loop,
+                             lambda: _await_once(coroutine_function, args, loop_factory))
 
     def pedantic(self, target, args=(), kwargs=None, setup=None, rounds=1, warmup_rounds=0,
                  iterations=1):
@@ -113,12 +136,42 @@ class BenchmarkFixture:
             lambda iters, clock: loop.time(iters, clock),
             time=c.getoption("vernier_time"),
             quick=c.getoption("vernier_quick"),
-            empty_iter_ns=_empty_iter_ns(c),
+            empty_iter_ns=_empty_iter_ns(c, isinstance(loop, _loops.AsyncLoop)),
             uncounted=UNCOUNTED,
         )
         self.result = json.loads(text)["benchmarks"][0]
         c.stash[_RESULTS].append(text)
         return result
+
+
+def _await_once(fn, args, loop_factory):
+    """``await fn(*args)`` once, untimed, in an event loop of its own: the result the test gets."""
+    ev = asyncio.new_event_loop() if loop_factory is None else loop_factory()
+    try:
+        return ev.run_until_complete(fn(*args))
+    finally:
+        _loops._close(ev)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """An ``async def`` test that takes the ``benchmark`` fixture: measured whole, as
+    ``vernier.bench_async`` measures a coroutine function, its fixtures as its arguments
+    (pytest itself runs no ``async def`` test)."""
+    fn = pyfuncitem.obj
+    bench = pyfuncitem.funcargs.get("benchmark")
+    if not (inspect.iscoroutinefunction(fn) and isinstance(bench, BenchmarkFixture)):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    kwargs = {n: pyfuncitem.funcargs[n] for n in names}
+    bench._whole = True
+
+    async def test():
+        return await fn(**kwargs)
+
+    loop = _loops.async_loop(test, (), name=bench.name)
+    bench._measure(fn, loop, lambda: _await_once(test, (), None))
+    return True
 
 
 # Why the fixture's benchmarks have no allocation counts, said in the session's table (a
@@ -131,23 +184,31 @@ UNCOUNTED = (
     "its allocations per iteration"
 )
 
-# The Python loop's own cost per iteration, measured once per session.
+# The Python loop's own cost per iteration, and the async loop's around an empty coroutine,
+# each measured once per session.
 _EMPTY = pytest.StashKey()
+_EMPTY_ASYNC = pytest.StashKey()
 # Budget of that measurement, in seconds (as the runner's measurement of a worker's empty loop).
 EMPTY_LOOP_SECONDS = 0.04
 
 
-def _empty_iter_ns(config):
-    """The loop around an empty statement, per iteration (None when it could not be measured):
-    a benchmark whose body is not measurably more is flagged `optimized-away`."""
-    if _EMPTY not in config.stash:
+async def _nothing():
+    pass
+
+
+def _empty_iter_ns(config, is_async=False):
+    """The loop around an empty statement (around ``await`` of an empty coroutine for an async
+    benchmark), per iteration (None when it could not be measured): a benchmark whose body is
+    not measurably more is flagged `optimized-away`."""
+    key = _EMPTY_ASYNC if is_async else _EMPTY
+    if key not in config.stash:
         from . import _native
 
-        empty = _loops.empty_loop()
+        empty = _loops.async_loop(_nothing) if is_async else _loops.empty_loop()
         b = json.loads(_native.measure("empty loop", lambda iters, clock: empty.time(iters, clock),
                                        time=EMPTY_LOOP_SECONDS))["benchmarks"][0]
-        config.stash[_EMPTY] = b["per_iter"]["median_ns"] if b["status"] == "ok" else None
-    return config.stash[_EMPTY]
+        config.stash[key] = b["per_iter"]["median_ns"] if b["status"] == "ok" else None
+    return config.stash[key]
 
 
 @pytest.fixture

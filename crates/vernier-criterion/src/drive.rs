@@ -98,6 +98,8 @@ impl Worker for Serving<'_> {
             (BenchRef::Index(i), Some((c, r))) if i == *c => {
                 self.sampler.run(Some(&mut **r), req, out)
             }
+            // No benchmark is announced with an executor: its routine does not exist at `list`.
+            (BenchRef::EmptyFuture(i), _) => Err(format!("benchmark {i} announced no executor")),
             (BenchRef::Index(i), _) => match self.failed.get(i) {
                 Some(Some(why)) => Err(format!("benchmark {i} failed: {why}")),
                 _ => Err(format!(
@@ -120,7 +122,7 @@ impl Worker for Serving<'_> {
                     && self.failed[i].is_none()
                     && self.current.as_ref().is_none_or(|(c, _)| *c != i)
             }
-            BenchRef::Empty => false,
+            BenchRef::Empty | BenchRef::EmptyFuture(_) => false,
         }
     }
 }
@@ -142,7 +144,7 @@ impl ProtocolDriver {
             Ok(Some(req)) => {
                 let next = match req.bench {
                     BenchRef::Index(i) => Some(i),
-                    BenchRef::Empty => None,
+                    BenchRef::Empty | BenchRef::EmptyFuture(_) => None,
                 };
                 self.pending = Some(req);
                 next

@@ -25,7 +25,9 @@
 //! again each time). `docs/criterion.md` says what is supported and what is not.
 
 mod args;
+mod asynchronous;
 mod drive;
+mod entry;
 mod routines;
 mod session;
 
@@ -34,6 +36,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
+pub use asynchronous::{async_executor, AsyncBencher};
 pub use std::hint::black_box;
 
 /// What a benchmark's time is measured with. Only wall time: Vernier's timer.
@@ -521,7 +524,8 @@ impl<M: Measurement> Bencher<'_, M> {
 
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::session::{main, target};
+    pub use crate::entry::main;
+    pub use crate::session::target;
 }
 
 /// A function running the given benchmark functions, Criterion's two forms:

@@ -173,7 +173,7 @@ impl<R: FnMut(u64) -> Duration> Routine for Custom<R> {
 }
 
 /// Nanoseconds as the timer's ticks (the samples are converted back with the same factor).
-fn ns_to_ticks(timer: &Timer, ns: f64) -> u64 {
+pub(crate) fn ns_to_ticks(timer: &Timer, ns: f64) -> u64 {
     const SCALE: u64 = 1 << 32;
     let ns_per_scale = timer.ticks_to_ns_f64(SCALE);
     (ns * SCALE as f64 / ns_per_scale).round() as u64

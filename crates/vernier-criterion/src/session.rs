@@ -4,15 +4,12 @@
 //! measures it until it wants another. The state lives in a thread-local [`Session`] while
 //! the group functions run.
 
-use crate::args::{self, Mode};
-use crate::drive;
 use crate::measurement::Measurement;
 use crate::{Bencher, Criterion};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::process::ExitCode;
 use std::sync::Mutex;
 use vernier::workload::routine::Routine;
 
@@ -62,6 +59,25 @@ thread_local! {
     static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
 }
 
+impl Session {
+    /// A pass at its start: over the benchmarks `listing` holds (none yet for the listing
+    /// pass), measuring with `driver` in a running pass.
+    fn start(pass: Pass, listing: Listing, driver: Option<Box<dyn Driver>>) -> Session {
+        Session {
+            pass,
+            listed: listing.listed,
+            targets: listing.targets,
+            next_index: 0,
+            next_target: 0,
+            want: None,
+            reached: false,
+            panicked: None,
+            errors: Vec::new(),
+            driver,
+        }
+    }
+}
+
 fn take() -> Option<Session> {
     SESSION.with(|s| s.borrow_mut().take())
 }
@@ -89,7 +105,7 @@ pub fn note(setting: &str, why: &'static str) {
 }
 
 /// Say the ignored settings, one line per reason.
-fn say_notes() {
+pub fn say_notes() {
     let Ok(n) = NOTED.lock() else { return };
     let mut said = BTreeSet::new();
     for (_, why) in n.iter() {
@@ -266,26 +282,15 @@ pub fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// What the listing pass found.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Listing {
     pub listed: Vec<Listed>,
     pub targets: Vec<(usize, usize)>,
 }
 
 /// The listing pass: every group function runs, no benchmark's closure does.
-fn list(groups: &[fn()]) -> Result<Listing, Vec<String>> {
-    put(Session {
-        pass: Pass::List,
-        listed: Vec::new(),
-        targets: Vec::new(),
-        next_index: 0,
-        next_target: 0,
-        want: None,
-        reached: false,
-        panicked: None,
-        errors: Vec::new(),
-        driver: None,
-    });
+pub fn list(groups: &[fn()]) -> Result<Listing, Vec<String>> {
+    put(Session::start(Pass::List, Listing::default(), None));
     for g in groups {
         g();
     }
@@ -303,18 +308,7 @@ fn list(groups: &[fn()]) -> Result<Listing, Vec<String>> {
 /// The running passes: the group functions run again until the driver wants nothing more,
 /// each pass entering the benchmarks wanted in order.
 pub fn run_passes(groups: &[fn()], listing: &Listing, driver: Box<dyn Driver>) {
-    put(Session {
-        pass: Pass::Run,
-        listed: listing.listed.clone(),
-        targets: listing.targets.clone(),
-        next_index: 0,
-        next_target: 0,
-        want: None,
-        reached: false,
-        panicked: None,
-        errors: Vec::new(),
-        driver: Some(driver),
-    });
+    put(Session::start(Pass::Run, listing.clone(), Some(driver)));
     let with = |f: &mut dyn FnMut(&mut Session)| {
         let mut s = take().expect("the running session is put back after each benchmark");
         f(&mut s);
@@ -359,63 +353,6 @@ pub fn run_passes(groups: &[fn()], listing: &Listing, driver: Box<dyn Driver>) {
         });
     }
     take();
-}
-
-/// The program's `main` (`criterion_main!`): a worker under `vernier run`, otherwise
-/// Criterion's modes: measure (`cargo bench`), test (`cargo test --benches`) or list.
-pub fn main(groups: &[fn()]) -> ExitCode {
-    let groups: Vec<fn()> = groups.to_vec();
-    let fds = std::env::var(vernier::protocol::FDS_ENV).ok();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let args = match args::parse(&argv) {
-        Ok(a) => a,
-        Err(e) if e.starts_with("usage") => {
-            println!("{e}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("vernier-criterion: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let notes = fds.is_none() && args.mode != Mode::List;
-    if notes {
-        for i in &args.ignored {
-            eprintln!(
-                "vernier-criterion: {i} ignored (a Criterion option with no meaning in Vernier)"
-            );
-        }
-    }
-    let listing = match list(&groups) {
-        Ok(l) => {
-            if notes {
-                say_notes();
-            }
-            l
-        }
-        Err(errors) => {
-            for e in errors {
-                eprintln!("vernier-criterion: {e}");
-            }
-            return ExitCode::FAILURE;
-        }
-    };
-    if let Some(fds) = fds {
-        return drive::worker(&groups, &listing, &fds);
-    }
-    let selected: Vec<usize> = (0..listing.listed.len())
-        .filter(|&i| args.options.selects(&listing.listed[i].name))
-        .collect();
-    match args.mode {
-        Mode::List => {
-            for &i in &selected {
-                println!("{}: benchmark", listing.listed[i].name);
-            }
-            ExitCode::SUCCESS
-        }
-        Mode::Test => drive::test(&groups, &listing, selected),
-        Mode::Bench => drive::standalone(&groups, &listing, args.options),
-    }
 }
 
 #[cfg(test)]

@@ -103,6 +103,11 @@ pub use units::Throughput;
 /// The former name of [`workload`], kept so that code written against it still builds.
 #[doc(hidden)]
 pub use workload as target;
+pub use workload::asynchronous::Executor;
+#[cfg(feature = "futures")]
+pub use workload::asynchronous::FuturesExecutor;
+#[cfg(feature = "smol")]
+pub use workload::asynchronous::SmolExecutor;
 pub use workload::input::{pool, Rng, DEFAULT_POOL};
 pub use workload::{dense_range, range};
 

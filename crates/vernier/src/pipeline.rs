@@ -12,7 +12,7 @@ use crate::analyze::{self, Analysis, InstructionsCheck};
 use crate::measure::Measurement;
 use crate::result::complexity::Declared;
 use crate::result::recent_runs::{self, EarlierRuns};
-use crate::result::{cold, threads, BenchmarkResult};
+use crate::result::{cold, threads, BenchmarkResult, ExecutorJson};
 use crate::units::Throughput;
 
 /// What the step needs beyond the measurement.
@@ -33,6 +33,9 @@ pub struct Context<'a> {
     /// The run's other results (those measured before it, or a file's): a threaded benchmark
     /// is set beside its one-thread run among them (`result::threads::relate`).
     pub others: &'a [BenchmarkResult],
+    /// An async benchmark's executor (`None` for synchronous code): the analysis is made in
+    /// its context ([`for_executor`]) and the result keeps it.
+    pub executor: Option<ExecutorJson>,
 }
 
 /// How the instructions of a benchmark are known: not at all, from a stored check, by counting
@@ -54,7 +57,8 @@ pub fn finish(
     ctx: &Context,
     instructions: Instructions,
 ) -> BenchmarkResult {
-    let mut an = analyze::analyze(m, ctx.analysis);
+    let analysis = for_executor(ctx.analysis, ctx.executor.as_ref());
+    let mut an = analyze::analyze(m, &analysis);
     let check = match instructions {
         Instructions::None => None,
         Instructions::Stored(c) => Some(c),
@@ -63,7 +67,7 @@ pub fn finish(
                 .diagnostics
                 .iter()
                 .any(|d| d.code() == crate::diagnostic::Code::OptimizedAway);
-            if removed || analyze::near_empty_loop(&an, ctx.analysis) {
+            if removed || analyze::near_empty_loop(&an, &analysis) {
                 count(&an)
             } else {
                 None
@@ -93,7 +97,27 @@ pub fn finish(
     threads::relate(&mut r, ctx.others);
     r.throughput = ctx.throughput;
     r.complexity = ctx.complexity.clone();
+    r.executor = ctx.executor.clone();
     r
+}
+
+/// The analysis context of an async benchmark on `executor` (`None`: synchronous code, the
+/// run's context as it is): the empty future's time on that executor stands for the empty
+/// loop's (what awaiting a future costs is part of every iteration, and a body that awaits
+/// nothing real measures no more than it: `optimized-away` by the same rule), and a runtime
+/// whose work runs on other cores than the probed one is judged in ns.
+pub fn for_executor<'a>(
+    analysis: &'a analyze::Context,
+    executor: Option<&ExecutorJson>,
+) -> std::borrow::Cow<'a, analyze::Context> {
+    match executor {
+        None => std::borrow::Cow::Borrowed(analysis),
+        Some(e) => std::borrow::Cow::Owned(analyze::Context {
+            empty_iter_ns: Some(e.empty_future_ns).filter(|x| x.is_finite()),
+            off_calling_core: !e.on_calling_core,
+            ..analysis.clone()
+        }),
+    }
 }
 
 /// A stored benchmark's result derived again from its raw samples through [`finish`], with
@@ -126,6 +150,7 @@ pub fn again(
         throughput: b.throughput,
         complexity: b.complexity.clone(),
         others,
+        executor: b.executor.clone(),
     };
     let instructions = match b.instructions_check {
         Some(c) => Instructions::Stored(c),

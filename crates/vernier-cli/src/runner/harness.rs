@@ -9,7 +9,7 @@ use vernier::counters::{CounterSet, Event as CounterEvent, Unavailable};
 use vernier::measure::{self, Batch, MonotonicClock};
 use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
-use vernier::result::CountersHarness;
+use vernier::result::{CountersHarness, ExecutorJson};
 use vernier::samples::Samples;
 
 /// Samples per batch when measuring the counters' cost and baseline in a worker.
@@ -160,6 +160,50 @@ pub fn empty_loop_ns(first: &mut WorkerProcess, plan: &Plan) -> Option<f64> {
     };
     let m = measure::measure(&mut t, &MonotonicClock, &empty_plan, &timer, &mut |_| {});
     vernier::session::calibrate::self_measurement(&m, &empty_plan, &timer)
+}
+
+/// Each async benchmark's executor with its empty future's time per iteration, measured in
+/// the first worker once per executor (`run empty_future:<index>` of the first selected
+/// benchmark on it, with the empty loop's budget), in the order of `selected`; `None` for a
+/// synchronous benchmark. A figure that could not be measured is NaN.
+pub fn empty_futures(
+    first: &mut WorkerProcess,
+    plan: &Plan,
+    selected: &[usize],
+) -> Vec<Option<ExecutorJson>> {
+    let empty_plan = plan.rebudget(EMPTY_LOOP_BUDGET_NS);
+    let timer = first.hello.timer;
+    let mut measured: Vec<ExecutorJson> = Vec::new();
+    let kinds: Vec<_> = selected
+        .iter()
+        .map(|&i| first.executors.get(i).cloned().flatten().map(|k| (i, k)))
+        .collect();
+    kinds
+        .into_iter()
+        .map(|kind| {
+            let (i, (name, on_calling_core)) = kind?;
+            if let Some(e) = measured.iter().find(|e| e.name == name) {
+                return Some(e.clone());
+            }
+            let mut t = WorkerTarget {
+                worker: &mut *first,
+                bench: BenchRef::EmptyFuture(i),
+            };
+            let m = measure::measure(&mut t, &MonotonicClock, &empty_plan, &timer, &mut |_| {});
+            let e = ExecutorJson {
+                name,
+                empty_future_ns: vernier::session::calibrate::self_measurement(
+                    &m,
+                    &empty_plan,
+                    &timer,
+                )
+                .unwrap_or(f64::NAN),
+                on_calling_core,
+            };
+            measured.push(e.clone());
+            Some(e)
+        })
+        .collect()
 }
 
 /// The counters' cost and baseline in the worker; a worker that cannot serve counters still

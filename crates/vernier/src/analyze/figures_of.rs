@@ -293,7 +293,7 @@ pub(super) fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
     // state is found again in cycles (a clock that drifted moves the time, not the cycles).
     let cycles = speed::sample_cycles(&m.samples, &ctx.timer);
     let wide = speed::sample_wide(&m.samples, &ctx.timer);
-    let threaded = !m.samples.thread_ns.is_empty();
+    let threaded = !m.samples.thread_ns.is_empty() || ctx.off_calling_core;
     let unit = unit::choose(&m.samples.samples, &past_calibration(m), &cycles, threaded);
     let in_unit = |i: usize| match unit {
         Unit::Cycles => m.samples.samples[i].per_iter_ns() / cycles[i],

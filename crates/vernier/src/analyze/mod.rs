@@ -88,6 +88,9 @@ pub struct Context {
     pub noise_far_share: Option<f64>,
     /// How long the samples of that reference lasted (median, ns; `harness.noise_sample_ns`).
     pub noise_sample_ns: Option<f64>,
+    /// The benchmark's work runs on other cores than the one the core-speed probe measures
+    /// (an async body on a multi-thread runtime): it is judged in ns, as a threaded one is.
+    pub off_calling_core: bool,
 }
 
 impl Context {
@@ -108,6 +111,7 @@ impl Context {
             noise_sample_ns: None,
             known_cycle_ns: None,
             clock_cycle_ns: None,
+            off_calling_core: false,
         }
     }
 

@@ -900,6 +900,7 @@ fn a_removed_body_carries_no_code_that_only_restates_it() {
         throughput: None,
         complexity: None,
         others: &[],
+        executor: None,
     };
     let r = crate::pipeline::finish("removed", &m, &step, crate::pipeline::Instructions::None);
     let kept: Vec<Code> = r.diagnostics.iter().map(|d| d.code).collect();
@@ -974,4 +975,34 @@ fn rounds_that_agree_to_a_tenth_of_a_percent_in_cycles_did_not_drift() {
     });
     let a = analyze(&m, &ctx());
     assert_flags(&a, Code::NoSteadyState, true);
+}
+
+#[test]
+fn an_async_body_is_judged_against_its_executor_s_empty_future_and_off_the_core_in_ns() {
+    use crate::result::ExecutorJson;
+    // A body awaiting nothing on an executor whose empty future costs 4 cycles (1.32 ns): well
+    // above the empty loop (0.33 ns), level with the empty future.
+    let m = with_probes(synth(65536, 20.0, |i| 1.32 * wiggle(i)), |_| 1362);
+    let c = ctx();
+    assert!(!codes(&analyze(&m, &c)).contains(&Code::OptimizedAway));
+    let mut on = ExecutorJson {
+        name: "smol".into(),
+        empty_future_ns: 1.32,
+        on_calling_core: true,
+    };
+    let a = analyze(&m, &crate::pipeline::for_executor(&c, Some(&on)));
+    assert!(codes(&a).contains(&Code::OptimizedAway), "{:?}", codes(&a));
+    assert_eq!(a.headline_unit, Unit::Cycles);
+    // Work on a multi-thread runtime: judged in ns, probes or not.
+    let work = with_probes(synth(8192, 20.0, |i| 40.0 * wiggle(i)), |_| 1362);
+    on.on_calling_core = false;
+    let a = analyze(&work, &crate::pipeline::for_executor(&c, Some(&on)));
+    assert_eq!(a.headline_unit, Unit::Ns);
+    assert!(!codes(&a).contains(&Code::OptimizedAway));
+    assert_eq!(analyze(&work, &c).headline_unit, Unit::Cycles);
+    // Without an executor, the run's context as it is.
+    assert!(matches!(
+        crate::pipeline::for_executor(&c, None),
+        std::borrow::Cow::Borrowed(_)
+    ));
 }

@@ -70,7 +70,13 @@ pub enum BenchRef {
     Index(usize),
     /// The harness's loop around an empty body.
     Empty,
+    /// The same loop around an empty future (`async {}`) awaited on the executor of the async
+    /// benchmark at this index (`run empty_future:<index>`).
+    EmptyFuture(usize),
 }
+
+/// The reserved benchmark of `run empty_future:<index>`.
+const EMPTY_FUTURE: &str = "empty_future:";
 
 /// A `run` request: `samples` samples of `iters` iterations of `bench`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,6 +114,7 @@ impl Command {
                 let b = match bench {
                     BenchRef::Index(i) => i.to_string(),
                     BenchRef::Empty => "empty".into(),
+                    BenchRef::EmptyFuture(i) => format!("{EMPTY_FUTURE}{i}"),
                 };
                 let mut s = format!("run {b} iters={iters} samples={samples}");
                 for (k, v) in extra {
@@ -141,14 +148,16 @@ impl Command {
                 let which = toks
                     .next()
                     .ok_or_else(|| format!("bad option '' in '{line}'"))?;
+                let index = |i: &str| {
+                    i.parse()
+                        .map_err(|_| format!("bad option '{which}' in '{line}'"))
+                };
                 let bench = if which == "empty" {
                     BenchRef::Empty
+                } else if let Some(i) = which.strip_prefix(EMPTY_FUTURE) {
+                    BenchRef::EmptyFuture(index(i)?)
                 } else {
-                    BenchRef::Index(
-                        which
-                            .parse()
-                            .map_err(|_| format!("bad option '{which}' in '{line}'"))?,
-                    )
+                    BenchRef::Index(index(which)?)
                 };
                 let (mut iters, mut samples, mut extra) = (None, None, Vec::new());
                 for t in toks {
@@ -313,6 +322,38 @@ impl Hello {
     }
 }
 
+/// The options of an async benchmark's `list` line: ` executor=<percent-encoded name>
+/// on_calling_core=<0|1>`.
+pub fn executor_options(name: &str, on_calling_core: bool) -> String {
+    format!(
+        " executor={} on_calling_core={}",
+        encode_name(name),
+        u8::from(on_calling_core)
+    )
+}
+
+/// The executor a `list` line's options announce (`executor=`, `on_calling_core=`; absent:
+/// the work runs on the calling core): `None` for a synchronous benchmark.
+pub fn parse_executor_options<'a>(
+    options: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<(String, bool)>, String> {
+    let (mut name, mut on_core) = (None, true);
+    for o in options {
+        match o.split_once('=') {
+            Some(("executor", v)) => name = Some(decode_name(v)?),
+            Some(("on_calling_core", v)) => {
+                on_core = match v {
+                    "1" => true,
+                    "0" => false,
+                    _ => return Err(format!("'on_calling_core={v}' is not 0 or 1")),
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(name.map(|n| (n, on_core)))
+}
+
 /// Shorten a line for an error message.
 pub fn clip(line: &str) -> String {
     if line.len() > 200 {
@@ -383,6 +424,34 @@ mod tests {
                 .to_line(),
             "run empty iters=1 samples=1"
         );
+        assert_eq!(
+            Command::parse("run empty_future:2 iters=8 samples=1").unwrap(),
+            Command::Run(RunRequest {
+                bench: BenchRef::EmptyFuture(2),
+                iters: 8,
+                samples: 1,
+                extra: Vec::new(),
+            })
+        );
+        assert!(Command::parse("run empty_future:x iters=1 samples=1")
+            .unwrap_err()
+            .contains("'empty_future:x'"));
+    }
+
+    #[test]
+    fn a_list_line_announces_an_executor() {
+        let opts = executor_options("tokio multi-thread", false);
+        assert_eq!(opts, " executor=tokio%20multi-thread on_calling_core=0");
+        assert_eq!(
+            parse_executor_options(opts.split_whitespace()).unwrap(),
+            Some(("tokio multi-thread".to_string(), false))
+        );
+        assert_eq!(
+            parse_executor_options(["executor=smol"]).unwrap(),
+            Some(("smol".to_string(), true))
+        );
+        assert_eq!(parse_executor_options(["threads=2"]).unwrap(), None);
+        assert!(parse_executor_options(["executor=smol", "on_calling_core=x"]).is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::measure::{Batch, Target};
 use crate::protocol;
 use crate::stats::complexity::Declared;
 use crate::timer::Timer;
+use crate::workload::asynchronous::ExecutorKind;
 use crate::workload::cache;
 use crate::workload::routine::{Plain, Routine};
 use crate::workload::Entry;
@@ -83,14 +84,28 @@ impl Worker for SuiteWorker<'_> {
         self.entries.iter().map(|e| e.routine.threads()).collect()
     }
 
+    fn executors(&self) -> Vec<Option<ExecutorKind>> {
+        self.entries.iter().map(|e| e.routine.executor()).collect()
+    }
+
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
         let count = self.entries.len();
-        let routine: Option<&mut dyn Routine> = match req.bench {
-            BenchRef::Empty => None,
-            BenchRef::Index(i) if i < count => Some(&mut *self.entries[i].routine),
-            BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
-        };
-        self.sampler.run(routine, req, out)
+        match req.bench {
+            BenchRef::Empty => self.sampler.run(None, req, out),
+            BenchRef::Index(i) if i < count => {
+                self.sampler
+                    .run(Some(&mut *self.entries[i].routine), req, out)
+            }
+            BenchRef::EmptyFuture(i) if i < count => {
+                let Some(mut empty) = self.entries[i].routine.empty_future() else {
+                    return Err(format!("benchmark {i} is not async: it has no executor"));
+                };
+                self.sampler.run(Some(empty.as_mut()), req, out)
+            }
+            BenchRef::Index(i) | BenchRef::EmptyFuture(i) => {
+                Err(format!("no benchmark {i} (there are {count})"))
+            }
+        }
     }
 
     fn probe(&self) -> String {
@@ -220,6 +235,9 @@ impl Sampler {
         measured.map_err(|e| match bench {
             BenchRef::Index(i) => format!("benchmark {i} failed: {e}"),
             BenchRef::Empty => format!("benchmark empty failed: {e}"),
+            BenchRef::EmptyFuture(i) => {
+                format!("the empty future on benchmark {i}'s executor failed: {e}")
+            }
         })
     }
 }
@@ -280,6 +298,12 @@ pub trait Worker {
         Vec::new()
     }
 
+    /// Per benchmark, in list order: the executor of an async one (`executor=` and
+    /// `on_calling_core=` on its line), whose empty future `run empty_future:<index>` measures.
+    fn executors(&self) -> Vec<Option<ExecutorKind>> {
+        Vec::new()
+    }
+
     /// A `run` request this worker cannot answer where it is now: [`serve_until`] returns it
     /// unanswered, for the caller to answer once it can (a harness whose benchmarks are
     /// closures that exist only while their registering function runs). The default: none.
@@ -325,6 +349,7 @@ pub fn serve_until(
                 let free = worker.alloc_free();
                 let work = worker.throughput();
                 let fits = worker.complexity();
+                let executors = worker.executors();
                 let mut s = String::new();
                 for (i, n) in names.iter().enumerate() {
                     let _ = write!(s, "bench {i} {}", encode_name(n));
@@ -339,6 +364,9 @@ pub fn serve_until(
                     }
                     if let Some(d) = fits.get(i).and_then(|d| d.as_ref()) {
                         s.push_str(&d.options());
+                    }
+                    if let Some(e) = executors.get(i).and_then(|e| e.as_ref()) {
+                        s.push_str(&protocol::executor_options(&e.name, e.on_calling_core));
                     }
                     s.push('\n');
                 }
@@ -372,6 +400,49 @@ pub fn serve_until(
 mod tests {
     use super::*;
     use crate::units::Throughput;
+
+    #[test]
+    fn an_async_benchmark_names_its_executor_and_its_empty_future_is_served() {
+        use crate::workload::asynchronous::tests::Spin;
+        use crate::workload::asynchronous::AsyncPlain;
+        let mut entries = vec![
+            Entry {
+                name: "ready".into(),
+                routine: Box::new(AsyncPlain {
+                    executor: Spin::default(),
+                    body: || async {},
+                }),
+                alloc_free: false,
+                throughput: None,
+                complexity: None,
+            },
+            Entry {
+                name: "plain".into(),
+                routine: Box::new(Plain(|| ())),
+                alloc_free: false,
+                throughput: None,
+                complexity: None,
+            },
+        ];
+        let mut worker = SuiteWorker {
+            entries: &mut entries,
+            sampler: Sampler::new(),
+        };
+        let mut out = Vec::new();
+        let script = "list\nrun empty_future:0 iters=4 samples=2\nrun empty_future:1 iters=1 \
+                      samples=1\nrun empty_future:9 iters=1 samples=1\nquit\n";
+        serve(&mut worker, &mut script.as_bytes(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "bench 0 ready executor=spin on_calling_core=1");
+        assert_eq!(lines[1], "bench 1 plain");
+        assert!(lines[3].starts_with("samples 2 ns="), "{out}");
+        assert_eq!(
+            lines[4],
+            "error benchmark 1 is not async: it has no executor"
+        );
+        assert_eq!(lines[5], "error no benchmark 9 (there are 2)");
+    }
 
     #[test]
     fn a_list_line_carries_the_declared_throughput_and_complexity() {

@@ -136,6 +136,7 @@ impl BenchmarkResult {
             throughput: None,
             complexity: None,
             runs: Vec::new(),
+            executor: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
                 ns: s.iter().map(|x| x.ns).collect(),
@@ -206,6 +207,7 @@ impl BenchmarkResult {
             throughput: None,
             complexity: None,
             runs: Vec::new(),
+            executor: None,
             samples: SamplesJson::default(),
         }
     }
@@ -257,6 +259,7 @@ impl ResultFile {
                 .map(|[lo, hi]| (1.0 / hi, 1.0 / lo)),
             noise_far_share: self.harness.noise_far_share,
             noise_sample_ns: self.harness.noise_sample_ns,
+            off_calling_core: false,
         }
     }
 }

@@ -364,7 +364,29 @@ pub struct BenchmarkResult {
     /// reported of it (`exec::Run`); the samples hold the measured runs' wall times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<exec::Run>,
+    /// An async benchmark's executor (`Suite::bench_async`, `Bencher::to_async`): its name,
+    /// what an empty future costs on it, and whether its work follows the calling core's clock.
+    /// Absent for synchronous code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<ExecutorJson>,
     pub samples: SamplesJson,
+}
+
+/// The executor an async benchmark ran on (`executor` in the result file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExecutorJson {
+    /// `tokio current-thread`, `tokio multi-thread`, `smol`, `futures`, or the name a user's
+    /// executor gives itself.
+    pub name: String,
+    /// Time per iteration of an empty future (`async {}`) on this executor, measured at the
+    /// start of the run as the empty loop is (`harness.empty_iter_ns`): part of every
+    /// iteration's time, and the bar of `optimized-away` for this benchmark. `null` when it
+    /// could not be measured.
+    #[serde(with = "nan_as_null")]
+    pub empty_future_ns: f64,
+    /// `false` when the executor runs the work on other cores than the one that waits for it
+    /// (tokio's multi-thread runtime): the benchmark is then judged in ns.
+    pub on_calling_core: bool,
 }
 
 impl BenchmarkResult {

@@ -89,7 +89,11 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
 
 /// One start-up self-measurement of `routine` in this process: its per-iteration median (NaN
 /// when it could not be measured, see [`self_measurement`]) and the measurement.
-fn self_measured(timer: &Timer, plan: &Plan, routine: &mut dyn Routine) -> (f64, Measurement) {
+pub(super) fn self_measured(
+    timer: &Timer,
+    plan: &Plan,
+    routine: &mut dyn Routine,
+) -> (f64, Measurement) {
     let short = plan.rebudget(SELF_BUDGET_NS);
     let mut t = InProcess { routine, timer };
     let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});

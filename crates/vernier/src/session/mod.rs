@@ -4,6 +4,7 @@
 //! stage: the plan, the engine, the analysis, the result file (written after each benchmark)
 //! and the printed report.
 
+pub mod asynchronous;
 pub mod calibrate;
 pub mod checkpoint;
 pub mod compare;
@@ -209,6 +210,13 @@ impl Suite {
         let mut acc: Vec<Series> = selected.iter().map(|_| Series::new(plan.clone())).collect();
         let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
         let mut done = vec![false; selected.len()];
+        // Each async benchmark's executor, its empty future measured before any benchmark, as
+        // the empty loop is.
+        let mut empty_futures = asynchronous::EmptyFutures::default();
+        let executors: Vec<_> = selected
+            .iter()
+            .map(|&i| empty_futures.of(self.entries[i].routine.as_mut(), &timer, &plan))
+            .collect();
         for round in 0..rounds {
             for (k, &i) in selected.iter().enumerate() {
                 if done[k] || interrupted() {
@@ -260,6 +268,7 @@ impl Suite {
                 throughput: self.entries[i].throughput,
                 complexity: self.entries[i].complexity.clone(),
                 others: &file.benchmarks,
+                executor: executors[k].clone(),
             };
             let mut r = pipeline::finish(
                 name,

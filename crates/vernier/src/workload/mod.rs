@@ -6,6 +6,8 @@
 //! - `routine`: the [`Routine`] trait, the [`Meter`](routine::Meter) and the
 //!   measured loops, monomorphised per closure (dynamic dispatch happens once per sample, outside
 //!   the timed region);
+//! - `asynchronous`: async bodies, the [`Executor`](asynchronous::Executor) trait and the ready
+//!   executors behind the crate's features;
 //! - `input`: the seeded generator and input pools;
 //! - `cache`: cold-cache routines (the evictor walked before each sample);
 //! - `kernels`: fixed workloads (the add chain of the core-speed probe, pointer chases);
@@ -13,6 +15,7 @@
 //! - `thread_clock`: a thread's on-CPU time and run-queue wait, read outside the timed region.
 
 #[doc(hidden)]
+pub mod asynchronous;
 pub mod cache;
 pub mod input;
 pub mod kernels;

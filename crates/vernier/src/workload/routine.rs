@@ -44,6 +44,24 @@ pub trait Routine {
     fn cpus(&self) -> Option<u32> {
         None
     }
+    /// An async routine's executor (`None` for a synchronous one).
+    fn executor(&self) -> Option<ExecutorKind> {
+        None
+    }
+    /// An async routine's empty future (`async {}`) on the same executor, measured as its
+    /// body is: what awaiting a future costs there (`None` for a synchronous routine).
+    fn empty_future(&mut self) -> Option<Box<dyn Routine + '_>> {
+        None
+    }
+}
+
+/// What an async routine says of the executor it runs on (`workload::asynchronous`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorKind {
+    pub name: String,
+    /// Whether the executor's work runs on the calling thread, so follows the probed core's
+    /// clock (`Executor::on_calling_core`).
+    pub on_calling_core: bool,
 }
 
 /// A threaded routine's last sample, one value per thread.

@@ -355,6 +355,7 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
             throughput: None,
             complexity,
             others: &file.benchmarks,
+            executor: None,
         };
         let r = figures::result(&names[i], s, collected.stop, error, &finish);
         file.benchmarks.push(r);

@@ -11,7 +11,7 @@ pub mod gbench;
 pub mod instructions;
 
 use crate::args::Common;
-use crate::runner::harness::{counters_or_none, empty_loop_ns};
+use crate::runner::harness::{counters_or_none, empty_futures, empty_loop_ns};
 use crate::runner::processes::{
     keep_hash_seeds, launch_keeping_seed, measure_in_processes, paddings, processes_for,
     split_program, ProcessArgs, DEFAULT_PROCESSES,
@@ -203,6 +203,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let runner_timer = vernier::timer::Timer::detect();
     let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
     let empty = empty_loop_ns(&mut first, &plan);
+    let executors = empty_futures(&mut first, &plan, &selected);
     let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
     let mut counting =
         crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
@@ -249,7 +250,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     let mut failed = 0;
     let mut uncounted = Uncounted::default();
     println!("{}", table.head());
-    for &i in &selected {
+    for (k, &i) in selected.iter().enumerate() {
         if term::interrupted() {
             break;
         }
@@ -281,6 +282,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             throughput: throughput.get(i).copied().flatten(),
             complexity: complexity.get(i).cloned().flatten(),
             others: &file.benchmarks,
+            executor: executors[k].clone(),
         };
         // A body within a few cycles of the empty loop is counted under callgrind: time alone
         // cannot tell a removed body from a little work there. With cold caches one iteration
@@ -298,8 +300,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
                 crate::runner::counted::check_instructions(&program, &args, &ctl, (i, threads));
             uncounted.keep(name, counted)
         };
-        let removed_elsewhere = counted_removed_elsewhere(name, &file.benchmarks);
-        let instructions = if removed_elsewhere {
+        let instructions = if counted_removed_elsewhere(name, &file.benchmarks) {
             pipeline::Instructions::Count(&mut count)
         } else {
             pipeline::Instructions::CountIfRemoved(&mut count)

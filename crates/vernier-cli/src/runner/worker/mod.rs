@@ -109,6 +109,9 @@ pub struct WorkerProcess {
     /// Per benchmark: how its complexity is fitted (`family=`, `n=`, `complexity=`, `f=`,
     /// `function=` on its line).
     pub complexity: Vec<Option<vernier::result::complexity::Declared>>,
+    /// Per benchmark: an async one's executor, its name and whether its work runs on the
+    /// calling core (`executor=`, `on_calling_core=` on its line).
+    pub executors: Vec<Option<(String, bool)>>,
     /// Peak resident bytes of the exited process (`wait4`'s `ru_maxrss`), once reaped.
     pub peak_rss_bytes: Option<u64>,
 }
@@ -179,8 +182,8 @@ impl WorkerProcess {
                 .read_line(self.timeout)
                 .map_err(|e| format!("during 'list': {e}"))?;
             // `bench <index> <name> [key=value …]`: of the options after the name, the runner
-            // reads `alloc_free=1`, `bytes=N` / `items=N` and the complexity declaration;
-            // others (`threads=T`) are ignored
+            // reads `alloc_free=1`, `bytes=N` / `items=N`, the complexity declaration and
+            // an async benchmark's executor; others (`threads=T`) are ignored
             // here, and the samples say what it needs of them.
             let mut t = line.split(' ');
             match (t.next(), t.next(), t.next()) {
@@ -201,6 +204,9 @@ impl WorkerProcess {
                     )
                     .map_err(malformed)?;
                     self.complexity.push(fit);
+                    let executor = protocol::parse_executor_options(options.iter().copied())
+                        .map_err(malformed)?;
+                    self.executors.push(executor);
                 }
                 (Some("end"), Some(n), None) => {
                     if n.parse::<usize>().ok() != Some(self.names.len()) {

@@ -235,6 +235,7 @@ impl WorkerProcess {
             alloc_free: Vec::new(),
             throughput: Vec::new(),
             complexity: Vec::new(),
+            executors: Vec::new(),
             peak_rss_bytes: None,
         };
         w.handshake()?;

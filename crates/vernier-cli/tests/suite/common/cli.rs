@@ -71,6 +71,23 @@ pub fn item<'a>(list: &'a serde_json::Value, key: &str, value: &str) -> &'a serd
         .unwrap_or_else(|| panic!("no {key} {value:?} in {list}"))
 }
 
+/// The sizes a complexity fit (a `complexity` object of a result file) was given: those fitted
+/// and those left out because their median was not settled (a busy machine), smallest first.
+/// At least three are fitted.
+pub fn fit_sizes(fit: &serde_json::Value) -> Vec<u64> {
+    let of = |key: &str| -> Vec<u64> {
+        fit[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n.as_u64()).collect())
+            .unwrap_or_default()
+    };
+    let fitted = of("sizes");
+    assert!(fitted.len() >= 3, "{fit}");
+    let mut all = [fitted, of("left_out")].concat();
+    all.sort_unstable();
+    all
+}
+
 /// `vernier ARGS`, which must succeed; its output.
 pub fn succeeds<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> Output {
     let o = vernier().args(args).output().unwrap();

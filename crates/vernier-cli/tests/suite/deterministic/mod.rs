@@ -1,3 +1,4 @@
+mod async_worker;
 mod compare_gbench;
 mod exec;
 mod history;

@@ -156,6 +156,9 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     for fit in crate::result::complexity::families(&file.benchmarks) {
         s.push_str(&table.dim_wrapped(&format!("complexity of {}", fit.line())));
     }
+    for line in executor_lines(&file.benchmarks) {
+        s.push_str(&table.dim_wrapped(&line));
+    }
     if !table.explain {
         s.push_str(&table.dim_wrapped(&machine_line(file)));
         return s;
@@ -182,6 +185,45 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     }
     s.push_str(&table.legend(file.harness.clock_ghz.is_some()));
     s
+}
+
+/// One line per executor the async benchmarks ran on: its benchmarks, what an empty future
+/// costs on it (part of each of their figures, and their bar for `optimized-away`), and, for
+/// a runtime whose work runs on other cores, why they were judged in ns.
+pub fn executor_lines(benchmarks: &[BenchmarkResult]) -> Vec<String> {
+    let mut by: Vec<(&crate::result::ExecutorJson, Vec<&str>)> = Vec::new();
+    for b in benchmarks {
+        let Some(e) = &b.executor else { continue };
+        match by.iter_mut().find(|(x, _)| x.name == e.name) {
+            Some((_, names)) => names.push(&b.name),
+            None => by.push((e, vec![&b.name])),
+        }
+    }
+    by.into_iter()
+        .map(|(e, names)| {
+            let cost = if e.empty_future_ns.is_finite() {
+                format!(
+                    "an empty future costs {}/iter there, part of each figure and the bar for \
+                     optimized-away",
+                    format_ns(e.empty_future_ns)
+                )
+            } else {
+                "an empty future could not be measured there".to_string()
+            };
+            let unit = if e.on_calling_core {
+                String::new()
+            } else {
+                "; judged in ns: its worker threads run the work on cores whose clock the \
+                 core-speed probe does not measure"
+                    .to_string()
+            };
+            format!(
+                "async on {} ({}): {cost}{unit}",
+                e.name,
+                name_list(&names, benchmarks.len())
+            )
+        })
+        .collect()
 }
 
 /// The benchmarks with slowed stretches left out (`slowed_stretches`), each with its
@@ -284,4 +326,39 @@ pub fn machine_line(file: &ResultFile) -> String {
     }
     parts.push("--explain: the columns and these lines in full".into());
     format!("machine: {}", parts.join(" · "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::ExecutorJson;
+
+    #[test]
+    fn each_executor_is_said_once_with_its_benchmarks_its_empty_future_and_why_ns() {
+        let on = |name: &str, executor: &str, ns: f64, core: bool| {
+            let mut b = BenchmarkResult::failed(name, String::new());
+            b.executor = Some(ExecutorJson {
+                name: executor.into(),
+                empty_future_ns: ns,
+                on_calling_core: core,
+            });
+            b
+        };
+        let benchmarks = [
+            BenchmarkResult::failed("sync", String::new()),
+            on("a", "smol", 0.54, true),
+            on("b", "tokio multi-thread", f64::NAN, false),
+            on("c", "smol", 0.54, true),
+        ];
+        assert_eq!(
+            executor_lines(&benchmarks),
+            [
+                "async on smol (a, c): an empty future costs 0.5400 ns/iter there, part of each \
+                 figure and the bar for optimized-away",
+                "async on tokio multi-thread (b): an empty future could not be measured there; \
+                 judged in ns: its worker threads run the work on cores whose clock the \
+                 core-speed probe does not measure",
+            ]
+        );
+    }
 }

@@ -32,9 +32,10 @@ fn sources() -> Vec<(String, String)> {
 }
 
 /// What a caller of the step must not do after it, by the text that does it.
-const SET_AFTER: [&str; 5] = [
+const SET_AFTER: [&str; 6] = [
     ".throughput =",
     ".complexity =",
+    ".executor =",
     ".scaling =",
     "threads::relate(",
     "BenchmarkResult::new(",
