@@ -16,6 +16,7 @@
 
 #[doc(hidden)]
 pub mod asynchronous;
+#[doc(hidden)]
 pub mod cache;
 pub mod input;
 pub mod kernels;
