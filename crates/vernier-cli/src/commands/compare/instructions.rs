@@ -36,8 +36,8 @@ pub fn verdict(old: f64, new: f64, threshold: f64) -> Verdict {
     }
 }
 
-/// The comparison of one benchmark counted on both sides.
-fn compared(name: &str, old: f64, new: f64, threshold: f64) -> Comparison {
+/// The comparison of one benchmark (or command) counted on both sides.
+pub(crate) fn compared(name: &str, old: f64, new: f64, threshold: f64) -> Comparison {
     let ratio = if old > 0.0 { new / old } else { f64::NAN };
     Comparison {
         name: name.to_string(),
@@ -143,6 +143,21 @@ pub(super) fn compare_instructions(
 /// The comparison's table: each benchmark's instructions per iteration on both sides, the
 /// difference and the verdict, then the failures.
 pub fn table(file: &ComparisonFile) -> String {
+    counts_table(
+        file,
+        "instr/iter",
+        &format!(
+            "instructions per iteration counted under callgrind (the empty loop's taken off); \
+             exact and repeatable, so the verdict is the difference against ±{} instructions \
+             per iteration, with no interval",
+            file.threshold
+        ),
+    )
+}
+
+/// A comparison in counts: each row's count `per` (`instr/iter`) on both sides, the
+/// difference, the ratio and the verdict, then the failures, then `footer`.
+pub(crate) fn counts_table(file: &ComparisonFile, per: &str, footer: &str) -> String {
     use std::fmt::Write as _;
     let w = file
         .comparisons
@@ -153,7 +168,11 @@ pub fn table(file: &ComparisonFile) -> String {
         .unwrap_or(9);
     let mut s = format!(
         "{:<w$}  {:>14}  {:>14}  {:>12}  {:>9}  verdict\n",
-        "benchmark", "OLD instr/iter", "NEW instr/iter", "difference", "ratio"
+        "benchmark",
+        format!("OLD {per}"),
+        format!("NEW {per}"),
+        "difference",
+        "ratio"
     );
     for c in &file.comparisons {
         let [o, n] = c.instructions_per_iter.unwrap_or([f64::NAN; 2]);
@@ -171,13 +190,7 @@ pub fn table(file: &ComparisonFile) -> String {
     for f in &file.failed {
         let _ = writeln!(s, "{:<w$}  not compared: {}", f.name, f.error);
     }
-    let _ = writeln!(
-        s,
-        "instructions per iteration counted under callgrind (the empty loop's taken off); exact \
-         and repeatable, so the verdict is the difference against ±{} instructions per \
-         iteration, with no interval",
-        file.threshold
-    );
+    let _ = writeln!(s, "{footer}");
     s
 }
 

@@ -12,7 +12,7 @@
 mod baseline;
 mod files;
 mod gbench;
-mod instructions;
+pub(crate) mod instructions;
 mod profile;
 mod programs;
 use crate::args::{parse_threshold, Common};
