@@ -127,7 +127,8 @@ pub fn count_all(specs: &[Spec], input: Option<&Path>, timeout: Duration) -> Res
     let version = callgrind.check()?;
     eprintln!(
         "vernier: counting the instructions of {} command(s) under valgrind ({version}, \
-         callgrind, children followed), each twice: about {VALGRIND_SLOWDOWN}× slower than a run",
+         callgrind, children followed), each twice: slow, each count paying valgrind's \
+         start-up and tens of times the command's own time",
         specs.len()
     );
     specs
@@ -228,4 +229,47 @@ pub fn comparison_table(file: &ComparisonFile) -> String {
             file.threshold
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vernier::stats::compare::Verdict;
+
+    fn counted(name: &str, counts: [u64; 2]) -> Counted {
+        Counted {
+            name: name.into(),
+            counts,
+            wall: [Duration::ZERO; 2],
+        }
+    }
+
+    #[test]
+    fn commands_are_compared_in_counts_against_the_reference_and_unequal_counts_are_said() {
+        let list = [
+            counted("new", [1020, 1020]),
+            counted("old", [1000, 1000]),
+            counted("same", [1000, 1003]),
+        ];
+        let file = comparison(&list, 1, 0.5);
+        assert_eq!((file.old.as_str(), file.new.as_str()), ("old", "new, same"));
+        let got: Vec<(&str, Verdict, f64)> = file
+            .comparisons
+            .iter()
+            .map(|c| (c.name.as_str(), c.verdict, c.ratio))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("new", Verdict::Slower, 1.02),
+                ("same", Verdict::NoChange, 1.0)
+            ]
+        );
+        let t = table(&list);
+        assert!(t.contains("differ: 1000 then 1003"), "{t}");
+        assert_eq!(t.matches("equal").count(), 2, "{t}");
+        let r = result(&list[2]);
+        assert_eq!(r.instructions_per_iter(), Some(1000.0));
+        assert_eq!(r.samples.counters["Ir"], [Some(1000), Some(1003)]);
+    }
 }
