@@ -12,7 +12,7 @@
 mod baseline;
 mod files;
 mod gbench;
-pub(crate) mod instructions;
+mod instructions;
 mod profile;
 mod programs;
 use crate::args::{parse_threshold, Common};

@@ -205,13 +205,12 @@ pub fn comparison(counted: &[Counted], reference: usize, threshold: f64) -> Comp
     let old = counted[reference].per_run() as f64;
     for (i, c) in counted.iter().enumerate() {
         if i != reference {
-            file.comparisons
-                .push(crate::commands::compare::instructions::compared(
-                    &c.name,
-                    old,
-                    c.per_run() as f64,
-                    threshold,
-                ));
+            file.comparisons.push(crate::runner::counted::compared(
+                &c.name,
+                old,
+                c.per_run() as f64,
+                threshold,
+            ));
         }
     }
     file
@@ -219,7 +218,7 @@ pub fn comparison(counted: &[Counted], reference: usize, threshold: f64) -> Comp
 
 /// The comparison's table, as `compare --instructions` words it, per run.
 pub fn comparison_table(file: &ComparisonFile) -> String {
-    crate::commands::compare::instructions::counts_table(
+    crate::runner::counted::counts_table(
         file,
         "instr/run",
         &format!(

@@ -488,7 +488,7 @@ fn exec_instructions(
         counted::comparison(
             &counted,
             reference,
-            crate::commands::compare::instructions::DEFAULT_THRESHOLD,
+            crate::history::changepoint::EXACT_THRESHOLD,
         )
     });
     if let Some(c) = &comparison {
