@@ -58,14 +58,20 @@ fn count_once(
     let mut out = OsString::from("--callgrind-out-file=");
     out.push(dir.path().join(format!("{OUT}.%p")));
     let mut cmd = Command::new(&callgrind.valgrind);
-    // --vgdb=no: no gdbserver, whose pipes valgrind would otherwise make in $TMPDIR.
-    cmd.args(["--tool=callgrind", "--trace-children=yes", "--vgdb=no"])
-        .arg(out)
-        .arg(&inv.program)
-        .args(&inv.args)
-        .stdin(stdin)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_path)?);
+    // --vgdb=no: no gdbserver, whose pipes valgrind would otherwise make in $TMPDIR; -q:
+    // valgrind says only its errors, so the last lines of standard error are the command's.
+    cmd.args([
+        "--tool=callgrind",
+        "--trace-children=yes",
+        "--vgdb=no",
+        "-q",
+    ])
+    .arg(out)
+    .arg(&inv.program)
+    .args(&inv.args)
+    .stdin(stdin)
+    .stdout(Stdio::null())
+    .stderr(std::fs::File::create(&stderr_path)?);
     let start = Instant::now();
     let mut child = cmd
         .spawn()

@@ -166,6 +166,24 @@ fn one_counted_command_keeps_its_count_per_run_in_the_result_file() {
 }
 
 #[test]
+fn a_counted_command_that_fails_is_named_with_its_status_and_its_last_lines() {
+    let o = vernier()
+        .args([
+            "exec",
+            "--instructions",
+            "sh -c 'echo no input >&2; exit 3'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("exit status: 3") && err.contains("\nno input"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_scan_of_n_over_four_values_reads_linear() {
     let f = tmp("scan.json");
     let template = format!("{} {{n}}000000", chain().display());
