@@ -28,11 +28,14 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
+use vernier::analyze::pairs::Comparison;
 use vernier::diagnostic::{Diagnostic, Finding};
 use vernier::measure::Batch;
 use vernier::protocol::BenchRef;
+use vernier::result::comparison::ComparisonFile;
 use vernier::result::{BenchmarkResult, SamplesJson, Status};
 use vernier::samples::Phase;
+use vernier::stats::compare::Verdict;
 
 /// A program's benchmarks counted under callgrind ([`count_program`]).
 pub struct CountedRun {
@@ -515,4 +518,90 @@ fn weighed(
         check.moves_per_iter = moves().map(|m| m.per_iter(ir));
     }
     check
+}
+
+// Comparisons in counts (`compare --instructions`, `exec --instructions`).
+
+/// The verdict on `old` and `new` counts (instructions per iteration, or per run): the
+/// difference against `threshold`, exact counts having no interval.
+pub fn verdict(old: f64, new: f64, threshold: f64) -> Verdict {
+    if new - old >= threshold {
+        Verdict::Slower
+    } else if old - new >= threshold {
+        Verdict::Faster
+    } else {
+        Verdict::NoChange
+    }
+}
+
+/// The comparison of one benchmark (or command) counted on both sides.
+pub fn compared(name: &str, old: f64, new: f64, threshold: f64) -> Comparison {
+    let ratio = if old > 0.0 { new / old } else { f64::NAN };
+    Comparison {
+        name: name.to_string(),
+        ratio,
+        ci95: [ratio, ratio],
+        p_value: f64::NAN,
+        p_value_raw: f64::NAN,
+        verdict: verdict(old, new, threshold),
+        stop: "counted".into(),
+        instructions_per_iter: Some([old, new]),
+        ..Comparison::default()
+    }
+}
+
+/// A comparison in counts: each row's count `per` (`instr/iter`) on both sides, the
+/// difference, the ratio and the verdict, then the failures, then `footer`.
+pub fn counts_table(file: &ComparisonFile, per: &str, footer: &str) -> String {
+    use std::fmt::Write as _;
+    let w = file
+        .comparisons
+        .iter()
+        .map(|c| c.name.chars().count())
+        .chain(std::iter::once("benchmark".len()))
+        .max()
+        .unwrap_or(9);
+    let mut s = format!(
+        "{:<w$}  {:>14}  {:>14}  {:>12}  {:>9}  verdict\n",
+        "benchmark",
+        format!("OLD {per}"),
+        format!("NEW {per}"),
+        "difference",
+        "ratio"
+    );
+    for c in &file.comparisons {
+        let [o, n] = c.instructions_per_iter.unwrap_or([f64::NAN; 2]);
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:>14.2}  {:>14.2}  {:>+12.2}  {:>9.4}  {}",
+            c.name,
+            o,
+            n,
+            n - o,
+            c.ratio,
+            c.verdict.as_str()
+        );
+    }
+    for f in &file.failed {
+        let _ = writeln!(s, "{:<w$}  not compared: {}", f.name, f.error);
+    }
+    let _ = writeln!(s, "{footer}");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_instruction_more_per_iteration_is_slower_and_the_same_count_is_not() {
+        assert_eq!(verdict(300.0, 301.0, 0.5), Verdict::Slower);
+        assert_eq!(verdict(301.0, 300.0, 0.5), Verdict::Faster);
+        assert_eq!(verdict(300.0, 300.0, 0.5), Verdict::NoChange);
+        assert_eq!(verdict(300.0, 300.25, 0.5), Verdict::NoChange);
+        assert_eq!(verdict(300.0, 303.0, 5.0), Verdict::NoChange);
+        let c = compared("chain", 400.0, 404.0, 0.5);
+        assert_eq!((c.verdict, c.ratio), (Verdict::Slower, 1.01));
+        assert_eq!(c.instructions_per_iter, Some([400.0, 404.0]));
+    }
 }

@@ -5,16 +5,15 @@
 //! one instruction more per iteration is `slower`, identical builds are `no-change` every time.
 
 use super::{check_names, match_names, CompareArgs};
-use crate::runner::counted::count_program;
+use crate::runner::counted::{compared, count_program, counts_table};
 use crate::term;
 use anyhow::{bail, Result};
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
-use vernier::analyze::pairs::Comparison;
 use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile};
-use vernier::stats::compare::{Mode, Verdict};
+use vernier::stats::compare::Mode;
 
 /// The default threshold: half an instruction per iteration, so that one instruction more is a
 /// change and the same code is not.
@@ -23,33 +22,6 @@ pub const DEFAULT_THRESHOLD: f64 = crate::history::changepoint::EXACT_THRESHOLD;
 /// A benchmark's instructions per iteration in a counted run (`None`: failed or not counted).
 fn per_iter(b: &BenchmarkResult) -> Option<f64> {
     b.instructions_per_iter()
-}
-
-/// The verdict on `old` and `new` instructions per iteration.
-pub fn verdict(old: f64, new: f64, threshold: f64) -> Verdict {
-    if new - old >= threshold {
-        Verdict::Slower
-    } else if old - new >= threshold {
-        Verdict::Faster
-    } else {
-        Verdict::NoChange
-    }
-}
-
-/// The comparison of one benchmark counted on both sides.
-fn compared(name: &str, old: f64, new: f64, threshold: f64) -> Comparison {
-    let ratio = if old > 0.0 { new / old } else { f64::NAN };
-    Comparison {
-        name: name.to_string(),
-        ratio,
-        ci95: [ratio, ratio],
-        p_value: f64::NAN,
-        p_value_raw: f64::NAN,
-        verdict: verdict(old, new, threshold),
-        stop: "counted".into(),
-        instructions_per_iter: Some([old, new]),
-        ..Comparison::default()
-    }
 }
 
 /// Count one side, its rows not printed (the comparison's table is).
@@ -143,57 +115,14 @@ pub(super) fn compare_instructions(
 /// The comparison's table: each benchmark's instructions per iteration on both sides, the
 /// difference and the verdict, then the failures.
 pub fn table(file: &ComparisonFile) -> String {
-    use std::fmt::Write as _;
-    let w = file
-        .comparisons
-        .iter()
-        .map(|c| c.name.chars().count())
-        .chain(std::iter::once("benchmark".len()))
-        .max()
-        .unwrap_or(9);
-    let mut s = format!(
-        "{:<w$}  {:>14}  {:>14}  {:>12}  {:>9}  verdict\n",
-        "benchmark", "OLD instr/iter", "NEW instr/iter", "difference", "ratio"
-    );
-    for c in &file.comparisons {
-        let [o, n] = c.instructions_per_iter.unwrap_or([f64::NAN; 2]);
-        let _ = writeln!(
-            s,
-            "{:<w$}  {:>14.2}  {:>14.2}  {:>+12.2}  {:>9.4}  {}",
-            c.name,
-            o,
-            n,
-            n - o,
-            c.ratio,
-            c.verdict.as_str()
-        );
-    }
-    for f in &file.failed {
-        let _ = writeln!(s, "{:<w$}  not compared: {}", f.name, f.error);
-    }
-    let _ = writeln!(
-        s,
-        "instructions per iteration counted under callgrind (the empty loop's taken off); exact \
-         and repeatable, so the verdict is the difference against ±{} instructions per \
-         iteration, with no interval",
-        file.threshold
-    );
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_instruction_more_per_iteration_is_slower_and_the_same_count_is_not() {
-        assert_eq!(verdict(300.0, 301.0, DEFAULT_THRESHOLD), Verdict::Slower);
-        assert_eq!(verdict(301.0, 300.0, DEFAULT_THRESHOLD), Verdict::Faster);
-        assert_eq!(verdict(300.0, 300.0, DEFAULT_THRESHOLD), Verdict::NoChange);
-        assert_eq!(verdict(300.0, 300.25, DEFAULT_THRESHOLD), Verdict::NoChange);
-        assert_eq!(verdict(300.0, 303.0, 5.0), Verdict::NoChange);
-        let c = compared("chain", 400.0, 404.0, DEFAULT_THRESHOLD);
-        assert_eq!((c.verdict, c.ratio), (Verdict::Slower, 1.01));
-        assert_eq!(c.instructions_per_iter, Some([400.0, 404.0]));
-    }
+    counts_table(
+        file,
+        "instr/iter",
+        &format!(
+            "instructions per iteration counted under callgrind (the empty loop's taken off); \
+             exact and repeatable, so the verdict is the difference against ±{} instructions \
+             per iteration, with no interval",
+            file.threshold
+        ),
+    )
 }

@@ -232,14 +232,7 @@ pub fn comparisons(
     let runs: Vec<&[Run]> = series.iter().map(|s| &s.runs[..]).collect();
     let unit = judged_unit(&runs);
     let mut file = ComparisonFile::new(vernier::stats::compare::Mode::Paired, threshold);
-    file.old = names[reference].clone();
-    file.new = names
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != reference)
-        .map(|(_, n)| n.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+    (file.old, file.new) = old_and_new(&names, reference);
     for (i, s) in series.iter().enumerate() {
         if i != reference {
             file.push_paired(
@@ -295,6 +288,18 @@ pub fn resources_line(file: &ResultFile) -> Option<String> {
             parts.join("; ")
         )
     })
+}
+
+/// A comparison file's `old` (the reference's name) and `new` (the others', joined).
+pub fn old_and_new(names: &[String], reference: usize) -> (String, String) {
+    let new = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != reference)
+        .map(|(_, n)| n.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    (names[reference].clone(), new)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! hyperfine's flags keep hyperfine's meaning (`params`, `hyperfine`), so that a script
 //! switches by changing the program's name; docs/exec.md says where the meaning differs.
 
+mod counted;
 mod engine;
 mod figures;
 mod hyperfine;
@@ -276,10 +277,10 @@ fn reference_index(a: &ExecArgs, specs: &[engine::Spec]) -> Result<usize> {
 }
 
 /// The run's header: the machine, the audit, the runner's clock (what times each run).
-fn session(audit: serde_json::Value) -> ResultFile {
+fn session(audit: serde_json::Value, mode: &'static str) -> ResultFile {
     let timer = vernier::timer::Timer::monotonic().info();
     ResultFile::begin(vernier::result::Session {
-        mode: "time",
+        mode,
         machine: vernier::machine::Machine::detect(),
         system: audit,
         timer,
@@ -308,10 +309,7 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     let scan = !params.is_empty();
     let control = a.control()?;
     if a.instructions {
-        bail!(
-            "--instructions is not available for `vernier exec` yet: count a benchmark \
-             program with `vernier run --instructions`"
-        );
+        return exec_instructions(a, &specs, reference, scan);
     }
     let mut runner = Runner::new(
         control.clone(),
@@ -335,7 +333,7 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     );
     progress.clear();
     let names: Vec<String> = measured.iter().map(|s| s.name.clone()).collect();
-    let mut file = session(audit.join().unwrap_or_default());
+    let mut file = session(audit.join().unwrap_or_default(), "time");
     let ctx = file.analysis_context();
     for (i, s) in collected.series.iter().enumerate() {
         let error = collected
@@ -467,6 +465,52 @@ fn write_files(
     Ok(())
 }
 
+/// `--instructions`: each command counted twice under callgrind, children followed; one command
+/// (or a scan) a result file of counts, two or more compared in counts against the reference.
+fn exec_instructions(
+    a: &ExecArgs,
+    specs: &[engine::Spec],
+    reference: usize,
+    scan: bool,
+) -> Result<i32> {
+    if a.export_json.is_some() || a.export_csv.is_some() || a.export_markdown.is_some() {
+        bail!(
+            "--export-json, --export-csv and --export-markdown hold times, and --instructions \
+             times nothing: write the counts with --json FILE"
+        );
+    }
+    term::install_ctrlc();
+    let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
+    let timeout = a.control()?.timeout;
+    let counted = counted::count_all(specs, a.input.as_deref(), timeout)?;
+    let mut file = session(audit.join().unwrap_or_default(), "instructions");
+    file.benchmarks = counted.iter().map(counted::result).collect();
+    print!("{}", counted::table(&counted));
+    let comparison = (specs.len() >= 2 && !scan).then(|| {
+        counted::comparison(
+            &counted,
+            reference,
+            crate::history::changepoint::EXACT_THRESHOLD,
+        )
+    });
+    if let Some(c) = &comparison {
+        print!("{}", counted::comparison_table(c));
+    }
+    write_files(a, &file, comparison.as_ref(), &[])?;
+    Ok(regression_exit(a, comparison.as_ref()).unwrap_or(0))
+}
+
+/// Status 2 with `--fail-on-regression` when a command is `slower`, the commands named.
+fn regression_exit(a: &ExecArgs, comparison: Option<&ComparisonFile>) -> Option<i32> {
+    let cf = comparison.filter(|cf| a.fail_on_regression && cf.has_regression())?;
+    let slower: Vec<&str> = cf.regressions().map(|c| c.name.as_str()).collect();
+    eprintln!(
+        "vernier: regression (--fail-on-regression): {}",
+        slower.join(", ")
+    );
+    Some(2)
+}
+
 fn exit_status(a: &ExecArgs, c: &Collected, comparison: Option<&ComparisonFile>) -> Result<i32> {
     if c.stop == Stop::Interrupted {
         if let Some(code) = term::interrupted_exit() {
@@ -476,15 +520,5 @@ fn exit_status(a: &ExecArgs, c: &Collected, comparison: Option<&ComparisonFile>)
     if c.failure.is_some() {
         return Ok(1);
     }
-    if a.fail_on_regression {
-        if let Some(cf) = comparison.filter(|cf| cf.has_regression()) {
-            let slower: Vec<&str> = cf.regressions().map(|c| c.name.as_str()).collect();
-            eprintln!(
-                "vernier: regression (--fail-on-regression): {}",
-                slower.join(", ")
-            );
-            return Ok(2);
-        }
-    }
-    Ok(0)
+    Ok(regression_exit(a, comparison).unwrap_or(0))
 }

@@ -418,3 +418,19 @@ fn through_a_shell_its_start_up_is_measured_and_taken_off() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("net of it") && out.contains("true: "), "{out}");
 }
+
+#[test]
+fn instructions_without_valgrind_names_the_fix_and_counts_nothing() {
+    let f = tmp("no-valgrind.json");
+    let o = vernier()
+        .env("VERNIER_VALGRIND", "/nonexistent/valgrind")
+        .args(["exec", "--instructions", "true", "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("apt-get install valgrind"), "{err}");
+    assert!(err.contains("VERNIER_VALGRIND"), "{err}");
+    assert!(!f.exists(), "{}", f.display());
+}

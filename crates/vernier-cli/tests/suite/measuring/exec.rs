@@ -6,7 +6,9 @@
 //! waits do not lengthen: under a load average of 10 to 14 on 2 CPUs, four runs of four found
 //! it, with ratios from 1.013 to 1.04: a crowded core stretches CPU time too, so only the
 //! direction is asserted); a scan over four N fits O(N); a cold first run is cut as
-//! warm-up. Also a command line from hyperfine's README, unchanged, and hyperfine's own scripts
+//! warm-up; counted under callgrind (`--instructions`), 2 % more steps is `slower` by the
+//! ratio of the counts and the same command twice is `no-change`, its counts equal. Also a
+//! command line from hyperfine's README, unchanged, and hyperfine's own scripts
 //! (from its crate on crates.io, with numpy, scipy and matplotlib from PyPI) reading
 //! `--export-json`.
 
@@ -67,6 +69,118 @@ fn two_percent_more_steps_is_slower() {
     assert_eq!(c["verdict"], "slower", "{c}");
     assert!(c["ci95"][0].as_f64().unwrap() > 1.0, "{c}");
     assert_eq!(v["exec"]["judged"], "cpu", "{}", v["exec"]["judged"]);
+}
+
+/// Steps counted under callgrind (about 50 times slower than a run).
+const COUNTED_N: u64 = 1_000_000;
+
+/// `exec --instructions OLD NEW --json`: the comparison file and the table printed.
+fn count(old: &str, new: &str, name: &str) -> (Value, String) {
+    let f = tmp(name);
+    let o = vernier()
+        .args([
+            "exec",
+            "--instructions",
+            "--fail-on-regression",
+            old,
+            new,
+            "--json",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v = json(&f);
+    let code = if v["comparisons"][0]["verdict"] == "slower" {
+        2
+    } else {
+        0
+    };
+    assert_eq!(o.status.code(), Some(code), "{}", text(&o));
+    (v, text(&o))
+}
+
+#[test]
+fn counted_two_percent_more_steps_is_slower_by_the_ratio_of_the_counts() {
+    let exe = chain();
+    let old = format!("{} {COUNTED_N}", exe.display());
+    let new = format!("{} {}", exe.display(), COUNTED_N + COUNTED_N / 50);
+    let (v, out) = count(&old, &new, "counted-two-percent.json");
+    let c = &v["comparisons"][0];
+    assert_eq!(
+        (&v["mode"], &c["verdict"]),
+        (&"instructions".into(), &"slower".into()),
+        "{c}"
+    );
+    let [o, n] = [0, 1].map(|i| c["instructions_per_iter"][i].as_f64().unwrap());
+    // Each of the 20 000 steps more adds the same whole number of instructions to the count.
+    let more = (n - o) as u64;
+    assert!(more > 0 && more.is_multiple_of(COUNTED_N / 50), "{c}");
+    // The ratio is NEW / OLD of the counts (to the last bit the file's decimals carry).
+    let ratio = c["ratio"].as_f64().unwrap();
+    assert!((ratio - n / o).abs() <= f64::EPSILON * ratio, "{c}");
+    assert_eq!(c["ci95"][0], c["ci95"][1], "{c}");
+    // Each command counted twice, the same both times.
+    assert_eq!(out.matches("  equal").count(), 2, "{out}");
+}
+
+#[test]
+fn counted_the_same_command_twice_is_no_change_with_equal_counts() {
+    let c = format!("{} {COUNTED_N}", chain().display());
+    let (v, out) = count(&c, &c, "counted-same.json");
+    let cmp = &v["comparisons"][0];
+    assert_eq!(cmp["verdict"], "no-change", "{cmp}");
+    let [o, n] = [0, 1].map(|i| cmp["instructions_per_iter"][i].as_f64().unwrap());
+    assert_eq!(o, n, "{cmp}");
+    assert!(o >= (COUNTED_N as f64), "{cmp}");
+    assert_eq!(out.matches("  equal").count(), 2, "{out}");
+}
+
+#[test]
+fn one_counted_command_keeps_its_count_per_run_in_the_result_file() {
+    let f = tmp("counted-one.json");
+    let c = format!("{} {COUNTED_N}", chain().display());
+    let o = vernier()
+        .args(["exec", "--instructions", &c, "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    let b = &v["benchmarks"][0];
+    assert_eq!(
+        (&v["mode"], &b["name"]),
+        (&"instructions".into(), &c.as_str().into())
+    );
+    let per_run = b["counters"]["instructions_per_iter"].as_f64().unwrap();
+    let ir = &b["samples"]["counters"]["Ir"];
+    assert_eq!(
+        (ir[0].as_f64(), ir[1].as_f64()),
+        (Some(per_run), Some(per_run)),
+        "{b}"
+    );
+    assert!(
+        text(&o).contains(&format!("{}  equal", per_run as u64)),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_counted_command_that_fails_is_named_with_its_status_and_its_last_lines() {
+    let o = vernier()
+        .args([
+            "exec",
+            "--instructions",
+            "sh -c 'echo no input >&2; exit 3'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("exit status: 3") && err.contains("\nno input"),
+        "{err}"
+    );
 }
 
 #[test]
