@@ -8,15 +8,13 @@
 //! direction is asserted); a scan over four N fits O(N); a cold first run is cut as
 //! warm-up; counted under callgrind (`--instructions`), 2 % more steps is `slower` by the
 //! ratio of the counts and the same command twice is `no-change`, its counts equal. Also a
-//! command line from hyperfine's README, unchanged, and hyperfine's own scripts
-//! (from its crate on crates.io, with numpy, scipy and matplotlib from PyPI) reading
-//! `--export-json`.
+//! command line from hyperfine's README, unchanged (hyperfine's own scripts reading
+//! `--export-json` are in the registry tier: `registry::hyperfine`).
 
 use crate::common::cli::{text, vernier};
 use crate::common::cpp;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn chain() -> PathBuf {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpp/exec_chain.cpp");
@@ -259,118 +257,4 @@ fn a_command_line_from_hyperfines_readme_runs_unchanged() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("sleep 0.3") && out.contains("5×1"), "{out}");
-}
-
-const HYPERFINE: &str = "1.19.0";
-
-/// hyperfine's published source, fetched from crates.io by cargo (`cargo vendor` of a scratch
-/// crate that depends on it), its `scripts/` folder returned.
-fn hyperfine_scripts(dir: &Path) -> PathBuf {
-    let fetch = dir.join("fetch");
-    std::fs::create_dir_all(fetch.join("src")).unwrap();
-    std::fs::write(
-        fetch.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
-             [dependencies]\nhyperfine = \"={HYPERFINE}\"\n\n[workspace]\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(fetch.join("src/lib.rs"), "").unwrap();
-    let scripts = fetch.join(format!("vendor/hyperfine-{HYPERFINE}/scripts"));
-    if !scripts.is_dir() {
-        let o = Command::new(env!("CARGO"))
-            .args(["vendor", "--versioned-dirs", "--quiet", "vendor"])
-            .current_dir(&fetch)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "cargo vendor could not fetch hyperfine {HYPERFINE} from crates.io: this test \
-             needs that registry to reach hyperfine's scripts\n{}",
-            text(&o)
-        );
-    }
-    scripts
-}
-
-/// A Python with numpy, scipy and matplotlib (what hyperfine's scripts import), installed
-/// from PyPI into a virtual environment kept under `dir`.
-fn python_with_plots(dir: &Path) -> PathBuf {
-    let venv = dir.join("venv");
-    let python = venv.join("bin/python");
-    let ready = venv.join("ready");
-    if !ready.exists() {
-        let o = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "python3 -m venv: {}", text(&o));
-        let o = Command::new(&python)
-            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-            .args(["numpy", "scipy", "matplotlib"])
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "pip could not install numpy, scipy and matplotlib from PyPI: this test needs that \
-             registry for the libraries hyperfine's scripts import\n{}",
-            text(&o)
-        );
-        std::fs::write(&ready, "").unwrap();
-    }
-    python
-}
-
-#[test]
-fn hyperfines_own_scripts_read_the_exported_json() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hyperfine-scripts");
-    std::fs::create_dir_all(&dir).unwrap();
-    let scripts = hyperfine_scripts(&dir);
-    let python = python_with_plots(&dir);
-    let two = dir.join("two.json");
-    let o = vernier()
-        .args(["exec", "-r", "12", "true", "sh -c true", "--export-json"])
-        .arg(&two)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let scan = dir.join("scan.json");
-    let o = vernier()
-        .args([
-            "exec",
-            "-r",
-            "5",
-            "-P",
-            "n",
-            "1",
-            "3",
-            "sh -c 'exit 0' {n}",
-            "--export-json",
-        ])
-        .arg(&scan)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let runs: [(&str, &Path, &[&str]); 6] = [
-        ("advanced_statistics.py", &two, &[]),
-        ("welch_ttest.py", &two, &[]),
-        ("plot_whisker.py", &two, &["-o", "whisker.png"]),
-        ("plot_histogram.py", &two, &["-o", "histogram.png"]),
-        ("plot_progression.py", &two, &["-o", "progression.png"]),
-        ("plot_parametrized.py", &scan, &["-o", "parametrized.png"]),
-    ];
-    for (script, file, extra) in runs {
-        let o = Command::new(&python)
-            .arg(scripts.join(script))
-            .arg(file)
-            .args(extra)
-            .env("MPLBACKEND", "Agg")
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{script}: {}", text(&o));
-    }
-    assert!(dir.join("whisker.png").exists() && dir.join("parametrized.png").exists());
 }

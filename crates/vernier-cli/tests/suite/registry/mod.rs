@@ -1,12 +1,14 @@
 //! The tier of the tests that fetch third-party suites at test time, from the registries the
 //! machine reaches: a crate's Criterion benches from crates.io (`criterion`), Google
-//! Benchmark's test programs from Debian's archive (`gbench`), pyperf from PyPI (`pyperf`).
+//! Benchmark's test programs from Debian's archive (`gbench`), pyperf from PyPI (`pyperf`),
+//! hyperfine's scripts from crates.io with the libraries they import from PyPI (`hyperfine`).
 //! `scripts/test.sh` runs it after the measuring tier (`cargo test --workspace --test suite
 //! -- registry::`). A registry that cannot be reached fails its test with one line that names
 //! the registry, what was fetched and the fetching command's own words, not a panic.
 
 mod criterion;
 mod gbench;
+mod hyperfine;
 mod pyperf;
 
 use std::fmt;
