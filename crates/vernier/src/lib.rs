@@ -95,8 +95,9 @@ pub mod workload;
 pub use memory::CountingAlloc;
 pub use session::checkpoint::{checkpoint, checkpoint_summary, Phase, Summary, Usage};
 #[doc(hidden)]
-pub use session::suite::Options;
-pub use session::suite::{Suite, SuiteError};
+pub use session::options::Options;
+pub use session::options::SuiteError;
+pub use session::suite::Suite;
 pub use stats::complexity::Class as Complexity;
 pub use std::hint::black_box;
 pub use units::Throughput;

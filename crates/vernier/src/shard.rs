@@ -102,12 +102,12 @@ mod tests {
     #[test]
     fn the_rust_harness_selects_its_shard() {
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let o = crate::session::suite::Options::parse(&args(&["--shard", "2/3"])).unwrap();
+        let o = crate::session::options::Options::parse(&args(&["--shard", "2/3"])).unwrap();
         assert_eq!(o.shard, Some(Shard { index: 2, count: 3 }));
         for name in ["add", "mul", "shift", "xor", "neg", "mask"] {
             assert_eq!(o.selects(name), Shard::of(name, 3) == 2, "{name}");
         }
-        let e = crate::session::suite::Options::parse(&args(&["--shard", "4/3"])).unwrap_err();
+        let e = crate::session::options::Options::parse(&args(&["--shard", "4/3"])).unwrap_err();
         assert!(e.contains("expected K/N"), "{e}");
     }
 }

@@ -189,13 +189,33 @@ mod tests {
 
     #[test]
     fn phases_follow_the_work_they_enclose() {
-        // Deterministic structure: a phase that faults in 8 MiB has more page faults
-        // than an empty one (at least one per huge page), and takes a larger share.
+        // Deterministic structure: a phase that faults in 8 MiB has more page faults than an
+        // empty one, and takes a larger share. The memory is a fresh mapping in small pages,
+        // so that each of its 2048 pages faults once when touched: an allocation could reuse
+        // pages the allocator already holds, and the counters are the process's, which the
+        // other tests' threads also fault in (a few, not thousands, between two checkpoints).
+        const LEN: usize = 8 << 20;
         checkpoint("start");
         checkpoint("empty");
-        let v = vec![1u8; 8 << 20];
-        std::hint::black_box(&v);
-        checkpoint("touch 8 MiB");
+        // SAFETY: a private anonymous mapping of LEN bytes, checked, written only inside its
+        // bounds and unmapped below; nothing else refers to it.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            libc::madvise(p, LEN, libc::MADV_NOHUGEPAGE);
+            for i in (0..LEN).step_by(4096) {
+                std::ptr::write_volatile(p.cast::<u8>().add(i), 1);
+            }
+            checkpoint("touch 8 MiB");
+            libc::munmap(p, LEN);
+        }
         let s = summary();
         let empty = s.phases.iter().find(|p| p.name == "empty").unwrap();
         let touch = s.phases.iter().find(|p| p.name == "touch 8 MiB").unwrap();

@@ -8,7 +8,9 @@ pub mod asynchronous;
 pub mod calibrate;
 pub mod checkpoint;
 pub mod compare;
+mod declare;
 pub mod memory;
+pub mod options;
 pub mod suite;
 
 use crate::machine::Machine;
@@ -22,8 +24,9 @@ use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
 use crate::speed_file::{self, KnownSpeed};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
+use options::{SuiteError, DEFAULT_ROUNDS};
 use std::path::Path;
-use suite::{Suite, SuiteError, DEFAULT_ROUNDS};
+use suite::Suite;
 
 /// An event of an in-process run, for progress displays: of a benchmark (`R` is its
 /// [`BenchmarkResult`]) or of a registered comparison (`R` is the

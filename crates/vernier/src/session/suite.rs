@@ -1,190 +1,10 @@
-//! A program's suite: the benchmarks it registers, its options (parsed from its command line)
-//! and why it cannot run ([`SuiteError`]). Running it is [`super`]'s job.
+//! A program's suite: the benchmarks it registers. Its options and why it cannot run are in
+//! `options.rs` beside it, what its benchmarks declare (throughput, complexity) in
+//! `declare.rs`; running it is the session's job.
 
-use crate::counters::CounterSelection;
-use crate::plan::Plan;
-use crate::result::complexity::Declared;
-use crate::speed_file::KnownSpeed;
-use crate::stats::complexity::Class as Complexity;
-use crate::units::Throughput;
+use super::options::{Options, SuiteError};
 use crate::workload::routine::{Latency, Plain, Pooled, Routine, WithInit, WithSetup};
 use crate::workload::{cache, Entry};
-use std::path::PathBuf;
-
-/// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
-/// [`Suite::try_finish`] return it; [`Suite::run_main`] (and so `vernier::main!`) prints it
-/// and returns [`SuiteError::exit_code`] as the program's exit status; [`Suite::from_args`]
-/// and [`Suite::finish`], the forms for a plain `fn main()`, print it and end the process.
-#[derive(Debug, thiserror::Error)]
-pub enum SuiteError {
-    /// `--help`: the usage text (not an error: exit status 0).
-    #[error("{0}")]
-    Usage(String),
-    /// A bad command-line argument.
-    #[error("{0}")]
-    Args(String),
-    /// The `--json` destination cannot be written (checked before measuring).
-    #[error("vernier: --json {0}")]
-    Destination(String),
-    /// Serving a runner failed (the link to it broke, or it sent nonsense).
-    #[error("vernier worker: {0}")]
-    Worker(String),
-    /// Benchmarks failed (a panic, a body that stopped): everything else was measured, printed
-    /// and saved; the status says the run is not whole, as under `vernier run`.
-    #[error("vernier: {} benchmark(s) failed: {}", .0.len(), .0.join(", "))]
-    Failed(Vec<String>),
-    /// Ctrl-C: what was measured before it is printed and saved (status 130).
-    #[error("vernier: interrupted; every benchmark measured before Ctrl-C is kept{0}")]
-    Interrupted(String),
-}
-
-impl SuiteError {
-    /// 0 for `--help`, 130 after Ctrl-C, 1 for anything else.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            SuiteError::Usage(_) => 0,
-            SuiteError::Interrupted(_) => 130,
-            _ => 1,
-        }
-    }
-
-    /// Print the message and end the process with [`SuiteError::exit_code`]. Only the
-    /// entry points made for a program's `main` ([`Suite::from_args`], [`Suite::finish`])
-    /// call it.
-    pub fn exit(&self) -> ! {
-        eprintln!("{self}");
-        std::process::exit(self.exit_code())
-    }
-
-    /// Print the message on standard error and give the exit status a program ends with.
-    pub fn report(&self) -> std::process::ExitCode {
-        eprintln!("{self}");
-        std::process::ExitCode::from(self.exit_code() as u8)
-    }
-}
-
-/// Options of a suite run (parsed from the command line by `Suite::try_from_args`).
-#[derive(Clone, Debug, Default)]
-pub struct Options {
-    /// Substring a benchmark name must contain.
-    pub filter: Option<String>,
-    pub exact: bool,
-    pub plan: Plan,
-    pub json: Option<PathBuf>,
-    pub list: bool,
-    pub quick: bool,
-    /// Only the benchmarks of this shard (`--shard K/N`, see [`crate::shard`]).
-    pub shard: Option<crate::shard::Shard>,
-    /// The machine audit to record in the result (filled by the `vernier` command).
-    pub system: serde_json::Value,
-    /// Rounds over the suite (0: the default, `DEFAULT_ROUNDS`).
-    pub rounds: usize,
-    /// Counters read around each sample (`--counters`).
-    pub counters: CounterSelection,
-    /// Keep interrupted samples in the estimates (`--keep-interrupted`).
-    pub keep_interrupted: bool,
-    /// The machine's known speed from earlier runs, ns per addition of the core-speed probe
-    /// (filled by the `vernier` command).
-    pub known_cycle_ns: Option<f64>,
-    /// The range of the core's clock over this machine's recent runs, GHz-equivalent
-    /// ([slowest not core-slowed, fastest]; filled by the `vernier` command).
-    pub clock_ghz: Option<[f64; 2]>,
-    /// Per benchmark name, the medians of the same program's recent runs on this machine,
-    /// which its interval is joined to (`result::recent_runs`; filled by the `vernier` command).
-    pub earlier: std::collections::BTreeMap<String, crate::result::recent_runs::EarlierRuns>,
-    /// The speed file was read for this program's earlier runs (`earlier` holds those with at
-    /// least two; filled by the `vernier` command).
-    pub earlier_runs_read: bool,
-}
-
-/// Benchmarks are measured in two rounds, one after the other over the whole suite, each with
-/// half the budget: a change of the machine's state between rounds (another tenant, frequency)
-/// widens the interval instead of passing unnoticed, as it would in one contiguous run.
-pub const DEFAULT_ROUNDS: usize = 2;
-
-impl Options {
-    /// Parse the arguments of a benchmark executable (`cargo bench -- [FILTER] [OPTIONS]`).
-    pub fn parse(args: &[String]) -> Result<Options, String> {
-        let mut o = Options::default();
-        let mut time: Option<f64> = None;
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            match a.as_str() {
-                "--bench" | "--nocapture" | "--color=never" | "--color=auto" => {}
-                "--quick" => o.quick = true,
-                "--list" => o.list = true,
-                "--keep-interrupted" => o.keep_interrupted = true,
-                "--counters" => {
-                    let v = it.next().ok_or("--counters needs a list (or none)")?;
-                    o.counters = CounterSelection::parse(v)?;
-                }
-                "--exact" => o.exact = true,
-                "--shard" => {
-                    let v = it.next().ok_or("--shard needs K/N (e.g. --shard 1/4)")?;
-                    o.shard = Some(crate::shard::Shard::parse(v)?);
-                }
-                "--time" => {
-                    let v = it.next().ok_or("--time needs a number of seconds")?;
-                    time = Some(
-                        v.parse()
-                            .ok()
-                            .filter(|t: &f64| *t > 0.0 && t.is_finite())
-                            .ok_or(format!("--time {v}: expected a positive number of seconds"))?,
-                    );
-                }
-                "--json" => {
-                    o.json = Some(it.next().ok_or("--json needs a file name")?.into());
-                }
-                "-h" | "--help" => {
-                    return Err("usage: BENCH [FILTER] [--quick] [--time SECONDS] [--json FILE] [--list] [--exact]\n\
-                                \x20            [--shard K/N]\n\
-                                \x20            [--counters LIST|none] [--keep-interrupted]\n\
-                                For the full analysis across processes: vernier run -- BENCH"
-                        .into())
-                }
-                s if s.starts_with('-') => {
-                    return Err(format!(
-                        "unknown option '{s}' (expected FILTER, --quick, --time S, --json FILE, --list, --exact, --shard K/N, --counters LIST, --keep-interrupted)"
-                    ))
-                }
-                s => o.filter = Some(s.to_string()),
-            }
-        }
-        o.plan = match (time, o.quick) {
-            (Some(t), _) => Plan::with_budget((t * 1e9) as u64),
-            (None, true) => Plan::quick(),
-            (None, false) => Plan::default(),
-        };
-        Ok(o)
-    }
-
-    /// Fill what a run in this process needs from the machine's speed file and was not
-    /// given: the known speed, the clock's range, and the earlier runs of `program` (a
-    /// [`program_identity`](crate::speed_file::program_identity)).
-    pub fn fill_known(&mut self, known: &KnownSpeed, program: Option<&str>) {
-        if self.known_cycle_ns.is_none() {
-            self.known_cycle_ns = known.known_cycle_ns();
-        }
-        if self.clock_ghz.is_none() {
-            self.clock_ghz = known.clock_ghz();
-        }
-        if let (true, Some(id)) = (self.earlier.is_empty(), program) {
-            self.earlier = known.earlier_runs_of(id);
-        }
-        self.earlier_runs_read |= program.is_some() && known.in_use();
-    }
-
-    pub fn selects(&self, name: &str) -> bool {
-        if self.shard.is_some_and(|s| !s.contains(name)) {
-            return false;
-        }
-        match &self.filter {
-            None => true,
-            Some(f) if self.exact => name == f,
-            Some(f) => name.contains(f.as_str()),
-        }
-    }
-}
 
 /// A set of benchmarks.
 pub struct Suite {
@@ -194,7 +14,7 @@ pub struct Suite {
     /// benchmarks.
     pub(crate) pairs: Vec<PairEntry>,
     /// The first entry the last registering call added ([`Suite::throughput`] applies from it).
-    last_call: usize,
+    pub(super) last_call: usize,
 }
 
 impl Default for Suite {
@@ -494,104 +314,6 @@ impl Suite {
         self
     }
 
-    /// The work one iteration does, for the benchmarks the previous call registered (all of
-    /// them for [`Suite::bench_args`] and [`Suite::bench_threads`]): the table, the result
-    /// file, the exports and `compare` then give its rate too (bytes per second in binary
-    /// units, items per second).
-    ///
-    /// ```no_run
-    /// use vernier::{Suite, Throughput};
-    /// let mut s = Suite::from_args();
-    /// let src = vec![0u8; 4096];
-    /// s.bench("copy 4 KiB", move || src.clone())
-    ///     .throughput(Throughput::BytesPerIter(4096));
-    /// s.finish();
-    /// ```
-    pub fn throughput(&mut self, t: Throughput) -> &mut Self {
-        let from = self.last_call.min(self.entries.len());
-        for e in &mut self.entries[from..] {
-            e.throughput = Some(t);
-        }
-        self
-    }
-
-    /// Fit the complexity of the benchmarks the previous call registered (a family `NAME/N`,
-    /// as [`Suite::bench_args`] names them) in `class` rather than in the usual class that fits
-    /// best: Google Benchmark's `Complexity(benchmark::oNLogN)`. The line under the table still
-    /// names the best usual class when another fits better.
-    ///
-    /// ```no_run
-    /// use vernier::Complexity;
-    /// let mut s = vernier::Suite::from_args();
-    /// s.bench_args("sort", vernier::range(256, 65536, 4), |&n| vec![7u32; n as usize],
-    ///     |v| { let mut w = v.clone(); w.sort_unstable(); w })
-    ///     .complexity(Complexity::NLogN);
-    /// s.finish();
-    /// ```
-    pub fn complexity(&mut self, class: Complexity) -> &mut Self {
-        if class == Complexity::Custom {
-            eprintln!(
-                "vernier: complexity(Complexity::Custom) has no function: give it with \
-                 complexity_fn(name, f); the best usual class is fitted"
-            );
-            return self;
-        }
-        self.declare(|_| {
-            Some(Declared {
-                class: Some(class),
-                ..Declared::default()
-            })
-        })
-    }
-
-    /// Fit the complexity of the benchmarks the previous call registered (a family `NAME/N`)
-    /// as `c · f(N)` with the benchmark's own function `f`, named `name` for a reader (Google
-    /// Benchmark's `Complexity(lambda)`). `f` is called here, once per benchmark, with the N its
-    /// name ends in; a benchmark whose name has no N, or where `f` is not finite and positive
-    /// or zero, is left out of the fit, said on standard error.
-    ///
-    /// ```no_run
-    /// let mut s = vernier::Suite::from_args();
-    /// s.bench_args("walk", vernier::range(256, 65536, 4), |&n| vec![1u32; n as usize],
-    ///     |v| v.iter().sum::<u32>())
-    ///     .complexity_fn("N^1.5", |n| n.powf(1.5));
-    /// s.finish();
-    /// ```
-    pub fn complexity_fn(&mut self, name: &str, f: impl Fn(f64) -> f64) -> &mut Self {
-        let function = name.to_string();
-        self.declare(|bench| {
-            let Some((_, n)) = crate::result::complexity::family_of(bench) else {
-                eprintln!(
-                    "vernier: complexity_fn(\"{function}\"): {bench} has no size in its name \
-                     (NAME/N); it is left out of the fit"
-                );
-                return None;
-            };
-            let v = f(n as f64);
-            if !(v.is_finite() && v >= 0.0) {
-                eprintln!(
-                    "vernier: complexity_fn(\"{function}\") gives {v} at N = {n} ({bench}); it \
-                     is left out of the fit"
-                );
-                return None;
-            }
-            Some(Declared {
-                f: Some(v),
-                function: Some(function.clone()),
-                ..Declared::default()
-            })
-        })
-    }
-
-    /// Set the complexity declaration of each benchmark the previous call registered.
-    fn declare(&mut self, mut d: impl FnMut(&str) -> Option<Declared>) -> &mut Self {
-        let from = self.last_call.min(self.entries.len());
-        for e in &mut self.entries[from..] {
-            e.complexity = d(&e.name);
-        }
-        self
-    }
-
     /// Register `routine` once per argument, each benchmark named `NAME/ARG` as Google
     /// Benchmark names them (`sort/1024`): for each argument, `init(&arg)` builds its state
     /// before its first sample, outside the timed region (nothing for arguments a filter
@@ -649,6 +371,9 @@ impl Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::complexity::Declared;
+    use crate::stats::complexity::Class as Complexity;
+    use crate::units::Throughput;
 
     #[test]
     fn arguments_name_their_benchmarks_and_a_throughput_applies_to_the_last_call() {
