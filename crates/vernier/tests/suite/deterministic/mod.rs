@@ -4,6 +4,7 @@ mod counters_pure;
 mod cpp_function_length;
 mod diagnostic_words;
 mod engine_interrupt;
+mod file_length;
 mod layers;
 mod layout_pairs_recorded;
 mod one_step;
