@@ -38,41 +38,24 @@ pub trait Executor {
     }
 }
 
-impl<E: Executor + ?Sized> Executor for &E {
-    fn block_on<T>(&self, future: impl Future<Output = T>) -> T {
-        (**self).block_on(future)
-    }
-    fn name(&self) -> String {
-        (**self).name()
-    }
-    fn on_calling_core(&self) -> bool {
-        (**self).on_calling_core()
-    }
+/// An executor behind a reference or a shared pointer is the executor itself.
+macro_rules! forward_executor {
+    ($($outer:ty),*) => {$(
+        impl<E: Executor + ?Sized> Executor for $outer {
+            fn block_on<T>(&self, future: impl Future<Output = T>) -> T {
+                (**self).block_on(future)
+            }
+            fn name(&self) -> String {
+                (**self).name()
+            }
+            fn on_calling_core(&self) -> bool {
+                (**self).on_calling_core()
+            }
+        }
+    )*};
 }
 
-impl<E: Executor + ?Sized> Executor for std::rc::Rc<E> {
-    fn block_on<T>(&self, future: impl Future<Output = T>) -> T {
-        (**self).block_on(future)
-    }
-    fn name(&self) -> String {
-        (**self).name()
-    }
-    fn on_calling_core(&self) -> bool {
-        (**self).on_calling_core()
-    }
-}
-
-impl<E: Executor + ?Sized> Executor for std::sync::Arc<E> {
-    fn block_on<T>(&self, future: impl Future<Output = T>) -> T {
-        (**self).block_on(future)
-    }
-    fn name(&self) -> String {
-        (**self).name()
-    }
-    fn on_calling_core(&self) -> bool {
-        (**self).on_calling_core()
-    }
-}
+forward_executor!(&E, std::rc::Rc<E>, std::sync::Arc<E>);
 
 /// tokio's runtimes, current-thread and multi-thread, as built by the user
 /// (`tokio::runtime::Builder::new_current_thread().enable_all().build()`).
