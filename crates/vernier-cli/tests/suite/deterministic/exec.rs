@@ -31,10 +31,22 @@ fn exec(args: &[&str]) -> std::process::Output {
     vernier().arg("exec").args(args).output().unwrap()
 }
 
+/// `vernier exec ARGS --json FILE`, FILE a fresh path named `name`: the output and the path.
+fn exec_json(args: &[&str], name: &str) -> (std::process::Output, PathBuf) {
+    let f = tmp(name);
+    let o = vernier()
+        .arg("exec")
+        .args(args)
+        .arg("--json")
+        .arg(&f)
+        .output()
+        .unwrap();
+    (o, f)
+}
+
 #[test]
 fn every_run_keeps_its_resource_use_and_exit_status() {
-    let f = tmp("true.json");
-    let o = exec(&["-r", "7", "-w", "2", "true", "--json", f.to_str().unwrap()]);
+    let (o, f) = exec_json(&["-r", "7", "-w", "2", "true"], "true.json");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v = json(&f);
     let b = &v["benchmarks"][0];
@@ -141,14 +153,14 @@ fn a_command_that_is_not_found_is_named_with_the_fix() {
 
 #[test]
 fn a_failing_run_is_named_with_its_status_and_its_last_lines() {
-    let f = tmp("fails.json");
-    let o = exec(&[
-        "-r",
-        "3",
-        "sh -c 'echo first >&2; echo the reason >&2; exit 3'",
-        "--json",
-        f.to_str().unwrap(),
-    ]);
+    let (o, f) = exec_json(
+        &[
+            "-r",
+            "3",
+            "sh -c 'echo first >&2; echo the reason >&2; exit 3'",
+        ],
+        "fails.json",
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("exited with status 3"), "{err}");
@@ -181,8 +193,7 @@ fn a_run_that_fails_part_way_keeps_the_runs_before_it() {
          [ $n -lt 4 ] || {{ echo out of luck >&2; exit 9; }}'",
         counter.display()
     );
-    let f = tmp("partway.json");
-    let o = exec(&["-r", "10", &line, "--json", f.to_str().unwrap()]);
+    let (o, f) = exec_json(&["-r", "10", &line], "partway.json");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("(run 4)") && err.contains("status 9"), "{err}");
@@ -315,17 +326,10 @@ fn parameters_expand_the_commands_and_name_them() {
 
 #[test]
 fn two_commands_make_a_comparison_file_with_every_run() {
-    let f = tmp("two.json");
-    let o = exec(&[
-        "-r",
-        "6",
-        "true",
-        "sh -c true",
-        "--reference",
-        "sh -c true",
-        "--json",
-        f.to_str().unwrap(),
-    ]);
+    let (o, f) = exec_json(
+        &["-r", "6", "true", "sh -c true", "--reference", "sh -c true"],
+        "two.json",
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v = json(&f);
     assert_eq!(v["schema"], 1);
@@ -407,8 +411,7 @@ fn prepare_and_conclude_run_around_each_run_and_setup_and_cleanup_once() {
 
 #[test]
 fn through_a_shell_its_start_up_is_measured_and_taken_off() {
-    let f = tmp("shell.json");
-    let o = exec(&["-r", "4", "-S", "sh", "true", "--json", f.to_str().unwrap()]);
+    let (o, f) = exec_json(&["-r", "4", "-S", "sh", "true"], "shell.json");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v = json(&f);
     let names = each(&v["benchmarks"], "name");
