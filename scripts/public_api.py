@@ -14,6 +14,13 @@ def hidden(it):
     return any("doc(hidden)" in json.dumps(a) for a in it.get("attrs", []))
 
 
+def non_exhaustive(it):
+    """`#[non_exhaustive] ` before a struct, enum or variant so marked: users cannot build or
+    match it exhaustively, so a field or variant added to it breaks nothing."""
+    marked = any("non_exhaustive" in json.dumps(a) for a in it.get("attrs", []))
+    return "#[non_exhaustive] " if marked else ""
+
+
 def item(i):
     """The item of id `i`, or None where rustdoc left it out or it is `#[doc(hidden)]`."""
     it = index.get(str(i))
@@ -134,7 +141,7 @@ def generics(g):
     return s, (" where " + ", ".join(w) if w else "")
 
 
-def function(name, f):
+def function(name, f, in_trait=False):
     g, w = generics(f.get("generics", {}))
     ins = []
     for n, t in f["sig"]["inputs"]:
@@ -145,10 +152,14 @@ def function(name, f):
     out = f["sig"].get("output")
     h = f.get("header", {})
     q = ("const " if h.get("is_const") else "") + ("unsafe " if h.get("is_unsafe") else "")
-    return q + "fn " + name + g + "(" + ", ".join(ins) + ")" + (" -> " + ty(out) if out else "") + w
+    sig = q + "fn " + name + g + "(" + ", ".join(ins) + ")" + (" -> " + ty(out) if out else "") + w
+    # In a trait, ` { .. }` marks a provided method: one without it must be written by every
+    # implementor, so adding one breaks them.
+    return sig + (" { .. }" if in_trait and f.get("has_body") else "")
 
 
 lines = set()
+AUTO_TRAITS = {"Send", "Sync", "Unpin", "UnwindSafe", "RefUnwindSafe"}
 
 
 def impl_items(owner, impls):
@@ -157,11 +168,18 @@ def impl_items(owner, impls):
         if not im:
             continue
         v = im["inner"]["impl"]
-        if v.get("is_synthetic") or v.get("blanket_impl"):
+        if v.get("blanket_impl"):
             continue
         if v.get("trait"):
+            # Of the auto traits, those a user's code can rely on (rustc's internal ones, such as
+            # `Freeze`, are no promise).
+            if v.get("is_synthetic") and v["trait"].get("path") not in AUTO_TRAITS:
+                continue
             g, w = generics(v.get("generics", {}))
-            lines.add("impl" + g + " " + path(v["trait"]) + " for " + ty(v["for"]) + w)
+            # The type by the path it is listed under, so that two types of one name differ.
+            f = v["for"]
+            target = owner + args(f["resolved_path"].get("args")) if "resolved_path" in f else ty(f)
+            lines.add("impl" + g + " " + path(v["trait"]) + " for " + target + w)
             continue
         for j in v["items"]:
             it = item(j)
@@ -170,7 +188,7 @@ def impl_items(owner, impls):
             walk(it, owner + "::" + it["name"], in_impl=True)
 
 
-def walk(it, p, in_impl=False, seen=set()):
+def walk(it, p, in_impl=False, in_trait=False, seen=set()):
     key = (it["id"], p)
     if key in seen:
         return
@@ -200,11 +218,15 @@ def walk(it, p, in_impl=False, seen=set()):
                 else:
                     walk(c, p + "::" + c["name"])
     elif k == "function":
-        lines.add(function(p, v))
+        lines.add(function(p, v, in_trait))
     elif k == "struct":
         g, w = generics(v.get("generics", {}))
-        lines.add("struct " + p + g + w)
         kind = v.get("kind", {})
+        # ` { .. }` marks fields users cannot see: such a struct cannot be built or matched
+        # field by field outside the crate, so a public field added to it breaks nothing.
+        stripped = (isinstance(kind, dict) and "plain" in kind and kind["plain"].get("has_stripped_fields")) or (
+            isinstance(kind, dict) and "tuple" in kind and any(f is None or not item(f) for f in kind["tuple"]))
+        lines.add(non_exhaustive(it) + "struct " + p + g + w + (" { .. }" if stripped else ""))
         fields = []
         if isinstance(kind, dict) and "plain" in kind:
             fields = kind["plain"].get("fields", [])
@@ -217,7 +239,7 @@ def walk(it, p, in_impl=False, seen=set()):
         impl_items(p, v.get("impls", []))
     elif k == "enum":
         g, w = generics(v.get("generics", {}))
-        lines.add("enum " + p + g + w)
+        lines.add(non_exhaustive(it) + "enum " + p + g + w + (" { .. }" if v.get("has_stripped_variants") else ""))
         for vid in v.get("variants", []):
             vi = item(vid)
             if not vi:
@@ -228,15 +250,16 @@ def walk(it, p, in_impl=False, seen=set()):
                 desc = "(" + ", ".join(ty(item(f)["inner"]["struct_field"]) for f in vk["tuple"] if f is not None and item(f)) + ")"
             elif isinstance(vk, dict) and "struct" in vk:
                 desc = " { " + ", ".join(item(f)["name"] + ": " + ty(item(f)["inner"]["struct_field"]) for f in vk["struct"]["fields"] if item(f)) + " }"
-            lines.add("variant " + p + "::" + vi["name"] + desc)
+            lines.add(non_exhaustive(vi) + "variant " + p + "::" + vi["name"] + desc)
         impl_items(p, v.get("impls", []))
     elif k == "trait":
         g, w = generics(v.get("generics", {}))
-        lines.add(("unsafe " if v.get("is_unsafe") else "") + "trait " + p + g + w)
+        sup = bounds(v.get("bounds", []))
+        lines.add(("unsafe " if v.get("is_unsafe") else "") + "trait " + p + g + (": " + sup if sup else "") + w)
         for j in v.get("items", []):
             ti = item(j)
             if ti:
-                walk(ti, p + "::" + ti["name"], in_impl=True)
+                walk(ti, p + "::" + ti["name"], in_impl=True, in_trait=True)
     elif k == "constant":
         lines.add("const " + p + ": " + ty(v["type"]))
     elif k == "static":
@@ -247,7 +270,7 @@ def walk(it, p, in_impl=False, seen=set()):
     elif k in ("macro", "proc_macro"):
         lines.add("macro " + p + "!")
     elif k == "assoc_type":
-        lines.add("type " + p)
+        lines.add("type " + p + (" = .." if v.get("type") else ""))
     elif k == "assoc_const":
         lines.add("const " + p + ": " + ty(v["type"]))
     else:

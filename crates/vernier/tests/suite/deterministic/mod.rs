@@ -12,5 +12,6 @@ mod options_parse;
 mod protocol_fuzz;
 mod report_snapshot;
 mod result_load;
+mod semver_check;
 mod shared_constants;
 mod stats_golden;
