@@ -88,10 +88,14 @@ impl Throughput {
     }
 }
 
-/// A duration in ns with a unit that keeps four significant digits.
+/// A duration in ns with a unit that keeps four significant digits; none is exactly `0 ns`
+/// (a process's system time the kernel never charged, say), not `0.0000 ns`.
 pub fn format_ns(ns: f64) -> String {
     if !ns.is_finite() {
         return "—".into();
+    }
+    if ns == 0.0 {
+        return "0 ns".into();
     }
     let (v, unit) = if ns.abs() >= 1e9 {
         (ns / 1e9, "s")
@@ -151,6 +155,8 @@ mod tests {
     fn four_significant_digits_and_a_unit() {
         assert_eq!(format_ns(1.6711), "1.671 ns");
         assert_eq!(format_ns(0.25), "0.2500 ns");
+        assert_eq!(format_ns(0.0), "0 ns");
+        assert_eq!(format_ns(-0.0), "0 ns");
         assert_eq!(format_ns(35_880.0), "35.88 µs");
         assert_eq!(format_ns(2.5e9), "2.500 s");
         assert_eq!(format_ns(f64::NAN), "—");
