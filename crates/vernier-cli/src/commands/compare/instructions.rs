@@ -7,7 +7,7 @@
 use super::{check_names, match_names, CompareArgs};
 use crate::runner::counted::{compared, count_program, counts_table};
 use crate::term;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
@@ -15,9 +15,7 @@ use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::stats::compare::Mode;
 
-/// The default threshold: half an instruction per iteration, so that one instruction more is a
-/// change and the same code is not.
-pub const DEFAULT_THRESHOLD: f64 = crate::history::changepoint::EXACT_THRESHOLD;
+pub use crate::runner::counted::DEFAULT_INSTRUCTION_THRESHOLD as DEFAULT_THRESHOLD;
 
 /// A benchmark's instructions per iteration in a counted run (`None`: failed or not counted).
 fn per_iter(b: &BenchmarkResult) -> Option<f64> {
@@ -43,12 +41,7 @@ pub(super) fn compare_instructions(
     new: &Path,
     threshold: f64,
 ) -> Result<i32> {
-    if !(threshold.is_finite() && threshold > 0.0) {
-        bail!(
-            "--instruction-threshold {threshold}: expected a positive number of instructions \
-             per iteration (the default {DEFAULT_THRESHOLD}: one instruction more is a change)"
-        );
-    }
+    let threshold = crate::runner::counted::instruction_threshold(threshold, "iteration")?;
     let filter = super::common(a).filter()?;
     let timeout = a.process.control()?.timeout;
     term::install_ctrlc();

@@ -3,16 +3,20 @@
 //! directory, the instructions of every process summed. Each command is counted twice, and the
 //! two counts are said when they differ. Two or more commands are compared in counts as
 //! `compare --instructions` compares them: the difference against a threshold, no interval.
+//!
+//! Each count is a run of `valgrind … COMMAND` through the same [`Runner`] that times runs, so
+//! it has the same controls (`--cpu`, `--no-aslr`, …), standard input and output, `-i`, and
+//! messages; the hooks run around it as they run around a timed run (`--setup` once, then
+//! `--prepare` and `--conclude` around each count, `--cleanup` at the end), uncounted.
 
-use super::engine::Spec;
-use crate::runner::counted::{key_of, VALGRIND_SLOWDOWN};
-use crate::runner::exec::Invocation;
+use super::engine::{step, Spec};
+use crate::runner::counted::key_of;
+use crate::runner::exec::{Invocation, Runner};
 use crate::runner::instructions::{parse_callgrind_output, Callgrind};
-use anyhow::{anyhow, bail, Context as _, Result};
+use anyhow::{anyhow, Context as _, Result};
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use vernier::result::comparison::ComparisonFile;
 use vernier::result::{BenchmarkResult, SamplesJson, Status};
 use vernier::samples::Phase;
@@ -40,72 +44,44 @@ impl Counted {
     }
 }
 
-/// The instructions of every process that `inv` started, counted under callgrind.
-fn count_once(
-    callgrind: &Callgrind,
-    inv: &Invocation,
-    input: Option<&Path>,
-    timeout: Duration,
-) -> Result<(u64, Duration)> {
-    let dir = crate::scratch::dir("vernier-callgrind-")?;
-    let stderr_path = dir.path().join("stderr");
-    let stdin = match input {
-        Some(p) => Stdio::from(
-            std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?,
-        ),
-        None => Stdio::null(),
-    };
+/// What counting the commands gave: every command counted twice before a failure or Ctrl-C.
+#[derive(Debug, Default)]
+pub struct Counting {
+    pub counted: Vec<Counted>,
+    /// What ended the counting early, naming the command (`None`: all were counted).
+    pub failure: Option<String>,
+    pub interrupted: bool,
+}
+
+/// `inv` as callgrind runs it, its output files in `dir`.
+fn under_callgrind(callgrind: &Callgrind, inv: &Invocation, dir: &Path) -> Invocation {
     let mut out = OsString::from("--callgrind-out-file=");
-    out.push(dir.path().join(format!("{OUT}.%p")));
-    let mut cmd = Command::new(&callgrind.valgrind);
+    out.push(dir.join(format!("{OUT}.%p")));
     // --vgdb=no: no gdbserver, whose pipes valgrind would otherwise make in $TMPDIR; -q:
     // valgrind says only its errors, so the last lines of standard error are the command's.
-    cmd.args([
+    let mut args: Vec<OsString> = [
         "--tool=callgrind",
         "--trace-children=yes",
         "--vgdb=no",
         "-q",
-    ])
-    .arg(out)
-    .arg(&inv.program)
-    .args(&inv.args)
-    .stdin(stdin)
-    .stdout(Stdio::null())
-    .stderr(std::fs::File::create(&stderr_path)?);
-    let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", callgrind.valgrind.display()))?;
-    let limit = timeout.saturating_mul(VALGRIND_SLOWDOWN);
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        if start.elapsed() > limit || crate::term::interrupted() {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "`{}` under valgrind: stopped after {:.0} s (--timeout × {VALGRIND_SLOWDOWN}, \
-                 valgrind's slowdown); raise --timeout",
-                inv.line,
-                start.elapsed().as_secs_f64()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let wall = start.elapsed();
-    if !status.success() {
-        let text = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        bail!(
-            "`{}` under valgrind ended with {status}; its last lines:\n{}",
-            inv.line,
-            lines[lines.len().saturating_sub(10)..].join("\n")
-        );
+    ]
+    .map(OsString::from)
+    .to_vec();
+    args.push(out);
+    args.push(inv.program.clone());
+    args.extend(inv.args.iter().cloned());
+    Invocation {
+        program: callgrind.valgrind.clone().into_os_string(),
+        args,
+        line: inv.line.clone(),
     }
+}
+
+/// The instructions of every process whose callgrind file is in `dir`.
+fn summed(dir: &Path, line: &str) -> Result<u64> {
     let mut total = 0u64;
     let mut files = 0usize;
-    for entry in std::fs::read_dir(dir.path())? {
+    for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if !path
             .file_name()
@@ -122,13 +98,88 @@ fn count_once(
         files += 1;
     }
     if files == 0 {
-        bail!("`{}` under valgrind: callgrind wrote no counts", inv.line);
+        return Err(anyhow!(
+            "`{line}` under valgrind: callgrind wrote no counts"
+        ));
     }
-    Ok((total, wall))
+    Ok(total)
 }
 
-/// Each command counted twice, said on standard error first: it is slow.
-pub fn count_all(specs: &[Spec], input: Option<&Path>, timeout: Duration) -> Result<Vec<Counted>> {
+/// Counts commands through one runner, their hooks around them.
+struct Counter<'a> {
+    runner: &'a mut Runner,
+    callgrind: Callgrind,
+    ignore_failure: bool,
+    interrupted: &'a dyn Fn() -> bool,
+}
+
+impl Counter<'_> {
+    /// A hook (`--setup`, `--prepare`, …), if given, run uncounted.
+    fn hook(&mut self, inv: Option<&Invocation>, role: &str) -> Result<()> {
+        match inv {
+            Some(inv) => step(self.runner, inv, role, false)
+                .map(drop)
+                .map_err(anyhow::Error::msg),
+            None => Ok(()),
+        }
+    }
+
+    /// One count of `s`: its `--prepare`, the command under callgrind, its `--conclude`.
+    /// `Ok(None)` when Ctrl-C cut it.
+    fn once(&mut self, s: &Spec) -> Result<Option<(u64, Duration)>> {
+        self.hook(s.prepare.as_ref(), "the --prepare command")?;
+        let dir = crate::scratch::dir("vernier-callgrind-")?;
+        let inv = under_callgrind(&self.callgrind, &s.inv, dir.path());
+        let ended = step(
+            self.runner,
+            &inv,
+            "the command under valgrind",
+            self.ignore_failure,
+        );
+        if (self.interrupted)() {
+            return Ok(None);
+        }
+        let ended = ended.map_err(anyhow::Error::msg)?;
+        let count = summed(dir.path(), &s.inv.line)?;
+        self.hook(s.conclude.as_ref(), "the --conclude command")?;
+        Ok(Some((count, Duration::from_nanos(ended.run.wall_ns))))
+    }
+
+    /// One command's `--setup`, then its two counts. `Ok(None)` when Ctrl-C cut it.
+    fn set_up_and_count(&mut self, s: &Spec) -> Result<Option<Counted>> {
+        self.hook(s.setup.as_ref(), "the --setup command")?;
+        let Some((c1, w1)) = self.once(s)? else {
+            return Ok(None);
+        };
+        let Some((c2, w2)) = self.once(s)? else {
+            return Ok(None);
+        };
+        Ok(Some(Counted {
+            name: s.name.clone(),
+            counts: [c1, c2],
+            wall: [w1, w2],
+        }))
+    }
+
+    /// One command counted twice, between its `--setup` and its `--cleanup` (which runs
+    /// whatever happened). `Ok(None)` when Ctrl-C cut it.
+    fn command(&mut self, s: &Spec) -> Result<Option<Counted>> {
+        let counted = self.set_up_and_count(s);
+        let cleanup = self.hook(s.cleanup.as_ref(), "the --cleanup command");
+        let counted = counted?;
+        cleanup?;
+        Ok(counted)
+    }
+}
+
+/// Each command counted twice, said on standard error first (it is slow); a failure or Ctrl-C
+/// ends the counting and keeps the commands counted before it.
+pub fn count_all(
+    runner: &mut Runner,
+    specs: &[Spec],
+    ignore_failure: bool,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<Counting> {
     let callgrind = Callgrind::from_env();
     let version = callgrind.check()?;
     eprintln!(
@@ -137,18 +188,31 @@ pub fn count_all(specs: &[Spec], input: Option<&Path>, timeout: Duration) -> Res
          start-up and tens of times the command's own time",
         specs.len()
     );
-    specs
-        .iter()
-        .map(|s| {
-            let (c1, w1) = count_once(&callgrind, &s.inv, input, timeout)?;
-            let (c2, w2) = count_once(&callgrind, &s.inv, input, timeout)?;
-            Ok(Counted {
-                name: s.name.clone(),
-                counts: [c1, c2],
-                wall: [w1, w2],
-            })
-        })
-        .collect()
+    let mut counter = Counter {
+        runner,
+        callgrind,
+        ignore_failure,
+        interrupted,
+    };
+    let mut out = Counting::default();
+    for s in specs {
+        if interrupted() {
+            out.interrupted = true;
+            break;
+        }
+        match counter.command(s) {
+            Ok(Some(c)) => out.counted.push(c),
+            Ok(None) => {
+                out.interrupted = true;
+                break;
+            }
+            Err(e) => {
+                out.failure = Some(format!("{}: {e:#}", s.name));
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The result entry of a counted command: its instructions per run (one iteration is one run),

@@ -86,7 +86,7 @@ pub struct Collected {
 }
 
 /// Run one step (a setup, a prepare, a measured run) and say what went wrong, if anything.
-fn step(
+pub(super) fn step(
     runner: &mut Runner,
     inv: &Invocation,
     role: &str,
@@ -99,7 +99,7 @@ fn step(
         Some(format!("was killed by signal {sig} ({})", signal_name(sig)))
     } else if !e.run.succeeded() && !ignore_exit {
         Some(format!(
-            "exited with status {} (give -i to time failing runs too)",
+            "exited with status {} (give -i to keep failing runs too)",
             e.run.exit_code.unwrap_or(-1)
         ))
     } else {

@@ -139,6 +139,10 @@ pub struct ExecArgs {
     /// repeatable; the command runs tens of times slower).
     #[arg(long)]
     pub instructions: bool,
+    /// With --instructions: the change in instructions per run that counts (one more
+    /// instruction per run is a change at the default).
+    #[arg(long, value_name = "N", default_value_t = crate::runner::counted::DEFAULT_INSTRUCTION_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
+    pub instruction_threshold: f64,
     /// Verbose report.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -479,24 +483,48 @@ fn exec_instructions(
              times nothing: write the counts with --json FILE"
         );
     }
+    let threshold = crate::runner::counted::instruction_threshold(a.instruction_threshold, "run")?;
+    let control = a.control()?;
+    // The runs' limit is --timeout times valgrind's slowdown.
+    let limit = control
+        .timeout
+        .saturating_mul(crate::runner::counted::VALGRIND_SLOWDOWN);
+    let mut runner =
+        Runner::new(control, limit, a.input.clone(), a.output()).map_err(anyhow::Error::msg)?;
     term::install_ctrlc();
     let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
-    let timeout = a.control()?.timeout;
-    let counted = counted::count_all(specs, a.input.as_deref(), timeout)?;
+    let counting = counted::count_all(&mut runner, specs, a.ignore_failure, &term::interrupted)?;
     let mut file = session(audit.join().unwrap_or_default(), "instructions");
-    file.benchmarks = counted.iter().map(counted::result).collect();
-    print!("{}", counted::table(&counted));
-    let comparison = (specs.len() >= 2 && !scan).then(|| {
-        counted::comparison(
-            &counted,
-            reference,
-            crate::history::changepoint::EXACT_THRESHOLD,
-        )
-    });
+    file.benchmarks = counting.counted.iter().map(counted::result).collect();
+    if !counting.counted.is_empty() {
+        print!("{}", counted::table(&counting.counted));
+    }
+    // The commands counted are compared against the reference, if it was counted.
+    let comparison = (counting.counted.len() >= 2 && !scan)
+        .then(|| {
+            let reference = counting
+                .counted
+                .iter()
+                .position(|c| c.name == specs[reference].name);
+            reference.map(|r| counted::comparison(&counting.counted, r, threshold))
+        })
+        .flatten();
     if let Some(c) = &comparison {
         print!("{}", counted::comparison_table(c));
     }
+    if let Some(f) = &counting.failure {
+        eprintln!("vernier: error: {f}");
+        eprintln!("vernier: every command counted before it is kept");
+    }
     write_files(a, &file, comparison.as_ref(), &[])?;
+    if counting.interrupted {
+        if let Some(code) = term::interrupted_exit() {
+            return Ok(code);
+        }
+    }
+    if counting.failure.is_some() {
+        return Ok(1);
+    }
     Ok(regression_exit(a, comparison.as_ref()).unwrap_or(0))
 }
 

@@ -176,9 +176,59 @@ fn a_counted_command_that_fails_is_named_with_its_status_and_its_last_lines() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("exit status: 3") && err.contains("\nno input"),
+        err.contains("exited with status 3") && err.contains("\n    no input"),
         "{err}"
     );
+}
+
+#[test]
+fn counted_commands_run_their_hooks_around_each_count_and_keep_what_was_counted() {
+    let log = tmp("hooks.log");
+    let _ = std::fs::remove_file(&log);
+    let hook = |word: &str| format!("sh -c 'echo {word} >> {}'", log.display());
+    let exe = chain();
+    let old = format!("{} {COUNTED_N}", exe.display());
+    let new = format!("{} {}", exe.display(), COUNTED_N + COUNTED_N / 50);
+    let f = tmp("counted-hooks.json");
+    let o = vernier()
+        .args(["exec", "--instructions", "--instruction-threshold", "1e9"])
+        .args(["--setup", &hook("setup"), "--prepare", &hook("prepare")])
+        .args([
+            "--conclude",
+            &hook("conclude"),
+            "--cleanup",
+            &hook("cleanup"),
+        ])
+        .args([old.as_str(), new.as_str(), "sh -c 'exit 3'", "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    // The third command fails (no -i): named, and the two counted before it are compared.
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("exited with status 3"), "{}", text(&o));
+    let order = std::fs::read_to_string(&log)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let one = "setup prepare conclude prepare conclude cleanup";
+    // The failing command: its setup, a prepare, the failing count, its cleanup.
+    assert_eq!(order, format!("{one} {one} setup prepare cleanup"));
+    let v = json(&f);
+    let c = &v["comparisons"][0];
+    // 20 000 steps more, within a threshold of 1e9 instructions: no change.
+    assert_eq!(
+        (&c["verdict"], &v["threshold"]),
+        (&"no-change".into(), &1e9.into()),
+        "{v}"
+    );
+    // With -i, a failing run is counted like any other.
+    let o = vernier()
+        .args(["exec", "--instructions", "-i", "sh -c 'exit 3'"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("  equal"), "{}", text(&o));
 }
 
 #[test]
