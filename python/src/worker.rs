@@ -12,6 +12,7 @@ use vernier::samples::{CounterColumn, GC_COLLECTIONS};
 use vernier::stats::complexity::Class;
 use vernier::timer::{Timer, TimerInfo, TimerKind};
 use vernier::units::Throughput;
+use vernier::workload::routine::ExecutorKind;
 
 /// What a Python worker's `run(which, iters, samples, memory)` returns: the samples' ns, the
 /// garbage collections during each (None when not counted), the allocation counts of each
@@ -30,6 +31,7 @@ struct PyWorker {
     alloc_free: Vec<bool>,
     throughput: Vec<Option<Throughput>>,
     complexity: Vec<Option<Declared>>,
+    executors: Vec<Option<ExecutorKind>>,
     run: Py<PyAny>,
     probe: Py<PyAny>,
 }
@@ -86,13 +88,20 @@ impl protocol::Worker for PyWorker {
         self.complexity.clone()
     }
 
+    fn executors(&self) -> Vec<Option<ExecutorKind>> {
+        self.executors.clone()
+    }
+
     fn run(&mut self, req: &RunRequest, out: &mut Batch) -> Result<(), String> {
         let count = self.names.len();
-        let which = match req.bench {
-            BenchRef::Empty => None,
-            BenchRef::Index(i) if i < count => Some(i),
+        let (which, empty_future) = match req.bench {
+            BenchRef::Empty => (None, false),
+            BenchRef::Index(i) if i < count => (Some(i), false),
             BenchRef::Index(i) => return Err(format!("no benchmark {i} (there are {count})")),
-            // No benchmark is announced with an executor (`executor=` on its `list` line).
+            // The empty future on the event loop of an async benchmark.
+            BenchRef::EmptyFuture(i) if self.executors.get(i).is_some_and(Option::is_some) => {
+                (Some(i), true)
+            }
             BenchRef::EmptyFuture(i) => return Err(format!("benchmark {i} announced no executor")),
         };
         let option = |key: &str| {
@@ -117,7 +126,7 @@ impl protocol::Worker for PyWorker {
         let memory = protocol::memory::requested(&req.extra);
         let (ns, gc, counts, unavailable, notes) = Python::with_gil(|py| {
             self.run
-                .call1(py, (which, req.iters, req.samples, memory))
+                .call1(py, (which, req.iters, req.samples, memory, empty_future))
                 .and_then(|r| r.extract::<PyBatch>(py))
                 .map_err(|e| {
                     let which = which.map_or_else(|| "empty".to_string(), |i| i.to_string());
@@ -164,11 +173,13 @@ impl protocol::Worker for PyWorker {
 /// The Python worker gives the facts of its `hello` (the clock's resolution and overhead in
 /// ns, a debug build, the interpreter, the hash seed), its benchmarks' names, allocation-free
 /// flags, declared work per iteration (`("bytes", n)`, `("items", n)` or None) and
-/// complexity declarations (`(class, f, function)` or None),
-/// `run(which, iters, samples, memory)` (`which`: an index, or None for the empty loop) and
+/// complexity declarations (`(class, f, function)` or None), executors of async benchmarks
+/// (`(name, on_calling_core)` or None),
+/// `run(which, iters, samples, memory, empty_future)` (`which`: an index, or None for the empty
+/// loop; `empty_future`: the empty future on benchmark `which`'s executor) and
 /// `probe()`, the `probe` reply.
 #[pyfunction]
-#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe, throughput = Vec::new(), complexity = Vec::new()))]
+#[pyo3(signature = (fds, *, hello, names, alloc_free, run, probe, throughput = Vec::new(), complexity = Vec::new(), executors = Vec::new()))]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of one Python call
 pub fn serve(
     py: Python<'_>,
@@ -180,6 +191,7 @@ pub fn serve(
     probe: Py<PyAny>,
     throughput: Vec<Option<(String, u64)>>,
     complexity: Vec<Option<PyDeclared>>,
+    executors: Vec<Option<(String, bool)>>,
 ) -> PyResult<()> {
     let throughput = throughput
         .into_iter()
@@ -216,6 +228,15 @@ pub fn serve(
         alloc_free,
         throughput,
         complexity,
+        executors: executors
+            .into_iter()
+            .map(|e| {
+                e.map(|(name, on_calling_core)| ExecutorKind {
+                    name,
+                    on_calling_core,
+                })
+            })
+            .collect(),
         run,
         probe,
     };

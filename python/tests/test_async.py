@@ -46,6 +46,12 @@ def test_a_script_measures_coroutines_under_vernier_run(tmp_path):
     assert sorted(got) == ["work", "work on a factory's loop"]
     for b in got.values():
         assert b["status"] == "ok" and b["per_iter"]["median_ns"] > 0, b
+    # Each benchmark's executor, and the empty future's cost on it, measured by the runner
+    # through the worker (`run empty_future:N`).
+    names = {n: b["executor"]["name"] for n, b in got.items()}
+    assert names == {"work": "asyncio", "work on a factory's loop": "asyncio.events.new_event_loop"}, names
+    for b in got.values():
+        assert b["executor"]["empty_future_ns"] > 0, b["executor"]
 
 
 def test_a_coroutine_doing_ten_percent_more_work_compares_slower(tmp_path):

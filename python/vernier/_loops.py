@@ -162,6 +162,16 @@ class AsyncLoop(Loop):
         self._coro_fn, self._coro_args = fn, tuple(args)
         self._factory, self._name = loop_factory, name
         self._checked = False
+        # The executor, as the ``list`` line announces it (``executor=``, ``on_calling_core=``):
+        # the event loop's maker, which runs every await on the calling thread.
+        self.executor = (executor_name(loop_factory), True)
+
+    def empty_future(self):
+        """The same loop around an empty coroutine (``async def f(): pass``) on the same event
+        loop: what an await costs on this executor, the async benchmark's bar for
+        ``optimized-away`` (``run empty_future:N``, docs/protocol.md)."""
+        return AsyncLoop(_empty_coroutine, (), loop_factory=self._factory, gc_on=self.gc_on,
+                         name="the empty future")
 
     def _what(self):
         return repr(self._name) if self._name else "an async benchmark"
@@ -213,6 +223,22 @@ class AsyncLoop(Loop):
                 gc.enable()
             asyncio.set_event_loop(None)
             _close(ev)
+
+
+async def _empty_coroutine():
+    pass
+
+
+def executor_name(loop_factory):
+    """The executor's name: ``asyncio`` for the default event loop, else the maker's module and
+    name (``uvloop.new_event_loop``)."""
+    if loop_factory is None:
+        return "asyncio"
+    module = getattr(loop_factory, "__module__", None)
+    name = getattr(loop_factory, "__qualname__", None) or getattr(loop_factory, "__name__", None)
+    if name is None:
+        return repr(loop_factory)
+    return "{}.{}".format(module, name) if module else name
 
 
 def _close(ev):

@@ -106,11 +106,14 @@ class Worker:
         return (self.resolution_ns, self.overhead_ns, debug_build(), interpreter(),
                 os.environ.get(HASHSEED_ENV, "random"))
 
-    def run(self, which, iters, samples, memory):
-        """One batch of benchmark ``which`` (None: the empty loop), the runner's request
-        already checked: ``(ns, gc collections, allocation counts, why not counted, notes)``.
-        The benchmark's exception is raised: the reply says it, and the worker serves on."""
+    def run(self, which, iters, samples, memory, empty_future=False):
+        """One batch of benchmark ``which`` (None: the empty loop; with ``empty_future``, the
+        empty future on async benchmark ``which``'s executor), the runner's request already
+        checked: ``(ns, gc collections, allocation counts, why not counted, notes)``. The
+        benchmark's exception is raised: the reply says it, and the worker serves on."""
         loop = self.empty if which is None else self.benches[which][1]
+        if empty_future:
+            loop = loop.empty_future()
         if memory:
             return self._counted(loop, iters, samples)
         ns, gcs = [], []
@@ -141,6 +144,7 @@ class Worker:
             alloc_free=[bool(getattr(l, "alloc_free", False)) for _, l in self.benches],
             throughput=[getattr(l, "throughput", None) for _, l in self.benches],
             complexity=[getattr(l, "complexity", None) for _, l in self.benches],
+            executors=[getattr(l, "executor", None) for _, l in self.benches],
             run=self.run,
             probe=probe_line,
         )
