@@ -44,41 +44,47 @@ pub(crate) struct Segment {
 /// The loadable segments of a 64-bit ELF file (its PT_LOAD program headers, read with
 /// `object`).
 pub(crate) fn load_segments(file: &Path) -> Result<Vec<Segment>, String> {
-    use object::elf::{FileHeader64, PT_LOAD};
+    use object::elf::PT_LOAD;
     use object::read::elf::{FileHeader as _, ProgramHeader as _};
-    let f =
-        std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    // Only the ELF header and the program headers are read: the file may be tens of MB.
-    let data = object::ReadCache::new(f);
-    let not_elf = |e: object::Error| format!("{} is not a 64-bit ELF file ({e})", file.display());
-    let header = FileHeader64::<object::Endianness>::parse(&data).map_err(not_elf)?;
-    let endian = header.endian().map_err(not_elf)?;
-    let headers = header
-        .program_headers(endian, &data)
-        .map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(headers
-        .iter()
-        .filter(|h| h.p_type(endian) == PT_LOAD)
-        .map(|h| Segment {
-            offset: h.p_offset(endian),
-            vaddr: h.p_vaddr(endian),
-            filesz: h.p_filesz(endian),
-            memsz: h.p_memsz(endian),
-        })
-        .collect())
+    with_header(file, |header, endian, data| {
+        let headers = header
+            .program_headers(endian, data)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        Ok(headers
+            .iter()
+            .filter(|h| h.p_type(endian) == PT_LOAD)
+            .map(|h| Segment {
+                offset: h.p_offset(endian),
+                vaddr: h.p_vaddr(endian),
+                filesz: h.p_filesz(endian),
+                memsz: h.p_memsz(endian),
+            })
+            .collect())
+    })
 }
 
 /// The ELF machine of a file (`e_machine`: `EM_X86_64`, `EM_AARCH64`, …).
 pub(crate) fn machine(file: &Path) -> Result<object::elf::Machine, String> {
-    use object::elf::FileHeader64;
     use object::read::elf::FileHeader as _;
-    let f =
+    with_header(file, |header, endian, _| Ok(header.e_machine(endian)))
+}
+
+type Header = object::elf::FileHeader64<object::Endianness>;
+
+/// `f` of the ELF header of `file`, its byte order and the file, read only as far as `f` asks:
+/// the file may be tens of MB.
+fn with_header<T>(
+    file: &Path,
+    f: impl FnOnce(&Header, object::Endianness, &object::ReadCache<std::fs::File>) -> Result<T, String>,
+) -> Result<T, String> {
+    use object::read::elf::FileHeader as _;
+    let opened =
         std::fs::File::open(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let data = object::ReadCache::new(f);
+    let data = object::ReadCache::new(opened);
     let not_elf = |e: object::Error| format!("{} is not a 64-bit ELF file ({e})", file.display());
-    let header = FileHeader64::<object::Endianness>::parse(&data).map_err(not_elf)?;
+    let header = Header::parse(&data).map_err(not_elf)?;
     let endian = header.endian().map_err(not_elf)?;
-    Ok(header.e_machine(endian))
+    f(header, endian, &data)
 }
 
 /// The ELF virtual address of file offset `offset` (from the PT_LOAD program headers of a
