@@ -134,29 +134,32 @@ pub fn message(f: &Finding) -> String {
         Finding::Shifted {
             unit,
             median,
-            earlier: [lo, hi],
+            earlier,
             runs,
-        } => {
-            let side = if median > hi { "above" } else { "below" };
-            let (m, lo, hi) = if unit == "ns" {
-                (format_ns(*median), format_ns(*lo), format_ns(*hi))
-            } else {
-                let c = crate::units::format_count;
-                (
-                    format!("{} cycles", c(*median)),
-                    c(*lo),
-                    format!("{} cycles", c(*hi)),
-                )
-            };
-            format!(
-                "this run read {m} per iteration, {} the {runs} recent runs of this program on \
-                 this machine ({lo}–{hi}), in the unit it is judged in: something the core's \
-                 clock does not explain changed between runs (a first run after a pause, a busy \
-                 neighbour, other inputs). Run again before reading a change into it.",
-                side
-            )
-        }
+        } => shifted(unit, *median, *earlier, *runs),
     }
+}
+
+/// `shifted`: this run's `median` per iteration in `unit` (`ns` or cycles) beside the range
+/// `[lo, hi]` of the program's `runs` recent runs, each figure in that unit.
+fn shifted(unit: &str, median: f64, [lo, hi]: [f64; 2], runs: usize) -> String {
+    let side = if median > hi { "above" } else { "below" };
+    let (m, lo, hi) = if unit == "ns" {
+        (format_ns(median), format_ns(lo), format_ns(hi))
+    } else {
+        let c = crate::units::format_count;
+        (
+            format!("{} cycles", c(median)),
+            c(lo),
+            format!("{} cycles", c(hi)),
+        )
+    };
+    format!(
+        "this run read {m} per iteration, {side} the {runs} recent runs of this program on this \
+         machine ({lo}–{hi}), in the unit it is judged in: something the core's clock does not \
+         explain changed between runs (a first run after a pause, a busy neighbour, other \
+         inputs). Run again before reading a change into it."
+    )
 }
 
 /// A share as a percentage: whole percents, one decimal below 10 %.
