@@ -61,18 +61,7 @@ pub fn message(f: &Finding) -> String {
              is a visible part of each sample. Give the benchmark more time (--time) so \
              calibration can lengthen samples."
         ),
-        Finding::Outliers { far, of, period_ns } => {
-            let period = period_ns
-                .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
-                .unwrap_or_default();
-            format!(
-                "{far} of {of} samples ({:.1} %) are far outliers (beyond 3 × IQR){period}: \
-                 interrupts or other processes are stealing the CPU. The median is robust to \
-                 them; to remove them, pin to a quiet CPU (`vernier system noise`) and see \
-                 `vernier system show`.",
-                100.0 * *far as f64 / *of as f64
-            )
-        }
+        Finding::Outliers { far, of, period_ns } => outliers(*far, *of, *period_ns),
         Finding::Interrupted(i) => interrupted(i),
         Finding::LayoutSensitive {
             processes,
@@ -138,6 +127,19 @@ pub fn message(f: &Finding) -> String {
             runs,
         } => shifted(unit, *median, *earlier, *runs),
     }
+}
+
+/// `outliers`: `far` of `of` samples, and the period they recur with when they do.
+fn outliers(far: usize, of: usize, period_ns: Option<f64>) -> String {
+    let period = period_ns
+        .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
+        .unwrap_or_default();
+    format!(
+        "{far} of {of} samples ({:.1} %) are far outliers (beyond 3 × IQR){period}: interrupts \
+         or other processes are stealing the CPU. The median is robust to them; to remove them, \
+         pin to a quiet CPU (`vernier system noise`) and see `vernier system show`.",
+        100.0 * far as f64 / of as f64
+    )
 }
 
 /// `shifted`: this run's `median` per iteration in `unit` (`ns` or cycles) beside the range
