@@ -61,18 +61,7 @@ pub fn message(f: &Finding) -> String {
              is a visible part of each sample. Give the benchmark more time (--time) so \
              calibration can lengthen samples."
         ),
-        Finding::Outliers { far, of, period_ns } => {
-            let period = period_ns
-                .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
-                .unwrap_or_default();
-            format!(
-                "{far} of {of} samples ({:.1} %) are far outliers (beyond 3 × IQR){period}: \
-                 interrupts or other processes are stealing the CPU. The median is robust to \
-                 them; to remove them, pin to a quiet CPU (`vernier system noise`) and see \
-                 `vernier system show`.",
-                100.0 * *far as f64 / *of as f64
-            )
-        }
+        Finding::Outliers { far, of, period_ns } => outliers(*far, *of, *period_ns),
         Finding::Interrupted(i) => interrupted(i),
         Finding::LayoutSensitive {
             processes,
@@ -134,29 +123,45 @@ pub fn message(f: &Finding) -> String {
         Finding::Shifted {
             unit,
             median,
-            earlier: [lo, hi],
+            earlier,
             runs,
-        } => {
-            let side = if median > hi { "above" } else { "below" };
-            let (m, lo, hi) = if unit == "ns" {
-                (format_ns(*median), format_ns(*lo), format_ns(*hi))
-            } else {
-                let c = crate::units::format_count;
-                (
-                    format!("{} cycles", c(*median)),
-                    c(*lo),
-                    format!("{} cycles", c(*hi)),
-                )
-            };
-            format!(
-                "this run read {m} per iteration, {} the {runs} recent runs of this program on \
-                 this machine ({lo}–{hi}), in the unit it is judged in: something the core's \
-                 clock does not explain changed between runs (a first run after a pause, a busy \
-                 neighbour, other inputs). Run again before reading a change into it.",
-                side
-            )
-        }
+        } => shifted(unit, *median, *earlier, *runs),
     }
+}
+
+/// `outliers`: `far` of `of` samples, and the period they recur with when they do.
+fn outliers(far: usize, of: usize, period_ns: Option<f64>) -> String {
+    let period = period_ns
+        .map(|p| format!(", recurring every {:.2} ms ({:.0} Hz)", p * 1e-6, 1e9 / p))
+        .unwrap_or_default();
+    format!(
+        "{far} of {of} samples ({:.1} %) are far outliers (beyond 3 × IQR){period}: interrupts \
+         or other processes are stealing the CPU. The median is robust to them; to remove them, \
+         pin to a quiet CPU (`vernier system noise`) and see `vernier system show`.",
+        100.0 * far as f64 / of as f64
+    )
+}
+
+/// `shifted`: this run's `median` per iteration in `unit` (`ns` or cycles) beside the range
+/// `[lo, hi]` of the program's `runs` recent runs, each figure in that unit.
+fn shifted(unit: &str, median: f64, [lo, hi]: [f64; 2], runs: usize) -> String {
+    let side = if median > hi { "above" } else { "below" };
+    let (m, lo, hi) = if unit == "ns" {
+        (format_ns(median), format_ns(lo), format_ns(hi))
+    } else {
+        let c = crate::units::format_count;
+        (
+            format!("{} cycles", c(median)),
+            c(lo),
+            format!("{} cycles", c(hi)),
+        )
+    };
+    format!(
+        "this run read {m} per iteration, {side} the {runs} recent runs of this program on this \
+         machine ({lo}–{hi}), in the unit it is judged in: something the core's clock does not \
+         explain changed between runs (a first run after a pause, a busy neighbour, other \
+         inputs). Run again before reading a change into it."
+    )
 }
 
 /// A share as a percentage: whole percents, one decimal below 10 %.

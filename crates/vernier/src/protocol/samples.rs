@@ -138,6 +138,17 @@ fn push_thread_column(
 /// Parse a `samples` reply (or turn an `error` reply into its message).
 pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
     let mut toks = line.split_whitespace();
+    let count = reply_count(&mut toks, line)?;
+    let mut reply = Reply::new(line, count);
+    for t in toks {
+        reply.token(t)?;
+    }
+    reply.finish(expected)
+}
+
+/// The head of a reply: the sample count a `samples` reply announces, or an `error` reply's
+/// message as the error.
+fn reply_count<'a>(toks: &mut impl Iterator<Item = &'a str>, line: &str) -> Result<usize, String> {
     match toks.next() {
         Some("samples") => {}
         Some("error") => {
@@ -159,16 +170,42 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             ))
         }
     }
-    let count: usize = toks.next().and_then(|c| c.parse().ok()).ok_or_else(|| {
+    toks.next().and_then(|c| c.parse().ok()).ok_or_else(|| {
         format!(
             "malformed reply: no sample count after 'samples' ('{}')",
             clip(line)
         )
-    })?;
-    let mut batch = Batch::default();
-    let mut scaled: Vec<(String, String)> = Vec::new();
-    let (mut mem, mut mem_unavailable) = (Vec::new(), None);
-    for t in toks {
+    })
+}
+
+/// A `samples` reply being read, token by token: the batch so far, and what can only be
+/// placed once every token is read (the `scaled.` flags, the memory columns).
+struct Reply<'a> {
+    line: &'a str,
+    /// The sample count the reply announces.
+    count: usize,
+    batch: Batch,
+    /// `scaled.EVENT` tokens: (event, flags as written).
+    scaled: Vec<(&'a str, &'a str)>,
+    mem: Vec<(String, Vec<u64>)>,
+    mem_unavailable: Option<String>,
+}
+
+impl<'a> Reply<'a> {
+    fn new(line: &'a str, count: usize) -> Self {
+        Reply {
+            line,
+            count,
+            batch: Batch::default(),
+            scaled: Vec::new(),
+            mem: Vec::new(),
+            mem_unavailable: None,
+        }
+    }
+
+    /// One `key=value` token; unknown keys are skipped (extensions of the protocol).
+    fn token(&mut self, t: &'a str) -> Result<(), String> {
+        let line = self.line;
         let Some((k, v)) = t.split_once('=') else {
             return Err(format!(
                 "malformed token '{}' in reply '{}' (expected key=value)",
@@ -177,106 +214,127 @@ pub fn parse_samples(line: &str, expected: usize) -> Result<Batch, String> {
             ));
         };
         if k == "ns" {
-            batch.ns = parse_list(v, "ns", line)?;
+            self.batch.ns = parse_list(v, "ns", line)?;
         } else if k == "probe_ns" || k == "wide_ns" {
             let t =
                 Some(v.parse::<u64>().map_err(|_| {
                     format!("malformed probe time '{v}' in reply '{}'", clip(line))
                 })?);
             if k == "probe_ns" {
-                batch.probe_ns = t;
+                self.batch.probe_ns = t;
             } else {
-                batch.wide_ns = t;
+                self.batch.wide_ns = t;
             }
         } else if let Some(ev) = k
             .strip_prefix("ctr.")
             .or((k == GC_COLLECTIONS).then_some(k))
         {
-            let values = v
-                .split(',')
-                .map(|x| {
-                    if x.is_empty() {
-                        Ok(None)
-                    } else {
-                        parse_value(x, k, line).map(Some)
-                    }
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            batch.counters.push(CounterColumn {
-                event: ev.to_string(),
-                values,
-                scaled: Vec::new(),
-            });
+            self.counter(ev, k, v)?;
         } else if let Some(ev) = k.strip_prefix("scaled.") {
-            scaled.push((ev.to_string(), v.to_string()));
+            self.scaled.push((ev, v));
         } else if let Some((name, k)) = k
             .split_once('.')
             .filter(|(n, _)| ["thread_ns", "thread_cpu_ns", "thread_wait_ns"].contains(n))
         {
-            push_thread_column(&mut batch, name, k, v, count, line)?;
+            push_thread_column(&mut self.batch, name, k, v, self.count, line)?;
         } else if k == "cpus" {
-            batch.cpus = Some(parse_value(v, "cpus", line)?.min(u32::MAX as u64) as u32);
+            self.batch.cpus = Some(parse_value(v, "cpus", line)?.min(u32::MAX as u64) as u32);
         } else if k == "mem.unavailable" {
-            mem_unavailable = Some(decode_name(v)?);
+            self.mem_unavailable = Some(decode_name(v)?);
         } else if let Some(f) = k.strip_prefix("mem.") {
             if ["allocs", "bytes", "frees", "freed_bytes"].contains(&f) {
-                mem.push((f.to_string(), parse_list(v, k, line)?));
+                self.mem.push((f.to_string(), parse_list(v, k, line)?));
             }
         }
+        Ok(())
     }
-    // Flags after values: a flag belongs to a counter the reply carries.
-    for (ev, v) in scaled {
-        let flags = v
+
+    /// A counter's column (`ctr.EVENT=` or `gc.collections=`, the token's key `k`): an empty
+    /// field is a sample the counter did not count.
+    fn counter(&mut self, event: &str, k: &str, v: &str) -> Result<(), String> {
+        let values = v
             .split(',')
-            .map(|f| match f {
-                "0" => Ok(false),
-                "1" => Ok(true),
-                _ => Err(format!(
-                    "malformed reply: field 'scaled.{ev}' has '{}', expected 0 or 1 ('{}')",
-                    clip(f),
-                    clip(line)
-                )),
+            .map(|x| {
+                if x.is_empty() {
+                    Ok(None)
+                } else {
+                    parse_value(x, k, self.line).map(Some)
+                }
             })
-            .collect::<Result<Vec<bool>, String>>()?;
-        let Some(c) = batch.counters.iter_mut().find(|c| c.event == ev) else {
-            return Err(format!(
-                "'scaled.{ev}' without 'ctr.{ev}' in reply '{}'",
-                clip(line)
-            ));
-        };
-        if flags.len() != count {
-            return Err(format!(
-                "'scaled.{ev}' has {} flags for {count} samples",
-                flags.len()
-            ));
-        }
-        c.scaled = flags;
+            .collect::<Result<Vec<_>, _>>()?;
+        self.batch.counters.push(CounterColumn {
+            event: event.to_string(),
+            values,
+            scaled: Vec::new(),
+        });
+        Ok(())
     }
-    if batch.ns.len() != count || count != expected {
-        return Err(format!(
-            "reply announces {count} samples and its field 'ns' carries {}, {expected} were \
-             asked for: '{}'",
-            batch.ns.len(),
-            clip(line)
-        ));
-    }
-    if let Some(c) = batch.counters.iter().find(|c| c.values.len() != count) {
-        return Err(format!(
-            "malformed reply: field 'ctr.{}' has {} values for {count} samples",
-            c.event,
-            c.values.len()
-        ));
-    }
-    let threads = batch.thread_ns.len();
-    for (field, cols) in thread_columns(&batch).into_iter().skip(1) {
-        if !cols.is_empty() && cols.len() != threads {
+
+    /// The batch, once every token is read: the flags placed on their counters, every column's
+    /// length checked against the count announced and the count asked for.
+    fn finish(mut self, expected: usize) -> Result<Batch, String> {
+        self.place_scaled()?;
+        let (line, count) = (self.line, self.count);
+        let batch = &self.batch;
+        if batch.ns.len() != count || count != expected {
             return Err(format!(
-                "malformed reply: {} '{field}' columns for {threads} threads ('{}')",
-                cols.len(),
+                "reply announces {count} samples and its field 'ns' carries {}, {expected} were \
+                 asked for: '{}'",
+                batch.ns.len(),
                 clip(line)
             ));
         }
+        if let Some(c) = batch.counters.iter().find(|c| c.values.len() != count) {
+            return Err(format!(
+                "malformed reply: field 'ctr.{}' has {} values for {count} samples",
+                c.event,
+                c.values.len()
+            ));
+        }
+        let threads = batch.thread_ns.len();
+        for (field, cols) in thread_columns(batch).into_iter().skip(1) {
+            if !cols.is_empty() && cols.len() != threads {
+                return Err(format!(
+                    "malformed reply: {} '{field}' columns for {threads} threads ('{}')",
+                    cols.len(),
+                    clip(line)
+                ));
+            }
+        }
+        self.batch.memory = memory::from_tokens(&self.mem, self.mem_unavailable, count)?;
+        Ok(self.batch)
     }
-    batch.memory = memory::from_tokens(&mem, mem_unavailable, count)?;
-    Ok(batch)
+
+    /// Flags after values: a flag belongs to a counter the reply carries.
+    fn place_scaled(&mut self) -> Result<(), String> {
+        let (line, count) = (self.line, self.count);
+        for &(ev, v) in &self.scaled {
+            let flags = v
+                .split(',')
+                .map(|f| match f {
+                    "0" => Ok(false),
+                    "1" => Ok(true),
+                    _ => Err(format!(
+                        "malformed reply: field 'scaled.{ev}' has '{}', expected 0 or 1 ('{}')",
+                        clip(f),
+                        clip(line)
+                    )),
+                })
+                .collect::<Result<Vec<bool>, String>>()?;
+            let Some(c) = self.batch.counters.iter_mut().find(|c| c.event == ev) else {
+                return Err(format!(
+                    "'scaled.{ev}' without 'ctr.{ev}' in reply '{}'",
+                    clip(line)
+                ));
+            };
+            if flags.len() != count {
+                return Err(format!(
+                    "'scaled.{ev}' has {} flags for {count} samples",
+                    flags.len()
+                ));
+            }
+            c.scaled = flags;
+        }
+        Ok(())
+    }
 }

@@ -274,31 +274,80 @@ fn unresolved_words(c: &Comparison, threshold: f64, compared: usize) -> Option<S
 /// change. The ratio, its interval and the verdict stay.
 pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
     let style = render.style;
-    let (cols, w) = fitted_columns(file, render);
+    let (cols, name_w) = fitted_columns(file, render);
+    let table = Fitted { cols, name_w };
     let mut s = String::new();
     let live = file.comparisons.iter().any(|c| c.spread.is_some());
-    let title = |c: CmpCol| match c {
-        CmpCol::Ratio => "ratio",
-        CmpCol::Change => "change",
-        CmpCol::Ci => "95% CI",
-        CmpCol::P => "p (Holm)",
-        CmpCol::Verdict => "verdict",
-        CmpCol::Seconds => "seconds",
-        CmpCol::Pairs if live => "procs",
-        CmpCol::Pairs => "pairs",
-        CmpCol::Detect => "detect",
-    };
-    let cell =
-        |c: CmpCol, text: &str| pad(text, c.width(), !matches!(c, CmpCol::Ci | CmpCol::Verdict));
-    let name_cell = |n: &str| pad(&cut_middle(n, w), w, false);
-    let mut head = name_cell("benchmark");
-    for &c in &cols {
-        let _ = write!(head, "  {}", cell(c, title(c)));
+    let mut head = table.name_cell("benchmark");
+    for &c in &table.cols {
+        let _ = write!(head, "  {}", c.cell(c.title(live)));
     }
     let _ = writeln!(s, "{}", style.paint(BOLD, head.trim_end()));
     for c in &file.comparisons {
-        let mut row = name_cell(&c.name);
-        for &col in &cols {
+        let _ = writeln!(s, "{}", table.comparison_row(c, render).trim_end());
+    }
+    for f in &file.failed {
+        let _ = writeln!(
+            s,
+            "{}  {}",
+            table.name_cell(&f.name),
+            style.paint(RED, "FAILED")
+        );
+    }
+    if let (Some(g), Some(ci)) = (file.geomean_ratio, file.geomean_ci95) {
+        let _ = writeln!(s, "{}", table.geomean_row(g, ci).trim_end());
+    }
+    notes_under(file, render, &mut s);
+    for l in wrap(&legend(file, live), render.width, 0, 0) {
+        let _ = writeln!(s, "{}", style.paint(DIM, &l));
+    }
+    s
+}
+
+impl CmpCol {
+    /// The column's heading; the pairs are processes' when the comparison ran process pairs
+    /// (`live`).
+    fn title(self, live: bool) -> &'static str {
+        match self {
+            CmpCol::Ratio => "ratio",
+            CmpCol::Change => "change",
+            CmpCol::Ci => "95% CI",
+            CmpCol::P => "p (Holm)",
+            CmpCol::Verdict => "verdict",
+            CmpCol::Seconds => "seconds",
+            CmpCol::Pairs if live => "procs",
+            CmpCol::Pairs => "pairs",
+            CmpCol::Detect => "detect",
+        }
+    }
+
+    /// `text` padded to the column's width: figures to the right, words to the left.
+    fn cell(self, text: &str) -> String {
+        pad(
+            text,
+            self.width(),
+            !matches!(self, CmpCol::Ci | CmpCol::Verdict),
+        )
+    }
+}
+
+/// The columns of a comparison table fitted to the width, and the width of its names.
+struct Fitted {
+    cols: Vec<CmpCol>,
+    name_w: usize,
+}
+
+impl Fitted {
+    /// A row's name, cut in the middle and padded to the names' width.
+    fn name_cell(&self, n: &str) -> String {
+        pad(&cut_middle(n, self.name_w), self.name_w, false)
+    }
+
+    /// A comparison's row, its verdict coloured.
+    fn comparison_row(&self, c: &Comparison, render: Render) -> String {
+        let style = render.style;
+        let mut row = self.name_cell(&c.name);
+        for &col in &self.cols {
             let text = match col {
                 CmpCol::Ratio => format!("{:.4}", c.ratio),
                 CmpCol::Change => format!("{:+.2}%", (c.ratio - 1.0) * 100.0),
@@ -321,7 +370,7 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
                     .map(|d| format!("±{:.2}%", d * 100.0))
                     .unwrap_or_else(|| "—".into()),
             };
-            let text = cell(col, &text);
+            let text = col.cell(&text);
             let text = match (col, c.verdict) {
                 (CmpCol::Verdict, _) if placed(c) => style.paint(DIM, &text),
                 (CmpCol::Verdict, Verdict::Slower) => style.paint(RED, &text),
@@ -331,25 +380,29 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
             };
             let _ = write!(row, "  {text}");
         }
-        let _ = writeln!(s, "{}", row.trim_end());
+        row
     }
-    for f in &file.failed {
-        let _ = writeln!(s, "{}  {}", name_cell(&f.name), style.paint(RED, "FAILED"));
-    }
-    if let (Some(g), Some(ci)) = (file.geomean_ratio, file.geomean_ci95) {
-        let mut row = name_cell("geometric mean");
-        for &col in &cols {
+
+    /// The geometric mean's row: its ratio, change and interval, as far as those columns
+    /// are shown.
+    fn geomean_row(&self, g: f64, ci: [f64; 2]) -> String {
+        let mut row = self.name_cell("geometric mean");
+        for &col in &self.cols {
             let text = match col {
                 CmpCol::Ratio => format!("{g:.4}"),
                 CmpCol::Change => format!("{:+.2}%", (g - 1.0) * 100.0),
                 CmpCol::Ci => format!("[{:.4}, {:.4}]", ci[0], ci[1]),
                 _ => break,
             };
-            let _ = write!(row, "  {}", cell(col, &text));
+            let _ = write!(row, "  {}", col.cell(&text));
         }
-        let _ = writeln!(s, "{}", row.trim_end());
+        row
     }
-    notes_under(file, render, &mut s);
+}
+
+/// The legend under the table: what the ratio, the verdict and `detect` are, then how this
+/// mode's interval was computed and what it covers.
+fn legend(file: &ComparisonFile, live: bool) -> String {
     let placement = if file.comparisons.iter().any(placed) {
         " placement: the interval says NEW is faster or slower, but the benchmark's code (its \
          loop and what it calls) is the same instructions in OLD and NEW: the difference is \
@@ -383,45 +436,47 @@ pub fn table_fitted(file: &ComparisonFile, render: Render) -> String {
         },
         placement
     );
+    legend.push_str(&interval_words(file, live));
+    legend
+}
+
+/// How the mode's interval was computed and what it covers (the legend's second part).
+fn interval_words(file: &ComparisonFile, live: bool) -> String {
     match file.mode {
-        Mode::Paired if live => legend.push_str(
-            " Process pairs: each pair is an OLD and a NEW process on one CPU with one environment \
-             padding, alternating batches; 95% CI over the pairs' log-ratios by random effects \
-             (weighted by each pair's precision, Hartung–Knapp, t with pairs − 1 degrees of \
-             freedom): it includes the spread between pairs.",
-        ),
-        Mode::Paired if file.exec.is_some() => legend.push_str(&format!(
+        Mode::Paired if live => " Process pairs: each pair is an OLD and a NEW process on one \
+             CPU with one environment padding, alternating batches; 95% CI over the pairs' \
+             log-ratios by random effects (weighted by each pair's precision, Hartung–Knapp, t \
+             with pairs − 1 degrees of freedom): it includes the spread between pairs."
+            .into(),
+        Mode::Paired if file.exec.is_some() => format!(
             " Whole commands (vernier exec): each run a process of its own, the commands run \
              once per round in an order that reverses every round (ABBA); a pair is OLD's and \
              NEW's runs of one round, compared in {}; 95% CI by inverting the Wilcoxon \
              signed-rank test on the pairs' log-ratios. Every run has its own memory layout, so \
              the interval covers what differs between processes too.",
-            file.exec.as_ref().map_or("wall time", |e| e.judged.as_str())
-        )),
-        Mode::Paired => legend.push_str(
-            " Paired in one process on one CPU: OLD and NEW alternated, same iterations per \
-             sample; 95% CI by inverting the Wilcoxon signed-rank test on the pairs' log-ratios. \
-             It covers the noise within this process, not what differs between processes (memory \
-             layout, CPU): for that, compare two executables with vernier compare OLD NEW.",
+            file.exec
+                .as_ref()
+                .map_or("wall time", |e| e.judged.as_str())
         ),
-        Mode::Unpaired => legend.push_str(&format!(
+        Mode::Paired => " Paired in one process on one CPU: OLD and NEW alternated, same \
+             iterations per sample; 95% CI by inverting the Wilcoxon signed-rank test on the \
+             pairs' log-ratios. It covers the noise within this process, not what differs \
+             between processes (memory layout, CPU): for that, compare two executables with \
+             vernier compare OLD NEW."
+            .into(),
+        Mode::Unpaired => format!(
             " Unpaired: the two result files were measured at different times, so any drift of \
              the machine between the runs shows up as a difference; 95% CI combines the two \
              files' own intervals (each covers the spread between its processes and rounds).{} \
              For a drift-free verdict compare the executables: vernier compare OLD_EXE NEW_EXE.",
             unpaired_units(file)
-        )),
-        Mode::Instructions => legend.push_str(
-            " Instruction counts: each side's measured loop counted under callgrind at two \
-             iteration counts and differenced, the empty loop's taken off; the counts are exact \
-             and repeat, so the verdict is the difference per iteration against the threshold in \
-             instructions, with no interval and no test.",
         ),
+        Mode::Instructions => " Instruction counts: each side's measured loop counted under \
+             callgrind at two iteration counts and differenced, the empty loop's taken off; the \
+             counts are exact and repeat, so the verdict is the difference per iteration against \
+             the threshold in instructions, with no interval and no test."
+            .into(),
     }
-    for l in wrap(&legend, render.width, 0, 0) {
-        let _ = writeln!(s, "{}", style.paint(DIM, &l));
-    }
-    s
 }
 
 /// What an unpaired comparison's ratios are of: cycles for the benchmarks both sides judged

@@ -13,14 +13,16 @@ pub mod memory;
 pub mod options;
 pub mod suite;
 
+use crate::counters::CounterSet;
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
 use crate::measure::series::Series;
 use crate::measure::{self, MonotonicClock, Progress};
 use crate::pipeline;
+use crate::plan::Plan;
 use crate::protocol;
 use crate::report;
-use crate::result::{AnalysisSettings, BenchmarkResult, ResultFile};
+use crate::result::{AnalysisSettings, BenchmarkResult, ExecutorJson, Harness, ResultFile};
 use crate::speed_file::{self, KnownSpeed};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
@@ -163,31 +165,20 @@ impl Suite {
     ) -> ResultFile {
         let timer = Timer::detect();
         let mut plan = self.options.plan.clone();
-        let requested = self.options.counters.events();
-        let mut counter_set = self.options.counters.open();
-        let counters_info = (!requested.is_empty())
-            .then(|| counter_harness(&requested, counter_set.as_mut(), &timer, &mut plan));
-        if counter_set.as_ref().is_some_and(|c| c.is_empty()) {
-            counter_set = None;
-        }
-        let mut harness = calibrate_harness(&timer, &plan);
-        harness.counters = counters_info;
-        harness.known_cycle_ns = self.options.known_cycle_ns;
-        harness.clock_ghz = self.options.clock_ghz;
-        harness.earlier_runs_read = self.options.earlier_runs_read;
-        let mut file = ResultFile::begin(crate::result::Session {
+        let mut counters = self.options.counters.open();
+        let harness = self.harness(&timer, &mut plan, &mut counters);
+        let file = ResultFile::begin(crate::result::Session {
             mode: "time",
             machine: Machine::detect(),
             system: self.options.system.clone(),
             timer: timer.info(),
-            harness: harness.clone(),
+            harness,
             analysis: AnalysisSettings::new(
                 &plan,
                 cfg!(debug_assertions),
                 self.options.keep_interrupted,
             ),
         });
-        let ctx = file.analysis_context();
         let rounds = match self.options.rounds {
             0 => DEFAULT_ROUNDS,
             r => r,
@@ -196,23 +187,7 @@ impl Suite {
         let selected: Vec<usize> = (0..self.entries.len())
             .filter(|&i| self.options.selects(&self.entries[i].name))
             .collect();
-        let mut earlier = match &self.options.json {
-            Some(path) => earlier_targets(path, &file.mode),
-            None => Vec::new(),
-        };
-        earlier.retain(|b| !selected.iter().any(|&i| self.entries[i].name == b.name));
-        if let (Some(path), false) = (&self.options.json, earlier.is_empty()) {
-            eprintln!(
-                "vernier: {} holds {} benchmark(s) from an earlier bench target of this `cargo \
-                 bench`; they are kept beside this target's",
-                path.display(),
-                earlier.len()
-            );
-        }
-        let mut json_failed = false;
-        let mut acc: Vec<Series> = selected.iter().map(|_| Series::new(plan.clone())).collect();
-        let interrupted = || measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed);
-        let mut done = vec![false; selected.len()];
+        let earlier = self.earlier_kept(&selected, &file.mode);
         // Each async benchmark's executor, its empty future measured before any benchmark, as
         // the empty loop is.
         let mut empty_futures = asynchronous::EmptyFutures::default();
@@ -220,27 +195,96 @@ impl Suite {
             .iter()
             .map(|&i| empty_futures.of(self.entries[i].routine.as_mut(), &timer, &plan))
             .collect();
-        for round in 0..rounds {
-            for (k, &i) in selected.iter().enumerate() {
-                if done[k] || interrupted() {
+        let mut run = InProcess {
+            timer: &timer,
+            counters,
+            rounds,
+            series: selected.iter().map(|_| Series::new(plan.clone())).collect(),
+            done: vec![false; selected.len()],
+            selected,
+            executors,
+            results: Results {
+                file,
+                earlier,
+                json_failed: false,
+            },
+        };
+        self.measure_rounds(&mut run, on_event);
+        self.finish_results(&mut run, on_event);
+        run.results.file
+    }
+
+    /// The harness's costs, measured once before any benchmark: the counters' (when any were
+    /// asked for; `counters` becomes `None` when none could be opened), the timer's and the
+    /// empty loop's, with what the options know of this machine's speed.
+    fn harness(
+        &self,
+        timer: &Timer,
+        plan: &mut Plan,
+        counters: &mut Option<CounterSet>,
+    ) -> Harness {
+        let requested = self.options.counters.events();
+        let counters_info = (!requested.is_empty())
+            .then(|| counter_harness(&requested, counters.as_mut(), timer, plan));
+        if counters.as_ref().is_some_and(|c| c.is_empty()) {
+            *counters = None;
+        }
+        let mut harness = calibrate_harness(timer, plan);
+        harness.counters = counters_info;
+        harness.known_cycle_ns = self.options.known_cycle_ns;
+        harness.clock_ghz = self.options.clock_ghz;
+        harness.earlier_runs_read = self.options.earlier_runs_read;
+        harness
+    }
+
+    /// The benchmarks an earlier bench target wrote to `--json` ([`earlier_targets`]) that
+    /// this run does not measure again: kept beside this run's in the file, and said once.
+    fn earlier_kept(&self, selected: &[usize], mode: &str) -> Vec<BenchmarkResult> {
+        let Some(path) = &self.options.json else {
+            return Vec::new();
+        };
+        let mut earlier = earlier_targets(path, mode);
+        earlier.retain(|b| !selected.iter().any(|&i| self.entries[i].name == b.name));
+        if !earlier.is_empty() {
+            eprintln!(
+                "vernier: {} holds {} benchmark(s) from an earlier bench target of this `cargo \
+                 bench`; they are kept beside this target's",
+                path.display(),
+                earlier.len()
+            );
+        }
+        earlier
+    }
+
+    /// Every round of the selected benchmarks, each round visiting each benchmark not yet
+    /// done, until the last round or Ctrl-C.
+    fn measure_rounds(
+        &mut self,
+        run: &mut InProcess,
+        on_event: &mut dyn FnMut(Event<BenchmarkResult>),
+    ) {
+        for round in 0..run.rounds {
+            for (k, &i) in run.selected.iter().enumerate() {
+                if run.done[k] || interrupted() {
                     continue;
                 }
-                let name = self.entries[i].name.clone();
+                let entry = &mut self.entries[i];
+                let name = entry.name.clone();
                 on_event(Event::Start { name: &name });
-                let mut plan_r = acc[k].next_plan();
-                if let Some(n) = self.entries[i].routine.fixed_iters() {
+                let mut plan_r = run.series[k].next_plan();
+                if let Some(n) = entry.routine.fixed_iters() {
                     plan_r.fixed_iters = Some(n);
                 }
                 let mut target = Metered {
-                    routine: self.entries[i].routine.as_mut(),
-                    timer: &timer,
-                    counters: counter_set.as_mut(),
+                    routine: entry.routine.as_mut(),
+                    timer: run.timer,
+                    counters: run.counters.as_mut(),
                 };
                 let m = measure::measure(
                     &mut target,
                     &MonotonicClock,
                     &plan_r,
-                    &timer.info(),
+                    &run.timer.info(),
                     &mut |p| {
                         on_event(Event::Progress {
                             name: &name,
@@ -248,63 +292,111 @@ impl Suite {
                         })
                     },
                 );
-                let go_on = acc[k].add(m, 0, round as u32);
-                done[k] = !go_on || round + 1 == rounds;
+                let go_on = run.series[k].add(m, 0, round as u32);
+                run.done[k] = !go_on || round + 1 == run.rounds;
             }
         }
-        // Report in suite order; after Ctrl-C, whatever was measured is reported too, and a
-        // benchmark whose rounds were not all run is marked as cut short.
-        for (k, &i) in selected.iter().enumerate() {
-            let m = acc[k].measurement();
+    }
+
+    /// Each measured benchmark's result, in suite order, added to the file, saved and handed
+    /// to `on_event`. After Ctrl-C, whatever was measured is reported too, and a benchmark
+    /// whose rounds were not all run is marked as cut short.
+    fn finish_results(
+        &mut self,
+        run: &mut InProcess,
+        on_event: &mut dyn FnMut(Event<BenchmarkResult>),
+    ) {
+        let ctx = run.results.file.analysis_context();
+        for (k, &i) in run.selected.iter().enumerate() {
+            let m = run.series[k].measurement();
             if m.samples.is_empty() && m.error.is_none() {
                 continue;
             }
-            if !done[k] && interrupted() {
-                acc[k].interrupt();
+            if !run.done[k] && interrupted() {
+                run.series[k].interrupt();
             }
-            let name = &self.entries[i].name;
+            let entry = &mut self.entries[i];
+            let name = &entry.name;
             let finish = pipeline::Context {
                 analysis: &ctx,
-                cold: self.entries[i].routine.fixed_iters() == Some(1),
+                cold: entry.routine.fixed_iters() == Some(1),
                 earlier: self.options.earlier.get(name).copied(),
                 env_pad: &|_| 0,
-                throughput: self.entries[i].throughput,
-                complexity: self.entries[i].complexity.clone(),
-                others: &file.benchmarks,
-                executor: executors[k].clone(),
+                throughput: entry.throughput,
+                complexity: entry.complexity.clone(),
+                others: &run.results.file.benchmarks,
+                executor: run.executors[k].clone(),
             };
             let mut r = pipeline::finish(
                 name,
-                acc[k].measurement(),
+                run.series[k].measurement(),
                 &finish,
                 pipeline::Instructions::None,
             );
             if r.status != crate::result::Status::Failed {
-                let routine = self.entries[i].routine.as_mut();
-                r.memory = memory::in_process(routine, &timer, r.per_iter.median_ns, r.total_s);
-                memory::check_alloc_free(self.entries[i].alloc_free, &mut r);
+                let routine = entry.routine.as_mut();
+                r.memory = memory::in_process(routine, run.timer, r.per_iter.median_ns, r.total_s);
+                memory::check_alloc_free(entry.alloc_free, &mut r);
             }
-            file.benchmarks.push(r);
-            if let (Some(path), false) = (&self.options.json, json_failed) {
-                let mut all = file.clone();
-                all.benchmarks.splice(0..0, earlier.iter().cloned());
-                if let Err(e) = all.write_atomic(path) {
-                    // Said once: the measurements go on, and are printed.
-                    eprintln!(
-                        "vernier: cannot write {}: {e}; the results are printed only",
-                        path.display()
-                    );
-                    json_failed = true;
-                }
-            }
-            let result = file.benchmarks.last().unwrap();
+            let result = run.results.push(r, self.options.json.as_deref());
             on_event(Event::Done {
                 name: &result.name,
                 result,
             });
         }
-        file
     }
+}
+
+/// An in-process run under way: what the harness opened, each selected benchmark's rounds so
+/// far, and the result file they go to.
+struct InProcess<'t> {
+    timer: &'t Timer,
+    counters: Option<CounterSet>,
+    rounds: usize,
+    /// The benchmarks measured, as indices into the suite's entries; the other fields' vectors
+    /// follow this order.
+    selected: Vec<usize>,
+    series: Vec<Series>,
+    /// Whether a benchmark's rounds are over (all run, or its series asked for no more).
+    done: Vec<bool>,
+    /// Each benchmark's async executor, as its result names it.
+    executors: Vec<Option<ExecutorJson>>,
+    results: Results,
+}
+
+/// The result file of an in-process run, written to `--json` after each benchmark.
+struct Results {
+    file: ResultFile,
+    /// Benchmarks an earlier bench target wrote to `--json`, kept beside this run's.
+    earlier: Vec<BenchmarkResult>,
+    /// Whether writing `--json` failed (said once; not tried again).
+    json_failed: bool,
+}
+
+impl Results {
+    /// Add a benchmark's result and write the file so far, with the earlier targets'
+    /// benchmarks first, to `json`; a failure is said once: the measurements go on, and are
+    /// printed.
+    fn push(&mut self, r: BenchmarkResult, json: Option<&Path>) -> &BenchmarkResult {
+        self.file.benchmarks.push(r);
+        if let (Some(path), false) = (json, self.json_failed) {
+            let mut all = self.file.clone();
+            all.benchmarks.splice(0..0, self.earlier.iter().cloned());
+            if let Err(e) = all.write_atomic(path) {
+                eprintln!(
+                    "vernier: cannot write {}: {e}; the results are printed only",
+                    path.display()
+                );
+                self.json_failed = true;
+            }
+        }
+        self.file.benchmarks.last().unwrap()
+    }
+}
+
+/// Whether Ctrl-C stopped the measuring.
+fn interrupted() -> bool {
+    measure::INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Benchmarks an earlier bench target of the same `cargo bench` wrote to `path`: `cargo bench

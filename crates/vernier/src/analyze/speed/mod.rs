@@ -259,7 +259,6 @@ pub fn analyze(
     wall_ns: u64,
     idx: &[usize],
 ) -> Option<(Speed, Vec<usize>)> {
-    let unit = refs.unit;
     if cycles.is_empty() || idx.is_empty() {
         return None;
     }
@@ -267,7 +266,6 @@ pub fn analyze(
         .filter(|&i| samples.probe_ns.get(i).copied().flatten().is_some())
         .count();
     let fastest = fastest_reference(cycles, &refs, timer);
-    let limit = fastest.0 * SLOW_RATIO;
     // The throughput half, when every sample has it: a sample is also in a slow state when
     // the core gave this thread markedly less throughput than its best during the benchmark.
     let wide = if wide.len() == cycles.len() {
@@ -278,21 +276,156 @@ pub fn analyze(
     let fastest_wide = (!wide.is_empty())
         .then(|| wide.iter().copied().fold(f64::INFINITY, f64::min))
         .filter(|w| w.is_finite() && *w > 0.0);
-    let wide_limit = fastest_wide.map(|w| w * SLOW_RATIO);
-    let (fast_idx, slow_idx): (Vec<usize>, Vec<usize>) = idx
+    let steady = Steady {
+        samples,
+        cycles,
+        wide,
+        idx,
+    };
+    let states = steady.states(refs.unit, fastest.0, fastest_wide);
+    let probe_ns_total: u64 = samples
+        .probe_ns
         .iter()
-        .copied()
-        .partition(|&i| cycles[i] <= limit && wide_limit.is_none_or(|l| wide[i] <= l));
-    let figure = |set: &[usize]| -> StateFigure {
+        .chain(&samples.wide_ns)
+        .flatten()
+        .sum();
+    let mut speed = Speed {
+        probed_batches: probed,
+        fastest_cycle_ns: fastest.0,
+        fastest_wide_ns: fastest_wide,
+        reference: fastest.1,
+        fast: states.fast,
+        slow: (states.slow.samples > 0).then_some(states.slow),
+        probe_share: probe_ns_total as f64 * crate::plan::PROBE_REPEATS as f64
+            / wall_ns.max(1) as f64,
+        split: !states.slow_idx.is_empty() && states.fast_idx.len() >= MIN_STATE_SAMPLES,
+        behind_known_cycle_ns: None,
+        cycles_per_iter: None,
+        cycles_next_ci95: None,
+    };
+    // The whole run against the machine's known speed: the state the benchmark's headline
+    // rests on (the fast one, or everything when too few samples were fast).
+    let head_cycle = if speed.split || speed.slow.is_none() {
+        speed.fast.cycle_ns
+    } else {
+        steady.figure(idx).cycle_ns
+    };
+    // A whole run behind the machine's known clock: the figure in ns is of a slowed core; in
+    // cycles it is not.
+    let known = refs.known_cycle_ns.filter(|_| refs.unit == super::Unit::Ns);
+    behind_known(&mut speed, known, head_cycle);
+    let headline = if speed.split {
+        states.fast_idx
+    } else {
+        idx.to_vec()
+    };
+    speed.cycles_per_iter = steady.in_cycles(&headline);
+    Some((speed, headline))
+}
+
+/// Mark a run whose headline's cycle time `head_cycle` is [`KNOWN_SLOW_RATIO`] behind the
+/// machine's `known` speed: `core-slowed` as a whole, and the known speed its fastest when
+/// it is faster than any this run saw.
+fn behind_known(speed: &mut Speed, known: Option<f64>, head_cycle: f64) {
+    if let Some(k) = known.filter(|c| c.is_finite() && *c > 0.0) {
+        if head_cycle >= k * KNOWN_SLOW_RATIO {
+            speed.behind_known_cycle_ns = Some(k);
+            if k < speed.fastest_cycle_ns {
+                speed.fastest_cycle_ns = k;
+                speed.reference = Reference::Known;
+            }
+        }
+    }
+}
+
+/// A benchmark's steady samples at the main count (`idx`), with the probe's readings around
+/// each: what its states are told apart in.
+struct Steady<'a> {
+    samples: &'a Samples,
+    /// [`sample_cycles`] of `samples`.
+    cycles: &'a [f64],
+    /// [`sample_wide`] of `samples`; empty unless every sample has it.
+    wide: &'a [f64],
+    idx: &'a [usize],
+}
+
+/// The steady samples split by state, and each state's figure (a slow state with no samples
+/// when there is none).
+struct States {
+    fast: StateFigure,
+    slow: StateFigure,
+    fast_idx: Vec<usize>,
+    slow_idx: Vec<usize>,
+}
+
+impl Steady<'_> {
+    /// The samples split into the fast state and the slow one (beyond [`SLOW_RATIO`] of the
+    /// fastest cycle time, or of the fastest throughput half), then merged into one when the
+    /// benchmark, in its `unit`, did not feel the difference.
+    fn states(&self, unit: super::Unit, fastest: f64, fastest_wide: Option<f64>) -> States {
+        let limit = fastest * SLOW_RATIO;
+        let wide_limit = fastest_wide.map(|w| w * SLOW_RATIO);
+        let (fast_idx, slow_idx): (Vec<usize>, Vec<usize>) =
+            self.idx.iter().copied().partition(|&i| {
+                self.cycles[i] <= limit && wide_limit.is_none_or(|l| self.wide[i] <= l)
+            });
+        // A slow state this benchmark did not feel is not a state of its figure: when both
+        // states have a figure and they agree within `STATE_MATTERS`, the samples are one state
+        // (a latency-bound benchmark shrugs off a sibling's share of the units; memory-bound
+        // code, a slower clock).
+        let (fast, mut slow) = (self.figure(&fast_idx), self.figure(&slow_idx));
+        // The state's figure in the benchmark's unit: in cycles, a slower clock is no other
+        // state of code bound by the core; a core whose units a sibling shares is.
+        let in_unit = |f: &StateFigure| match unit {
+            super::Unit::Cycles => f.median_cycles,
+            super::Unit::Ns | super::Unit::Instructions => f.median_ns,
+        };
+        // In cycles, a run (nearly) wholly in a slow state has no fast figure to compare with:
+        // its clock alone does not touch its cycles, a sibling sharing the core's units does
+        // (the throughput half slowed beyond the clock half).
+        let shared_units = |f: &StateFigure| {
+            let clock = f.cycle_ns / fastest;
+            fastest_wide.is_some_and(|w| f.wide_ns / w > clock * SLOW_RATIO)
+        };
+        let one_state = match unit {
+            super::Unit::Cycles if fast.samples < MIN_STATE_SAMPLES => {
+                slow.samples > 0 && !shared_units(&slow)
+            }
+            _ => false,
+        };
+        if one_state
+            || fast.samples >= MIN_STATE_SAMPLES
+                && slow.samples >= MIN_STATE_SAMPLES
+                && (in_unit(&slow) / in_unit(&fast) - 1.0).abs() < STATE_MATTERS
+        {
+            slow.samples = 0;
+            States {
+                fast: self.figure(self.idx),
+                slow,
+                fast_idx: self.idx.to_vec(),
+                slow_idx: Vec::new(),
+            }
+        } else {
+            States {
+                fast,
+                slow,
+                fast_idx,
+                slow_idx,
+            }
+        }
+    }
+
+    /// The figure of the samples `set` (a share of all the steady samples).
+    fn figure(&self, set: &[usize]) -> StateFigure {
         let per: Vec<f64> = set
             .iter()
-            .map(|&i| samples.samples[i].per_iter_ns())
+            .map(|&i| self.samples.samples[i].per_iter_ns())
             .collect();
-        let cyc: Vec<f64> = set.iter().map(|&i| cycles[i]).collect();
-        let wid: Vec<f64> = if wide.is_empty() {
+        let cyc: Vec<f64> = set.iter().map(|&i| self.cycles[i]).collect();
+        let wid: Vec<f64> = if self.wide.is_empty() {
             Vec::new()
         } else {
-            set.iter().map(|&i| wide[i]).collect()
+            set.iter().map(|&i| self.wide[i]).collect()
         };
         let nan_median = |v: &[f64]| {
             if v.is_empty() {
@@ -304,98 +437,24 @@ pub fn analyze(
         let in_cycles: Vec<f64> = per.iter().zip(&cyc).map(|(p, c)| p / c).collect();
         StateFigure {
             samples: set.len(),
-            share: set.len() as f64 / idx.len() as f64,
+            share: set.len() as f64 / self.idx.len() as f64,
             cycle_ns: nan_median(&cyc),
             median_ns: nan_median(&per),
             median_cycles: nan_median(&in_cycles),
             wide_ns: nan_median(&wid),
         }
-    };
-    // A slow state this benchmark did not feel is not a state of its figure: when both
-    // states have a figure and they agree within `STATE_MATTERS`, the samples are one state
-    // (a latency-bound benchmark shrugs off a sibling's share of the units; memory-bound code,
-    // a slower clock).
-    let (mut fast, mut slow) = (figure(&fast_idx), figure(&slow_idx));
-    // The state's figure in the benchmark's unit: in cycles, a slower clock is no other state
-    // of code bound by the core; a core whose units a sibling shares is.
-    let in_unit = |f: &StateFigure| match unit {
-        super::Unit::Cycles => f.median_cycles,
-        super::Unit::Ns | super::Unit::Instructions => f.median_ns,
-    };
-    // In cycles, a run (nearly) wholly in a slow state has no fast figure to compare with:
-    // its clock alone does not touch its cycles, a sibling sharing the core's units does
-    // (the throughput half slowed beyond the clock half).
-    let shared_units = |f: &StateFigure| {
-        let clock = f.cycle_ns / fastest.0;
-        fastest_wide.is_some_and(|w| f.wide_ns / w > clock * SLOW_RATIO)
-    };
-    let one_state = match unit {
-        super::Unit::Cycles if fast.samples < MIN_STATE_SAMPLES => {
-            slow.samples > 0 && !shared_units(&slow)
-        }
-        _ => false,
-    };
-    let (fast_idx, slow_idx) = if one_state
-        || fast.samples >= MIN_STATE_SAMPLES
-            && slow.samples >= MIN_STATE_SAMPLES
-            && (in_unit(&slow) / in_unit(&fast) - 1.0).abs() < STATE_MATTERS
-    {
-        fast = figure(idx);
-        slow.samples = 0;
-        (idx.to_vec(), Vec::new())
-    } else {
-        (fast_idx, slow_idx)
-    };
-    let probe_ns_total: u64 = samples
-        .probe_ns
-        .iter()
-        .chain(&samples.wide_ns)
-        .flatten()
-        .sum();
-    let speed = Speed {
-        probed_batches: probed,
-        fastest_cycle_ns: fastest.0,
-        fastest_wide_ns: fastest_wide,
-        reference: fastest.1,
-        fast,
-        slow: (slow.samples > 0).then_some(slow),
-        probe_share: probe_ns_total as f64 * crate::plan::PROBE_REPEATS as f64
-            / wall_ns.max(1) as f64,
-        split: !slow_idx.is_empty() && fast_idx.len() >= MIN_STATE_SAMPLES,
-        behind_known_cycle_ns: None,
-        cycles_per_iter: None,
-        cycles_next_ci95: None,
-    };
-    // The whole run against the machine's known speed: the state the benchmark's headline
-    // rests on (the fast one, or everything when too few samples were fast).
-    let mut speed = speed;
-    let head_cycle = if speed.split || speed.slow.is_none() {
-        speed.fast.cycle_ns
-    } else {
-        figure(idx).cycle_ns
-    };
-    // A whole run behind the machine's known clock: the figure in ns is of a slowed core; in
-    // cycles it is not.
-    let known = refs.known_cycle_ns.filter(|_| unit == super::Unit::Ns);
-    if let Some(k) = known.filter(|c| c.is_finite() && *c > 0.0) {
-        if head_cycle >= k * KNOWN_SLOW_RATIO {
-            speed.behind_known_cycle_ns = Some(k);
-            if k < speed.fastest_cycle_ns {
-                speed.fastest_cycle_ns = k;
-                speed.reference = Reference::Known;
-            }
-        }
     }
-    let headline = if speed.split { fast_idx } else { idx.to_vec() };
-    let in_cycles: Vec<f64> = headline
-        .iter()
-        .map(|&i| samples.samples[i].per_iter_ns() / cycles[i])
-        .filter(|c| c.is_finite())
-        .collect();
-    if !in_cycles.is_empty() {
-        speed.cycles_per_iter = Some(stats::median_interval(&in_cycles));
+
+    /// The median of the samples `headline` in cycles of the core around each, with its
+    /// interval; `None` when no sample has a finite figure in cycles.
+    fn in_cycles(&self, headline: &[usize]) -> Option<stats::MedianInterval> {
+        let in_cycles: Vec<f64> = headline
+            .iter()
+            .map(|&i| self.samples.samples[i].per_iter_ns() / self.cycles[i])
+            .filter(|c| c.is_finite())
+            .collect();
+        (!in_cycles.is_empty()).then(|| stats::median_interval(&in_cycles))
     }
-    Some((speed, headline))
 }
 
 /// The interval a figure needs to cover another run on this machine, whose core may run at
