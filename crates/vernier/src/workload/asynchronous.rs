@@ -8,7 +8,7 @@
 //! empty loop, and says it beside the result (`executor` in the result file).
 
 pub use super::routine::ExecutorKind;
-use super::routine::{Meter, Routine};
+use super::routine::{fresh_inputs, Meter, Routine};
 use crate::timer::Timer;
 use std::future::Future;
 use std::hint::black_box;
@@ -261,10 +261,7 @@ where
     }
 
     fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
-        self.inputs.clear();
-        self.inputs.extend((0..iters).map(|_| (self.setup)()));
-        self.outputs.clear();
-        self.outputs.reserve(iters as usize);
+        fresh_inputs(&mut self.inputs, &mut self.outputs, &mut self.setup, iters);
         let t = run_on(
             &self.executor,
             vernier_measured_loop_async_with_input(

@@ -282,6 +282,20 @@ pub(crate) struct WithSetup<S, F, I, R> {
     pub(crate) outputs: Vec<R>,
 }
 
+/// A sample's inputs made anew, one per iteration, before its clock starts, and room for its
+/// outputs (dropped after the clock stops).
+pub(super) fn fresh_inputs<I, R>(
+    inputs: &mut Vec<I>,
+    outputs: &mut Vec<R>,
+    setup: &mut impl FnMut() -> I,
+    iters: u64,
+) {
+    inputs.clear();
+    inputs.extend((0..iters).map(|_| setup()));
+    outputs.clear();
+    outputs.reserve(iters as usize);
+}
+
 #[inline(never)]
 fn vernier_measured_loop_with_input<F: FnMut(I) -> R, I, R>(
     f: &mut F,
@@ -302,10 +316,7 @@ impl<S: FnMut() -> I, F: FnMut(I) -> R, I, R> Routine for WithSetup<S, F, I, R> 
     }
 
     fn sample_metered(&mut self, meter: &mut Meter, iters: u64) -> u64 {
-        self.inputs.clear();
-        self.inputs.extend((0..iters).map(|_| (self.setup)()));
-        self.outputs.clear();
-        self.outputs.reserve(iters as usize);
+        fresh_inputs(&mut self.inputs, &mut self.outputs, &mut self.setup, iters);
         let t = vernier_measured_loop_with_input(
             &mut self.routine,
             &mut self.inputs,
