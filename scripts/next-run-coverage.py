@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Do the next-run intervals cover where the next invocations land?
 
-Runs a program several times in a row with `vernier run` (the speed file in use, as on a user's
+Runs a program several times in a row with `vernier run` (the ledger in use, as on a user's
 machine), or re-derives recorded result files in order with `vernier analyze --runs-of` (each
-weighed against the re-derived runs before it, as `vernier run` weighs a run against the speed
-file), then checks, benchmark by benchmark, that from the third run on every unflagged run's
+weighed against the re-derived runs before it, as `vernier run` weighs a run against the
+ledger), then checks, benchmark by benchmark, that from the third run on every unflagged run's
 interval for the next run, in the unit the run was judged in (`headline_unit`: cycles or ns),
 covers the median of all the runs. Prints the coverage and the median half-widths of the
 intervals: the run's own, the interval for the next run, and (with --before BIN) the interval
@@ -16,7 +16,7 @@ for the next run that another build's `vernier analyze` derives from the same fi
 
 `VERNIER` names the vernier binary (default: target/release/vernier, else `vernier` on the
 PATH). `live` compiles the source with `g++ -O2 -std=c++17 -Iinclude` into DIR; `replay`
-uses a speed file of its own in DIR (`VERNIER_SPEED_FILE`), so earlier replays do not count.
+uses a ledger of its own in DIR (`VERNIER_LEDGER`), so earlier replays do not count.
 Exit status 1 when an interval misses.
 """
 import argparse
@@ -62,7 +62,7 @@ def live(args, vernier):
 
 
 def replay(args, vernier):
-    env = dict(os.environ, VERNIER_SPEED_FILE=os.path.join(args.dir, "speed.json"))
+    env = dict(os.environ, VERNIER_LEDGER=os.path.join(args.dir, "ledger.json"))
     files = []
     for i, f in enumerate(args.files, 1):
         out = os.path.join(args.dir, f"again{i}.json")
@@ -74,7 +74,7 @@ def replay(args, vernier):
 def rederive(files, other, directory):
     """The same files re-derived by another build's `vernier analyze` (its rules, the earlier
     runs each file keeps)."""
-    env = dict(os.environ, VERNIER_SPEED_FILE="none")
+    env = dict(os.environ, VERNIER_LEDGER="none")
     out = []
     for i, f in enumerate(files, 1):
         o = os.path.join(directory, f"before{i}.json")

@@ -153,8 +153,8 @@ def rsd(v):
 
 
 def main():
-    with tempfile.TemporaryDirectory(prefix="vernier-tools-") as speed:
-        os.environ.setdefault("VERNIER_SPEED_FILE", os.path.join(speed, "core-speed.json"))
+    with tempfile.TemporaryDirectory(prefix="vernier-tools-") as ledger:
+        os.environ.setdefault("VERNIER_LEDGER", os.path.join(ledger, "ledger.json"))
         return measure()
 
 
@@ -170,7 +170,7 @@ def measure():
     for t in tools:
         if t not in TOOLS:
             raise SystemExit("unknown tool {!r} (expected {})".format(t, ", ".join(TOOLS)))
-    env_speed = os.environ["VERNIER_SPEED_FILE"]
+    env_ledger = os.environ["VERNIER_LEDGER"]
     res = {(t, n): [] for t in tools for n in SIZES}
     load_start = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
@@ -181,7 +181,7 @@ def measure():
             print("invocation {}/{} done: {}".format(i + 1, a.invocations, json.dumps(
                 {"{} {}".format(t, n): v[-1][:3] for (t, n), v in res.items()})), file=sys.stderr)
     print("sum(x) over 1000 and 1050 ints, {} invocations per tool and size, interleaved "
-          "(Python {}, speed file {})".format(a.invocations, sys.version.split()[0], env_speed))
+          "(Python {}, ledger {})".format(a.invocations, sys.version.split()[0], env_ledger))
     print("load average (1, 5, 15 min): {} at the start, {} at the end".format(
         _load(load_start), _load(os.getloadavg())))
     head = "{:<17} {:>10} {:>10} {:>8} {:>9} {:>8} {:>5}  {}".format(

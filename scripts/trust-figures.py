@@ -20,8 +20,8 @@ usage: scripts/trust-figures.py [--runs N] [--gap SECONDS] [--load] [--no-demo] 
   --load   run `vernier load` on the other core during the kernels' invocations
 Exit status 0 when every target is met, 2 when one is missed (figures are printed either
 way). The machine's conditions (other builds, load) are the caller's to report. The runs read
-and add to this machine's known core speed (`~/.cache/vernier/core-speed.json`, or
-`VERNIER_SPEED_FILE`): a run 10 % or more behind it is flagged `core-slowed`, and once it holds
+and add to this machine's ledger, its known core speed and earlier runs
+(`~/.cache/vernier/ledger.json`, or `VERNIER_LEDGER`): a run 10 % or more behind it is flagged `core-slowed`, and once it holds
 enough runs, every interval covers the benchmark's cycles at both ends of the clock range
 they saw; from a kernel's third invocation of the same `trust` executable on, its interval
 also covers the medians of its earlier runs (`earlier_runs`, the last ten kept).

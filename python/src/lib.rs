@@ -115,7 +115,7 @@ fn measure(
         (None, false) => vernier::plan::Plan::default(),
     };
     let machine = vernier::machine::Machine::detect();
-    let known = vernier::speed_file::KnownSpeed::load(&machine);
+    let ledger = vernier::ledger::Ledger::load(&machine);
     let mut options = vernier::Options {
         plan,
         quick,
@@ -124,7 +124,7 @@ fn measure(
             .map_err(PyValueError::new_err)?,
         ..vernier::Options::default()
     };
-    options.fill_known(&known, None);
+    options.fill_from_ledger(&ledger, None);
     let mut suite = vernier::Suite::new(options);
     // Panics here are the Python loop's exceptions, kept in `PyLoop::error`: silence the
     // default hook's message while the engine runs.
@@ -158,7 +158,7 @@ fn measure(
             }
         }
     }
-    known.record_run(&file, None);
+    ledger.record_run(&file, None);
     serde_json::to_string(&file).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

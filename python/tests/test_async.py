@@ -31,7 +31,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def env(tmp_path, **more):
-    return dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"),
+    return dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json"),
                 **more)
 
 
@@ -171,7 +171,7 @@ def test_pytest_measures_an_async_def_test_through_the_same_path(pytester):
         def test_one_coroutine(benchmark):
             assert benchmark(square, 7) == 49
     """)
-    pytester._monkeypatch.setenv("VERNIER_SPEED_FILE", str(pytester.path / "core-speed.json"))
+    pytester._monkeypatch.setenv("VERNIER_LEDGER", str(pytester.path / "ledger.json"))
     r = pytester.runpytest_subprocess("-p", "no:benchmark", "-p", "no:cacheprovider",
                                       "--vernier-quick", "--vernier-json", "a.json")
     r.assert_outcomes(passed=2)

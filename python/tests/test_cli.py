@@ -6,7 +6,7 @@ import sys
 
 
 def vernier(*args, tmp_path, **kw):
-    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    env = dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json"))
     return subprocess.run([sys.executable, "-m", "vernier", *args], capture_output=True,
                           text=True, env=env, cwd=tmp_path, **kw)
 
@@ -72,7 +72,7 @@ def _headline(b):
 
 
 def test_ten_timeit_runs_name_each_run_that_lands_beyond_the_others(tmp_path):
-    # Ten invocations at default options, one speed file (as a user's). What holds in any state
+    # Ten invocations at default options, one ledger (as a user's). What holds in any state
     # of the machine, for each run weighed against its earlier runs in its unit: its interval
     # for the next run covers the medians of the runs before it and its own, and a run whose
     # median lies beyond the earlier runs' range by more than its own interval and 1 % carries

@@ -9,7 +9,7 @@ HERE = os.path.dirname(__file__)
 def run(pytester, *args):
     shutil.copy(os.path.join(HERE, "data", "pytest_benchmark_style.py"),
                 pytester.path / "test_pytest_benchmark_style.py")
-    pytester._monkeypatch.setenv("VERNIER_SPEED_FILE", str(pytester.path / "core-speed.json"))
+    pytester._monkeypatch.setenv("VERNIER_LEDGER", str(pytester.path / "ledger.json"))
     pytester._monkeypatch.setenv("NO_COLOR", "1")
     # `-p no:benchmark`: pytest-benchmark, when installed too, stays out of the way.
     return pytester.runpytest_subprocess("-p", "no:benchmark", "-p", "no:cacheprovider", *args)
@@ -63,7 +63,7 @@ def test_benchmarks_are_analysed_against_the_python_loops_own_cost(pytester):
         def test_nothing(benchmark):
             benchmark.pedantic(int)
     """)
-    pytester._monkeypatch.setenv("VERNIER_SPEED_FILE", str(pytester.path / "core-speed.json"))
+    pytester._monkeypatch.setenv("VERNIER_LEDGER", str(pytester.path / "ledger.json"))
     r = pytester.runpytest_subprocess("-p", "no:benchmark", "--vernier-quick", "--vernier-json", "e.json")
     r.assert_outcomes(passed=1)
     f = json.loads((pytester.path / "e.json").read_text())

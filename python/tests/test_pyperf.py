@@ -53,7 +53,7 @@ def pyperf_sdist(tmp_path_factory):
 
 
 def vernier(*args, cwd, env=None):
-    e = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(cwd / "core-speed.json"), **(env or {}))
+    e = dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(cwd / "ledger.json"), **(env or {}))
     return subprocess.run([sys.executable, "-m", "vernier", *args], capture_output=True, text=True,
                           env=e, cwd=cwd)
 
@@ -273,7 +273,7 @@ def test_bench_custom_measures_the_seconds_the_body_returns(tmp_path):
     """)
     o = subprocess.run([sys.executable, str(script), "--quick", "--no-memory", "--json", "r.json"],
                        capture_output=True, text=True, cwd=tmp_path,
-                       env=dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "s.json")))
+                       env=dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json")))
     assert o.returncode == 0, (o.stdout, o.stderr)
     r = check_result(tmp_path / "r.json", ["sum_range", "sleep"], o)
     custom, sleep = (b["per_iter"]["median_ns"] for b in r["benchmarks"])

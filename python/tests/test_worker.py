@@ -82,7 +82,7 @@ def test_the_worker_runs_the_core_speed_probe_with_the_native_module(tmp_path):
 def test_python_bench_py_runs_in_worker_processes(tmp_path):
     script = tmp_path / "bench.py"
     script.write_text(SCRIPT)
-    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    env = dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json"))
     o = subprocess.run([sys.executable, str(script), "--quick", "--json", "r.json"],
                        capture_output=True, text=True, cwd=tmp_path, env=env)
     assert o.returncode == 0, o
@@ -119,7 +119,7 @@ def test_a_declared_complexity_is_listed_and_fitted_as_declared(tmp_path):
         "bench 9 plain", "end 10",
     ], lines
     # The fit follows the declarations whatever the timings: the class given, or the function.
-    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    env = dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json"))
     o = subprocess.run([sys.executable, str(script), "--quick", "--processes", "1", "--json", "r.json",
                         "--filter", "scan|pairs"],
                        capture_output=True, text=True, cwd=tmp_path, env=env)
@@ -155,7 +155,7 @@ def test_arguments_and_throughput_are_listed_and_reach_the_result(tmp_path):
         "bench 2 scan/64 items=64", "bench 3 scan/512 items=512", "bench 4 scan/4096 items=4096",
         "bench 5 join bytes=1024", "end 6",
     ], lines
-    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"))
+    env = dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json"))
     o = subprocess.run([sys.executable, str(script), "--quick", "--processes", "1", "--json", "r.json"],
                        capture_output=True, text=True, cwd=tmp_path, env=env)
     assert o.returncode == 0, o
@@ -196,7 +196,7 @@ GC_SCRIPT = textwrap.dedent("""
 
 
 def run_script(tmp_path, script, *args, **env):
-    env = dict(os.environ, NO_COLOR="1", VERNIER_SPEED_FILE=str(tmp_path / "core-speed.json"), **env)
+    env = dict(os.environ, NO_COLOR="1", VERNIER_LEDGER=str(tmp_path / "ledger.json"), **env)
     o = subprocess.run([sys.executable, str(script)] + list(args), capture_output=True, text=True,
                        cwd=tmp_path, env=env)
     assert o.returncode == 0, o

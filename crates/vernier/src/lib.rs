@@ -33,7 +33,7 @@
 //! - `samples`: every raw sample, warm-up included;
 //! - `analyze`: figures and diagnostics from the samples, core speed, comparisons from pairs;
 //! - `result`: the result and comparison files (schema, loading, atomic writes);
-//! - `speed_file`: the machine's speed file — its known core speed, and each program's
+//! - `ledger`: the machine's ledger of earlier runs — its known core speed, and each program's
 //!   identity and recent medians;
 //! - `pipeline`: the one step from a measurement to its result, that every path takes;
 //! - `report`: the terminal tables and their words (units, style);
@@ -56,6 +56,8 @@ pub mod analyze;
 pub mod counters;
 #[doc(hidden)]
 pub mod diagnostic;
+#[doc(hidden)]
+pub mod ledger;
 #[doc(hidden)]
 pub mod machine;
 #[doc(hidden)]
@@ -80,8 +82,6 @@ pub mod samples;
 pub mod session;
 #[doc(hidden)]
 pub mod shard;
-#[doc(hidden)]
-pub mod speed_file;
 #[doc(hidden)]
 pub mod stats;
 #[doc(hidden)]

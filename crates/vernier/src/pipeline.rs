@@ -11,7 +11,7 @@
 use crate::analyze::{self, Analysis, InstructionsCheck};
 use crate::measure::Measurement;
 use crate::result::complexity::Declared;
-use crate::result::recent_runs::{self, EarlierRuns};
+use crate::result::earlier_runs::{self, EarlierRuns};
 use crate::result::{cold, threads, BenchmarkResult, ExecutorJson};
 use crate::units::Throughput;
 
@@ -91,7 +91,7 @@ pub fn finish(
             .analysis
             .clock_cycle_ns
             .map(|(fast, slow)| [1.0 / slow, 1.0 / fast]);
-        recent_runs::join_result(&mut r, &e, clock_ghz);
+        earlier_runs::join_result(&mut r, &e, clock_ghz);
     }
     r.drop_restated();
     threads::relate(&mut r, ctx.others);

@@ -32,7 +32,7 @@ impl Shard {
 
     /// The shard (`1..=count`) the benchmark `name` belongs to among `count`.
     pub fn of(name: &str, count: u64) -> u64 {
-        1 + crate::speed_file::fnv1a(name.as_bytes()) % count.max(1)
+        1 + crate::ledger::fnv1a(name.as_bytes()) % count.max(1)
     }
 
     /// Whether the benchmark `name` belongs to this shard.
@@ -61,8 +61,8 @@ mod tests {
     #[test]
     fn the_rule_is_fnv1a_of_the_name() {
         // FNV-1a-64 of "" is the offset basis; of "a" the published test vector.
-        assert_eq!(crate::speed_file::fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        let h = crate::speed_file::fnv1a(b"a");
+        assert_eq!(crate::ledger::fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        let h = crate::ledger::fnv1a(b"a");
         assert_eq!(h, 0xaf63_dc4c_8601_ec8c);
         assert_eq!(Shard::of("a", 2), 1 + h % 2);
         assert_eq!(Shard::of("a", 7), 1 + h % 7);

@@ -26,7 +26,7 @@ fn again(file: &ResultFile, b: &BenchmarkResult) -> Option<BenchmarkResult> {
 
 /// A re-derived result's median and interval in cycles, when it was judged in cycles.
 fn in_cycles(r: &BenchmarkResult) -> Option<(f64, (f64, f64))> {
-    let c = crate::result::recent_runs::headline_cycles(r)?;
+    let c = crate::result::earlier_runs::headline_cycles(r)?;
     let [lo, hi] = r.speed.as_ref()?.cycles_ci95?;
     (lo.is_finite() && hi.is_finite()).then_some((c, (lo, hi)))
 }

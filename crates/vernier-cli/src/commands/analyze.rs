@@ -33,7 +33,7 @@ pub struct AnalyzeArgs {
     #[arg(short = 'v', long)]
     verbose: bool,
     /// Weigh the file as a run of the program NAME on the file's machine: its intervals join
-    /// the earlier runs the speed file keeps under NAME (not those the file stored), and its
+    /// the earlier runs the ledger keeps under NAME (not those the file stored), and its
     /// re-derived medians are added to them, as `vernier run` does. Recorded runs re-derived
     /// in order this way are each weighed against the ones before.
     #[arg(long, value_name = "NAME")]
@@ -65,17 +65,17 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         );
     }
     let instructions = file.mode == "instructions";
-    // With --runs-of: the program's earlier runs as the speed file keeps them, on the machine
+    // With --runs-of: the program's earlier runs as the ledger keeps them, on the machine
     // that recorded the file (its speeds and clock range stay the file's own).
     let runs_of = a.runs_of.as_ref().map(|name| {
-        let known = vernier::speed_file::KnownSpeed::load(&stored.machine);
-        (format!("runs-of {name}"), known)
+        let ledger = vernier::ledger::Ledger::load(&stored.machine);
+        (format!("runs-of {name}"), ledger)
     });
-    if let Some((_, known)) = &runs_of {
-        file.harness.earlier_runs_read = known.in_use();
+    if let Some((_, ledger)) = &runs_of {
+        file.harness.earlier_runs_read = ledger.in_use();
     }
     let earlier = |b: &vernier::result::BenchmarkResult| match &runs_of {
-        Some((program, known)) => known.earlier_runs(program, &b.name),
+        Some((program, ledger)) => ledger.earlier_runs(program, &b.name),
         None => b.earlier_runs,
     };
     let derived = rederive_weighed(&file, &stored.benchmarks, &earlier).map_err(|e| {
@@ -93,8 +93,8 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
         *b = again;
     }
 
-    if let Some((program, known)) = &runs_of {
-        known.record_medians(program, &file);
+    if let Some((program, ledger)) = &runs_of {
+        ledger.record_medians(program, &file);
     }
     let style = term::style();
     if instructions {
@@ -106,7 +106,7 @@ pub fn analyze_command(a: &AnalyzeArgs) -> Result<i32> {
     } else {
         let render = report::Render::for_stdout(a.verbose);
         print!("{}", report::render_file(&file, render));
-        // Weighed against the speed file's runs: what they added to the intervals, or that
+        // Weighed against the ledger's runs: what they added to the intervals, or that
         // there were too few yet.
         if let Some(line) = runs_of.as_ref().and_then(|_| report::earlier_note(&file)) {
             for l in report::wrap(&line, render.width, 0, 2) {

@@ -322,7 +322,7 @@ pub fn machine_row(file: &ResultFile) -> MachineRow {
         m.cpu_model, m.logical_cpus, m.kernel, m.arch, audit
     );
     MachineRow {
-        id: format!("{:016x}", vernier::speed_file::fnv1a(key.as_bytes())),
+        id: format!("{:016x}", vernier::ledger::fnv1a(key.as_bytes())),
         cpu_model: m.cpu_model.clone(),
         logical_cpus: m.logical_cpus as i64,
         kernel: m.kernel.clone(),

@@ -155,7 +155,7 @@ pub(super) fn result_section(
              this run measured; what <code>unstable</code> judges, with the interval in cycles); \
              95 % interval for the next run: this run's, joined to the clock range of the \
              machine's recent runs and to the medians of this program's recent runs, where the \
-             machine's speed file knows them; cycles per iteration: the median in cycles of the \
+             machine's ledger knows them; cycles per iteration: the median in cycles of the \
              core at that moment, from the core-speed probe around each sample (code bound by the \
              core reads the same cycles whatever the clock); minimum: the fastest steady sample; spread: the robust σ \
              (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \

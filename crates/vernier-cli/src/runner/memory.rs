@@ -98,7 +98,7 @@ fn interposer_in(dir: &Path) -> Result<PathBuf, String> {
     }
     let name = format!(
         "libvernier_alloc_counts-{:016x}.so",
-        vernier::speed_file::fnv1a(INTERPOSER)
+        vernier::ledger::fnv1a(INTERPOSER)
     );
     let path = dir.join(&name);
     let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());

@@ -8,7 +8,7 @@ use super::instructions::{difference, EventCounts};
 use anyhow::{bail, Context as _, Result};
 use serde_json::Value;
 use vernier::pipeline;
-use vernier::result::recent_runs::EarlierRuns;
+use vernier::result::earlier_runs::EarlierRuns;
 use vernier::result::{BenchmarkResult, ResultFile, Status};
 
 /// Relative tolerance when comparing a re-derived figure with the stored one: the analysis is
@@ -29,7 +29,7 @@ pub fn rederive(file: &ResultFile, all: &[BenchmarkResult]) -> Result<Vec<Benchm
 }
 
 /// [`rederive`], each timed benchmark weighed against the earlier runs `earlier` gives for it
-/// (those the file stored, for [`rederive`]; the speed file's, for `analyze --runs-of`).
+/// (those the file stored, for [`rederive`]; the ledger's, for `analyze --runs-of`).
 pub fn rederive_weighed(
     file: &ResultFile,
     all: &[BenchmarkResult],

@@ -8,39 +8,40 @@
 //!
 //! Here, [`analyze`] itself (the figures, then the diagnostics in the order a reader should act
 //! on them), what it knows beyond the samples ([`Context`]), what it reports ([`Analysis`]) and
-//! the thresholds the diagnostics judge by. Beside it: `figures_of` (the figures before the
-//! diagnostics: the headline samples, their estimates and their interval), `steady` (the steady
-//! state part by part), `ladder` (the linearity fit), `outliers` (far outliers and what they
-//! do to the median), `rules` (one rule a diagnostic), `figures` (the shapes of what is
-//! reported), `counters` (counts less the reads' baseline, interrupted samples, per-iteration
-//! figures and ratios), `layout` (the spread between processes and rounds), `removed` (the
+//! the thresholds the diagnostics judge by. Beside it: `judged` (the figures the rules judge,
+//! before the diagnostics: the headline samples, their estimates and their interval), `steady`
+//! (the steady state part by part), `ladder` (the linearity fit), `outliers` (far outliers and
+//! what they do to the median), `rules` (one rule a diagnostic), `stored` (the figures in the
+//! shapes the result file stores them), `counters` (counts less the reads' baseline,
+//! interrupted samples, per-iteration figures and ratios), `process_spread` (the spread between
+//! processes and rounds), `removed` (the
 //! evidence for `optimized-away`, instruction counts included), [`speed`] (the core's speed
 //! from the probes), [`pairs`] (comparisons from pairs) and [`nan`].
 
 mod counters;
-mod figures;
-mod figures_of;
+mod judged;
 mod ladder;
-mod layout;
 pub mod nan;
 mod outliers;
 pub mod pairs;
+mod process_spread;
 mod removed;
 mod rules;
 pub mod speed;
 mod steady;
+mod stored;
 pub mod stretch;
 pub mod threads;
 pub mod unit;
 
-pub use figures::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
-use figures_of::{figures_of, Figures};
-pub use layout::LAYOUT_MIN_SPREAD;
+use judged::{judged_figures, Figures};
 pub use outliers::{far_outlier_share, machine_far_share, median_sample_ns};
+pub use process_spread::LAYOUT_MIN_SPREAD;
 pub use removed::{
     cycles_over_empty, near_empty_loop, net_cycles, weigh_instructions, InstructionsCheck,
     NEAR_EMPTY_CYCLES, NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
 };
+pub use stored::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 pub use stretch::Stretch;
 
 use crate::diagnostic::Finding;
@@ -220,10 +221,10 @@ pub const INTERRUPTED_FRACTION: f64 = 0.01;
 /// them changes nothing a reader should act on.
 pub const INTERRUPTED_MANY: f64 = 0.10;
 
-/// Analyse one benchmark's measurement: the figures (`figures_of`), then each diagnostic's
+/// Analyse one benchmark's measurement: the figures (`judged_figures`), then each diagnostic's
 /// rule over them, in the order of `rules::RULES`.
 pub fn analyze(m: &Measurement, ctx: &Context) -> Analysis {
-    let f = figures_of(m, ctx);
+    let f = judged_figures(m, ctx);
     let diagnostics = rules::RULES
         .iter()
         .filter_map(|rule| rule(&f, ctx))

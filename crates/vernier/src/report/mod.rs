@@ -446,12 +446,12 @@ fn earlier_apart_note(file: &crate::result::ResultFile) -> Option<String> {
     Some(format!(
         "Earlier runs here read medians further apart than {}× the clock's range: other inputs \
          (a file the program reads?) or other code, so ±next run is not widened to cover them: {}",
-        crate::result::recent_runs::FAR_BEYOND_CLOCK,
+        crate::result::earlier_runs::FAR_BEYOND_CLOCK,
         listed(apart)
     ))
 }
 
-/// The benchmarks whose program had fewer than two earlier runs here (the speed file was
+/// The benchmarks whose program had fewer than two earlier runs here (the ledger was
 /// read: `harness.earlier_runs_read`): their interval for the next run covers what this run
 /// saw, not yet how far the level moves between invocations. `None` when there is none.
 fn first_runs_note(file: &crate::result::ResultFile) -> Option<String> {
@@ -460,7 +460,7 @@ fn first_runs_note(file: &crate::result::ResultFile) -> Option<String> {
     }
     let ok = |b: &&BenchmarkResult| {
         b.status == crate::result::Status::Ok
-            && crate::result::recent_runs::figure_worth_keeping(
+            && crate::result::earlier_runs::figure_worth_keeping(
                 b.per_iter.median_ns,
                 &b.diagnostics,
             )
@@ -489,7 +489,7 @@ fn first_runs_note(file: &crate::result::ResultFile) -> Option<String> {
          not yet how far the level moves between invocations: this program has fewer than {} \
          earlier runs here. From its third run on, the interval covers the levels of its recent \
          runs, widened by half their spread",
-        crate::result::recent_runs::MIN_EARLIER_RUNS
+        crate::result::earlier_runs::MIN_EARLIER_RUNS
     ))
 }
 
@@ -515,7 +515,7 @@ mod tests {
     fn a_first_run_says_its_interval_does_not_know_the_level_between_invocations() {
         let bytes = include_bytes!("../../tests/fixtures/results/run-cpp-v0.1.0.json");
         let mut file = crate::result::parse(bytes, "fixture").unwrap();
-        // The speed file off (or a file written before it was read): nothing to say.
+        // The ledger off (or a file written before it was read): nothing to say.
         assert!(earlier_note(&file).is_none());
         file.harness.earlier_runs_read = true;
         let line = earlier_note(&file).unwrap();
@@ -529,8 +529,8 @@ mod tests {
         other.name = "other".into();
         file.benchmarks.push(other);
         let m = file.benchmarks[0].per_iter.median_ns;
-        let e = crate::result::recent_runs::EarlierRuns::from_medians(&[m, m * 1.001]).unwrap();
-        crate::result::recent_runs::join_result(&mut file.benchmarks[0], &e, None);
+        let e = crate::result::earlier_runs::EarlierRuns::from_medians(&[m, m * 1.001]).unwrap();
+        crate::result::earlier_runs::join_result(&mut file.benchmarks[0], &e, None);
         let line = earlier_note(&file).unwrap();
         assert!(line.contains("±next run of other covers"), "{line}");
     }
@@ -542,8 +542,8 @@ mod tests {
         file.benchmarks.truncate(1);
         let b = &mut file.benchmarks[0];
         let m = b.per_iter.median_ns;
-        let e = crate::result::recent_runs::EarlierRuns::from_medians(&[m, 2.0 * m]).unwrap();
-        assert!(!crate::result::recent_runs::join_result(b, &e, None));
+        let e = crate::result::earlier_runs::EarlierRuns::from_medians(&[m, 2.0 * m]).unwrap();
+        assert!(!crate::result::earlier_runs::join_result(b, &e, None));
         let name = b.name.clone();
         let line = earlier_note(&file).unwrap();
         assert!(line.contains("further apart"), "{line}");

@@ -8,10 +8,10 @@ pub mod cold;
 pub mod comparison;
 pub mod complexity;
 mod convert;
+pub mod earlier_runs;
 pub mod exec;
 mod load;
 pub mod memory;
-pub mod recent_runs;
 pub mod threads;
 mod write;
 
@@ -98,7 +98,7 @@ pub struct Harness {
     /// interval covers its cycles at both ends (another run may find the core anywhere in it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ghz: Option<[f64; 2]>,
-    /// This program's earlier runs on this machine were looked up in the speed file: a
+    /// This program's earlier runs on this machine were looked up in the ledger: a
     /// benchmark without `earlier_runs` had fewer than two there, and its interval for the
     /// next run could not cover the level between invocations (the report says so).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -324,10 +324,10 @@ pub struct BenchmarkResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_check: Option<crate::analyze::InstructionsCheck>,
     /// The range of this benchmark's medians in the same program's recent runs on this
-    /// machine, which `per_iter.ci95_ns` was joined to (`vernier::result::recent_runs`). Absent when there
+    /// machine, which `per_iter.ci95_ns` was joined to (`vernier::result::earlier_runs`). Absent when there
     /// were fewer than two, or for a run outside the `vernier` command.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub earlier_runs: Option<recent_runs::EarlierRuns>,
+    pub earlier_runs: Option<earlier_runs::EarlierRuns>,
     /// Stretches of a process's round that ran markedly slower than the rest of the run, in
     /// the headline unit, left out of the figures (`vernier::analyze::stretch`). Absent when
     /// there was none.

@@ -14,6 +14,7 @@ pub mod options;
 pub mod suite;
 
 use crate::counters::CounterSet;
+use crate::ledger::{self, Ledger};
 use crate::machine::Machine;
 use crate::measure::in_process::Metered;
 use crate::measure::series::Series;
@@ -23,7 +24,6 @@ use crate::plan::Plan;
 use crate::protocol;
 use crate::report;
 use crate::result::{AnalysisSettings, BenchmarkResult, ExecutorJson, Harness, ResultFile};
-use crate::speed_file::{self, KnownSpeed};
 use crate::timer::Timer;
 use calibrate::{calibrate_harness, counter_harness};
 use options::{SuiteError, DEFAULT_ROUNDS};
@@ -91,11 +91,11 @@ impl Suite {
         // What this machine and this program's earlier runs say, as under `vernier run`: the
         // known speed (`core-slowed` for a run wholly slowed), the clock's range and the
         // recent medians, which the intervals cover; this run is added to them after.
-        let known = KnownSpeed::load(&Machine::detect());
+        let ledger = Ledger::load(&Machine::detect());
         let identity = std::env::current_exe()
             .ok()
-            .and_then(|exe| speed_file::program_identity(&exe, &[], "hot"));
-        self.options.fill_known(&known, identity.as_deref());
+            .and_then(|exe| ledger::program_identity(&exe, &[], "hot"));
+        self.options.fill_from_ledger(&ledger, identity.as_deref());
         let file = self.run_in_process(&mut |ev| {
             if let Event::Done { result, .. } = ev {
                 if !printed_head {
@@ -143,7 +143,7 @@ impl Suite {
             }
             return failed();
         }
-        known.record_run(&file, identity.as_deref());
+        ledger.record_run(&file, identity.as_deref());
         let _ = write!(out, "{}", report::after_table(&file, &table));
         if let Some(line) = report::earlier_note(&file) {
             let _ = write!(out, "{}", table.dim_wrapped(&line));

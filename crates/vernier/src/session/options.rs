@@ -1,8 +1,8 @@
 //! A suite's options, parsed from its program's command line, and why it cannot run.
 
 use crate::counters::CounterSelection;
+use crate::ledger::Ledger;
 use crate::plan::Plan;
-use crate::speed_file::KnownSpeed;
 use std::path::PathBuf;
 
 /// Why a benchmark program's suite cannot run. [`Suite::try_from_args`] and
@@ -93,9 +93,9 @@ pub struct Options {
     /// ([slowest not core-slowed, fastest]; filled by the `vernier` command).
     pub clock_ghz: Option<[f64; 2]>,
     /// Per benchmark name, the medians of the same program's recent runs on this machine,
-    /// which its interval is joined to (`result::recent_runs`; filled by the `vernier` command).
-    pub earlier: std::collections::BTreeMap<String, crate::result::recent_runs::EarlierRuns>,
-    /// The speed file was read for this program's earlier runs (`earlier` holds those with at
+    /// which its interval is joined to (`result::earlier_runs`; filled by the `vernier` command).
+    pub earlier: std::collections::BTreeMap<String, crate::result::earlier_runs::EarlierRuns>,
+    /// The ledger was read for this program's earlier runs (`earlier` holds those with at
     /// least two; filled by the `vernier` command).
     pub earlier_runs_read: bool,
 }
@@ -161,20 +161,20 @@ impl Options {
         Ok(o)
     }
 
-    /// Fill what a run in this process needs from the machine's speed file and was not
+    /// Fill what a run in this process needs from the machine's ledger and was not
     /// given: the known speed, the clock's range, and the earlier runs of `program` (a
-    /// [`program_identity`](crate::speed_file::program_identity)).
-    pub fn fill_known(&mut self, known: &KnownSpeed, program: Option<&str>) {
+    /// [`program_identity`](crate::ledger::program_identity)).
+    pub fn fill_from_ledger(&mut self, ledger: &Ledger, program: Option<&str>) {
         if self.known_cycle_ns.is_none() {
-            self.known_cycle_ns = known.known_cycle_ns();
+            self.known_cycle_ns = ledger.known_cycle_ns();
         }
         if self.clock_ghz.is_none() {
-            self.clock_ghz = known.clock_ghz();
+            self.clock_ghz = ledger.clock_ghz();
         }
         if let (true, Some(id)) = (self.earlier.is_empty(), program) {
-            self.earlier = known.earlier_runs_of(id);
+            self.earlier = ledger.earlier_runs_of(id);
         }
-        self.earlier_runs_read |= program.is_some() && known.in_use();
+        self.earlier_runs_read |= program.is_some() && ledger.in_use();
     }
 
     pub fn selects(&self, name: &str) -> bool {

@@ -17,8 +17,8 @@ use vernier::result::ResultFile;
 
 /// The demo's budget per benchmark when neither `--time` nor `--quick` is given.
 const DEMO_BUDGET_NS: u64 = 500_000_000;
+use vernier::ledger::{self, Ledger};
 use vernier::session::Event as SuiteEvent;
-use vernier::speed_file;
 use vernier::Options;
 use vernier::Suite;
 
@@ -61,13 +61,13 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         (None, false) => vernier::plan::Plan::with_budget(DEMO_BUDGET_NS),
         _ => c.plan()?,
     };
-    let known = speed_file::KnownSpeed::load(&vernier::machine::Machine::detect());
+    let ledger = Ledger::load(&vernier::machine::Machine::detect());
     // The demo's benchmarks are this executable's: their earlier runs here are its own.
     let identity = crate::args::self_command()
         .ok()
         .and_then(|(exe, mut args)| {
             args.push("demo".into());
-            speed_file::program_identity(&exe, &args, "hot")
+            ledger::program_identity(&exe, &args, "hot")
         });
     let mut options = Options {
         system: audit_and_hint(),
@@ -78,7 +78,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         keep_interrupted: c.keep_interrupted,
         ..Options::default()
     };
-    options.fill_known(&known, identity.as_deref());
+    options.fill_from_ledger(&ledger, identity.as_deref());
     let mut suite = Suite::new(options);
     register(&mut suite);
     if let Some(re) = &filter {
@@ -102,7 +102,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     // The command counts its own allocations (`CountingAlloc`, main.rs): their columns show.
     let table = report::Table::new(&names, render)
         .with_memory(vernier::memory::Source::detect().is_ok())
-        .with_explain(c.explain || c.verbose || !known.seen_before());
+        .with_explain(c.explain || c.verbose || !ledger.seen_before());
     let mut progress = term::ProgressLine::new().of(names.len());
     let mut head = false;
     let started = std::time::Instant::now();
@@ -119,7 +119,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         }
     });
     progress.clear();
-    known.record_run(&file, identity.as_deref());
+    ledger.record_run(&file, identity.as_deref());
     let pairs = demo_pairs(&mut suite, &file, c.json.as_deref())?;
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = c.html.as_ref().is_some_and(|p| {

@@ -161,18 +161,18 @@ fn keep_so_far(
 }
 
 /// What the runner measured itself (the cycle time and the machine's noise, on its own add
-/// chain) and what the machine's speed file knows, as the run's harness; the worker's costs
+/// chain) and what the machine's ledger knows, as the run's harness; the worker's costs
 /// are filled in by the caller.
 fn runner_harness(
     own: Harness,
-    known: &vernier::speed_file::KnownSpeed,
+    ledger: &vernier::ledger::Ledger,
     identity: Option<&str>,
 ) -> Harness {
     Harness {
         runner_batch_cost_ns: None,
-        known_cycle_ns: known.known_cycle_ns(),
-        clock_ghz: known.clock_ghz(),
-        earlier_runs_read: identity.is_some() && known.in_use(),
+        known_cycle_ns: ledger.known_cycle_ns(),
+        clock_ghz: ledger.clock_ghz(),
+        earlier_runs_read: identity.is_some() && ledger.in_use(),
         ..own
     }
 }
@@ -211,10 +211,10 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
     crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
 
     let mut machine = vernier::machine::Machine::detect();
-    let known = vernier::speed_file::KnownSpeed::load(&machine);
+    let ledger = vernier::ledger::Ledger::load(&machine);
     machine.worker_impl = Some(hello.implementation.clone());
     machine.worker_interp = hello.interp.clone();
-    let identity = vernier::speed_file::program_identity(&program, &args, a.cache.name());
+    let identity = vernier::ledger::program_identity(&program, &args, a.cache.name());
     let mut file = ResultFile::begin(vernier::result::Session {
         machine,
         system: audit.join().unwrap_or_default(),
@@ -223,7 +223,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             empty_iter_ns: empty.unwrap_or(f64::NAN),
             sample_cost_ns: hello.timer.overhead_ns,
             counters,
-            ..runner_harness(own, &known, identity.as_deref())
+            ..runner_harness(own, &ledger, identity.as_deref())
         },
         mode: "time",
         analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
@@ -243,7 +243,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             .iter()
             .any(|&i| throughput.get(i).is_some_and(Option::is_some)),
     )
-    .with_explain(a.common.explain || a.common.verbose || !known.seen_before());
+    .with_explain(a.common.explain || a.common.verbose || !ledger.seen_before());
     let mut progress = term::ProgressLine::new().of(selected.len());
     let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
     let mut batch_costs = Vec::new();
@@ -277,7 +277,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             // What the same program read here in its recent runs: the interval covers it too.
             earlier: identity
                 .as_deref()
-                .and_then(|id| known.earlier_runs(id, name)),
+                .and_then(|id| ledger.earlier_runs(id, name)),
             env_pad: &|p| pads.get(p as usize).copied().unwrap_or(0),
             throughput: throughput.get(i).copied().flatten(),
             complexity: complexity.get(i).cloned().flatten(),
@@ -323,7 +323,7 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         file.benchmarks.push(r);
         keep_so_far(&mut file, &batch_costs, a.common.json.as_deref())?;
     }
-    known.record_run(&file, identity.as_deref());
+    ledger.record_run(&file, identity.as_deref());
     // After the result is kept: a report that cannot be written loses nothing measured.
     let html_failed = a.common.html.as_ref().is_some_and(|p| {
         let written = crate::html::write_result(p, &file, None);

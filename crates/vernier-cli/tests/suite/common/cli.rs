@@ -30,23 +30,24 @@ pub fn isolated_home() -> std::path::PathBuf {
 }
 
 /// `cmd` with [`isolated_home`]'s cache and data homes, so no user file is read or written.
-/// The speed file is in use, as a user's is: the one in that cache home, which the test
+/// The ledger is in use, as a user's is: the one in that cache home, which the test
 /// binary's runs fill as a user's runs do; a test that needs one of its own names it
-/// ([`vernier_with_speed_file`]).
+/// ([`vernier_with_ledger`]).
 pub fn isolate(cmd: &mut Command) -> &mut Command {
     let home = isolated_home();
     cmd.env("XDG_CACHE_HOME", home.join("cache"))
         .env("XDG_DATA_HOME", home.join("data"))
+        .env_remove("VERNIER_LEDGER")
         .env_remove("VERNIER_SPEED_FILE")
         .env_remove("VERNIER_DB")
 }
 
-/// The `vernier` binary with the defaults a user has: the machine's record of its core speed
-/// in use, a fresh one kept in `dir` (never the user's own), read and added to by every run
+/// The `vernier` binary with the defaults a user has: the machine's ledger in use (its known
+/// core speed and earlier runs), a fresh one kept in `dir` (never the user's own), read and added to by every run
 /// given the same `dir`.
-pub fn vernier_with_speed_file(dir: &Path) -> Command {
+pub fn vernier_with_ledger(dir: &Path) -> Command {
     let mut c = vernier();
-    c.env("VERNIER_SPEED_FILE", dir.join("core-speed.json"));
+    c.env("VERNIER_LEDGER", dir.join("ledger.json"));
     c
 }
 

@@ -2,7 +2,7 @@
 //! commit, and what `history` says of a store.
 #![allow(dead_code)]
 
-use super::cli::{text, vernier, vernier_with_speed_file};
+use super::cli::{text, vernier, vernier_with_ledger};
 use super::cpp::{compile, repo_root};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -17,11 +17,11 @@ pub fn kernels(chain_n: u32) -> PathBuf {
     )
 }
 
-/// `vernier run` of the `chain` kernel, saved at `commit`; the result file. `speed`: the
-/// directory of the machine's speed file, as a user has one (`None`: no speed file).
-pub fn run_saved(exe: &Path, db: &str, commit: &str, json: &Path, speed: Option<&Path>) -> Value {
-    let o = speed
-        .map(vernier_with_speed_file)
+/// `vernier run` of the `chain` kernel, saved at `commit`; the result file. `ledger`: the
+/// directory of the machine's ledger, as a user has one (`None`: no ledger).
+pub fn run_saved(exe: &Path, db: &str, commit: &str, json: &Path, ledger: Option<&Path>) -> Value {
+    let o = ledger
+        .map(vernier_with_ledger)
         .unwrap_or_else(vernier)
         .args([
             "run",

@@ -132,12 +132,17 @@ fn history_check(db: &str) -> std::process::Output {
         .unwrap()
 }
 
-/// The recorded file `rel` re-derived by `vernier analyze --runs-of kernels` with the speed
-/// file in `dir`: weighed against the runs re-derived before it, as `vernier run` weighed it.
+/// The recorded file `rel` re-derived by `vernier analyze --runs-of kernels` with the ledger
+/// in `dir`: weighed against the runs re-derived before it, as `vernier run` weighed it.
 fn replayed(rel: &str, dir: &Path) -> (ResultFile, String) {
+    replayed_by(cli::vernier_with_ledger(dir), rel, dir)
+}
+
+/// [`replayed`] by `vernier`, with the ledger its environment names.
+fn replayed_by(mut vernier: std::process::Command, rel: &str, dir: &Path) -> (ResultFile, String) {
     let raw = rederived(rel, dir);
     let json = dir.join(format!("replayed-{}", rel.replace('/', "-")));
-    let o = cli::vernier_with_speed_file(dir)
+    let o = vernier
         .arg("analyze")
         .arg(&raw)
         .args(["--runs-of", "kernels", "--json"])
@@ -171,7 +176,7 @@ fn replayed_in_order_each_run_is_weighed_against_the_ones_before_and_covers_thei
             .iter()
             .map(|f| f.benchmarks.iter().find(|b| b.name == name).unwrap())
             .collect();
-        // The first two runs have fewer than two earlier ones; the file says the speed file
+        // The first two runs have fewer than two earlier ones; the file says the ledger
         // was read, so the report says what the interval cannot know yet.
         assert!(of[0].earlier_runs.is_none() && of[1].earlier_runs.is_none());
         let kept = of[..2].iter().filter(|b| own_flags(b).is_empty()).count();
@@ -524,5 +529,54 @@ fn two_recorded_runs_compare_in_cycles_when_both_are_judged_in_them() {
     assert!(
         (1.03..=1.08).contains(&r) && verdict == "slower",
         "{r} {verdict}"
+    );
+}
+
+/// The ledger was called the speed file: `VERNIER_SPEED_FILE` still names it while
+/// `VERNIER_LEDGER` is not set, and a cache home that holds only `core-speed.json` is read,
+/// the next run writing `ledger.json` beside it. Each run weighed this way reads the same
+/// earlier runs as the runs weighed with the ledger named.
+#[test]
+fn the_speed_file_under_its_former_names_is_read_as_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let named = dir.path().join("named");
+    std::fs::create_dir(&named).unwrap();
+    let earlier =
+        |f: &ResultFile| -> Vec<_> { f.benchmarks.iter().map(|b| b.earlier_runs).collect() };
+    let expected: Vec<_> = (1..=4)
+        .map(|i| earlier(&replayed(&format!("kernels/run{i}.json"), &named).0))
+        .collect();
+    assert!(
+        expected[2].iter().any(Option::is_some),
+        "the third run reads earlier runs: {:?}",
+        expected[2]
+    );
+    let former = dir.path().join("speed.json");
+    for i in 1..=2 {
+        let mut c = vernier();
+        c.env("VERNIER_SPEED_FILE", &former);
+        let (f, _) = replayed_by(c, &format!("kernels/run{i}.json"), dir.path());
+        assert!(f.harness.earlier_runs_read);
+        assert_eq!(earlier(&f), expected[i - 1], "run {i}");
+    }
+    let home = dir.path().join("cache");
+    let cache = home.join("vernier");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::copy(&former, cache.join("core-speed.json")).unwrap();
+    let kept = std::fs::read(cache.join("core-speed.json")).unwrap();
+    for i in 3..=4 {
+        let mut c = vernier();
+        c.env("XDG_CACHE_HOME", &home);
+        let (f, _) = replayed_by(c, &format!("kernels/run{i}.json"), dir.path());
+        assert_eq!(earlier(&f), expected[i - 1], "run {i}");
+        assert!(
+            cache.join("ledger.json").exists(),
+            "run {i} wrote the ledger"
+        );
+    }
+    assert_eq!(
+        std::fs::read(cache.join("core-speed.json")).unwrap(),
+        kept,
+        "the former file is left as it was"
     );
 }

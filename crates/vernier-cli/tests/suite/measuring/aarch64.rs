@@ -206,7 +206,7 @@ fn the_aarch64_asm_marks_the_measured_loop() {
 fn compare_finds_twice_the_adds_slower_on_aarch64_builds() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("compare.json");
-    let o: Output = cli::vernier_with_speed_file(dir.path())
+    let o: Output = cli::vernier_with_ledger(dir.path())
         // The default budget, not --quick: its three process pairs are too few for a verdict
         // when qemu's times spread as they do on a busy machine.
         .args(["compare", "--filter", "^chain$", "--json"])

@@ -250,13 +250,13 @@ fn analyze_names_a_missing_file_and_a_bad_filter() {
 /// run again, and each step checks what its kept predecessors imply.
 #[test]
 fn earlier_runs_of_the_same_program_widen_the_interval_and_are_re_derived() {
-    let store = tmp("earlier-speed.json");
+    let store = tmp("earlier-ledger.json");
     let _ = std::fs::remove_file(&store);
     let exe = cpp::example("arithmetic");
     let run = |exe: &Path, tag: &str| {
         let json = tmp(&format!("earlier-{tag}.json"));
         let o = vernier()
-            .env("VERNIER_SPEED_FILE", &store)
+            .env("VERNIER_LEDGER", &store)
             .args([
                 "run",
                 "--quick",
@@ -318,7 +318,7 @@ fn joins_its_kept_predecessors(
         .map(|f| f.benchmarks[0].per_iter.median_ns)
         .collect();
     let b = &this.benchmarks[0];
-    if medians.len() < vernier::result::recent_runs::MIN_EARLIER_RUNS {
+    if medians.len() < vernier::result::earlier_runs::MIN_EARLIER_RUNS {
         assert!(
             b.earlier_runs.is_none(),
             "{:?}\n{}",
@@ -357,17 +357,17 @@ fn joins_its_kept_predecessors(
     }
 }
 
-/// A Rust suite run standalone (`cargo bench`) reads and adds to the same speed file as
+/// A Rust suite run standalone (`cargo bench`) reads and adds to the same ledger as
 /// `vernier run`: its third run's interval covers its kept predecessors' medians, and says so.
 #[test]
 fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
-    let store = tmp("standalone-speed.json");
+    let store = tmp("standalone-ledger.json");
     let _ = std::fs::remove_file(&store);
     let exe = rust_examples::examples().join("chain");
     let run = |tag: &str| {
         let json = tmp(&format!("standalone-{tag}.json"));
         let o = std::process::Command::new(&exe)
-            .env("VERNIER_SPEED_FILE", &store)
+            .env("VERNIER_LEDGER", &store)
             .args(["--quick", "--json"])
             .arg(&json)
             .output()
@@ -403,14 +403,14 @@ fn a_standalone_rust_suite_keeps_and_joins_its_earlier_runs() {
 /// `core-slowed` or as removed work).
 fn kept(file: &ResultFile) -> bool {
     let b = &file.benchmarks[0];
-    vernier::result::recent_runs::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
+    vernier::result::earlier_runs::figure_worth_keeping(b.per_iter.median_ns, &b.diagnostics)
 }
 
 /// One executable sized by an environment variable (the chain example, `CHAIN_N=100` or
 /// `200`), run with the two sizes alternately and then rebuilt, as a user sizes inputs: each
 /// size is its own benchmark for the earlier runs (the environment is part of a program's
 /// identity), so no interval reaches halfway to the other size's figure, where one identity
-/// for both sizes read [27.07, 54.14] ns for a 27.07 ns median. The speed file is in use, a fresh one of the test's own.
+/// for both sizes read [27.07, 54.14] ns for a 27.07 ns median. The ledger is in use, a fresh one of the test's own.
 #[test]
 fn a_program_sized_by_the_environment_keeps_each_size_s_interval() {
     let dir = tempfile::tempdir().unwrap();
@@ -418,7 +418,7 @@ fn a_program_sized_by_the_environment_keeps_each_size_s_interval() {
     std::fs::copy(cpp::example("chain"), &exe).unwrap();
     let run = |n: u32, tag: &str| {
         let json = dir.path().join(format!("chain-{n}-{tag}.json"));
-        let o = cli::vernier_with_speed_file(dir.path())
+        let o = cli::vernier_with_ledger(dir.path())
             .env("CHAIN_N", n.to_string())
             .args(["run", "--quick", "--json"])
             .arg(&json)

@@ -85,7 +85,7 @@ fn cargo_bench(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", dir.join("target"))
         .env("NO_COLOR", "1")
-        .env("VERNIER_SPEED_FILE", dir.join("core-speed.json"))
+        .env("VERNIER_LEDGER", dir.join("ledger.json"))
         .env_remove("VERNIER_FDS")
         .output()
         .unwrap();

@@ -85,8 +85,8 @@ fn cargo_bench(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", dir.join("target"))
         .env("NO_COLOR", "1")
-        // The speed file in use, as a user's is, but the test's own.
-        .env("VERNIER_SPEED_FILE", dir.join("core-speed.json"))
+        // The ledger in use, as a user's is, but the test's own.
+        .env("VERNIER_LEDGER", dir.join("ledger.json"))
         .env_remove("VERNIER_FDS")
         .output()
         .unwrap();

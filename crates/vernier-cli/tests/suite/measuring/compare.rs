@@ -547,7 +547,7 @@ fn code_that_did_not_change_is_said_to_be_the_same_whatever_its_ratio() {
         .arg("--fail-on-regression")
         .arg("--json")
         .arg(&json)
-        .env("VERNIER_SPEED_FILE", tmp("core-speed.json"))
+        .env("VERNIER_LEDGER", tmp("ledger.json"))
         .output()
         .unwrap();
     let (so, se) = text(&out);

@@ -327,7 +327,7 @@ fn standalone_runs_itself_through_the_runner_when_there_is_one() {
         .arg(&json)
         .env_remove("VERNIER_FDS")
         .env("VERNIER_BIN", env!("CARGO_BIN_EXE_vernier"))
-        .env("VERNIER_SPEED_FILE", dir.join("core-speed.json"))
+        .env("VERNIER_LEDGER", dir.join("ledger.json"))
         .env("NO_COLOR", "1")
         .output()
         .unwrap();

@@ -8,7 +8,7 @@ use vernier::diagnostic::Code;
 use vernier::report;
 use vernier::result::{ResultFile, Status};
 
-/// `vernier` as a user runs it: the speed file in use (this test binary's own, filled by its
+/// `vernier` as a user runs it: the ledger in use (this test binary's own, filled by its
 /// runs as a user's is by theirs).
 fn vernier() -> Command {
     cli::vernier()
@@ -48,12 +48,12 @@ fn quick_demo_at_120(mut c: Command, args: &[&str], json: &std::path::Path) -> S
 
 #[test]
 fn the_quick_demo_shows_each_benchmarks_own_precision_and_its_cycles() {
-    // As a user runs it: the machine's speed file in use (a fresh one here), 120 columns.
+    // As a user runs it: the machine's ledger in use (a fresh one here), 120 columns.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("demo-cycles");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("demo.json");
     let mut c = Command::new(env!("CARGO_BIN_EXE_vernier"));
-    c.env("VERNIER_SPEED_FILE", dir.join("core-speed.json"));
+    c.env("VERNIER_LEDGER", dir.join("ledger.json"));
     let stdout = quick_demo_at_120(c, &["--filter", "^(add|mul|div)$"], &json);
     let head = stdout.lines().next().unwrap();
     for title in ["median", "±this run", "±next run", "cycles", "±cycles"] {

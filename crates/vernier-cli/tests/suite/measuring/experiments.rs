@@ -303,7 +303,7 @@ fn a_sweep_judges_its_points_in_cycles_and_names_the_clocks_swing() {
         .arg(&json)
         .arg("--")
         .arg(&exe)
-        .env("VERNIER_SPEED_FILE", tmp("sweep-core-speed.json"))
+        .env("VERNIER_LEDGER", tmp("sweep-ledger.json"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", cli::text(&o));

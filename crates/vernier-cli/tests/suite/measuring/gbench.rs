@@ -327,7 +327,7 @@ fn by_hand(args: &[&str]) -> Output {
         .args(args)
         .env_remove("VERNIER_FDS")
         .env("VERNIER_BIN", env!("CARGO_BIN_EXE_vernier"))
-        .env("VERNIER_SPEED_FILE", tmp().join("by-hand-speed.json"))
+        .env("VERNIER_LEDGER", tmp().join("by-hand-ledger.json"))
         .env("NO_COLOR", "1")
         .env("TMPDIR", scratch.path())
         .output()
@@ -584,7 +584,7 @@ fn cmake_benchmark_targets_build_a_program_written_for_libbenchmark() {
 /// `optimized-away` as a native one is: its time is the empty loop's, callgrind counts one
 /// instruction more per iteration, and the disassembly of the function, between the state's
 /// `StartKeepRunning` and `FinishKeepRunning` calls, shows that it is the register move handing
-/// the constant to the barrier. Run as a user runs it, with a speed file of its own.
+/// the constant to the barrier. Run as a user runs it, with a ledger of its own.
 #[test]
 fn a_folded_constant_in_a_google_benchmark_loop_is_flagged() {
     let src = tmp().join("folded.cc");
@@ -601,7 +601,7 @@ fn a_folded_constant_in_a_google_benchmark_loop_is_flagged() {
     let exe = build("gb-folded", &src, true);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let o = cli::vernier_with_speed_file(dir.path())
+    let o = cli::vernier_with_ledger(dir.path())
         .args(["run", "--time", "0.3", "--json"])
         .arg(&json)
         .arg("--")

@@ -1,11 +1,11 @@
 //! The history store as a user fills it, measuring: a 5 % step (100 then 105 dependent adds)
-//! saved run by run with the machine's speed file in use is never found before the step nor
+//! saved run by run with the machine's ledger in use is never found before the step nor
 //! in the wrong direction, and `compare --baseline` never finds 110 adds faster than the 100
 //! stored. What is exact about the store is tested in `history.rs`.
 
 use crate::common::{cli, history};
 
-use cli::{text, vernier, vernier_with_speed_file};
+use cli::{text, vernier, vernier_with_ledger};
 use history::{change_points, check, history, kernels, run_saved};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 /// Seven runs at c1–c4 (100 adds) and c5–c7 (`after` adds) saved into `db`, one run per
 /// commit and none run again: a run on a slowed core is kept, shown, and not used as evidence.
 /// Returns the result files, in order.
-fn seven_commits(db: &str, dir: &Path, after: u32, speed: Option<&Path>) -> Vec<PathBuf> {
+fn seven_commits(db: &str, dir: &Path, after: u32, ledger: Option<&Path>) -> Vec<PathBuf> {
     let (k100, slower) = (kernels(100), kernels(after));
     let mut files = Vec::new();
     for i in 1..=7 {
         let exe = if i <= 4 { &k100 } else { &slower };
         let json = dir.join(format!("c{i}.json"));
-        run_saved(exe, db, &format!("c{i}"), &json, speed);
+        run_saved(exe, db, &format!("c{i}"), &json, ledger);
         files.push(json);
         if i == 4 {
             assert_eq!(check(db), 0, "c1–c4: the same code, no regression");
@@ -28,18 +28,18 @@ fn seven_commits(db: &str, dir: &Path, after: u32, speed: Option<&Path>) -> Vec<
     files
 }
 
-/// Runs saved with the machine's speed file in use carry a headline interval joined to the
+/// Runs saved with the machine's ledger in use carry a headline interval joined to the
 /// clock range of the machine's recent runs (several percent wide); the change points are
 /// detected on the runs' own intervals and the spread between runs, so a 5 % step (100 then
 /// 105 dependent adds) is found at its commit.
 #[test]
-fn a_5_percent_step_is_found_with_the_machine_s_speed_file_in_use() {
+fn a_5_percent_step_is_found_with_the_machine_s_ledger_in_use() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
-    // The speed file as a user's is after some use: the three kernels run seven times record
+    // The ledger as a user's is after some use: the three kernels run seven times record
     // 21 speeds (`MIN_CLOCK_RUNS` is 20), so the saved runs' intervals cover the clock range.
     for _ in 0..7 {
-        let o = vernier_with_speed_file(dir.path())
+        let o = vernier_with_ledger(dir.path())
             .args(["run", "--quick", "--counters", "none", "--"])
             .arg(kernels(100))
             .output()

@@ -118,7 +118,7 @@ fn ctrl_c_in_a_standalone_rust_suite_keeps_what_was_measured() {
     // measuring when it comes, whatever the machine's state.
     cmd.args(["--time", "30", "--json"])
         .arg(&json)
-        .env("VERNIER_SPEED_FILE", dir.path().join("core-speed.json"));
+        .env("VERNIER_LEDGER", dir.path().join("ledger.json"));
     let out = dir.path().join("chain.out");
     let (status, stdout, stderr) = ctrl_c(&mut cmd, &out, Duration::from_secs(4));
     assert_eq!(status.code(), Some(130), "{stdout}{stderr}");

@@ -12,12 +12,12 @@ fn tmp(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
 
-/// `vernier run --quick` with the user's defaults (a fresh speed file of its own) on `exe`.
+/// `vernier run --quick` with the user's defaults (a fresh ledger of its own) on `exe`.
 fn run(exe: &Path, json: &str) -> (std::process::Output, ResultFile) {
     let dir = tmp(&format!("{json}-home"));
     std::fs::create_dir_all(&dir).unwrap();
     let json = tmp(json);
-    let o = cli::vernier_with_speed_file(&dir)
+    let o = cli::vernier_with_ledger(&dir)
         .args(["run", "--quick", "--json"])
         .arg(&json)
         .arg("--")
@@ -147,7 +147,7 @@ fn the_rust_harness_counts_as_a_worker_and_on_its_own() {
     let o = std::process::Command::new(&exe)
         .args(["--quick", "--json"])
         .arg(&json)
-        .env("VERNIER_SPEED_FILE", tmp("mem-rust-standalone-speed.json"))
+        .env("VERNIER_LEDGER", tmp("mem-rust-standalone-ledger.json"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", cli::text(&o));
@@ -185,7 +185,7 @@ fn compare_names_one_more_allocation_per_iteration_exactly() {
     let dir = tmp("mem-compare-home");
     std::fs::create_dir_all(&dir).unwrap();
     let json = tmp("mem-compare.json");
-    let o = cli::vernier_with_speed_file(&dir)
+    let o = cli::vernier_with_ledger(&dir)
         .args(["compare", "--quick", "--json"])
         .arg(&json)
         .arg(&old)
@@ -215,7 +215,7 @@ fn history_check_exits_2_on_more_allocations_per_iteration() {
     let dir = tmp("mem-history-home");
     std::fs::create_dir_all(&dir).unwrap();
     for (commit, exe) in [("a1", &old), ("b2", &new)] {
-        let o = cli::vernier_with_speed_file(&dir)
+        let o = cli::vernier_with_ledger(&dir)
             .args(["run", "--quick", "--processes", "1", "--save", "--db"])
             .arg(&db)
             .args(["--commit", commit, "--branch", "main", "--"])

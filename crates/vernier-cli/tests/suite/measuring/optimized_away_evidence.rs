@@ -6,19 +6,19 @@
 //! folded constant into the register the barrier holds, which the loop's disassembly shows is
 //! not work: flagged. The counts are kept in the result file, so `vernier analyze` reaches
 //! the same verdicts. A threaded constant is flagged at one thread and at two. Run as a user
-//! runs it (the machine's speed file in use, a fresh one
+//! runs it (the machine's ledger in use, a fresh one
 //! here). Needs valgrind and objdump (CI installs them: `.ci/run`).
 
 use crate::common::{cli, cpp, rust_examples};
 
-use cli::{text, vernier, vernier_with_speed_file};
+use cli::{text, vernier, vernier_with_ledger};
 use std::path::PathBuf;
 use std::process::Output;
 use vernier::diagnostic::Code;
 use vernier::result::ResultFile;
 
 /// `vernier run OPTIONS --json FILE -- FIXTURE` of the C++ fixture `name` (built at -O2) with a
-/// speed file of its own, `env` set, which must succeed; its directory, output and result file.
+/// ledger of its own, `env` set, which must succeed; its directory, output and result file.
 fn run_fixture(
     name: &str,
     options: &[&str],
@@ -28,7 +28,7 @@ fn run_fixture(
     let exe = cpp::compile(name, &[src], &["-O2"]);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let o = vernier_with_speed_file(dir.path())
+    let o = vernier_with_ledger(dir.path())
         .envs(env.iter().copied())
         .arg("run")
         .args(options)
@@ -203,7 +203,7 @@ fn a_rust_threaded_constant_is_flagged_at_every_thread_count() {
     let exe = rust_examples::examples().join("sharing");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let o = vernier_with_speed_file(dir.path())
+    let o = vernier_with_ledger(dir.path())
         .args([
             "run",
             "--time",

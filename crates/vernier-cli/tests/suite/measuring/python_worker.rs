@@ -150,7 +150,7 @@ fn vernier_run_measures_a_python_script() {
     std::fs::create_dir_all(&tmp).unwrap();
     let json = tmp.join("run.json");
     let o = cli::vernier()
-        .env("VERNIER_SPEED_FILE", tmp.join("core-speed.json"))
+        .env("VERNIER_LEDGER", tmp.join("ledger.json"))
         .env("PYTHONPATH", python_package("run"))
         .args(["run", "--quick", "--json"])
         .arg(&json)
@@ -196,7 +196,7 @@ fn a_python_script_run_alone_starts_the_runner_on_itself() {
         .args(["--quick", "--json"])
         .arg(&json)
         .env("NO_COLOR", "1")
-        .env("VERNIER_SPEED_FILE", tmp.join("core-speed.json"))
+        .env("VERNIER_LEDGER", tmp.join("ledger.json"))
         .env("PYTHONPATH", python_package("alone"))
         .output()
         .unwrap();

@@ -68,7 +68,7 @@ fn the_readme_says_how_to_get_vernier_on_the_path() {
     );
 }
 
-/// `sh -c LINE` in `dir`, with `bin` first on the PATH and a fresh speed file; must succeed.
+/// `sh -c LINE` in `dir`, with `bin` first on the PATH and a fresh ledger; must succeed.
 fn run_as_written(line: &str, dir: &Path, bin: &Path) -> String {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![bin.to_path_buf()];
@@ -78,7 +78,7 @@ fn run_as_written(line: &str, dir: &Path, bin: &Path) -> String {
         .arg(line)
         .current_dir(dir)
         .env("PATH", std::env::join_paths(paths).unwrap())
-        .env("VERNIER_SPEED_FILE", dir.join("core-speed.json"))
+        .env("VERNIER_LEDGER", dir.join("ledger.json"))
         .env("NO_COLOR", "1")
         .output()
         .unwrap_or_else(|e| panic!("sh -c {line}: {e}"));

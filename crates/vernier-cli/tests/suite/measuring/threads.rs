@@ -177,7 +177,7 @@ fn run_quick(
     status: i32,
 ) -> (String, ResultFile) {
     let json = dir.join(name);
-    let o = cli::vernier_with_speed_file(dir)
+    let o = cli::vernier_with_ledger(dir)
         .args(["run", "--quick"])
         .args(options)
         .arg("--json")
@@ -249,7 +249,7 @@ fn rust_sharing_lesson_as_a_worker_and_standalone() {
     let o = std::process::Command::new(&exe)
         .args(["--quick", "--json"])
         .arg(&json)
-        .env("VERNIER_SPEED_FILE", dir.path().join("core-speed.json"))
+        .env("VERNIER_LEDGER", dir.path().join("ledger.json"))
         .output()
         .unwrap();
     let f = ResultFile::load(&json).unwrap_or_else(|e| panic!("{e}\n{}", cli::text(&o)));

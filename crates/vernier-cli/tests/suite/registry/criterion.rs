@@ -111,7 +111,7 @@ fn cargo(src: &Path, args: &[&str]) -> Output {
         // changed.
         .env("CARGO_TARGET_DIR", src.join("../target"))
         .env("NO_COLOR", "1")
-        .env("VERNIER_SPEED_FILE", src.join("core-speed.json"))
+        .env("VERNIER_LEDGER", src.join("ledger.json"))
         .env_remove("VERNIER_FDS")
         .output()
         .unwrap();

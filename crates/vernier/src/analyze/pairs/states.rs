@@ -3,7 +3,7 @@
 //! and the plan of the pairs that would resolve it.
 
 use super::{Comparison, ProcessPair};
-use crate::analyze::layout::layout_spread;
+use crate::analyze::process_spread::layout_spread;
 use crate::analyze::ProcessFigure;
 use crate::stats::random_effects;
 use crate::stats::student::student_t_quantile;

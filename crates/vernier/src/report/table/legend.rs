@@ -45,8 +45,8 @@ impl Table {
 
     /// What each column shown means, wrapped to the width. `clock_range`: the intervals for
     /// the next run were joined to the clock range of the machine's recent runs
-    /// (`harness.clock_ghz`), which the speed file gives once it holds enough runs
-    /// (`crate::speed_file`).
+    /// (`harness.clock_ghz`), which the ledger gives once it holds enough runs
+    /// (`crate::ledger`).
     pub fn legend(&self, clock_range: bool) -> String {
         let mut parts = vec![LEGEND_MEDIAN.to_string()];
         for c in &self.cols {
@@ -74,7 +74,7 @@ const LEGEND_CLOCK_RANGE: &str = "joined to the clock range of the machine's rec
      figure bound by the core moves with the clock; its cycles do not) and to the medians of \
      this program's recent runs when a line below names them";
 const LEGEND_NO_CLOCK_RANGE: &str = "joined to the medians of this program's recent runs when a \
-     line below names them (the clock of another run may differ: once the machine's speed file \
+     line below names them (the clock of another run may differ: once the machine's ledger \
      holds 20 runs, their clock range is joined too)";
 const LEGEND_NOTES: &str = "notes: diagnostic codes, explained below the table.";
 

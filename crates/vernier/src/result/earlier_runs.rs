@@ -1,15 +1,13 @@
-//! What the same program's recent runs on this machine read: an interval that holds for the
-//! next run.
+//! The result file's `earlier_runs`: what the same program's recent runs on this machine read
+//! (kept in the machine's ledger, `crate::ledger::earlier`), and the interval joined to them
+//! that holds for the next run.
 //!
 //! Why, and the figures behind it: docs/report.md, on `±next run` and the program's recent runs.
 //!
-//! Runs are only the same benchmark when their inputs are: the identity
-//! ([`crate::speed_file::program_identity`]) holds the environment too, less the variables
-//! that do not reach what is measured ([`crate::speed_file::ENV_NOT_COUNTED`]). Inputs the
-//! identity cannot see (a file the program reads, a rebuild that changed the code) show as
-//! medians far apart: when the earlier runs' medians (with this run's, for this build's runs)
-//! spread more than [`FAR_BEYOND_CLOCK`] times the clock's range, the interval is not joined
-//! to them, and the report says why ([`EarlierRuns::beyond_clock`]).
+//! Inputs the program's identity cannot see (a file the program reads, a rebuild that changed
+//! the code) show as medians far apart: when the earlier runs' medians (with this run's, for
+//! this build's runs) spread more than [`FAR_BEYOND_CLOCK`] times the clock's range, the
+//! interval is not joined to them, and the report says why ([`EarlierRuns::beyond_clock`]).
 
 use super::{BenchmarkResult, Status};
 use crate::analyze::Unit;
@@ -37,8 +35,8 @@ pub struct EarlierRuns {
     pub median_cycles: Option<[f64; 2]>,
 }
 
-/// A benchmark's median in cycles when it is judged in cycles (what the speed file keeps
-/// beside the median in ns).
+/// A benchmark's median in cycles when it is judged in cycles (what the ledger keeps beside
+/// the median in ns).
 pub fn headline_cycles(b: &BenchmarkResult) -> Option<f64> {
     (b.headline_unit == Unit::Cycles)
         .then(|| b.speed.as_ref()?.cycles_per_iter)

@@ -5,8 +5,8 @@
 
 use super::counters::{counter_figures, interrupted_flags};
 use super::ladder::linearity;
-use super::layout::{self, figures_by, layout_spread, per_group};
 use super::outliers::{outlier_figures, OutlierFigures};
+use super::process_spread::{self, figures_by, layout_spread, per_group};
 use super::speed::{self, Speed};
 use super::steady::{
     ns_warmup, parts_agree, past_calibration, steady_in, steady_main, warmup_in_state,
@@ -29,7 +29,7 @@ pub(crate) struct Figures {
     pub(super) outliers: OutlierFigures,
     pub(super) processes: Vec<ProcessFigure>,
     /// The spread between processes, judged in cycles of the core as well.
-    pub(super) layout: Option<layout::Layout>,
+    pub(super) layout: Option<process_spread::Layout>,
     pub(super) counters: BTreeMap<String, f64>,
     pub(super) cycle: Option<Cycle>,
     pub(super) speed: Option<Speed>,
@@ -245,7 +245,7 @@ fn layout_of(
     main_idx: &[usize],
     processes: &[ProcessFigure],
     cycles: &[f64],
-) -> Option<layout::Layout> {
+) -> Option<process_spread::Layout> {
     let in_cycles = (!cycles.is_empty()).then(|| {
         figures_by(main_idx.iter().filter_map(|&i| {
             let c = cycles[i];
@@ -288,7 +288,7 @@ fn cycle_of(counters: &BTreeMap<String, f64>, ctx: &Context) -> Option<Cycle> {
 }
 
 /// The figures of one benchmark's measurement, before the diagnostics.
-pub(super) fn figures_of(m: &Measurement, ctx: &Context) -> Figures {
+pub(super) fn judged_figures(m: &Measurement, ctx: &Context) -> Figures {
     // The unit, from every sample past calibration at the main count; in cycles, the steady
     // state is found again in cycles (a clock that drifted moves the time, not the cycles).
     let cycles = speed::sample_cycles(&m.samples, &ctx.timer);

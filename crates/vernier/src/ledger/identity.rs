@@ -1,5 +1,5 @@
 //! A program's identity: what makes two runs runs of the same code with the same inputs, the
-//! key the speed file keeps each program's recent medians under (and a stable hash, FNV-1a,
+//! key the ledger keeps each program's recent medians under (and a stable hash, FNV-1a,
 //! that the identity and others use).
 
 /// What makes two runs runs of the same code with the same inputs: the executable file (path,
@@ -17,7 +17,7 @@ pub fn program_identity(
 
 /// Environment variables that are not inputs of what is measured, so that runs differing in
 /// them are still the same benchmark: vernier's own (`VERNIER_*`: the runner's environment
-/// padding, the speed file, the store), what a shell changes between two invocations of the
+/// padding, the ledger, the store), what a shell changes between two invocations of the
 /// same command (`PWD`, `OLDPWD`, `SHLVL`, `_`), the terminal's and the session's (`TERM`,
 /// `TERM_PROGRAM*`, `COLORTERM`, `NO_COLOR`, `COLUMNS`, `LINES`, `SSH_CLIENT`,
 /// `SSH_CONNECTION`, `SSH_TTY`, `TMUX_PANE`, `WINDOWID`, `DISPLAY`, `XDG_SESSION_ID`), and what
@@ -55,7 +55,7 @@ pub fn env_not_counted(name: &str) -> bool {
 }
 
 /// [`program_identity`] with the environment `env`. The environment enters as a hash (FNV-1a
-/// of the sorted `NAME=value` lines counted): the speed file never holds its values.
+/// of the sorted `NAME=value` lines counted): the ledger never holds its values.
 pub fn program_identity_in(
     program: &std::path::Path,
     args: &[std::ffi::OsString],
