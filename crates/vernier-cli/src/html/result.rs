@@ -248,11 +248,45 @@ fn benchmark_section(
     if let Some(e) = &b.error {
         let _ = writeln!(h, "<p class=\"bad\">{}</p>", esc(e));
     }
-    let pi = &b.per_iter;
     if !timed {
         // Counted under callgrind: the counts are the figures; its timings are valgrind's.
     } else {
-        let _ = writeln!(
+        figures_line(h, b);
+        if !b.samples.ns.is_empty() {
+            h.push_str("<div class=\"plots\">\n");
+            sample_plots(h, b);
+            h.push_str("</div>\n");
+        }
+    }
+    memory::section(h, b);
+    if let (Some(c), true) = (&b.counters, timed) {
+        counters_table(h, c);
+    }
+    if own(b, shared).next().is_some() {
+        h.push_str("<ul class=\"diag\">\n");
+        for d in own(b, shared) {
+            let class = if d.code.invalidates_figure() {
+                "bad"
+            } else {
+                "warn"
+            };
+            let _ = writeln!(
+                h,
+                "<li><code class=\"{class}\">{}</code> {}</li>",
+                d.code.as_str(),
+                esc(&d.text())
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str("</section>\n");
+}
+
+/// A timed benchmark's figures in one paragraph: the median with its intervals (and in
+/// cycles), the minimum, the mean, σ, the samples, the warm-up, the time and why it stopped.
+fn figures_line(h: &mut String, b: &BenchmarkResult) {
+    let pi = &b.per_iter;
+    let _ = writeln!(
         h,
         "<p class=\"figures\">median <b>{}</b> (this run's 95 % interval {}; for the next run \
          {}){} · minimum {} · mean {} · σ<sub>iter</sub> = σ<sub>run</sub>/√N<sub>iter</sub> {} \
@@ -283,50 +317,27 @@ fn benchmark_section(
         b.total_s,
         esc(&b.stop)
     );
-        if !b.samples.ns.is_empty() {
-            h.push_str("<div class=\"plots\">\n");
-            sample_plots(h, b);
-            h.push_str("</div>\n");
-        }
+}
+
+/// The counters read around a timed benchmark, per iteration, each with its interval.
+fn counters_table(h: &mut String, c: &std::collections::BTreeMap<String, f64>) {
+    h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
+    for (k, v) in c
+        .iter()
+        .filter(|(k, _)| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi"))
+    {
+        let lo = c.get(&format!("{k}_ci95_lo"));
+        let hi = c.get(&format!("{k}_ci95_hi"));
+        let ci = match (lo, hi) {
+            (Some(a), Some(b)) => format!("{} – {}", number(*a), number(*b)),
+            _ => "—".into(),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"name\">{}</td><td>{}</td><td>{ci}</td></tr>",
+            esc(k),
+            number(*v)
+        );
     }
-    memory::section(h, b);
-    if let (Some(c), true) = (&b.counters, timed) {
-        h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
-        for (k, v) in c
-            .iter()
-            .filter(|(k, _)| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi"))
-        {
-            let lo = c.get(&format!("{k}_ci95_lo"));
-            let hi = c.get(&format!("{k}_ci95_hi"));
-            let ci = match (lo, hi) {
-                (Some(a), Some(b)) => format!("{} – {}", number(*a), number(*b)),
-                _ => "—".into(),
-            };
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"name\">{}</td><td>{}</td><td>{ci}</td></tr>",
-                esc(k),
-                number(*v)
-            );
-        }
-        h.push_str("</table>\n");
-    }
-    if own(b, shared).next().is_some() {
-        h.push_str("<ul class=\"diag\">\n");
-        for d in own(b, shared) {
-            let class = if d.code.invalidates_figure() {
-                "bad"
-            } else {
-                "warn"
-            };
-            let _ = writeln!(
-                h,
-                "<li><code class=\"{class}\">{}</code> {}</li>",
-                d.code.as_str(),
-                esc(&d.text())
-            );
-        }
-        h.push_str("</ul>\n");
-    }
-    h.push_str("</section>\n");
+    h.push_str("</table>\n");
 }
