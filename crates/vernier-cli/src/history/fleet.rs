@@ -196,71 +196,25 @@ pub fn machines_table(
             cols.join(", ")
         );
     }
-    let mut rows: BTreeMap<&str, BTreeMap<&str, Figure>> = BTreeMap::new();
+    let mut rows: Rows = BTreeMap::new();
     for s in all {
         if let (true, Some(v)) = (cols.contains(&s.machine), newest(s)) {
             rows.entry(&s.name).or_default().insert(&s.machine, v);
         }
     }
-    // Each machine's clock: the median over benchmarks of cycles per ns.
-    let clock = |m: &str| -> Option<f64> {
-        let mut g: Vec<f64> = rows
-            .values()
-            .filter_map(|r| r.get(m).and_then(|(ns, c, _)| c.map(|c| c / ns)))
-            .filter(|g| g.is_finite() && *g > 0.0)
-            .collect();
-        g.sort_by(f64::total_cmp);
-        (!g.is_empty()).then(|| g[g.len() / 2])
-    };
-    let clocks: Vec<Option<f64>> = cols.iter().map(|m| clock(m)).collect();
+    let clocks: Vec<Option<f64>> = cols.iter().map(|m| clock(&rows, m)).collect();
     let ref_clock = clocks[cols.iter().position(|m| *m == reference).unwrap_or(0)];
     let differ = clocks.iter().any(|c| match (c, ref_clock) {
         (Some(c), Some(r)) => (c / r - 1.0).abs() > CLOCK_DIFFERS,
         _ => false,
     });
-    let width = rows.keys().map(|k| text_width(k)).max().unwrap_or(9).max(9);
-    let cw = cols
-        .iter()
-        .map(|c| text_width(c))
-        .max()
-        .unwrap_or(0)
-        .max(20);
-    let print =
-        |title: &str, pick: &dyn Fn(&Figure) -> Option<f64>, unit: &dyn Fn(f64) -> String| {
-            println!("{title} (ratio to {reference}; newest run of each machine)");
-            print!("{:width$}", "benchmark");
-            for c in &cols {
-                print!("  {}", pad(c, cw, true));
-            }
-            println!();
-            for (name, r) in &rows {
-                print!("{}", pad(name, width, false));
-                let base = r.get(reference.as_str()).and_then(pick);
-                for c in &cols {
-                    let mark = match r.get(c.as_str()) {
-                        Some((_, _, false)) => " *",
-                        _ => "",
-                    };
-                    let cell = match (r.get(c.as_str()).and_then(pick), base) {
-                        (Some(v), Some(b)) if c != &reference => {
-                            format!("{} ×{:.3}{mark}", unit(v), v / b)
-                        }
-                        (Some(v), _) => format!("{}{mark}", unit(v)),
-                        (None, _) => "—".into(),
-                    };
-                    print!("  {cell:>cw$}");
-                }
-                println!();
-            }
-            if rows.values().any(|r| r.values().any(|v| !v.2)) {
-                println!(
-                "* the newest run there ran on a slowed core (core-slowed) or failed: no usable \
-                 run of that machine to show"
-            );
-            }
-        };
+    let grid = Grid {
+        rows: &rows,
+        cols: &cols,
+        reference: &reference,
+    };
     if show {
-        print(
+        grid.print(
             "time per iteration",
             &|v| Some(v.0),
             &vernier::report::format_ns,
@@ -285,7 +239,7 @@ pub fn machines_table(
     }
     if show && differ {
         println!();
-        print("clocks differ: cycles per iteration", &|v| v.1, &|c| {
+        grid.print("clocks differ: cycles per iteration", &|v| v.1, &|c| {
             format!("{c:.1} cyc")
         });
     }
@@ -305,6 +259,78 @@ pub fn machines_table(
     Ok(
         serde_json::json!({"reference": reference, "machines": cols, "clocks_differ": differ, "benchmarks": json_rows}),
     )
+}
+
+/// Each benchmark's newest figure on each machine, by benchmark, then by machine.
+type Rows<'a> = BTreeMap<&'a str, BTreeMap<&'a str, Figure>>;
+
+/// Machine `m`'s clock: the median over benchmarks of cycles per ns.
+fn clock(rows: &Rows, m: &str) -> Option<f64> {
+    let mut g: Vec<f64> = rows
+        .values()
+        .filter_map(|r| r.get(m).and_then(|(ns, c, _)| c.map(|c| c / ns)))
+        .filter(|g| g.is_finite() && *g > 0.0)
+        .collect();
+    g.sort_by(f64::total_cmp);
+    (!g.is_empty()).then(|| g[g.len() / 2])
+}
+
+/// The table of the machines' figures: one row per benchmark, one column per machine.
+struct Grid<'a> {
+    rows: &'a Rows<'a>,
+    cols: &'a [String],
+    reference: &'a str,
+}
+
+impl Grid<'_> {
+    /// The table of the figure `pick` takes, written with `unit`, each beside its ratio to the
+    /// reference machine's.
+    fn print(
+        &self,
+        title: &str,
+        pick: &dyn Fn(&Figure) -> Option<f64>,
+        unit: &dyn Fn(f64) -> String,
+    ) {
+        let (rows, cols, reference) = (self.rows, self.cols, self.reference);
+        let width = rows.keys().map(|k| text_width(k)).max().unwrap_or(9).max(9);
+        let cw = cols
+            .iter()
+            .map(|c| text_width(c))
+            .max()
+            .unwrap_or(0)
+            .max(20);
+        println!("{title} (ratio to {reference}; newest run of each machine)");
+        print!("{:width$}", "benchmark");
+        for c in cols {
+            print!("  {}", pad(c, cw, true));
+        }
+        println!();
+        for (name, r) in rows {
+            print!("{}", pad(name, width, false));
+            let base = r.get(reference).and_then(pick);
+            for c in cols {
+                let mark = match r.get(c.as_str()) {
+                    Some((_, _, false)) => " *",
+                    _ => "",
+                };
+                let cell = match (r.get(c.as_str()).and_then(pick), base) {
+                    (Some(v), Some(b)) if c != reference => {
+                        format!("{} ×{:.3}{mark}", unit(v), v / b)
+                    }
+                    (Some(v), _) => format!("{}{mark}", unit(v)),
+                    (None, _) => "—".into(),
+                };
+                print!("  {cell:>cw$}");
+            }
+            println!();
+        }
+        if rows.values().any(|r| r.values().any(|v| !v.2)) {
+            println!(
+                "* the newest run there ran on a slowed core (core-slowed) or failed: no usable \
+                 run of that machine to show"
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,17 @@ pub(super) fn comparison_section(
     c: &ComparisonFile,
     top: bool,
 ) {
+    comparison_head(h, id, name, c, top);
+    if !c.comparisons.is_empty() {
+        forest(h, c);
+    }
+    comparison_table(h, id, c);
+    pairs_plots(h, id, c);
+    h.push_str("</section>\n");
+}
+
+/// The section's opening: its title and the line of what was compared and how.
+fn comparison_head(h: &mut String, id: &str, name: &str, c: &ComparisonFile, top: bool) {
     let mode = match c.mode {
         vernier::stats::compare::Mode::Paired => "paired",
         vernier::stats::compare::Mode::Unpaired => "unpaired",
@@ -42,33 +53,40 @@ pub(super) fn comparison_section(
             _ => String::new(),
         }
     );
-    if !c.comparisons.is_empty() {
-        let rows: Vec<Estimate> = c
-            .comparisons
-            .iter()
-            .map(|x| Estimate {
-                label: x.name.clone(),
-                value: x.ratio,
-                ci: x.ci95,
-                tone: tone(x.verdict),
-            })
-            .collect();
-        figure(
-            h,
-            "comparisons",
-            plots::forest(
-                "Ratio NEW/OLD with its 95 % interval against the threshold",
-                &rows,
-                c.threshold,
-            ),
-            &format!(
-                "Dots: the ratio; bars: its 95 % interval. The green band is 1 ± the threshold \
-                 ({} %): an interval inside it is no-change. Green: faster, red: slower, orange: \
-                 inconclusive (the interval straddles the threshold's edge), blue: no change.",
-                plots::pct(c.threshold)
-            ),
-        );
-    }
+}
+
+/// The forest of ratios: each comparison's ratio with its interval against the threshold.
+fn forest(h: &mut String, c: &ComparisonFile) {
+    let rows: Vec<Estimate> = c
+        .comparisons
+        .iter()
+        .map(|x| Estimate {
+            label: x.name.clone(),
+            value: x.ratio,
+            ci: x.ci95,
+            tone: tone(x.verdict),
+        })
+        .collect();
+    figure(
+        h,
+        "comparisons",
+        plots::forest(
+            "Ratio NEW/OLD with its 95 % interval against the threshold",
+            &rows,
+            c.threshold,
+        ),
+        &format!(
+            "Dots: the ratio; bars: its 95 % interval. The green band is 1 ± the threshold \
+             ({} %): an interval inside it is no-change. Green: faster, red: slower, orange: \
+             inconclusive (the interval straddles the threshold's edge), blue: no change.",
+            plots::pct(c.threshold)
+        ),
+    );
+}
+
+/// The table of comparisons (each name a link to its pairs' plot, when it has one), the
+/// benchmarks not compared and those only one side has.
+fn comparison_table(h: &mut String, id: &str, c: &ComparisonFile) {
     h.push_str(
         "<table><tr><th class=\"name\">benchmark</th><th>ratio NEW/OLD</th><th>95 % interval</th>\
          <th>p</th><th class=\"name\">verdict</th><th>OLD median</th><th>NEW median</th>\
@@ -119,6 +137,10 @@ pub(super) fn comparison_section(
             esc(&c.only_new.join(", "))
         );
     }
+}
+
+/// Each comparison's pairs: their ratios against time, with where each process pair starts.
+fn pairs_plots(h: &mut String, id: &str, c: &ComparisonFile) {
     let mut any = false;
     for (j, x) in c.comparisons.iter().enumerate() {
         if let Some((points, starts)) = pair_points(x) {
@@ -155,7 +177,6 @@ pub(super) fn comparison_section(
     if any {
         h.push_str("</div>\n");
     }
-    h.push_str("</section>\n");
 }
 
 /// Each pair's ratio NEW/OLD against time, and where each process pair starts: from the

@@ -58,6 +58,28 @@ pub(super) fn result_section(
     file: &ResultFile,
     pairs: Option<&ComparisonFile>,
 ) {
+    result_head(h, id, name, file);
+    let shared = shared_diagnostics(file);
+    shared_notes(h, file, &shared);
+    let timed = file.mode != "instructions";
+    if timed {
+        timed_summary(h, id, file, &shared);
+    } else {
+        instructions_summary(h, id, file, &shared);
+    }
+    if let Some(c) = pairs {
+        comparison_section(h, &format!("{id}-pairs"), "variant pairs", c, false);
+    }
+    threads::scaling_plots(h, file);
+    super::complexity::complexity_plots(h, file);
+    for (j, b) in file.benchmarks.iter().enumerate() {
+        benchmark_section(h, &format!("{id}-b{j}"), b, &shared, timed);
+    }
+    h.push_str("</section>\n");
+}
+
+/// The section's opening: its title and the line of the machine, the timer and the mode.
+fn result_head(h: &mut String, id: &str, name: &str, file: &ResultFile) {
     let m = &file.machine;
     let _ = write!(
         h,
@@ -74,7 +96,11 @@ pub(super) fn result_section(
         esc(&file.mode),
         file.benchmarks.len()
     );
-    let shared = shared_diagnostics(file);
+}
+
+/// What holds for every benchmark of the file, said once above the table: the counters' note
+/// and the diagnostics all of them carry.
+fn shared_notes(h: &mut String, file: &ResultFile, shared: &[Diagnostic]) {
     let said = shared
         .iter()
         .any(|d| d.code == vernier::diagnostic::Code::CountersUnavailable);
@@ -84,7 +110,7 @@ pub(super) fn result_section(
     ) {
         let _ = writeln!(h, "<p class=\"meta\">Counters: {}</p>", esc(note));
     }
-    for d in &shared {
+    for d in shared {
         let _ = writeln!(
             h,
             "<p class=\"meta\">Every benchmark: <code class=\"warn\">{}</code> {}</p>",
@@ -92,86 +118,75 @@ pub(super) fn result_section(
             esc(&d.text())
         );
     }
-    let timed = file.mode != "instructions";
-    if !timed {
-        instructions_summary(h, id, file, &shared);
-    }
-    if timed {
-        // The summary on top, each name a link to its section.
-        // A rate beside the median where a benchmark declared its work per iteration (none
-        // for a body the compiler removed).
-        let rates = file.benchmarks.iter().any(|b| b.throughput.is_some());
-        let rate = |b: &vernier::result::BenchmarkResult| match (rates, b.throughput) {
-            (false, _) => String::new(),
-            (true, Some(t)) if !b.removed() => format!("<td>{}</td>", t.rate(b.per_iter.median_ns)),
-            (true, _) => "<td>—</td>".into(),
-        };
-        h.push_str(if rates {
-            "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th><th>rate</th>"
-        } else {
-            "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>"
-        });
-        h.push_str(
-            "<th>this run's 95 % interval</th><th>95 % interval for the next run</th>\
-             <th>cycles per iteration (95 % interval)</th><th>minimum</th><th>spread</th>\
-             <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
-             <th class=\"name\">warnings</th></tr>\n",
-        );
-        for (j, b) in file.benchmarks.iter().enumerate() {
-            let spread = b.per_iter.sample_sigma_ns;
-            let spread = if spread.is_finite() && b.per_iter.median_ns > 0.0 {
-                format!("{:.1} %", 100.0 * spread / b.per_iter.median_ns)
-            } else {
-                "—".into()
-            };
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td>{}<td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
-                 <td class=\"text\">{}</td></tr>",
-                esc(&b.name),
-                if b.status == Status::Ok {
-                    String::new()
-                } else {
-                    format!(" <span class=\"bad\">{}</span>", status_str(b.status))
-                },
-                format_ns(b.per_iter.median_ns),
-                rate(b),
-                interval_both(b.per_iter.median_ns, b.per_iter.run_ci95_ns),
-                interval_both(b.per_iter.median_ns, b.per_iter.ci95_ns),
-                cycles(b),
-                format_ns(b.per_iter.min_ns),
-                b.steady_samples,
-                b.iters_per_sample,
-                b.warmup.class.as_str(),
-                b.warmup.samples,
-                b.total_s,
-                codes(b, &shared)
-            );
-        }
-        h.push_str(
-            "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration; \
-             this run's 95 % interval: the median's, from this run's samples alone (how precisely \
-             this run measured; what <code>unstable</code> judges, with the interval in cycles); \
-             95 % interval for the next run: this run's, joined to the clock range of the \
-             machine's recent runs and to the medians of this program's recent runs, where the \
-             machine's ledger knows them; cycles per iteration: the median in cycles of the \
-             core at that moment, from the core-speed probe around each sample (code bound by the \
-             core reads the same cycles whatever the clock); minimum: the fastest steady sample; spread: the robust σ \
-             (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
-             its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
-             time, calibration and warm-up included.</p>\n",
-        );
-    }
-    if let Some(c) = pairs {
-        comparison_section(h, &format!("{id}-pairs"), "variant pairs", c, false);
-    }
-    threads::scaling_plots(h, file);
-    super::complexity::complexity_plots(h, file);
+}
+
+/// The summary of a timed file: one row per benchmark (its name a link to its section) with
+/// its figures, and the legend of the columns.
+fn timed_summary(h: &mut String, id: &str, file: &ResultFile, shared: &[Diagnostic]) {
+    // A rate beside the median where a benchmark declared its work per iteration (none
+    // for a body the compiler removed).
+    let rates = file.benchmarks.iter().any(|b| b.throughput.is_some());
+    let rate = |b: &vernier::result::BenchmarkResult| match (rates, b.throughput) {
+        (false, _) => String::new(),
+        (true, Some(t)) if !b.removed() => format!("<td>{}</td>", t.rate(b.per_iter.median_ns)),
+        (true, _) => "<td>—</td>".into(),
+    };
+    h.push_str(if rates {
+        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th><th>rate</th>"
+    } else {
+        "<table class=\"summary\"><tr><th class=\"name\">benchmark</th><th>median</th>"
+    });
+    h.push_str(
+        "<th>this run's 95 % interval</th><th>95 % interval for the next run</th>\
+         <th>cycles per iteration (95 % interval)</th><th>minimum</th><th>spread</th>\
+         <th>samples × iterations</th><th>warm-up</th><th>T<sub>tot</sub></th>\
+         <th class=\"name\">warnings</th></tr>\n",
+    );
     for (j, b) in file.benchmarks.iter().enumerate() {
-        benchmark_section(h, &format!("{id}-b{j}"), b, &shared, timed);
+        let spread = b.per_iter.sample_sigma_ns;
+        let spread = if spread.is_finite() && b.per_iter.median_ns > 0.0 {
+            format!("{:.1} %", 100.0 * spread / b.per_iter.median_ns)
+        } else {
+            "—".into()
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"name\"><a href=\"#{id}-b{j}\">{}</a>{}</td><td>{}</td>{}<td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{spread}</td><td>{} × {}</td><td>{} ({})</td><td>{:.2} s</td>\
+             <td class=\"text\">{}</td></tr>",
+            esc(&b.name),
+            if b.status == Status::Ok {
+                String::new()
+            } else {
+                format!(" <span class=\"bad\">{}</span>", status_str(b.status))
+            },
+            format_ns(b.per_iter.median_ns),
+            rate(b),
+            interval_both(b.per_iter.median_ns, b.per_iter.run_ci95_ns),
+            interval_both(b.per_iter.median_ns, b.per_iter.ci95_ns),
+            cycles(b),
+            format_ns(b.per_iter.min_ns),
+            b.steady_samples,
+            b.iters_per_sample,
+            b.warmup.class.as_str(),
+            b.warmup.samples,
+            b.total_s,
+            codes(b, shared)
+        );
     }
-    h.push_str("</section>\n");
+    h.push_str(
+        "</table>\n<p class=\"meta\">median: of the steady samples' time per iteration; \
+         this run's 95 % interval: the median's, from this run's samples alone (how precisely \
+         this run measured; what <code>unstable</code> judges, with the interval in cycles); \
+         95 % interval for the next run: this run's, joined to the clock range of the \
+         machine's recent runs and to the medians of this program's recent runs, where the \
+         machine's ledger knows them; cycles per iteration: the median in cycles of the \
+         core at that moment, from the core-speed probe around each sample (code bound by the \
+         core reads the same cycles whatever the clock); minimum: the fastest steady sample; spread: the robust σ \
+         (IQR/1.349) of one sample's time per iteration, as a share of the median; warm-up: \
+         its class and the samples excluded; T<sub>tot</sub>: the benchmark's whole wall \
+         time, calibration and warm-up included.</p>\n",
+    );
 }
 
 /// The summary of a file counted under callgrind (`--instructions`): the counts per iteration,
@@ -233,11 +248,45 @@ fn benchmark_section(
     if let Some(e) = &b.error {
         let _ = writeln!(h, "<p class=\"bad\">{}</p>", esc(e));
     }
-    let pi = &b.per_iter;
     if !timed {
         // Counted under callgrind: the counts are the figures; its timings are valgrind's.
     } else {
-        let _ = writeln!(
+        figures_line(h, b);
+        if !b.samples.ns.is_empty() {
+            h.push_str("<div class=\"plots\">\n");
+            sample_plots(h, b);
+            h.push_str("</div>\n");
+        }
+    }
+    memory::section(h, b);
+    if let (Some(c), true) = (&b.counters, timed) {
+        counters_table(h, c);
+    }
+    if own(b, shared).next().is_some() {
+        h.push_str("<ul class=\"diag\">\n");
+        for d in own(b, shared) {
+            let class = if d.code.invalidates_figure() {
+                "bad"
+            } else {
+                "warn"
+            };
+            let _ = writeln!(
+                h,
+                "<li><code class=\"{class}\">{}</code> {}</li>",
+                d.code.as_str(),
+                esc(&d.text())
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str("</section>\n");
+}
+
+/// A timed benchmark's figures in one paragraph: the median with its intervals (and in
+/// cycles), the minimum, the mean, σ, the samples, the warm-up, the time and why it stopped.
+fn figures_line(h: &mut String, b: &BenchmarkResult) {
+    let pi = &b.per_iter;
+    let _ = writeln!(
         h,
         "<p class=\"figures\">median <b>{}</b> (this run's 95 % interval {}; for the next run \
          {}){} · minimum {} · mean {} · σ<sub>iter</sub> = σ<sub>run</sub>/√N<sub>iter</sub> {} \
@@ -268,50 +317,27 @@ fn benchmark_section(
         b.total_s,
         esc(&b.stop)
     );
-        if !b.samples.ns.is_empty() {
-            h.push_str("<div class=\"plots\">\n");
-            sample_plots(h, b);
-            h.push_str("</div>\n");
-        }
+}
+
+/// The counters read around a timed benchmark, per iteration, each with its interval.
+fn counters_table(h: &mut String, c: &std::collections::BTreeMap<String, f64>) {
+    h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
+    for (k, v) in c
+        .iter()
+        .filter(|(k, _)| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi"))
+    {
+        let lo = c.get(&format!("{k}_ci95_lo"));
+        let hi = c.get(&format!("{k}_ci95_hi"));
+        let ci = match (lo, hi) {
+            (Some(a), Some(b)) => format!("{} – {}", number(*a), number(*b)),
+            _ => "—".into(),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"name\">{}</td><td>{}</td><td>{ci}</td></tr>",
+            esc(k),
+            number(*v)
+        );
     }
-    memory::section(h, b);
-    if let (Some(c), true) = (&b.counters, timed) {
-        h.push_str("<table><tr><th class=\"name\">counter (per iteration)</th><th>value</th><th>95 % interval</th></tr>\n");
-        for (k, v) in c
-            .iter()
-            .filter(|(k, _)| !k.ends_with("_ci95_lo") && !k.ends_with("_ci95_hi"))
-        {
-            let lo = c.get(&format!("{k}_ci95_lo"));
-            let hi = c.get(&format!("{k}_ci95_hi"));
-            let ci = match (lo, hi) {
-                (Some(a), Some(b)) => format!("{} – {}", number(*a), number(*b)),
-                _ => "—".into(),
-            };
-            let _ = writeln!(
-                h,
-                "<tr><td class=\"name\">{}</td><td>{}</td><td>{ci}</td></tr>",
-                esc(k),
-                number(*v)
-            );
-        }
-        h.push_str("</table>\n");
-    }
-    if own(b, shared).next().is_some() {
-        h.push_str("<ul class=\"diag\">\n");
-        for d in own(b, shared) {
-            let class = if d.code.invalidates_figure() {
-                "bad"
-            } else {
-                "warn"
-            };
-            let _ = writeln!(
-                h,
-                "<li><code class=\"{class}\">{}</code> {}</li>",
-                d.code.as_str(),
-                esc(&d.text())
-            );
-        }
-        h.push_str("</ul>\n");
-    }
-    h.push_str("</section>\n");
+    h.push_str("</table>\n");
 }

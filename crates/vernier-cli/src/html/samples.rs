@@ -2,6 +2,7 @@
 //! iterations, and the figure of each process.
 
 use super::*;
+use vernier::result::SamplesJson as Samples;
 
 fn kind_of(p: Phase) -> Kind {
     match p {
@@ -21,23 +22,9 @@ fn changes(t_s: &[f64], col: &[u32]) -> Vec<f64> {
 
 pub(super) fn sample_plots(h: &mut String, b: &BenchmarkResult) {
     let s = &b.samples;
-    let n = s.ns.len();
-    let per_iter = |i: usize| s.ns[i] as f64 / s.iters[i].max(1) as f64;
-    let over_time: Vec<Point> = (0..n)
-        .map(|i| Point {
-            x: s.t_s[i],
-            y: per_iter(i),
-            kind: kind_of(s.phase[i]),
-        })
-        .collect();
-    let mut steady: Vec<f64> = (0..n)
-        .filter(|&i| s.phase[i] == Phase::Measure)
-        .map(per_iter)
-        .collect();
-    steady.sort_by(f64::total_cmp);
-    let mut not_calibration: Vec<f64> = (0..n)
+    let mut not_calibration: Vec<f64> = (0..s.ns.len())
         .filter(|&i| s.phase[i] != Phase::Calibration)
-        .map(per_iter)
+        .map(|i| per_iter(s, i))
         .collect();
     not_calibration.sort_by(f64::total_cmp);
     let typical = if b.per_iter.median_ns.is_finite() {
@@ -46,6 +33,29 @@ pub(super) fn sample_plots(h: &mut String, b: &BenchmarkResult) {
         vernier::stats::quantile_sorted(&not_calibration, 0.5)
     };
     let unit = Unit::for_ns(typical);
+    time_series_plot(h, b, unit);
+    histogram_plot(h, b, unit);
+    linearity_plot(h, b);
+    processes_plot(h, b, unit);
+}
+
+/// Sample `i`'s time per iteration.
+fn per_iter(s: &Samples, i: usize) -> f64 {
+    s.ns[i] as f64 / s.iters[i].max(1) as f64
+}
+
+/// The samples' time per iteration against time, marked by phase, with where each worker
+/// process and each round starts.
+fn time_series_plot(h: &mut String, b: &BenchmarkResult, unit: Unit) {
+    let s = &b.samples;
+    let n = s.ns.len();
+    let over_time: Vec<Point> = (0..n)
+        .map(|i| Point {
+            x: s.t_s[i],
+            y: per_iter(s, i),
+            kind: kind_of(s.phase[i]),
+        })
+        .collect();
     // The scale stops a little above the bulk of the warm-up and of the steady samples (see
     // `plots::upper_fence`): the calibration's first samples (one iteration: the timer's cost)
     // and the scheduler's spikes would otherwise flatten everything else; they are drawn as
@@ -53,7 +63,7 @@ pub(super) fn sample_plots(h: &mut String, b: &BenchmarkResult) {
     let fence = |phase: Phase| {
         let mut v: Vec<f64> = (0..n)
             .filter(|&i| s.phase[i] == phase)
-            .map(per_iter)
+            .map(|i| per_iter(s, i))
             .collect();
         v.sort_by(f64::total_cmp);
         plots::upper_fence(&v)
@@ -96,63 +106,80 @@ pub(super) fn sample_plots(h: &mut String, b: &BenchmarkResult) {
             }
         ),
     );
-    if !steady.is_empty() {
-        let hist = plots::Histogram {
-            title: &format!("{}: distribution of the steady samples", b.name),
-            sorted_ns: &steady,
-            median_ns: b.per_iter.median_ns,
-            min_ns: b.per_iter.min_ns,
-            ci95_ns: b.per_iter.ci95_ns,
-            run_ci95_ns: b.per_iter.run_ci95_ns,
-            unit,
-        };
-        let (_, outside) = plots::bins(&hist);
-        figure(
-            h,
-            "histogram",
-            plots::histogram(&hist),
-            &format!(
-                "{} steady samples in {} bins; {outside} beyond the central {} % not shown. \
-                 Median {}, minimum {}.",
-                steady.len(),
-                plots::HIST_BINS,
-                plots::pct(1.0 - 2.0 * plots::HIST_TAIL),
-                format_ns(b.per_iter.median_ns),
-                format_ns(b.per_iter.min_ns)
-            ),
-        );
+}
+
+/// The histogram of the steady samples' time per iteration (when there are any).
+fn histogram_plot(h: &mut String, b: &BenchmarkResult, unit: Unit) {
+    let s = &b.samples;
+    let mut steady: Vec<f64> = (0..s.ns.len())
+        .filter(|&i| s.phase[i] == Phase::Measure)
+        .map(|i| per_iter(s, i))
+        .collect();
+    steady.sort_by(f64::total_cmp);
+    if steady.is_empty() {
+        return;
     }
-    let tn: Vec<Point> = (0..n)
+    let hist = plots::Histogram {
+        title: &format!("{}: distribution of the steady samples", b.name),
+        sorted_ns: &steady,
+        median_ns: b.per_iter.median_ns,
+        min_ns: b.per_iter.min_ns,
+        ci95_ns: b.per_iter.ci95_ns,
+        run_ci95_ns: b.per_iter.run_ci95_ns,
+        unit,
+    };
+    let (_, outside) = plots::bins(&hist);
+    figure(
+        h,
+        "histogram",
+        plots::histogram(&hist),
+        &format!(
+            "{} steady samples in {} bins; {outside} beyond the central {} % not shown. \
+             Median {}, minimum {}.",
+            steady.len(),
+            plots::HIST_BINS,
+            plots::pct(1.0 - 2.0 * plots::HIST_TAIL),
+            format_ns(b.per_iter.median_ns),
+            format_ns(b.per_iter.min_ns)
+        ),
+    );
+}
+
+/// Each sample's time against its iterations, with the fit T = a + b·N (when any sample has
+/// both).
+fn linearity_plot(h: &mut String, b: &BenchmarkResult) {
+    let s = &b.samples;
+    let tn: Vec<Point> = (0..s.ns.len())
         .map(|i| Point {
             x: s.iters[i] as f64,
             y: s.ns[i] as f64,
             kind: kind_of(s.phase[i]),
         })
         .collect();
-    if tn.iter().any(|p| p.x > 0.0 && p.y > 0.0) {
-        let pi = &b.per_iter;
-        figure(
-            h,
-            "linearity",
-            plots::linearity(&plots::Linearity {
-                title: &format!("{}: linearity, T against N", b.name),
-                points: &tn,
-                slope_ns: pi.slope_ns,
-                intercept_ns: pi.intercept_ns,
-            }),
-            &if pi.slope_ns.is_finite() {
-                format!(
-                    "Fit T = a + b·N: a = {}, b = {} per iteration, R² = {:.4}.",
-                    format_ns(pi.intercept_ns),
-                    format_ns(pi.slope_ns),
-                    pi.r2
-                )
-            } else {
-                "No fit (too few distinct iteration counts).".into()
-            },
-        );
+    if !tn.iter().any(|p| p.x > 0.0 && p.y > 0.0) {
+        return;
     }
-    processes_plot(h, b, unit);
+    let pi = &b.per_iter;
+    figure(
+        h,
+        "linearity",
+        plots::linearity(&plots::Linearity {
+            title: &format!("{}: linearity, T against N", b.name),
+            points: &tn,
+            slope_ns: pi.slope_ns,
+            intercept_ns: pi.intercept_ns,
+        }),
+        &if pi.slope_ns.is_finite() {
+            format!(
+                "Fit T = a + b·N: a = {}, b = {} per iteration, R² = {:.4}.",
+                format_ns(pi.intercept_ns),
+                format_ns(pi.slope_ns),
+                pi.r2
+            )
+        } else {
+            "No fit (too few distinct iteration counts).".into()
+        },
+    );
 }
 
 /// The median of each worker process with its interval, against the run's (when there are

@@ -201,15 +201,22 @@ pub fn run(
     let mut rng = Rng::new(cfg.seed);
     let cpu_offset = rng.next_u64() as usize;
     let old_first_even = rng.next_u64() & 1 == 0;
-    let slice_ns = cfg.plan.time_budget_ns / cfg.pairs.max(1) as u64;
+    let mut d = Driver {
+        launcher,
+        clock,
+        cfg,
+        on_event,
+        rng,
+        slice_ns: cfg.plan.time_budget_ns / cfg.pairs.max(1) as u64,
+        stop_all: "budget",
+    };
     let mut benches: Vec<Bench> = Vec::new();
-    let mut stop_all = "budget";
     for j in 0..cfg.pairs.max(cfg.layout_pairs) {
         if interrupted() {
-            stop_all = "interrupted";
+            d.stop_all = "interrupted";
             break;
         }
-        if j > 0 && benches.iter().all(|b| !b.wants_pair(j, cfg, slice_ns)) {
+        if j > 0 && benches.iter().all(|b| !b.wants_pair(j, cfg, d.slice_ns)) {
             break;
         }
         let setup = PairSetup {
@@ -217,12 +224,12 @@ pub fn run(
             cpu: (!cfg.cpus.is_empty()).then(|| cfg.cpus[(cpu_offset + j) % cfg.cpus.len()]),
             env_pad: cfg
                 .env_pad
-                .unwrap_or_else(|| rng.next_u64() % cfg.max_env_pad.max(1)),
+                .unwrap_or_else(|| d.rng.next_u64() % cfg.max_env_pad.max(1)),
             old_first: (j % 2 == 0) == old_first_even,
         };
         let mut links = None;
         if benches.is_empty() {
-            let (o, n) = start(launcher, &setup, on_event)?;
+            let (o, n) = start(d.launcher, &setup, d.on_event)?;
             benches = select(o.names(), n.names())?
                 .into_iter()
                 .map(|name| Bench {
@@ -236,18 +243,53 @@ pub fn run(
                 .collect();
             links = Some((o, n));
         }
+        d.pair(&setup, &mut benches, links, interrupted);
+        fill(file, &benches, d.stop_all);
+        (d.on_event)(Event::PairDone { file });
+        if d.stop_all == "interrupted" {
+            break;
+        }
+    }
+    fill(file, &benches, d.stop_all);
+    Ok(())
+}
+
+/// What a comparison under way carries from pair to pair: the means to start and measure a
+/// pair, the random draws, and why the run stops (`budget` unless it is interrupted).
+struct Driver<'a> {
+    launcher: &'a mut dyn PairLauncher,
+    clock: &'a dyn WallClock,
+    cfg: &'a PairsConfig,
+    on_event: &'a mut dyn FnMut(Event),
+    rng: Rng,
+    /// Each benchmark's measuring time in one pair: its budget over the pairs.
+    slice_ns: u64,
+    stop_all: &'static str,
+}
+
+impl Driver<'_> {
+    /// Pair `setup.index` over the benchmarks that want it, on `links` when they were started
+    /// already; its processes stopped after (the first pair's with what they said).
+    fn pair(
+        &mut self,
+        setup: &PairSetup,
+        benches: &mut [Bench],
+        mut links: Option<Links>,
+        interrupted: &dyn Fn() -> bool,
+    ) {
+        let j = setup.index;
         for b in 0..benches.len() {
-            if !benches[b].wants_pair(j, cfg, slice_ns) {
+            if !benches[b].wants_pair(j, self.cfg, self.slice_ns) {
                 continue;
             }
             if interrupted() {
-                stop_all = "interrupted";
+                self.stop_all = "interrupted";
                 break;
             }
             // Start the pair (again, after a side failed on the previous benchmark).
-            let (mut o, mut n) = match links.take() {
+            let l = match links.take() {
                 Some(l) => l,
-                None => match start(launcher, &setup, on_event) {
+                None => match start(self.launcher, setup, self.on_event) {
                     Ok(l) => l,
                     Err(e) => {
                         for bench in benches.iter_mut().filter(|b| !b.settled) {
@@ -259,76 +301,80 @@ pub fn run(
                     }
                 },
             };
-            let bench = &mut benches[b];
-            let (io, inew) = match (
-                position(o.as_ref(), &bench.name),
-                position(n.as_ref(), &bench.name),
-            ) {
-                (Some(i), Some(k)) => (i, k),
-                _ => {
-                    bench.error = Some(format!(
-                        "process pair {j}: a worker no longer lists this benchmark"
-                    ));
-                    links = Some((o, n));
-                    continue;
-                }
-            };
-            let timer = coarser(o.timer(), n.timer());
-            let mut plan = pair_slice_plan(&cfg.plan, cfg.threshold, slice_ns);
-            plan.seed = rng.next_u64();
-            let name = bench.name.clone();
-            let m = {
-                let mut to = LinkTarget {
-                    link: o.as_mut(),
-                    index: io,
-                };
-                let mut tn = LinkTarget {
-                    link: n.as_mut(),
-                    index: inew,
-                };
-                measure_pair(&mut to, &mut tn, clock, &plan, &timer, &mut |p| {
-                    on_event(Event::Progress {
-                        name: &name,
-                        progress: p,
-                    })
-                })
-            };
-            if let Some((side, e)) = &m.error {
-                bench.error = Some(format!("{} failed (process pair {j}): {e}", side.as_str()));
-                // Both sides go; the pair is started afresh for the next benchmark.
-                o.quit();
-                n.quit();
-                continue;
-            }
-            if m.stop == PairStop::Interrupted {
-                stop_all = "interrupted";
-            }
-            match ProcessPair::from_measurement(j, setup.cpu, setup.env_pad, setup.old_first, &m) {
-                Some(p) => bench.pairs.push(p),
-                None => bench.empty += 1,
-            }
-            if pairs_settled(&bench.pairs, cfg.threshold).is_some() {
-                bench.settled = true;
-            }
-            links = Some((o, n));
+            links = self.measure(setup, &mut benches[b], l);
         }
         if let Some((o, n)) = links {
             if j == 0 {
                 let (old, new) = (o.quit_and_tell(), n.quit_and_tell());
-                on_event(Event::Said { old, new });
+                (self.on_event)(Event::Said { old, new });
             } else {
                 o.quit();
                 n.quit();
             }
         }
-        fill(file, &benches, stop_all);
-        on_event(Event::PairDone { file });
-        if stop_all == "interrupted" {
-            break;
-        }
     }
-    fill(file, &benches, stop_all);
-    Ok(())
+
+    /// One slice of benchmark `bench` on the pair's processes, its estimate kept; the
+    /// processes back unless a side failed (both are stopped then).
+    fn measure(
+        &mut self,
+        setup: &PairSetup,
+        bench: &mut Bench,
+        (mut o, mut n): Links,
+    ) -> Option<Links> {
+        let j = setup.index;
+        let (io, inew) = match (
+            position(o.as_ref(), &bench.name),
+            position(n.as_ref(), &bench.name),
+        ) {
+            (Some(i), Some(k)) => (i, k),
+            _ => {
+                bench.error = Some(format!(
+                    "process pair {j}: a worker no longer lists this benchmark"
+                ));
+                return Some((o, n));
+            }
+        };
+        let timer = coarser(o.timer(), n.timer());
+        let mut plan = pair_slice_plan(&self.cfg.plan, self.cfg.threshold, self.slice_ns);
+        plan.seed = self.rng.next_u64();
+        let name = bench.name.clone();
+        let on_event = &mut *self.on_event;
+        let m = {
+            let mut to = LinkTarget {
+                link: o.as_mut(),
+                index: io,
+            };
+            let mut tn = LinkTarget {
+                link: n.as_mut(),
+                index: inew,
+            };
+            measure_pair(&mut to, &mut tn, self.clock, &plan, &timer, &mut |p| {
+                on_event(Event::Progress {
+                    name: &name,
+                    progress: p,
+                })
+            })
+        };
+        if let Some((side, e)) = &m.error {
+            bench.error = Some(format!("{} failed (process pair {j}): {e}", side.as_str()));
+            // Both sides go; the pair is started afresh for the next benchmark.
+            o.quit();
+            n.quit();
+            return None;
+        }
+        if m.stop == PairStop::Interrupted {
+            self.stop_all = "interrupted";
+        }
+        match ProcessPair::from_measurement(j, setup.cpu, setup.env_pad, setup.old_first, &m) {
+            Some(p) => bench.pairs.push(p),
+            None => bench.empty += 1,
+        }
+        if pairs_settled(&bench.pairs, self.cfg.threshold).is_some() {
+            bench.settled = true;
+        }
+        Some((o, n))
+    }
 }
 
 #[cfg(test)]

@@ -95,10 +95,7 @@ pub(super) fn compare_programs(
     let plan = c.plan()?;
     let filter = c.filter()?;
     let ctl = a.process.control()?;
-    let (pairs, cpus) = pairs_and_cpus(a, &plan, &ctl)?;
-    let seed = a
-        .seed
-        .unwrap_or_else(|| std::process::id() as u64 ^ vernier::timer::monotonic_ns());
+    let cfg = pairs_config(a, plan, &ctl, threshold)?;
     let mut launcher = ProcessLauncher {
         old: Launch {
             which: Side::Old,
@@ -124,92 +121,12 @@ pub(super) fn compare_programs(
              the smallest change a comparison can detect here)"
         );
     }
-    let cfg = PairsConfig {
-        pairs,
-        // An explicit --processes is the count; the default may grow for layout states.
-        layout_pairs: if a.process.processes.is_some() {
-            pairs
-        } else {
-            MAX_LAYOUT_PROCESS_PAIRS
-        },
-        plan,
-        threshold,
-        cpus,
-        env_pad: a.process.env_pad,
-        max_env_pad: crate::runner::processes::MAX_ENV_PAD,
-        seed,
-    };
     let mut file = ComparisonFile::new(Mode::Paired, threshold);
     file.old = old.display().to_string();
     file.new = new.display().to_string();
     term::install_ctrlc();
     let started = std::time::Instant::now();
-    let mut progress = term::ProgressLine::new();
-    let mut warned = false;
-    let mut label = String::new();
-    let json = a.json.clone();
-    let mut only = (Vec::new(), Vec::new());
-    let outcome = compare::run(
-        &mut launcher,
-        &MonotonicClock,
-        &cfg,
-        &mut file,
-        &mut |on, nn| {
-            let (selected, only_old, only_new) = match_names(on, nn, filter.as_ref());
-            check_names(&selected, on, nn, filter.is_some()).map_err(|e| e.to_string())?;
-            only = (only_old, only_new);
-            Ok(selected)
-        },
-        &term::interrupted,
-        &mut |ev| match ev {
-            compare::Event::PairStarted { setup, old, new } => {
-                label = format!(
-                    "pair {}/{}{}",
-                    setup.index + 1,
-                    cfg.pairs,
-                    setup.cpu.map(|c| format!(" cpu {c}")).unwrap_or_default()
-                );
-                if !warned {
-                    warned = true;
-                    for (which, l, p) in [
-                        ("OLD", old, &a.old),
-                        ("NEW", new, &a.new_path().to_path_buf()),
-                    ] {
-                        if l.debug_build() {
-                            progress.clear();
-                            eprintln!(
-                                "vernier: warning: {which} ({}) is a debug build: its timings say \
-                                 little about optimised code (build with --release)",
-                                p.display()
-                            );
-                        }
-                    }
-                }
-            }
-            compare::Event::Progress { name, progress: p } => {
-                progress.update(&format!("{name} ({label})"), p)
-            }
-            compare::Event::Said { old, new } => {
-                progress.clear();
-                let (po, pn) = (a.old.display(), a.new_path().display());
-                if old.lines == new.lines {
-                    crate::runner::worker::tell(&format!("OLD ({po}) and NEW ({pn})"), &old);
-                } else {
-                    crate::runner::worker::tell(&format!("OLD ({po})"), &old);
-                    crate::runner::worker::tell(&format!("NEW ({pn})"), &new);
-                }
-            }
-            compare::Event::PairDone { file, .. } => {
-                progress.clear();
-                if let Some(p) = &json {
-                    // Written after each pair, so an interrupted run keeps what it measured.
-                    let _ = file.write_atomic(p);
-                }
-            }
-        },
-    );
-    progress.clear();
-    outcome.map_err(anyhow::Error::msg)?;
+    let only = measure_pairs(a, &mut launcher, &cfg, &mut file, filter.as_ref())?;
     let same_inputs =
         launcher.old.args == launcher.new.args && launcher.old.env == launcher.new.env;
     mark_code(&mut file, (old, &a.old_arg), (new, &a.new_arg), same_inputs);
@@ -231,6 +148,133 @@ pub(super) fn compare_programs(
         super::profile::profile_pair(a, old, new, &file)?;
     }
     Ok(code)
+}
+
+/// The live comparison's settings: the pairs allowed, their CPUs, the plan and the seed.
+fn pairs_config(
+    a: &CompareArgs,
+    plan: vernier::plan::Plan,
+    ctl: &crate::runner::worker::Control,
+    threshold: f64,
+) -> Result<PairsConfig> {
+    let (pairs, cpus) = pairs_and_cpus(a, &plan, ctl)?;
+    let seed = a
+        .seed
+        .unwrap_or_else(|| std::process::id() as u64 ^ vernier::timer::monotonic_ns());
+    Ok(PairsConfig {
+        pairs,
+        // An explicit --processes is the count; the default may grow for layout states.
+        layout_pairs: if a.process.processes.is_some() {
+            pairs
+        } else {
+            MAX_LAYOUT_PROCESS_PAIRS
+        },
+        plan,
+        threshold,
+        cpus,
+        env_pad: a.process.env_pad,
+        max_env_pad: crate::runner::processes::MAX_ENV_PAD,
+        seed,
+    })
+}
+
+/// Measure the benchmarks both programs have (those `filter` selects) over the process pairs
+/// into `file`, with the progress line and the workers' notes on the terminal; the names only
+/// OLD and only NEW have.
+fn measure_pairs(
+    a: &CompareArgs,
+    launcher: &mut ProcessLauncher,
+    cfg: &PairsConfig,
+    file: &mut ComparisonFile,
+    filter: Option<&crate::args::Selection>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let mut shown = Shown {
+        a,
+        pairs: cfg.pairs,
+        progress: term::ProgressLine::new(),
+        warned: false,
+        label: String::new(),
+    };
+    let mut only = (Vec::new(), Vec::new());
+    let outcome = compare::run(
+        launcher,
+        &MonotonicClock,
+        cfg,
+        file,
+        &mut |on, nn| {
+            let (selected, only_old, only_new) = match_names(on, nn, filter);
+            check_names(&selected, on, nn, filter.is_some()).map_err(|e| e.to_string())?;
+            only = (only_old, only_new);
+            Ok(selected)
+        },
+        &term::interrupted,
+        &mut |ev| shown.on(ev),
+    );
+    shown.progress.clear();
+    outcome.map_err(anyhow::Error::msg)?;
+    Ok(only)
+}
+
+/// What a live comparison shows as it goes: the progress line with the pair under way, a
+/// warning for a debug build, the workers' notes; the file so far kept after each pair.
+struct Shown<'a> {
+    a: &'a CompareArgs,
+    pairs: usize,
+    progress: term::ProgressLine,
+    warned: bool,
+    label: String,
+}
+
+impl Shown<'_> {
+    fn on(&mut self, ev: compare::Event) {
+        let a = self.a;
+        match ev {
+            compare::Event::PairStarted { setup, old, new } => {
+                self.label = format!(
+                    "pair {}/{}{}",
+                    setup.index + 1,
+                    self.pairs,
+                    setup.cpu.map(|c| format!(" cpu {c}")).unwrap_or_default()
+                );
+                if !self.warned {
+                    self.warned = true;
+                    for (which, l, p) in [
+                        ("OLD", old, &a.old),
+                        ("NEW", new, &a.new_path().to_path_buf()),
+                    ] {
+                        if l.debug_build() {
+                            self.progress.clear();
+                            eprintln!(
+                                "vernier: warning: {which} ({}) is a debug build: its timings say \
+                                 little about optimised code (build with --release)",
+                                p.display()
+                            );
+                        }
+                    }
+                }
+            }
+            compare::Event::Progress { name, progress: p } => {
+                self.progress.update(&format!("{name} ({})", self.label), p)
+            }
+            compare::Event::Said { old, new } => {
+                self.progress.clear();
+                let (po, pn) = (a.old.display(), a.new_path().display());
+                if old.lines == new.lines {
+                    crate::runner::worker::tell(&format!("OLD ({po}) and NEW ({pn})"), &old);
+                } else {
+                    crate::runner::worker::tell(&format!("OLD ({po})"), &old);
+                    crate::runner::worker::tell(&format!("NEW ({pn})"), &new);
+                }
+            }
+            compare::Event::PairDone { file, .. } => {
+                self.progress.clear();
+                if let Some(p) = &a.json {
+                    // Written after each pair, so an interrupted run keeps what it measured.
+                    let _ = file.write_atomic(p);
+                }
+            }
+        }
+    }
 }
 
 /// Whether each compared benchmark's measured code is the same in OLD and NEW (read after the

@@ -79,23 +79,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         ..Options::default()
     };
     options.fill_from_ledger(&ledger, identity.as_deref());
-    let mut suite = Suite::new(options);
-    register(&mut suite);
-    if let Some(re) = &filter {
-        let names = suite.names();
-        if !names.iter().any(|n| re.is_match(n)) {
-            bail!(
-                "{} selects no benchmark; the demo has: {}",
-                re.describe(),
-                names.join(", ")
-            );
-        }
-        suite = Suite::new(Options {
-            filter: None,
-            ..suite.options().clone()
-        });
-        register_filtered(&mut suite, re);
-    }
+    let mut suite = demo_suite(options, filter.as_ref())?;
     term::install_ctrlc();
     let render = report::Render::for_stdout(c.verbose);
     let names = suite.names();
@@ -103,22 +87,8 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     let table = report::Table::new(&names, render)
         .with_memory(vernier::memory::Source::detect().is_ok())
         .with_explain(c.explain || c.verbose || !ledger.seen_before());
-    let mut progress = term::ProgressLine::new().of(names.len());
-    let mut head = false;
     let started = std::time::Instant::now();
-    let file = suite.run_in_process(&mut |ev| match ev {
-        SuiteEvent::Start { .. } => {}
-        SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
-        SuiteEvent::Done { result, .. } => {
-            progress.clear();
-            if !head {
-                println!("{}", table.head());
-                head = true;
-            }
-            println!("{}", table.row(result));
-        }
-    });
-    progress.clear();
+    let file = run_with_table(&mut suite, &table, names.len());
     ledger.record_run(&file, identity.as_deref());
     let pairs = demo_pairs(&mut suite, &file, c.json.as_deref())?;
     // After the result is kept: a report that cannot be written loses nothing measured.
@@ -130,31 +100,7 @@ pub fn demo_command(c: &Common) -> Result<i32> {
     if let Some(line) = report::earlier_note(&file) {
         print!("{}", table.dim_wrapped(&line));
     }
-    println!();
-    for line in summary(&file, pairs.as_ref()) {
-        for l in report::wrap(&format!("• {line}"), render.width, 0, 2) {
-            println!("{l}");
-        }
-    }
-    if let Some(p) = &pairs {
-        println!();
-        for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", render.width, 0, 0) {
-            println!("{l}");
-        }
-        print!("{}", vernier::report::compare::table_fitted(p, render));
-    }
-    if !term::interrupted() {
-        let wanted = |what: &str| filter.as_ref().is_none_or(|re| re.is_match(what));
-        if wanted(CHECKPOINTS) {
-            println!();
-            for l in checkpoints(render.width) {
-                println!("{l}");
-            }
-        }
-        for l in loops_without_and_with_barrier(&file, render.width) {
-            println!("{l}");
-        }
-    }
+    print_lessons(&file, pairs.as_ref(), render, filter.as_ref());
     println!(
         "\n{} benchmarks in {:.1} s{}",
         file.benchmarks.len(),
@@ -176,6 +122,86 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         return Ok(code);
     }
     Ok(if html_failed { 1 } else { 0 })
+}
+
+/// The demo suite with `options`, its benchmarks those `filter` selects (which must select
+/// one).
+fn demo_suite(options: Options, filter: Option<&crate::args::Selection>) -> Result<Suite> {
+    let mut suite = Suite::new(options);
+    register(&mut suite);
+    if let Some(re) = filter {
+        let names = suite.names();
+        if !names.iter().any(|n| re.is_match(n)) {
+            bail!(
+                "{} selects no benchmark; the demo has: {}",
+                re.describe(),
+                names.join(", ")
+            );
+        }
+        suite = Suite::new(Options {
+            filter: None,
+            ..suite.options().clone()
+        });
+        register_filtered(&mut suite, re);
+    }
+    Ok(suite)
+}
+
+/// The suite measured in this process, each benchmark's row printed as it is done (under the
+/// table's head, printed with the first) and the progress line meanwhile.
+fn run_with_table(suite: &mut Suite, table: &report::Table, count: usize) -> ResultFile {
+    let mut progress = term::ProgressLine::new().of(count);
+    let mut head = false;
+    let file = suite.run_in_process(&mut |ev| match ev {
+        SuiteEvent::Start { .. } => {}
+        SuiteEvent::Progress { name, progress: p } => progress.update(name, p),
+        SuiteEvent::Done { result, .. } => {
+            progress.clear();
+            if !head {
+                println!("{}", table.head());
+                head = true;
+            }
+            println!("{}", table.row(result));
+        }
+    });
+    progress.clear();
+    file
+}
+
+/// The lessons in sentences, the variant pairs' table, and (unless interrupted) the
+/// checkpoints and the loops without and with a barrier.
+fn print_lessons(
+    file: &ResultFile,
+    pairs: Option<&ComparisonFile>,
+    render: report::Render,
+    filter: Option<&crate::args::Selection>,
+) {
+    let width = render.width;
+    println!();
+    for line in summary(file, pairs) {
+        for l in report::wrap(&format!("• {line}"), width, 0, 2) {
+            println!("{l}");
+        }
+    }
+    if let Some(p) = pairs {
+        println!();
+        for l in report::wrap("Variants compared paired and interleaved in this process (ratio = NEW/OLD, the second named over the first):", width, 0, 0) {
+            println!("{l}");
+        }
+        print!("{}", vernier::report::compare::table_fitted(p, render));
+    }
+    if !term::interrupted() {
+        let wanted = |what: &str| filter.is_none_or(|re| re.is_match(what));
+        if wanted(CHECKPOINTS) {
+            println!();
+            for l in checkpoints(width) {
+                println!("{l}");
+            }
+        }
+        for l in loops_without_and_with_barrier(file, width) {
+            println!("{l}");
+        }
+    }
 }
 
 /// `vernier demo`: run the suite's variant pairs in process, after its benchmarks; with

@@ -379,18 +379,7 @@ fn moved(fig: &Figures, good: &Figures, bad: &Figures, counted: bool) -> bool {
 }
 
 pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
-    let here = std::env::current_dir()?;
-    let repo = PathBuf::from(
-        git(&here, &["rev-parse", "--show-toplevel"])
-            .map_err(|_| anyhow!("history bisect runs in a git repository: cd into yours"))?,
-    );
-    if !git(&repo, &["status", "--porcelain", "--untracked-files=no"])?.is_empty() {
-        bail!(
-            "the work tree has changes not committed: bisect builds commits in a worktree of \
-             its own, and a change not committed would be in none of them; commit or stash it \
-             first (git stash)"
-        );
-    }
+    let repo = clean_repository()?;
     if a.instructions {
         crate::runner::instructions::Callgrind::from_env().check()?;
     }
@@ -434,30 +423,7 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
         Figures::new()
     };
     let bad_all = b.measure(&bad_build, &bad_commit)?;
-    if bad_all.is_empty() {
-        bail!(
-            "no benchmark of {} was measured in both builds{}: give a --filter that matches \
-             some (`{} --list` names them)",
-            a.program[0].to_string_lossy(),
-            a.filter
-                .as_deref()
-                .map(|f| format!(" (--filter '{f}' selects none)"))
-                .unwrap_or_default(),
-            a.program[0].to_string_lossy(),
-        );
-    }
-    let bad_fig: Figures = bad_all
-        .into_iter()
-        .filter(|(name, x)| {
-            if a.instructions {
-                good_fig
-                    .get(name)
-                    .is_some_and(|g| (x - g).abs() >= crate::history::changepoint::EXACT_THRESHOLD)
-            } else {
-                x.ln().abs() >= FOLLOWED.ln_1p()
-            }
-        })
-        .collect();
+    let bad_fig = followed(a, &good_fig, bad_all)?;
     if bad_fig.is_empty() {
         println!(
             "no benchmark moved between {} and {} ({} builds): nothing to bisect",
@@ -479,6 +445,60 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
         println!("{name}: {what} at {}", bad_commit.short());
     }
     let (lo, hi) = b.search(&commits, &good_fig, &bad_fig)?;
+    say_first(&commits, (lo, hi), b.built);
+    Ok(0)
+}
+
+/// The root of the git repository of the current directory, whose work tree must hold no
+/// change not committed.
+fn clean_repository() -> Result<PathBuf> {
+    let here = std::env::current_dir()?;
+    let repo = PathBuf::from(
+        git(&here, &["rev-parse", "--show-toplevel"])
+            .map_err(|_| anyhow!("history bisect runs in a git repository: cd into yours"))?,
+    );
+    if !git(&repo, &["status", "--porcelain", "--untracked-files=no"])?.is_empty() {
+        bail!(
+            "the work tree has changes not committed: bisect builds commits in a worktree of \
+             its own, and a change not committed would be in none of them; commit or stash it \
+             first (git stash)"
+        );
+    }
+    Ok(repo)
+}
+
+/// The benchmarks of the bad build (`bad_all`) that moved from the good one: an instruction
+/// count that differs from the good build's, a time moved by [`FOLLOWED`] or more.
+fn followed(a: &BisectArgs, good_fig: &Figures, bad_all: Figures) -> Result<Figures> {
+    if bad_all.is_empty() {
+        bail!(
+            "no benchmark of {} was measured in both builds{}: give a --filter that matches \
+             some (`{} --list` names them)",
+            a.program[0].to_string_lossy(),
+            a.filter
+                .as_deref()
+                .map(|f| format!(" (--filter '{f}' selects none)"))
+                .unwrap_or_default(),
+            a.program[0].to_string_lossy(),
+        );
+    }
+    Ok(bad_all
+        .into_iter()
+        .filter(|(name, x)| {
+            if a.instructions {
+                good_fig
+                    .get(name)
+                    .is_some_and(|g| (x - g).abs() >= crate::history::changepoint::EXACT_THRESHOLD)
+            } else {
+                x.ln().abs() >= FOLLOWED.ln_1p()
+            }
+        })
+        .collect())
+}
+
+/// The commit the search ended on (`hi`, after the last good one `lo`), with the commits
+/// between whose builds failed.
+fn say_first(commits: &[Commit], (lo, hi): (Option<usize>, usize), built: usize) {
     let first = &commits[hi];
     let between: Vec<&str> = (lo.map_or(0, |l| l + 1)..hi)
         .map(|i| commits[i].short())
@@ -488,7 +508,7 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
             "first commit where it moved: {} {} ({} builds for {} commits)",
             first.sha,
             first.subject,
-            b.built,
+            built,
             commits.len()
         );
     } else {
@@ -498,9 +518,8 @@ pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
             first.sha,
             first.subject,
             between.join(", "),
-            b.built,
+            built,
             commits.len()
         );
     }
-    Ok(0)
 }

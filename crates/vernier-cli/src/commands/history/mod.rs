@@ -2,6 +2,7 @@
 //! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
 
 mod bisect;
+mod text;
 
 use crate::history::series::{self, Series};
 use crate::history::store::{self, Location};
@@ -252,17 +253,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;
     let loc = Location::resolve(q.db.as_deref())?;
-    if let Location::Sqlite(p) = &loc {
-        if !p.exists() {
-            anyhow::bail!(
-                "no history store at {}: save runs into it first (vernier run --save …), or \
-                 name another with --db or {}",
-                p.display(),
-                store::DB_ENV
-            );
-        }
-    }
-    let mut st = crate::history::open_store(&loc)?;
+    let mut st = open_existing(&loc)?;
     if q.fleet {
         let commit = q.commit.as_deref().unwrap_or_default();
         return Ok(crate::history::fleet::fleet_report(
@@ -273,16 +264,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     }
     let rows = st.points()?;
     let machines = st.machines()?;
-    // Each fingerprint saved, with the fleet names it was saved under.
-    let rows_machines: BTreeSet<(String, String)> = rows
-        .iter()
-        .filter(|p| {
-            q.machine
-                .as_deref()
-                .is_none_or(|m| series::of_machine(p, m))
-        })
-        .map(|p| (p.machine_id.clone(), p.machine.clone()))
-        .collect();
+    let rows_machines = fingerprints(&rows, q.machine.as_deref());
     let all = series::build(rows, filter.as_ref(), q.machine.as_deref());
     if all.is_empty() {
         let why = match (&q.filter, &q.machine) {
@@ -321,31 +303,80 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     if let Some(path) = &q.html {
         vernier::result::check_destination(path).map_err(|e| anyhow::anyhow!("--html {e}"))?;
     }
-    if (q.json || q.html.is_some()) && !check {
-        let mj: Vec<serde_json::Value> = used
-            .iter()
-            .map(|m| {
-                serde_json::json!({
-                    "id": m.id, "cpu_model": m.cpu_model, "logical_cpus": m.logical_cpus,
-                    "kernel": m.kernel, "arch": m.arch, "hostname": m.hostname,
-                    "audit": serde_json::from_str::<serde_json::Value>(&m.audit)
-                        .unwrap_or(serde_json::Value::Null),
-                })
-            })
-            .collect();
-        let doc = series::to_json(&all, mj.into());
-        if let Some(path) = &q.html {
-            crate::html::write_history(path, &doc)?;
-            eprintln!("HTML report written to {}", path.display());
-        }
-        if q.json {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-            writeln!(out)?;
-            out.flush()?;
-            return Ok(0);
+    if (q.json || q.html.is_some()) && !check && write_documents(&q, &all, &used)? {
+        return Ok(0);
+    }
+    let many = print_machines(&all, &used, &rows_machines);
+    if check {
+        return Ok(text::print_check(&all));
+    }
+    println!();
+    for s in &all {
+        text::print_series(s, many);
+    }
+    Ok(0)
+}
+
+/// The store at `loc`, which must exist already: a history is read from saved runs.
+fn open_existing(loc: &Location) -> Result<Box<dyn store::Store>> {
+    if let Location::Sqlite(p) = loc {
+        if !p.exists() {
+            anyhow::bail!(
+                "no history store at {}: save runs into it first (vernier run --save …), or \
+                 name another with --db or {}",
+                p.display(),
+                store::DB_ENV
+            );
         }
     }
+    crate::history::open_store(loc)
+}
+
+/// Each fingerprint saved (of the machine asked for, if any), with the fleet names it was
+/// saved under.
+fn fingerprints(rows: &[store::StoredPoint], machine: Option<&str>) -> BTreeSet<(String, String)> {
+    rows.iter()
+        .filter(|p| machine.is_none_or(|m| series::of_machine(p, m)))
+        .map(|p| (p.machine_id.clone(), p.machine.clone()))
+        .collect()
+}
+
+/// The series and the machines `used` as one document: written as the HTML report
+/// (`--html`), printed as JSON (`--json`); whether it was printed, which ends the command.
+fn write_documents(q: &QueryArgs, all: &[Series], used: &[&store::MachineRow]) -> Result<bool> {
+    let mj: Vec<serde_json::Value> = used
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "id": m.id, "cpu_model": m.cpu_model, "logical_cpus": m.logical_cpus,
+                "kernel": m.kernel, "arch": m.arch, "hostname": m.hostname,
+                "audit": serde_json::from_str::<serde_json::Value>(&m.audit)
+                    .unwrap_or(serde_json::Value::Null),
+            })
+        })
+        .collect();
+    let doc = series::to_json(all, mj.into());
+    if let Some(path) = &q.html {
+        crate::html::write_history(path, &doc)?;
+        eprintln!("HTML report written to {}", path.display());
+    }
+    if q.json {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &doc)?;
+        writeln!(out)?;
+        out.flush()?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// The machines the series were measured on, one line each (with the fleet names each was
+/// saved under), after a note when there are several; whether there are.
+fn print_machines(
+    all: &[Series],
+    used: &[&store::MachineRow],
+    rows_machines: &BTreeSet<(String, String)>,
+) -> bool {
     let names: BTreeSet<&str> = all.iter().map(|s| s.machine.as_str()).collect();
     if names.len() > 1 {
         println!(
@@ -354,7 +385,7 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
             names.len()
         );
     }
-    for m in &used {
+    for m in used {
         let named: Vec<&str> = rows_machines
             .iter()
             .filter(|(id, name)| id == &m.id && name != &m.id)
@@ -375,204 +406,5 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
             m.hostname
         );
     }
-    if check {
-        return Ok(print_check(&all));
-    }
-    println!();
-    for s in &all {
-        print_series(s, names.len() > 1);
-    }
-    Ok(0)
-}
-
-fn commit_name(c: Option<&str>) -> String {
-    c.map(|c| crate::history::short(c).to_string())
-        .unwrap_or_else(|| "(no commit)".into())
-}
-
-/// The series as its segments (runs between change points, their typical time) and the
-/// change points between them.
-fn print_series(s: &Series, show_machine: bool) {
-    let m = if show_machine {
-        format!("  [machine {}]", s.machine)
-    } else {
-        String::new()
-    };
-    let unit = s.unit;
-    let in_unit = |x: f64| match unit {
-        vernier::analyze::Unit::Cycles => format!("{} cycles", vernier::report::format_count(x)),
-        vernier::analyze::Unit::Ns => vernier::report::format_ns(x),
-        vernier::analyze::Unit::Instructions => {
-            format!("{} instructions", vernier::report::format_count(x))
-        }
-    };
-    let set_aside = s
-        .points
-        .iter()
-        .filter(|p| !Series::usable_in(p, unit))
-        .count();
-    println!(
-        "{}{m}: {} runs, judged in {}{}",
-        s.name,
-        s.points.len(),
-        unit.as_str(),
-        if set_aside > 0 {
-            match unit {
-                vernier::analyze::Unit::Cycles => {
-                    format!(
-                        " ({set_aside} failed or without cycles: shown, not used to find changes)"
-                    )
-                }
-                vernier::analyze::Unit::Ns => {
-                    format!(" ({set_aside} core-slowed or failed: shown, not used to find changes)")
-                }
-                vernier::analyze::Unit::Instructions => {
-                    format!(" ({set_aside} failed: shown, not used to find changes)")
-                }
-            }
-        } else {
-            String::new()
-        }
-    );
-    let mut bounds: Vec<usize> = vec![0];
-    bounds.extend(s.change_points.iter().map(|c| c.index));
-    bounds.push(s.points.len());
-    for k in 0..bounds.len() - 1 {
-        if k > 0 {
-            let c = &s.change_points[k - 1];
-            println!(
-                "    {} change at {}: ×{:.3} [{:.3}, {:.3}] (95 %), confidence {:.1} %",
-                if c.ratio > 1.0 {
-                    "▲ slower"
-                } else {
-                    "▼ faster"
-                },
-                commit_name(s.points[c.index].commit.as_deref()),
-                c.ratio,
-                c.ci95[0],
-                c.ci95[1],
-                c.confidence * 100.0
-            );
-        }
-        let seg = &s.points[bounds[k]..bounds[k + 1]];
-        let logs: Vec<f64> = seg
-            .iter()
-            .filter(|p| Series::usable_in(p, unit))
-            .filter_map(|p| Series::median_in(p, unit).map(f64::ln))
-            .collect();
-        let typical = if logs.is_empty() {
-            "—".to_string()
-        } else {
-            in_unit((logs.iter().sum::<f64>() / logs.len() as f64).exp())
-        };
-        let first = commit_name(seg.first().and_then(|p| p.commit.as_deref()));
-        let last = commit_name(seg.last().and_then(|p| p.commit.as_deref()));
-        println!(
-            "  {first} … {last}: {} runs, typical {typical} (geometric mean of the medians)",
-            seg.len()
-        );
-    }
-    if let (Some(p), vernier::analyze::Unit::Instructions) = (s.points.last(), unit) {
-        let count = p
-            .bench
-            .instructions_per_iter
-            .map_or_else(|| "—".into(), in_unit);
-        println!(
-            "  newest: {} {} {count} per iteration (counted){}",
-            commit_name(p.commit.as_deref()),
-            p.time,
-            if p.bench.flags.is_empty() {
-                String::new()
-            } else {
-                format!("  ({})", p.bench.flags)
-            }
-        );
-    } else if let Some(p) = s.points.last() {
-        let ns = |x: Option<f64>| {
-            x.map(vernier::report::format_ns)
-                .unwrap_or_else(|| "—".into())
-        };
-        let cycles = match (unit, p.bench.cycles_per_iter) {
-            (vernier::analyze::Unit::Cycles, Some(c)) => format!(" = {}", in_unit(c)),
-            _ => String::new(),
-        };
-        println!(
-            "  newest: {} {} {} [{}, {}]{cycles}{}",
-            commit_name(p.commit.as_deref()),
-            p.time,
-            ns(p.bench.median_ns),
-            ns(p.bench.ci95_lo_ns),
-            ns(p.bench.ci95_hi_ns),
-            if p.bench.flags.is_empty() {
-                String::new()
-            } else {
-                format!("  ({})", p.bench.flags)
-            }
-        );
-    }
-    println!();
-}
-
-/// The regressions of `history check`, one line each; the exit status.
-fn print_check(all: &[Series]) -> i32 {
-    let mut found = 0;
-    for s in all {
-        if let Some(c) = series::regression(s) {
-            found += 1;
-            println!(
-                "regression: {} (machine {}): ×{:.3} [{:.3}, {:.3}] since commit {}, confidence \
-                 {:.1} %",
-                s.name,
-                s.machine,
-                c.ratio,
-                c.ci95[0],
-                c.ci95[1],
-                commit_name(s.points[c.index].commit.as_deref()),
-                c.confidence * 100.0
-            );
-        }
-    }
-    for s in all {
-        if let Some((before, now, i)) = series::more_allocations(s) {
-            found += 1;
-            println!(
-                "regression: {} (machine {}): {} allocations per iteration, {} before, at commit {}",
-                s.name,
-                s.machine,
-                vernier::report::memory::format_allocs(now),
-                vernier::report::memory::format_allocs(before),
-                commit_name(s.points[i].commit.as_deref())
-            );
-        }
-    }
-    // One line per machine, one exit status for the fleet.
-    let machines: BTreeSet<&str> = all.iter().map(|s| s.machine.as_str()).collect();
-    if machines.len() > 1 {
-        for m in &machines {
-            let of = all.iter().filter(|s| s.machine == *m);
-            let n = of.clone().count();
-            let bad = of
-                .filter(|s| {
-                    series::regression(s).is_some() || series::more_allocations(s).is_some()
-                })
-                .count();
-            println!(
-                "machine {m}: {} ({n} series)",
-                if bad == 0 {
-                    "no regression".to_string()
-                } else {
-                    format!("{bad} regression(s)")
-                }
-            );
-        }
-    }
-    if found == 0 {
-        println!(
-            "no regression: no series' newest commit sits in a new, slower segment ({} series checked)",
-            all.len()
-        );
-        0
-    } else {
-        EXIT_REGRESSION
-    }
+    names.len() > 1
 }

@@ -21,6 +21,7 @@ use crate::term;
 use anyhow::Result;
 use clap::Args;
 use std::ffi::OsString;
+use std::path::PathBuf;
 use vernier::diagnostic::Code;
 use vernier::measure::MonotonicClock;
 use vernier::pipeline;
@@ -183,107 +184,193 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
         let timeout = a.process.control()?.timeout;
         return instructions::run_instructions(&a.common, &program, &args, &[], timeout, "run");
     }
-    let mut plan = a.common.plan()?;
-    let filter = a.common.filter()?;
-    let selection = a.common.counters()?;
-    let mut ctl = a.process.control()?;
-    a.process.process_count(&plan, DEFAULT_PROCESSES)?; // `--processes 0`: before any start
-    term::install_ctrlc();
-    // The system's audit (reading /proc and /sys) while the first worker starts.
-    let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
-
-    // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
-    let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
-    let processes = processes_for(&a.process, &plan, &first.hello)?;
-    let names = first.names.clone();
-    let throughput = first.throughput.clone();
-    let complexity = first.complexity.clone();
-    let selected = crate::args::select(&program, &names, filter.as_ref())?;
-    let hello = first.hello.clone();
-    let runner_timer = vernier::timer::Timer::detect();
-    let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
-    let empty = empty_loop_ns(&mut first, &plan);
-    let executors = empty_futures(&mut first, &plan, &selected);
-    let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
-    let mut counting =
-        crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
-    crate::runner::worker::tell(&program.display().to_string(), &first.quit_and_tell());
-    crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
-
-    let mut machine = vernier::machine::Machine::detect();
-    let ledger = vernier::ledger::Ledger::load(&machine);
-    machine.worker_impl = Some(hello.implementation.clone());
-    machine.worker_interp = hello.interp.clone();
-    let identity = vernier::ledger::program_identity(&program, &args, a.cache.name());
-    let mut file = ResultFile::begin(vernier::result::Session {
-        machine,
-        system: audit.join().unwrap_or_default(),
-        timer: hello.timer,
-        harness: Harness {
-            empty_iter_ns: empty.unwrap_or(f64::NAN),
-            sample_cost_ns: hello.timer.overhead_ns,
-            counters,
-            ..runner_harness(own, &ledger, identity.as_deref())
-        },
-        mode: "time",
-        analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
-    });
-    let ctx = file.analysis_context();
-    let render = report::Render::for_stdout(a.common.verbose);
-    let table = report::Table::new(
-        &selected
-            .iter()
-            .map(|&i| names[i].as_str())
-            .collect::<Vec<_>>(),
-        render,
-    )
-    .with_memory(counting.as_ref().is_some_and(|c| c.can_count()))
-    .with_rate(
-        selected
-            .iter()
-            .any(|&i| throughput.get(i).is_some_and(Option::is_some)),
-    )
-    .with_explain(a.common.explain || a.common.verbose || !ledger.seen_before());
-    let mut progress = term::ProgressLine::new().of(selected.len());
-    let mut rng = Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns());
-    let mut batch_costs = Vec::new();
-    let mut failed = 0;
-    let mut uncounted = Uncounted::default();
-    println!("{}", table.head());
-    for (k, &i) in selected.iter().enumerate() {
+    let mut run = Run::prepare(a, program, args)?;
+    println!("{}", run.table.head());
+    for k in 0..run.selected.len() {
         if term::interrupted() {
             break;
         }
-        let pads = paddings(&a.process, processes, &mut rng);
-        let name = &names[i];
+        run.measure_one(k)?;
+    }
+    run.conclude()
+}
+
+/// The run's table of the benchmarks `names`: with a memory column when their allocations
+/// are counted, a rate column when one declared its work per iteration, and the columns
+/// explained when asked or on a machine that has not run before.
+fn run_table(
+    a: &RunArgs,
+    names: &[&str],
+    memory: bool,
+    rate: bool,
+    seen_before: bool,
+) -> report::Table {
+    let render = report::Render::for_stdout(a.common.verbose);
+    report::Table::new(names, render)
+        .with_memory(memory)
+        .with_rate(rate)
+        .with_explain(a.common.explain || a.common.verbose || !seen_before)
+}
+
+/// A run under way: what the first worker told, the result so far and the table it prints.
+struct Run<'a> {
+    a: &'a RunArgs,
+    program: PathBuf,
+    args: Vec<OsString>,
+    plan: vernier::plan::Plan,
+    ctl: crate::runner::worker::Control,
+    filter: Option<crate::args::Selection>,
+    processes: usize,
+    names: Vec<String>,
+    throughput: Vec<Option<vernier::units::Throughput>>,
+    complexity: Vec<Option<vernier::result::complexity::Declared>>,
+    selected: Vec<usize>,
+    hello: vernier::protocol::Hello,
+    executors: Vec<Option<vernier::result::ExecutorJson>>,
+    counting: Option<crate::runner::memory::CountingPass>,
+    ledger: vernier::ledger::Ledger,
+    identity: Option<String>,
+    file: ResultFile,
+    ctx: vernier::analyze::Context,
+    table: report::Table,
+    progress: term::ProgressLine,
+    rng: Rng,
+    batch_costs: Vec<f64>,
+    failed: usize,
+    uncounted: Uncounted,
+}
+
+impl<'a> Run<'a> {
+    /// The handshake with a first worker (names, the worker's timer, the harness's empty-loop
+    /// cost), the runner's own calibration and the system's audit, the result file begun and
+    /// the table laid out.
+    fn prepare(a: &'a RunArgs, program: PathBuf, args: Vec<OsString>) -> Result<Run<'a>> {
+        let mut plan = a.common.plan()?;
+        let filter = a.common.filter()?;
+        let selection = a.common.counters()?;
+        let mut ctl = a.process.control()?;
+        a.process.process_count(&plan, DEFAULT_PROCESSES)?; // `--processes 0`: before any start
+        term::install_ctrlc();
+        // The system's audit (reading /proc and /sys) while the first worker starts.
+        let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
+
+        // Handshake once: names, the worker's timer, and the harness's empty-loop cost.
+        let mut first = WorkerProcess::spawn(&program, &args, &ctl).map_err(anyhow::Error::msg)?;
+        let processes = processes_for(&a.process, &plan, &first.hello)?;
+        let names = first.names.clone();
+        let throughput = first.throughput.clone();
+        let complexity = first.complexity.clone();
+        let selected = crate::args::select(&program, &names, filter.as_ref())?;
+        let hello = first.hello.clone();
+        let runner_timer = vernier::timer::Timer::detect();
+        let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
+        let empty = empty_loop_ns(&mut first, &plan);
+        let executors = empty_futures(&mut first, &plan, &selected);
+        let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
+        let counting =
+            crate::runner::memory::CountingPass::unless(a.no_memory, &program, &args, &ctl, &first);
+        crate::runner::worker::tell(&program.display().to_string(), &first.quit_and_tell());
+        crate::runner::cold::apply(a.cache, &mut plan, &mut ctl);
+
+        let mut machine = vernier::machine::Machine::detect();
+        let ledger = vernier::ledger::Ledger::load(&machine);
+        machine.worker_impl = Some(hello.implementation.clone());
+        machine.worker_interp = hello.interp.clone();
+        let identity = vernier::ledger::program_identity(&program, &args, a.cache.name());
+        let file = ResultFile::begin(vernier::result::Session {
+            machine,
+            system: audit.join().unwrap_or_default(),
+            timer: hello.timer,
+            harness: Harness {
+                empty_iter_ns: empty.unwrap_or(f64::NAN),
+                sample_cost_ns: hello.timer.overhead_ns,
+                counters,
+                ..runner_harness(own, &ledger, identity.as_deref())
+            },
+            mode: "time",
+            analysis: AnalysisSettings::new(&plan, hello.debug_build, a.common.keep_interrupted),
+        });
+        let ctx = file.analysis_context();
+        let table = run_table(
+            a,
+            &selected
+                .iter()
+                .map(|&i| names[i].as_str())
+                .collect::<Vec<_>>(),
+            counting.as_ref().is_some_and(|c| c.can_count()),
+            selected
+                .iter()
+                .any(|&i| throughput.get(i).is_some_and(Option::is_some)),
+            ledger.seen_before(),
+        );
+        let progress = term::ProgressLine::new().of(selected.len());
+        Ok(Run {
+            a,
+            program,
+            args,
+            plan,
+            ctl,
+            filter,
+            processes,
+            names,
+            throughput,
+            complexity,
+            selected,
+            hello,
+            executors,
+            counting,
+            ledger,
+            identity,
+            file,
+            ctx,
+            table,
+            progress,
+            rng: Rng::new(std::process::id() as u64 ^ vernier::timer::monotonic_ns()),
+            batch_costs: Vec::new(),
+            failed: 0,
+            uncounted: Uncounted::default(),
+        })
+    }
+
+    /// The `k`th selected benchmark: measured in its processes, analysed, its row printed and
+    /// the result file rewritten with it.
+    fn measure_one(&mut self, k: usize) -> Result<()> {
+        let a = self.a;
+        let i = self.selected[k];
+        let (program, args, ctl) = (&self.program, &self.args, &self.ctl);
+        let pads = paddings(&a.process, self.processes, &mut self.rng);
+        let name = &self.names[i];
         let mut peaks = Vec::new();
         let mut seeds = Vec::new();
+        let (hello, rng, progress) = (&self.hello, &mut self.rng, &mut self.progress);
         let mut launch =
-            |pad| launch_keeping_seed(&program, &args, &ctl, pad, &hello, &mut rng, &mut seeds);
+            |pad| launch_keeping_seed(program, args, ctl, pad, hello, &mut *rng, &mut seeds);
         let m = measure_in_processes(
             &mut launch,
             &MonotonicClock,
             i,
-            &plan,
+            &self.plan,
             &pads,
-            &mut batch_costs,
+            &mut self.batch_costs,
             &mut peaks,
             &mut |p| progress.update(name, p),
         );
         let cold = a.cache == crate::runner::cold::CacheMode::Cold;
         let finish = pipeline::Context {
-            analysis: &ctx,
+            analysis: &self.ctx,
             cold,
             // What the same program read here in its recent runs: the interval covers it too.
-            earlier: identity
+            earlier: self
+                .identity
                 .as_deref()
-                .and_then(|id| ledger.earlier_runs(id, name)),
+                .and_then(|id| self.ledger.earlier_runs(id, name)),
             env_pad: &|p| pads.get(p as usize).copied().unwrap_or(0),
-            throughput: throughput.get(i).copied().flatten(),
-            complexity: complexity.get(i).cloned().flatten(),
-            others: &file.benchmarks,
-            executor: executors[k].clone(),
+            throughput: self.throughput.get(i).copied().flatten(),
+            complexity: self.complexity.get(i).cloned().flatten(),
+            others: &self.file.benchmarks,
+            executor: self.executors[k].clone(),
         };
+        let uncounted = &mut self.uncounted;
         // A body within a few cycles of the empty loop is counted under callgrind: time alone
         // cannot tell a removed body from a little work there. With cold caches one iteration
         // per sample cannot be told from an empty loop by time, and the diagnostic is not
@@ -297,47 +384,64 @@ pub fn run_command(a: &RunArgs) -> Result<i32> {
             ));
             let threads = an.threads.as_ref().map_or(1, |t| t.threads);
             let counted =
-                crate::runner::counted::check_instructions(&program, &args, &ctl, (i, threads));
+                crate::runner::counted::check_instructions(program, args, ctl, (i, threads));
             uncounted.keep(name, counted)
         };
-        let instructions = if counted_removed_elsewhere(name, &file.benchmarks) {
+        let instructions = if counted_removed_elsewhere(name, &self.file.benchmarks) {
             pipeline::Instructions::Count(&mut count)
         } else {
             pipeline::Instructions::CountIfRemoved(&mut count)
         };
         let mut r = pipeline::finish(name, &m, &finish, instructions);
-        crate::runner::memory::after_timed(counting.as_mut(), i, &peaks, &mut r);
-        progress.clear();
+        crate::runner::memory::after_timed(self.counting.as_mut(), i, &peaks, &mut r);
+        self.progress.clear();
         keep_hash_seeds(&mut r, &seeds);
+        self.keep(i, r)
+    }
+
+    /// The result `r` of benchmark `i`: counted if it failed, its row printed (with the disassembly
+    /// under `--verbose` when its work was removed) and the result file rewritten with it.
+    fn keep(&mut self, i: usize, r: vernier::result::BenchmarkResult) -> Result<()> {
         if r.status == vernier::result::Status::Failed {
-            failed += 1;
+            self.failed += 1;
         }
-        println!("{}", table.row(&r));
+        println!("{}", self.table.row(&r));
         let removed = |d: &vernier::diagnostic::Diagnostic| d.code == Code::OptimizedAway;
-        if a.common.verbose && r.diagnostics.iter().any(removed) {
+        if self.a.common.verbose && r.diagnostics.iter().any(removed) {
             print!(
                 "{}",
-                crate::runner::disasm::for_benchmark(&program, &args, i)
+                crate::runner::disasm::for_benchmark(&self.program, &self.args, i)
             );
         }
-        file.benchmarks.push(r);
-        keep_so_far(&mut file, &batch_costs, a.common.json.as_deref())?;
+        self.file.benchmarks.push(r);
+        keep_so_far(
+            &mut self.file,
+            &self.batch_costs,
+            self.a.common.json.as_deref(),
+        )
     }
-    ledger.record_run(&file, identity.as_deref());
-    // After the result is kept: a report that cannot be written loses nothing measured.
-    let html_failed = a.common.html.as_ref().is_some_and(|p| {
-        let written = crate::html::write_result(p, &file, None);
-        !crate::html::write_or_warn(p, written, a.common.json.as_deref())
-    });
-    print_after_table(&file, &table, &hello, processes);
-    if let Some(line) = uncounted.line() {
-        print!("{}", table.dim_wrapped(&line));
+
+    /// After the last benchmark: the run recorded in the ledger, the HTML report, the
+    /// notes under the table, the save and the profile; the exit code.
+    fn conclude(self) -> Result<i32> {
+        let (a, file, table) = (self.a, &self.file, &self.table);
+        self.ledger.record_run(file, self.identity.as_deref());
+        // After the result is kept: a report that cannot be written loses nothing measured.
+        let html_failed = a.common.html.as_ref().is_some_and(|p| {
+            let written = crate::html::write_result(p, file, None);
+            !crate::html::write_or_warn(p, written, a.common.json.as_deref())
+        });
+        print_after_table(file, table, &self.hello, self.processes);
+        if let Some(line) = self.uncounted.line() {
+            print!("{}", table.dim_wrapped(&line));
+        }
+        let program = (self.program.as_path(), self.args.as_slice());
+        save_and_profile(a, file, program, self.ctl.timeout, self.filter.as_ref())?;
+        if let Some(code) = term::interrupted_exit() {
+            return Ok(code);
+        }
+        Ok(if self.failed > 0 || html_failed { 1 } else { 0 })
     }
-    save_and_profile(a, &file, (&program, &args), ctl.timeout, filter.as_ref())?;
-    if let Some(code) = term::interrupted_exit() {
-        return Ok(code);
-    }
-    Ok(if failed > 0 || html_failed { 1 } else { 0 })
 }
 
 /// After the run's table: the cache's note, the save (`--save`) and the profile (`--profile`).

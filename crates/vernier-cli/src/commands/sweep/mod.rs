@@ -183,8 +183,16 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     let processes = range.count() * a.runs as u64;
     say_plan(a, &range, selected.len(), processes, spawn_s);
 
-    let mut plan = Plan::with_budget((a.time * 1e9) as u64);
-    let mut fixed: Vec<Option<u64>> = vec![None; selected.len()];
+    let mut sweep = Sweep {
+        runs: a.runs,
+        program,
+        args,
+        ctl,
+        fixed: vec![None; selected.len()],
+        selected,
+        names,
+        plan: Plan::with_budget((a.time * 1e9) as u64),
+    };
     let mut file = SweepFile {
         schema: 1,
         env_pad: range.clone(),
@@ -194,70 +202,13 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     };
     let started = Instant::now();
     let total = range.count();
-    'pads: for (k, pad) in range.pads().enumerate() {
-        let mut per_bench: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
-        // The same samples in cycles of the core around each (empty when not probed), and the
-        // probes themselves (ns per addition, one per probed batch).
-        let mut per_bench_cycles: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
-        let mut per_bench_probes: Vec<Vec<f64>> = vec![Vec::new(); selected.len()];
-        for _ in 0..a.runs {
-            if term::interrupted() {
-                break 'pads;
-            }
-            let mut c = ctl.clone();
-            c.env_pad = pad;
-            let mut w = WorkerProcess::spawn(&program, &args, &c)
-                .map_err(|e| anyhow::anyhow!("env pad {pad}: {e}"))?;
-            let timer = w.hello.timer;
-            for (j, &i) in selected.iter().enumerate() {
-                plan.fixed_iters = fixed[j];
-                let mut target = WorkerTarget {
-                    worker: &mut w,
-                    bench: BenchRef::Index(i),
-                };
-                let m = measure::measure(&mut target, &MonotonicClock, &plan, &timer, &mut |_| {});
-                if m.stop == StopReason::Interrupted {
-                    break 'pads;
-                }
-                if let Some(e) = &m.error {
-                    bail!("{} at env pad {pad}: {e}", names[i]);
-                }
-                fixed[j] = Some(m.iters_per_sample);
-                let cycle_ns = vernier::analyze::speed::sample_cycles(&m.samples, &timer);
-                for (i, s) in m.samples.samples.iter().enumerate() {
-                    if s.phase == Phase::Measure && s.iters == m.iters_per_sample {
-                        per_bench[j].push(s.per_iter_ns());
-                        if let Some(p) = m.samples.probe_cycle_ns(i, timer.overhead_ns) {
-                            per_bench_probes[j].push(p);
-                        }
-                        if let Some(c) = cycle_ns.get(i).filter(|c| c.is_finite() && **c > 0.0) {
-                            per_bench_cycles[j].push(s.per_iter_ns() / c);
-                        }
-                    }
-                }
-            }
-            w.quit();
-        }
-        let benchmarks =
-            point_benches(&sel_names, &per_bench, &per_bench_cycles, &per_bench_probes);
+    for (k, pad) in range.pads().enumerate() {
+        let Some(g) = sweep.at_pad(pad)? else {
+            break;
+        };
+        let benchmarks = point_benches(&sel_names, &g.ns, &g.cycles, &g.probes);
         let left = started.elapsed().as_secs_f64() / (k + 1) as f64 * (total - k as u64 - 1) as f64;
-        let figures: Vec<String> = benchmarks
-            .iter()
-            .map(|b| match b.cycles_per_iter {
-                Some(c) => format!(
-                    "{} {} ({} cycles)",
-                    b.name,
-                    format_ns(b.median_ns),
-                    vernier::report::format_count(c)
-                ),
-                None => format!("{} {}", b.name, format_ns(b.median_ns)),
-            })
-            .collect();
-        println!(
-            "  [{:>3}/{total}] env pad {pad:>6} B: {}   ({left:.0} s left)",
-            k + 1,
-            figures.join(" · ")
-        );
+        say_point((k, total), pad, &benchmarks, left);
         file.points.push(Point {
             env_pad_bytes: pad,
             benchmarks,
@@ -273,6 +224,113 @@ pub fn sweep_command(a: &SweepArgs) -> Result<i32> {
     }
     finish_sweep(a, &file, started);
     Ok(term::interrupted_exit().unwrap_or(0))
+}
+
+/// The line of padding `k` of `total`: each benchmark's median (and cycles), the time left.
+fn say_point((k, total): (usize, u64), pad: u64, benchmarks: &[PointBench], left: f64) {
+    let figures: Vec<String> = benchmarks
+        .iter()
+        .map(|b| match b.cycles_per_iter {
+            Some(c) => format!(
+                "{} {} ({} cycles)",
+                b.name,
+                format_ns(b.median_ns),
+                vernier::report::format_count(c)
+            ),
+            None => format!("{} {}", b.name, format_ns(b.median_ns)),
+        })
+        .collect();
+    println!(
+        "  [{:>3}/{total}] env pad {pad:>6} B: {}   ({left:.0} s left)",
+        k + 1,
+        figures.join(" · ")
+    );
+}
+
+/// What the sweep keeps from padding to padding: the program, its benchmarks selected, the
+/// plan and each benchmark's iteration count, fixed by its first measurement.
+struct Sweep {
+    runs: usize,
+    program: PathBuf,
+    args: Vec<OsString>,
+    ctl: Control,
+    selected: Vec<usize>,
+    names: Vec<String>,
+    plan: Plan,
+    fixed: Vec<Option<u64>>,
+}
+
+/// One padding's steady samples of each selected benchmark: their times per iteration, the
+/// same in cycles of the core around each (empty when not probed), and the probes themselves
+/// (ns per addition, one per probed batch).
+struct Gathered {
+    ns: Vec<Vec<f64>>,
+    cycles: Vec<Vec<f64>>,
+    probes: Vec<Vec<f64>>,
+}
+
+impl Sweep {
+    /// Every selected benchmark measured in `runs` worker processes with environment padding
+    /// `pad`; `None` when the sweep is interrupted.
+    fn at_pad(&mut self, pad: u64) -> Result<Option<Gathered>> {
+        let n = self.selected.len();
+        let mut g = Gathered {
+            ns: vec![Vec::new(); n],
+            cycles: vec![Vec::new(); n],
+            probes: vec![Vec::new(); n],
+        };
+        for _ in 0..self.runs {
+            if term::interrupted() || !self.run_once(pad, &mut g)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(g))
+    }
+
+    /// One worker process with padding `pad`, each selected benchmark measured in it and its
+    /// samples added to `g`; whether it went through (not interrupted).
+    fn run_once(&mut self, pad: u64, g: &mut Gathered) -> Result<bool> {
+        let mut c = self.ctl.clone();
+        c.env_pad = pad;
+        let mut w = WorkerProcess::spawn(&self.program, &self.args, &c)
+            .map_err(|e| anyhow::anyhow!("env pad {pad}: {e}"))?;
+        let timer = w.hello.timer;
+        for (j, &i) in self.selected.iter().enumerate() {
+            self.plan.fixed_iters = self.fixed[j];
+            let mut target = WorkerTarget {
+                worker: &mut w,
+                bench: BenchRef::Index(i),
+            };
+            let m = measure::measure(
+                &mut target,
+                &MonotonicClock,
+                &self.plan,
+                &timer,
+                &mut |_| {},
+            );
+            if m.stop == StopReason::Interrupted {
+                return Ok(false);
+            }
+            if let Some(e) = &m.error {
+                bail!("{} at env pad {pad}: {e}", self.names[i]);
+            }
+            self.fixed[j] = Some(m.iters_per_sample);
+            let cycle_ns = vernier::analyze::speed::sample_cycles(&m.samples, &timer);
+            for (i, s) in m.samples.samples.iter().enumerate() {
+                if s.phase == Phase::Measure && s.iters == m.iters_per_sample {
+                    g.ns[j].push(s.per_iter_ns());
+                    if let Some(p) = m.samples.probe_cycle_ns(i, timer.overhead_ns) {
+                        g.probes[j].push(p);
+                    }
+                    if let Some(c) = cycle_ns.get(i).filter(|c| c.is_finite() && **c > 0.0) {
+                        g.cycles[j].push(s.per_iter_ns() / c);
+                    }
+                }
+            }
+        }
+        w.quit();
+        Ok(true)
+    }
 }
 
 /// Each benchmark's figures at one padding, from its samples' times, their cycles and the
