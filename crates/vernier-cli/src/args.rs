@@ -318,3 +318,20 @@ pub fn redact(url: &str) -> String {
         None => format!("{url}{query}"),
     }
 }
+
+/// The smallest change of an exact count (instructions per iteration, or per run) that is a
+/// change: half an instruction, so that one instruction more is one and the same code is not.
+/// The default of `--instruction-threshold`, and the threshold of a history's change points in
+/// counts.
+pub const INSTRUCTION_THRESHOLD: f64 = 0.5;
+
+/// `--instruction-threshold`, checked: a positive number of instructions per `per`.
+pub fn instruction_threshold(t: f64, per: &str) -> anyhow::Result<f64> {
+    if !(t.is_finite() && t > 0.0) {
+        anyhow::bail!(
+            "--instruction-threshold {t}: expected a positive number of instructions per {per} \
+             (the default {INSTRUCTION_THRESHOLD}: one instruction more is a change)"
+        );
+    }
+    Ok(t)
+}

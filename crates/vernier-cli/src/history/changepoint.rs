@@ -49,7 +49,7 @@ pub struct ChangePoint {
 
 /// The smallest change of an exact count (instructions per iteration) that is a change point:
 /// one instruction more per iteration is, the same code is not.
-pub const EXACT_THRESHOLD: f64 = 0.5;
+pub const EXACT_THRESHOLD: f64 = crate::args::INSTRUCTION_THRESHOLD;
 
 /// The change points of a series of exact counts (`--instructions`), in order: counts repeat to
 /// the last digit for the same code, so no test is needed; a usable run whose count differs

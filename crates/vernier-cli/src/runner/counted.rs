@@ -151,21 +151,6 @@ pub fn controls(timeout: Duration, env: &[(OsString, OsString)]) -> (Control, Co
     (native, ctl)
 }
 
-/// The default threshold of a comparison in counts: half an instruction per iteration (or
-/// per run), so that one instruction more is a change and the same code is not.
-pub const DEFAULT_INSTRUCTION_THRESHOLD: f64 = crate::history::changepoint::EXACT_THRESHOLD;
-
-/// `--instruction-threshold`, checked: a positive number of instructions.
-pub fn instruction_threshold(t: f64, per: &str) -> Result<f64> {
-    if !(t.is_finite() && t > 0.0) {
-        bail!(
-            "--instruction-threshold {t}: expected a positive number of instructions per {per} \
-             (the default {DEFAULT_INSTRUCTION_THRESHOLD}: one instruction more is a change)"
-        );
-    }
-    Ok(t)
-}
-
 /// Under valgrind the worker's start-up and every reply take this many times longer than
 /// natively (callgrind with cache and branch simulation: 20–100× on the examples), so the
 /// waits of `--timeout` are multiplied by it, and the run says so.

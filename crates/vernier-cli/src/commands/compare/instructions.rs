@@ -15,7 +15,7 @@ use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::stats::compare::Mode;
 
-pub use crate::runner::counted::DEFAULT_INSTRUCTION_THRESHOLD as DEFAULT_THRESHOLD;
+pub use crate::args::INSTRUCTION_THRESHOLD as DEFAULT_THRESHOLD;
 
 /// A benchmark's instructions per iteration in a counted run (`None`: failed or not counted).
 fn per_iter(b: &BenchmarkResult) -> Option<f64> {
@@ -41,7 +41,7 @@ pub(super) fn compare_instructions(
     new: &Path,
     threshold: f64,
 ) -> Result<i32> {
-    let threshold = crate::runner::counted::instruction_threshold(threshold, "iteration")?;
+    let threshold = crate::args::instruction_threshold(threshold, "iteration")?;
     let filter = super::common(a).filter()?;
     let timeout = a.process.control()?.timeout;
     term::install_ctrlc();

@@ -141,7 +141,7 @@ pub struct ExecArgs {
     pub instructions: bool,
     /// With --instructions: the change in instructions per run that counts (one more
     /// instruction per run is a change at the default).
-    #[arg(long, value_name = "N", default_value_t = crate::runner::counted::DEFAULT_INSTRUCTION_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::INSTRUCTION_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
     pub instruction_threshold: f64,
     /// Verbose report.
     #[arg(short = 'v', long)]
@@ -483,7 +483,7 @@ fn exec_instructions(
              times nothing: write the counts with --json FILE"
         );
     }
-    let threshold = crate::runner::counted::instruction_threshold(a.instruction_threshold, "run")?;
+    let threshold = crate::args::instruction_threshold(a.instruction_threshold, "run")?;
     let control = a.control()?;
     // The runs' limit is --timeout times valgrind's slowdown.
     let limit = control
