@@ -1,6 +1,7 @@
 //! Async bodies in a bench crate written as a user would, outside this repository (a path
-//! dependency on `vernier` with its `tokio` and `smol` features): the same work measured
-//! synchronously and awaited on tokio's current-thread runtime and on smol agrees once the
+//! dependency on `vernier` with its `tokio`, `smol` and `futures` features): the same work
+//! measured synchronously and awaited on tokio's current-thread runtime, on smol and on
+//! futures' executor agrees once the
 //! executor's measured empty-future cost is added; a multi-thread runtime is judged in ns; an
 //! empty async body is `optimized-away`; and `vernier compare` of an async body doing 10 %
 //! more work is never `faster`.
@@ -17,12 +18,13 @@ use crate::measuring::criterion::run_worker;
 use std::process::Output;
 use vernier::result::ResultFile;
 
-/// The bench crate: a path dependency on `vernier` with its `tokio` and `smol` features, and
-/// tokio from crates.io; its dependencies fetched.
+/// The bench crate: a path dependency on `vernier` with its `tokio`, `smol` and `futures`
+/// features, and tokio from crates.io; its dependencies fetched. The Criterion suite below
+/// asks for the same features and tokio's, so that both crates link one build of `vernier`.
 fn async_crate() -> Result<BenchCrate, Unreachable> {
     let manifest = format!(
         r#"[dev-dependencies]
-vernier = {{ path = "{}", features = ["tokio", "smol"] }}
+vernier = {{ path = "{}", features = ["tokio", "smol", "futures"] }}
 tokio = {{ version = "1", default-features = false, features = ["rt", "rt-multi-thread"] }}
 
 [[bench]]
@@ -54,6 +56,7 @@ fn main() {
     s.bench("sync", move || work(n));
     s.bench_async("tokio", ct, move || step(n));
     s.bench_async("smol", vernier::SmolExecutor, move || step(n));
+    s.bench_async("futures", vernier::FuturesExecutor, move || step(n));
     s.bench_async("tokio-mt", mt, move || step(n));
     s.bench_async("empty", vernier::SmolExecutor, || async {});
     s.finish();
@@ -85,7 +88,11 @@ fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() -> Re
     let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
     let sync = get("sync");
     assert!(sync.executor.is_none());
-    for (name, executor) in [("tokio", "tokio current-thread"), ("smol", "smol")] {
+    for (name, executor) in [
+        ("tokio", "tokio current-thread"),
+        ("smol", "smol"),
+        ("futures", "futures"),
+    ] {
         let b = get(name);
         let e = b
             .executor
@@ -186,14 +193,14 @@ fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() -> Result<(
     Ok(())
 }
 
-/// A Criterion suite with async benches, written against Criterion's API (tokio's runtime and
-/// `FuturesExecutor`, every `AsyncBencher` form), whose `criterion` dependency is renamed to
-/// `vernier-criterion` with Criterion's feature names.
+/// A Criterion suite with async benches, written against Criterion's API (tokio's runtimes,
+/// `SmolExecutor` and `FuturesExecutor`, every `AsyncBencher` form), whose `criterion`
+/// dependency is renamed to `vernier-criterion` with Criterion's feature names.
 fn criterion_crate() -> Result<BenchCrate, Unreachable> {
     let manifest = format!(
         r#"[dev-dependencies]
-criterion = {{ package = "vernier-criterion", path = "{}", features = ["async_tokio", "async_futures"] }}
-tokio = {{ version = "1", default-features = false, features = ["rt"] }}
+criterion = {{ package = "vernier-criterion", path = "{}", features = ["async_tokio", "async_smol", "async_futures"] }}
+tokio = {{ version = "1", default-features = false, features = ["rt", "rt-multi-thread"] }}
 
 [[bench]]
 name = "crit"
@@ -201,7 +208,7 @@ harness = false
 "#,
         workspace_crate("vernier-criterion").display()
     );
-    let crit = r#"use criterion::async_executor::FuturesExecutor;
+    let crit = r#"use criterion::async_executor::{FuturesExecutor, SmolExecutor};
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use std::time::{Duration, Instant};
 
@@ -214,9 +221,16 @@ fn asynchronous(c: &mut Criterion) {
     c.bench_function("tokio sum", |b| {
         b.to_async(&rt).iter(|| sum(black_box(vec![1u64; 64])))
     });
+    let mt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    c.bench_function("tokio mt sum", |b| {
+        b.to_async(&mt).iter(|| sum(black_box(vec![1u64; 64])))
+    });
     let mut g = c.benchmark_group("async");
     g.bench_function("futures sum", |b| {
         b.to_async(FuturesExecutor).iter(|| sum(black_box(vec![2u64; 64])))
+    });
+    g.bench_function("smol sum", |b| {
+        b.to_async(SmolExecutor).iter(|| sum(black_box(vec![2u64; 64])))
     });
     g.bench_function("batched", |b| {
         b.to_async(&rt)
@@ -255,7 +269,10 @@ criterion_main!(benches);
         &manifest,
         &[("benches/crit.rs", crit)],
     );
-    dependencies_fetched(&c, "a Criterion suite with async benches (tokio, futures)")?;
+    dependencies_fetched(
+        &c,
+        "a Criterion suite with async benches (tokio, smol, futures)",
+    )?;
     Ok(c)
 }
 
@@ -266,7 +283,9 @@ fn a_criterion_suite_with_async_benches_builds_by_renaming_its_dependency_and_ru
     let exe = c.bench_exe(&["--offline"], "crit");
     let names = [
         "tokio sum",
+        "tokio mt sum",
         "async/futures sum",
+        "async/smol sum",
         "async/batched",
         "async/batched ref",
         "async/custom/64",
