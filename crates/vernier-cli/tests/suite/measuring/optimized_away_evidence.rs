@@ -198,22 +198,12 @@ fn a_rust_threaded_constant_is_flagged_at_every_thread_count() {
     let exe = rust_examples::examples().join("sharing");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let o = vernier_with_speed_file(dir.path())
-        .args([
-            "run",
-            "--time",
-            "0.3",
-            "--filter",
-            "constant|private",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let f = ResultFile::load(&json).unwrap();
+    let (o, f) = cli::run_json(
+        vernier_with_speed_file(dir.path()),
+        &["--time", "0.3", "--filter", "constant|private"],
+        &json,
+        &exe,
+    );
     for b in &f.benchmarks {
         let constant = b.name.starts_with("constant/");
         assert_eq!(b.removed(), constant, "{}: {}", b.name, text(&o));
