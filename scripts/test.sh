@@ -24,9 +24,10 @@ cargo test -q --workspace -- --skip measuring:: --skip registry::
 # and read its load as the machine's noise.
 cargo test --workspace --test suite --no-fail-fast -- measuring:: --skip measuring::system_noise
 cargo test --workspace --test suite --no-fail-fast -- measuring::system_noise --test-threads=1
-# The registry tier: the measuring tests whose third-party suites are fetched at test time (a
-# crate's Criterion benches from crates.io, Google Benchmark's programs from Debian's archive,
-# pyperf from PyPI). A registry that cannot be reached fails its test, saying which.
+# The registry tier: the measuring tests whose third-party suites or dependencies are fetched
+# at test time (a crate's Criterion benches and the async bench crates' tokio and smol from
+# crates.io, Google Benchmark's programs from Debian's archive, pyperf from PyPI). A registry
+# that cannot be reached fails its test, saying which.
 cargo test --workspace --test suite --no-fail-fast -- registry::
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual

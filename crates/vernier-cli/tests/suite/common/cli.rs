@@ -146,7 +146,20 @@ pub fn run_ok(
     json: &std::path::Path,
     program: &std::path::Path,
 ) -> (String, ResultFile) {
-    let out = vernier()
+    let (o, f) = run_json(vernier(), options, json, program);
+    (String::from_utf8_lossy(&o.stdout).into_owned(), f)
+}
+
+/// `run OPTIONS --json JSON -- PROGRAM` given to `cmd` (the binary as [`vernier`] or
+/// [`vernier_with_ledger`] sets it up, with any environment of the test's), which must
+/// succeed: its output and the result file it wrote.
+pub fn run_json(
+    mut cmd: Command,
+    options: &[&str],
+    json: &Path,
+    program: &Path,
+) -> (Output, ResultFile) {
+    let o = cmd
         .arg("run")
         .args(options)
         .arg("--json")
@@ -155,8 +168,9 @@ pub fn run_ok(
         .arg(program)
         .output()
         .unwrap();
-    let stdout = ok(&out);
-    (stdout, ResultFile::load(json).unwrap())
+    assert!(o.status.success(), "{}", text(&o));
+    let f = ResultFile::load(json).unwrap_or_else(|e| panic!("{e}\n{}", text(&o)));
+    (o, f)
 }
 
 /// The one benchmark of a result file that must hold exactly one.

@@ -1,3 +1,4 @@
+pub mod bench_crate;
 pub mod cli;
 pub mod conformance;
 pub mod cpp;

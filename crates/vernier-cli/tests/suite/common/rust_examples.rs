@@ -1,5 +1,6 @@
-//! The crate's example workers (`crates/vernier/examples`), built once per test binary with
-//! the cargo that runs the tests, in the same profile.
+//! The workspace's example workers (`crates/vernier/examples`, and `criterion_api` of
+//! `crates/vernier-criterion/examples`), built once per test binary with the cargo that runs
+//! the tests, in the same profile.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -13,8 +14,10 @@ pub fn examples() -> &'static Path {
         let bin = Path::new(env!("CARGO_BIN_EXE_vernier"));
         let profile_dir = bin.parent().unwrap();
         let mut cmd = Command::new(env!("CARGO"));
-        // `--workspace`: the features the workspace's `cargo test` built the crate with, so
-        // that its build of the examples is reused rather than the crate built again.
+        // `--workspace`: the features the workspace's `cargo test` built the crates with, so
+        // that its build of the examples is reused rather than the crates built again (with
+        // `-p`, the `vernier` crate's dependencies would lose the features its
+        // dev-dependencies add, and it would be built a second time).
         cmd.args(["build", "-q", "--workspace"]);
         for e in [
             "chain",
@@ -24,6 +27,7 @@ pub fn examples() -> &'static Path {
             "sharing",
             "alloc",
             "profile_mix",
+            "criterion_api",
         ] {
             cmd.args(["--example", e]);
         }

@@ -97,37 +97,16 @@ fn every_run_keeps_its_resource_use_and_exit_status() {
 
 #[test]
 fn the_counts_bound_the_runs() {
-    let f = tmp("counts.json");
+    // `vernier exec ARGS true`, which must succeed: how many runs its result file holds.
+    let runs = |args: &[&str]| {
+        let (o, f) = exec_json(&[args, &["true"]].concat(), "counts.json");
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        json(&f)["benchmarks"][0]["runs"].as_array().unwrap().len()
+    };
     // At most 4 runs, whatever the budget.
-    let o = exec(&[
-        "-M",
-        "4",
-        "--time",
-        "30",
-        "true",
-        "--json",
-        f.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(
-        json(&f)["benchmarks"][0]["runs"].as_array().unwrap().len(),
-        4
-    );
+    assert_eq!(runs(&["-M", "4", "--time", "30"]), 4);
     // At least 12 runs, however small the budget.
-    let o = exec(&[
-        "-m",
-        "12",
-        "--time",
-        "0.001",
-        "true",
-        "--json",
-        f.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(
-        json(&f)["benchmarks"][0]["runs"].as_array().unwrap().len(),
-        12
-    );
+    assert_eq!(runs(&["-m", "12", "--time", "0.001"]), 12);
     // Contradictions are refused before anything runs.
     let o = exec(&["-m", "5", "-M", "2", "true"]);
     assert_eq!(o.status.code(), Some(1));

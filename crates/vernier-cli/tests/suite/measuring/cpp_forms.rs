@@ -12,7 +12,7 @@ use crate::common::{cli, cpp};
 use cli::{text, vernier};
 use std::path::PathBuf;
 use std::process::Command;
-use vernier::result::{ResultFile, Status};
+use vernier::result::Status;
 
 fn source() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpp/routine_forms.cpp")
@@ -91,24 +91,12 @@ fn check(compiler: &str, level: &str) {
 
     // As a worker under the runner: every benchmark measured, status ok.
     let json = cpp::out_dir().join(format!("routine_forms-{compiler}{level}.json"));
-    let o = vernier()
-        .args([
-            "run",
-            "--time",
-            "0.03",
-            "--processes",
-            "1",
-            "--counters",
-            "none",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{compiler} {level}: {}", text(&o));
-    let f = ResultFile::load(&json).unwrap();
+    let (_, f) = cli::run_json(
+        vernier(),
+        &["--time", "0.03", "--processes", "1", "--counters", "none"],
+        &json,
+        &exe,
+    );
     let got: Vec<&str> = f.benchmarks.iter().map(|b| b.name.as_str()).collect();
     assert_eq!(got, names, "{compiler} {level}");
     for b in &f.benchmarks {

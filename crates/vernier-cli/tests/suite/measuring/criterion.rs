@@ -4,10 +4,10 @@
 //! takes 2–3 s once the example is built. A crate's own benches taken from crates.io at test
 //! time are in the registry tier (`registry::criterion`, with the helpers here).
 
-use crate::common::{cli, conformance};
+use crate::common::{cli, conformance, rust_examples};
 
 use cli::text;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use vernier::result::{ResultFile, Status};
 use vernier::Throughput;
@@ -39,33 +39,9 @@ pub(crate) fn run_worker(exe: &Path, json: &Path) -> ResultFile {
     ResultFile::load(json).unwrap_or_else(|e| panic!("{e}\n{}", text(&o)))
 }
 
-/// The crate's example of every API form, built with the cargo that runs the tests.
-fn api_example() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_vernier"));
-    let profile_dir = bin.parent().unwrap();
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "-q",
-        "-p",
-        "vernier-criterion",
-        "--example",
-        "criterion_api",
-    ]);
-    if profile_dir.file_name().unwrap() == "release" {
-        cmd.arg("--release");
-    }
-    let st = cmd
-        .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap())
-        .status()
-        .unwrap();
-    assert!(st.success(), "building the criterion_api example failed");
-    profile_dir.join("examples/criterion_api")
-}
-
 #[test]
 fn every_criterion_form_is_named_as_criterion_names_it_and_measured() {
-    let exe = api_example();
+    let exe = rust_examples::examples().join("criterion_api");
     let names = [
         "fib 20",
         "fib/30",

@@ -1,6 +1,5 @@
 mod aarch64;
 mod analyze;
-mod asynchronous;
 mod bad_input;
 mod bisect;
 mod cargo_bench;

@@ -14,8 +14,9 @@ use crate::common::{cli, cpp, rust_examples};
 use cli::{text, vernier, vernier_with_ledger};
 use std::path::PathBuf;
 use std::process::Output;
+use vernier::analyze::InstructionsCheck;
 use vernier::diagnostic::Code;
-use vernier::result::ResultFile;
+use vernier::result::{BenchmarkResult, ResultFile};
 
 /// `vernier run OPTIONS --json FILE -- FIXTURE` of the C++ fixture `name` (built at -O2) with a
 /// ledger of its own, `env` set, which must succeed; its directory, output and result file.
@@ -42,6 +43,22 @@ fn run_fixture(
     (dir, o, json)
 }
 
+/// The benchmark `b` of the run whose output is `o`, flagged `optimized-away` on its callgrind
+/// count (kept in the result), the flag's message saying `says`: the count.
+fn removed_by_its_count(b: &BenchmarkResult, says: &str, o: &Output) -> InstructionsCheck {
+    let d = b
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::OptimizedAway)
+        .unwrap_or_else(|| panic!("{} is not flagged\n{}", b.name, text(o)));
+    assert!(d.message.contains(says), "{}", d.message);
+    let check = b
+        .instructions_check
+        .unwrap_or_else(|| panic!("{} was not counted under callgrind", b.name));
+    assert!(check.removed(), "{check:?}");
+    check
+}
+
 #[test]
 fn an_instruction_count_tells_work_in_the_loop_s_cycle_from_a_removed_body() {
     let (dir, o, json) = run_fixture("fits_in_the_loop", &["--time", "0.3"], &[]);
@@ -51,37 +68,15 @@ fn an_instruction_count_tells_work_in_the_loop_s_cycle_from_a_removed_body() {
         b.diagnostics.iter().any(|d| d.code == Code::OptimizedAway)
     };
 
-    let empty = get(&f, "empty body");
-    assert!(flagged(&empty), "{}", text(&o));
-    let check = empty
-        .instructions_check
-        .expect("the empty body was counted under callgrind");
-    assert!(check.removed(), "{check:?}");
-    let d = empty
-        .diagnostics
-        .iter()
-        .find(|d| d.code == Code::OptimizedAway)
-        .unwrap();
-    assert!(d.message.contains("callgrind counts"), "{}", d.message);
+    removed_by_its_count(&get(&f, "empty body"), "callgrind counts", &o);
 
     // A folded constant: one instruction more than the empty loop, a register move.
-    let folded = get(&f, "folded constant");
-    assert!(flagged(&folded), "{}", text(&o));
-    let check = folded
-        .instructions_check
-        .expect("the folded constant was counted under callgrind");
-    assert!(check.removed(), "{check:?}");
+    let check = removed_by_its_count(&get(&f, "folded constant"), "moves into a register", &o);
     assert!(
         check.instructions_per_iter > check.empty_instructions_per_iter + 0.5
             && check.moves_per_iter.is_some_and(|m| m >= 0.5),
         "the count alone does not tell it from work: {check:?}"
     );
-    let d = folded
-        .diagnostics
-        .iter()
-        .find(|d| d.code == Code::OptimizedAway)
-        .unwrap();
-    assert!(d.message.contains("moves into a register"), "{}", d.message);
 
     // Real work, whether or not its time stood out from the empty loop's this time.
     let times7 = get(&f, "volatile times 7");
@@ -203,22 +198,12 @@ fn a_rust_threaded_constant_is_flagged_at_every_thread_count() {
     let exe = rust_examples::examples().join("sharing");
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let o = vernier_with_ledger(dir.path())
-        .args([
-            "run",
-            "--time",
-            "0.3",
-            "--filter",
-            "constant|private",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let f = ResultFile::load(&json).unwrap();
+    let (o, f) = cli::run_json(
+        vernier_with_ledger(dir.path()),
+        &["--time", "0.3", "--filter", "constant|private"],
+        &json,
+        &exe,
+    );
     for b in &f.benchmarks {
         let constant = b.name.starts_with("constant/");
         assert_eq!(b.removed(), constant, "{}: {}", b.name, text(&o));

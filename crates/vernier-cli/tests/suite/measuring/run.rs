@@ -33,23 +33,18 @@ fn flagged(f: &ResultFile, name: &str, code: Code) -> bool {
 fn cpp_arithmetic_through_the_runner() {
     let exe = cpp::example("arithmetic");
     let json = tmp("arithmetic.json");
-    let o = vernier()
-        .args([
-            "run",
+    let (o, f) = cli::run_json(
+        vernier(),
+        &[
             "--quick",
             "--processes",
             "2",
             "--filter",
             "^(add|div|sqrt|sqrt no barrier)$",
-            "--json",
-        ])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let f = ResultFile::load(&json).unwrap();
+        ],
+        &json,
+        &exe,
+    );
     assert_eq!(f.benchmarks.len(), 4, "{}", text(&o));
     assert!(f
         .machine

@@ -2,42 +2,12 @@
 //! matplotlib from PyPI) read what `vernier exec --export-json` writes, a comparison and a
 //! parameter scan, without error.
 
-use super::Unreachable;
+use super::{published_crate, Unreachable};
 use crate::common::cli::{text, vernier};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const HYPERFINE: &str = "1.19.0";
-
-/// hyperfine's published source, fetched from crates.io by cargo (`cargo vendor` of a scratch
-/// crate that depends on it), its `scripts/` folder returned.
-fn hyperfine_scripts(dir: &Path) -> Result<PathBuf, Unreachable> {
-    let fetch = dir.join("fetch");
-    std::fs::create_dir_all(fetch.join("src")).unwrap();
-    std::fs::write(
-        fetch.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
-             [dependencies]\nhyperfine = \"={HYPERFINE}\"\n\n[workspace]\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(fetch.join("src/lib.rs"), "").unwrap();
-    let scripts = fetch.join(format!("vendor/hyperfine-{HYPERFINE}/scripts"));
-    if !scripts.is_dir() {
-        let o = Command::new(env!("CARGO"))
-            .args(["vendor", "--versioned-dirs", "--quiet", "vendor"])
-            .current_dir(&fetch)
-            .output()
-            .unwrap();
-        Unreachable::unless(
-            &o,
-            "crates.io",
-            &format!("`cargo vendor` of hyperfine {HYPERFINE} (its scripts/)"),
-        )?;
-    }
-    Ok(scripts)
-}
 
 /// A Python with numpy, scipy and matplotlib (what hyperfine's scripts import), installed
 /// from PyPI into a virtual environment kept under `dir`.
@@ -71,7 +41,8 @@ fn python_with_plots(dir: &Path) -> Result<PathBuf, Unreachable> {
 fn hyperfines_own_scripts_read_the_exported_json() -> Result<(), Unreachable> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hyperfine-scripts");
     std::fs::create_dir_all(&dir).unwrap();
-    let scripts = hyperfine_scripts(&dir)?;
+    let scripts =
+        published_crate(&dir, "hyperfine", HYPERFINE, "for its scripts/")?.join("scripts");
     let python = python_with_plots(&dir)?;
     let two = dir.join("two.json");
     let o = vernier()

@@ -1,49 +1,39 @@
 //! Async bodies in a bench crate written as a user would, outside this repository (a path
-//! dependency on `vernier` with its `tokio` and `smol` features): the same work measured
-//! synchronously and awaited on tokio's current-thread runtime and on smol agrees once the
+//! dependency on `vernier` with its `tokio`, `smol` and `futures` features): the same work
+//! measured synchronously and awaited on tokio's current-thread runtime, on smol and on
+//! futures' executor agrees once the
 //! executor's measured empty-future cost is added; a multi-thread runtime is judged in ns; an
 //! empty async body is `optimized-away`; and `vernier compare` of an async body doing 10 %
 //! more work is never `faster`.
 //!
-//! Built offline with this workspace's lock file; the first build takes a minute or two.
+//! tokio, smol and futures come from crates.io: each crate's dependencies are fetched first
+//! (`cargo fetch`; a registry out of reach fails naming it), then it is built offline with this
+//! workspace's lock file. The first build takes a minute or two.
 
+use super::{dependencies_fetched, Unreachable};
+use crate::common::bench_crate::{tmp, workspace_crate, BenchCrate};
 use crate::common::cli::{self, text, vernier};
+use crate::measuring::criterion::run_worker;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use vernier::result::ResultFile;
 
-fn crate_dir() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("async-crate");
-    std::fs::create_dir_all(dir.join("benches")).unwrap();
-    let vernier = root.join("crates/vernier").canonicalize().unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            r#"[package]
-name = "asyncfresh"
-version = "0.1.0"
-edition = "2021"
-
-[dev-dependencies]
-vernier = {{ path = "{}", features = ["tokio", "smol"] }}
+/// The bench crate: a path dependency on `vernier` with its `tokio`, `smol` and `futures`
+/// features, and tokio from crates.io; its dependencies fetched. The Criterion suite below
+/// asks for the same features and tokio's, so that both crates link one build of `vernier`.
+fn async_crate() -> Result<BenchCrate, Unreachable> {
+    let manifest = format!(
+        r#"[dev-dependencies]
+vernier = {{ path = "{}", features = ["tokio", "smol", "futures"] }}
 tokio = {{ version = "1", default-features = false, features = ["rt", "rt-multi-thread"] }}
 
 [[bench]]
 name = "a"
 harness = false
-
-[workspace]
 "#,
-            vernier.display()
-        ),
-    )
-    .unwrap();
-    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    std::fs::write(
-        dir.join("benches/a.rs"),
-        r#"use vernier::black_box;
+        workspace_crate("vernier").display()
+    );
+    let a = r#"use vernier::black_box;
 
 /// The work: a chain of multiply-adds, `WORK` steps (200 unless set).
 fn work(n: u64) -> u64 {
@@ -66,58 +56,43 @@ fn main() {
     s.bench("sync", move || work(n));
     s.bench_async("tokio", ct, move || step(n));
     s.bench_async("smol", vernier::SmolExecutor, move || step(n));
+    s.bench_async("futures", vernier::FuturesExecutor, move || step(n));
     s.bench_async("tokio-mt", mt, move || step(n));
     s.bench_async("empty", vernier::SmolExecutor, || async {});
     s.finish();
 }
-"#,
-    )
-    .unwrap();
-    dir
+"#;
+    let c = BenchCrate::package(
+        tmp("async-crate"),
+        "asyncfresh",
+        &manifest,
+        &[("benches/a.rs", a)],
+    );
+    dependencies_fetched(&c, "an async bench crate (vernier with tokio and smol)")?;
+    Ok(c)
 }
 
-fn cargo_bench(dir: &Path, args: &[&str]) -> Output {
-    let o = Command::new(env!("CARGO"))
-        .arg("bench")
-        .arg("--offline")
-        .args(["--bench", "a", "--"])
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .env("NO_COLOR", "1")
-        .env("VERNIER_LEDGER", dir.join("ledger.json"))
-        .env_remove("VERNIER_FDS")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "cargo bench {args:?}: {}", text(&o));
-    o
-}
-
-/// The bench executable, built by `cargo bench` (`target/release/deps/a-HASH`).
-fn built_exe(dir: &Path) -> PathBuf {
-    cargo_bench(dir, &["--list"]);
-    std::fs::read_dir(dir.join("target/release/deps"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("a-") && !n.contains('.'))
-        })
-        .expect("the bench executable")
+/// `cargo bench --offline --bench a -- ARGS` in the crate, which must succeed.
+fn cargo_bench(c: &BenchCrate, args: &[&str]) -> Output {
+    c.cargo(&[&["bench", "--offline", "--bench", "a", "--"], args].concat())
 }
 
 #[test]
-fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() {
-    let dir = crate_dir();
-    let json = dir.join("async.json");
-    let o = cargo_bench(&dir, &["--json", json.to_str().unwrap()]);
+fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() -> Result<(), Unreachable>
+{
+    let c = async_crate()?;
+    let json = c.dir().join("async.json");
+    let o = cargo_bench(&c, &["--json", json.to_str().unwrap()]);
     let out = String::from_utf8_lossy(&o.stdout);
     let f = ResultFile::load(&json).unwrap();
     let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
     let sync = get("sync");
     assert!(sync.executor.is_none());
-    for (name, executor) in [("tokio", "tokio current-thread"), ("smol", "smol")] {
+    for (name, executor) in [
+        ("tokio", "tokio current-thread"),
+        ("smol", "smol"),
+        ("futures", "futures"),
+    ] {
         let b = get(name);
         let e = b
             .executor
@@ -152,16 +127,17 @@ fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() {
     // An async body awaiting nothing is removed, by the empty future's bar.
     assert!(get("empty").removed(), "{:?}", get("empty").diagnostics);
     assert!(!get("smol").removed() && !get("tokio").removed());
+    Ok(())
 }
 
 #[test]
-fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() {
-    let dir = crate_dir();
+fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() -> Result<(), Unreachable> {
+    let c = async_crate()?;
     let filter = "^(sync|smol|tokio-mt|empty)$";
     let (out, f) = cli::run_ok(
         &["--quick", "--filter", filter],
-        &dir.join("run.json"),
-        &built_exe(&dir),
+        &c.dir().join("run.json"),
+        &c.bench_exe(&["--offline"], "a"),
     );
     let get = |n: &str| f.benchmarks.iter().find(|b| b.name == n).unwrap();
     assert!(get("sync").executor.is_none());
@@ -188,13 +164,14 @@ fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() {
         get("empty").diagnostics
     );
     assert!(!get("smol").removed(), "{out}");
+    Ok(())
 }
 
 #[test]
-fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() {
-    let dir = crate_dir();
-    let exe = built_exe(&dir);
-    let json = dir.join("compare.json");
+fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() -> Result<(), Unreachable> {
+    let c = async_crate()?;
+    let exe = c.bench_exe(&["--offline"], "a");
+    let json = c.dir().join("compare.json");
     let o = vernier()
         .arg("compare")
         .arg(&exe)
@@ -213,45 +190,25 @@ fn compare_of_an_async_body_doing_ten_percent_more_is_never_faster() {
         .find(|c| c["name"] == "smol")
         .unwrap_or_else(|| panic!("{}", text(&o)));
     assert_ne!(c["verdict"], "faster", "{}", cli::text(&o));
+    Ok(())
 }
 
-/// A Criterion suite with async benches, written against Criterion's API (tokio's runtime and
-/// `FuturesExecutor`, every `AsyncBencher` form), whose `criterion` dependency is renamed to
-/// `vernier-criterion` with Criterion's feature names.
-fn criterion_crate() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("async-criterion");
-    std::fs::create_dir_all(dir.join("benches")).unwrap();
-    let vc = root
-        .join("crates/vernier-criterion")
-        .canonicalize()
-        .unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            r#"[package]
-name = "asynccrit"
-version = "0.1.0"
-edition = "2021"
-
-[dev-dependencies]
-criterion = {{ package = "vernier-criterion", path = "{}", features = ["async_tokio", "async_futures"] }}
-tokio = {{ version = "1", default-features = false, features = ["rt"] }}
+/// A Criterion suite with async benches, written against Criterion's API (tokio's runtimes,
+/// `SmolExecutor` and `FuturesExecutor`, every `AsyncBencher` form), whose `criterion`
+/// dependency is renamed to `vernier-criterion` with Criterion's feature names.
+fn criterion_crate() -> Result<BenchCrate, Unreachable> {
+    let manifest = format!(
+        r#"[dev-dependencies]
+criterion = {{ package = "vernier-criterion", path = "{}", features = ["async_tokio", "async_smol", "async_futures"] }}
+tokio = {{ version = "1", default-features = false, features = ["rt", "rt-multi-thread"] }}
 
 [[bench]]
 name = "crit"
 harness = false
-
-[workspace]
 "#,
-            vc.display()
-        ),
-    )
-    .unwrap();
-    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    std::fs::write(
-        dir.join("benches/crit.rs"),
-        r#"use criterion::async_executor::FuturesExecutor;
+        workspace_crate("vernier-criterion").display()
+    );
+    let crit = r#"use criterion::async_executor::{FuturesExecutor, SmolExecutor};
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use std::time::{Duration, Instant};
 
@@ -264,9 +221,16 @@ fn asynchronous(c: &mut Criterion) {
     c.bench_function("tokio sum", |b| {
         b.to_async(&rt).iter(|| sum(black_box(vec![1u64; 64])))
     });
+    let mt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+    c.bench_function("tokio mt sum", |b| {
+        b.to_async(&mt).iter(|| sum(black_box(vec![1u64; 64])))
+    });
     let mut g = c.benchmark_group("async");
     g.bench_function("futures sum", |b| {
         b.to_async(FuturesExecutor).iter(|| sum(black_box(vec![2u64; 64])))
+    });
+    g.bench_function("smol sum", |b| {
+        b.to_async(SmolExecutor).iter(|| sum(black_box(vec![2u64; 64])))
     });
     g.bench_function("batched", |b| {
         b.to_async(&rt)
@@ -298,48 +262,35 @@ fn asynchronous(c: &mut Criterion) {
 
 criterion_group!(benches, asynchronous);
 criterion_main!(benches);
-"#,
-    )
-    .unwrap();
-    dir
+"#;
+    let c = BenchCrate::package(
+        tmp("async-criterion"),
+        "asynccrit",
+        &manifest,
+        &[("benches/crit.rs", crit)],
+    );
+    dependencies_fetched(
+        &c,
+        "a Criterion suite with async benches (tokio, smol, futures)",
+    )?;
+    Ok(c)
 }
 
 #[test]
-fn a_criterion_suite_with_async_benches_builds_by_renaming_its_dependency_and_runs() {
-    let dir = criterion_crate();
-    let o = Command::new(env!("CARGO"))
-        .args(["bench", "--offline", "--bench", "crit", "--no-run"])
-        .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", dir.join("target"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let exe = std::fs::read_dir(dir.join("target/release/deps"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("crit-") && !n.contains('.'))
-        })
-        .expect("the bench executable");
+fn a_criterion_suite_with_async_benches_builds_by_renaming_its_dependency_and_runs(
+) -> Result<(), Unreachable> {
+    let c = criterion_crate()?;
+    let exe = c.bench_exe(&["--offline"], "crit");
     let names = [
         "tokio sum",
+        "tokio mt sum",
         "async/futures sum",
+        "async/smol sum",
         "async/batched",
         "async/batched ref",
         "async/custom/64",
     ];
-    let json = dir.join("crit.json");
-    let o = vernier()
-        .args(["run", "--time", "0.1", "--processes", "1", "--json"])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let f = ResultFile::load(&json).unwrap();
+    let f = run_worker(&exe, &c.dir().join("crit.json"));
     let measured: Vec<(&str, bool)> = f
         .benchmarks
         .iter()
@@ -351,5 +302,6 @@ fn a_criterion_suite_with_async_benches_builds_by_renaming_its_dependency_and_ru
         })
         .collect();
     let want: Vec<(&str, bool)> = names.iter().map(|&n| (n, true)).collect();
-    assert_eq!(measured, want, "{}", text(&o));
+    assert_eq!(measured, want);
+    Ok(())
 }
