@@ -2,9 +2,10 @@
 //! async routines (`vernier::workload::asynchronous`): every iteration of a sample runs inside
 //! one `block_on` of the executor, as in Criterion.
 
+use crate::bencher::Bencher;
 use crate::measurement::{Measurement, WallTime};
 use crate::routines::ns_to_ticks;
-use crate::{BatchSize, Bencher};
+use crate::settings::BatchSize;
 use std::future::Future;
 use std::time::Duration;
 use vernier::timer::Timer;
@@ -45,7 +46,7 @@ impl<A: AsyncExecutor, M: Measurement> AsyncBencher<'_, '_, A, M> {
         R: FnMut() -> F,
         F: Future<Output = O>,
     {
-        self.b.slot.serve(&mut AsyncPlain {
+        self.b.serve(&mut AsyncPlain {
             executor: &self.runner,
             body: routine,
         });
@@ -57,7 +58,7 @@ impl<A: AsyncExecutor, M: Measurement> AsyncBencher<'_, '_, A, M> {
         R: FnMut(u64) -> F,
         F: Future<Output = Duration>,
     {
-        self.b.slot.serve(&mut AsyncCustom {
+        self.b.serve(&mut AsyncCustom {
             executor: &self.runner,
             routine,
         });
@@ -101,7 +102,7 @@ impl<A: AsyncExecutor, M: Measurement> AsyncBencher<'_, '_, A, M> {
         R: FnMut(I) -> F,
         F: Future<Output = O>,
     {
-        self.b.slot.serve(&mut AsyncWithSetup {
+        self.b.serve(&mut AsyncWithSetup {
             executor: &self.runner,
             setup,
             routine,

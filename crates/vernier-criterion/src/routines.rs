@@ -1,7 +1,7 @@
 //! Bencher's routine forms as Vernier routines: each borrows the closures of the `iter…` call
 //! that made it, and lives only while that call runs.
 
-use crate::BatchSize;
+use crate::settings::BatchSize;
 use std::hint::black_box;
 use std::time::Duration;
 use vernier::timer::Timer;

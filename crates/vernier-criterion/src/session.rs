@@ -4,11 +4,8 @@
 //! measures it until it wants another. The state lives in a thread-local [`Session`] while
 //! the group functions run.
 
-use crate::measurement::Measurement;
-use crate::{Bencher, Criterion};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use vernier::workload::routine::Routine;
@@ -140,30 +137,32 @@ pub fn refuse(msg: &str) {
     }
 }
 
-/// The `iter…` call's link to the driver, in the [`Bencher`] of the benchmark entered.
+/// The `iter…` call's link to the driver, in the [`Bencher`](crate::Bencher) of the
+/// benchmark entered.
 pub struct Slot<'a> {
     driver: &'a mut dyn Driver,
     index: usize,
-    /// After the first `iter…` call: the benchmark wanted next.
-    outcome: Option<Option<usize>>,
+    /// After the first `iter…` call: the benchmark wanted next (kept by [`visit`], which
+    /// reads it even when the closure panicked after that call).
+    outcome: &'a mut Option<Option<usize>>,
 }
 
 impl Slot<'_> {
     pub fn serve(&mut self, routine: &mut dyn Routine) {
         // A second `iter…` in the same closure call: the benchmark was measured already.
         if self.outcome.is_none() {
-            self.outcome = Some(self.driver.serve(self.index, routine));
+            *self.outcome = Some(self.driver.serve(self.index, routine));
         }
     }
 }
 
 /// A benchmark named `name`: recorded in the listing pass; entered in a running pass when
-/// it is the one wanted (`f` then calls one of the `Bencher`'s `iter…` methods), skipped
-/// otherwise.
-pub fn visit<M: Measurement>(
+/// it is the one wanted (`enter` then hands its slot to the benchmark's `Bencher`, one of
+/// whose `iter…` methods serves the routine through it), skipped otherwise.
+pub fn visit(
     name: String,
     throughput: Option<vernier::Throughput>,
-    f: &mut dyn FnMut(&mut Bencher<'_, M>),
+    enter: &mut dyn FnMut(Slot<'_>),
 ) {
     let Some(mut s) = take() else {
         eprintln!(
@@ -200,16 +199,15 @@ pub fn visit<M: Measurement>(
                     ),
                 )
             } else {
-                let mut b = Bencher {
-                    slot: Slot {
+                let mut outcome = None;
+                let r = panic::catch_unwind(AssertUnwindSafe(|| {
+                    enter(Slot {
                         driver: &mut *driver,
                         index,
-                        outcome: None,
-                    },
-                    _measurement: PhantomData,
-                };
-                let r = panic::catch_unwind(AssertUnwindSafe(|| f(&mut b)));
-                match (b.slot.outcome, r) {
+                        outcome: &mut outcome,
+                    })
+                }));
+                match (outcome, r) {
                     (Some(next), _) => next,
                     (None, Err(p)) => driver.fail(
                         index,
@@ -228,9 +226,10 @@ pub fn visit<M: Measurement>(
     put(s);
 }
 
-/// One target function of a `criterion_group!`: run in the listing pass, recording which
-/// benchmarks it registers; in a running pass, run only when it registers the one wanted.
-pub fn target<M: Measurement>(c: &mut Criterion<M>, f: fn(&mut Criterion<M>)) {
+/// One target function of a `criterion_group!`, on the group's `Criterion` `c`: run in the
+/// listing pass, recording which benchmarks it registers; in a running pass, run only when it
+/// registers the one wanted.
+pub fn target<C>(c: &mut C, f: fn(&mut C)) {
     let Some(mut s) = take() else {
         f(c);
         return;
@@ -358,6 +357,7 @@ pub fn run_passes(groups: &[fn()], listing: &Listing, driver: Box<dyn Driver>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Criterion;
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     use vernier::timer::Timer;
 

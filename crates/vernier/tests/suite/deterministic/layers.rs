@@ -1,9 +1,9 @@
-//! The layers of the crates, as code: a crate's `layers.txt` orders its top-level modules,
-//! and every `crate::` path in its sources must point to a lower layer. A cycle between
-//! top-level modules, or a new module missing from the table, fails here. Below the top, in
-//! every crate of the workspace, no module uses a sibling that uses it back, directly or
-//! through others (`super::peer`, `crate::a::b::peer`): a circle between the files of a
-//! folder fails here too.
+//! The layers of the crates, as code: a crate's `layers.txt` (the library's, the command's and
+//! the Criterion drop-in's) orders its top-level modules, and every `crate::` path in its
+//! sources must point to a lower layer. A cycle between top-level modules, or a new module
+//! missing from the table, fails here. Below the top, in every crate of the workspace, no
+//! module uses a sibling that uses it back, directly or through others (`super::peer`,
+//! `crate::a::b::peer`): a circle between the files of a folder fails here too.
 //!
 //! Comments are left out (a doc link may point anywhere); `#[cfg(test)]` modules at the end of
 //! a file, and those in a file of their own (`tests.rs`), are left out too (a unit test may
@@ -220,6 +220,11 @@ fn the_library_uses_only_lower_layers() {
 #[test]
 fn the_command_uses_only_lower_layers() {
     check("vernier-cli");
+}
+
+#[test]
+fn the_criterion_layer_uses_only_lower_layers() {
+    check("vernier-criterion");
 }
 
 #[test]
