@@ -53,7 +53,11 @@ impl Table {
             parts.push(match c {
                 Col::Median => continue,
                 Col::Ci if clock_range => format!("{LEGEND_NEXT_RUN} {LEGEND_CLOCK_RANGE}"),
-                Col::Ci => format!("{LEGEND_NEXT_RUN} {LEGEND_NO_CLOCK_RANGE}"),
+                Col::Ci => format!(
+                    "{LEGEND_NEXT_RUN} {LEGEND_NO_CLOCK_RANGE} holds {} runs, their clock range \
+                     is joined too)",
+                    crate::ledger::speed::MIN_CLOCK_RUNS
+                ),
                 other => legend_of(*other).to_string(),
             });
         }
@@ -73,9 +77,9 @@ const LEGEND_NEXT_RUN: &str = "±next run: the 95 % interval a next run's median
 const LEGEND_CLOCK_RANGE: &str = "joined to the clock range of the machine's recent runs (a \
      figure bound by the core moves with the clock; its cycles do not) and to the medians of \
      this program's recent runs when a line below names them";
+/// Followed by the runs the ledger needs before it knows the clock's range.
 const LEGEND_NO_CLOCK_RANGE: &str = "joined to the medians of this program's recent runs when a \
-     line below names them (the clock of another run may differ: once the machine's ledger \
-     holds 20 runs, their clock range is joined too)";
+     line below names them (the clock of another run may differ: once the machine's ledger";
 const LEGEND_NOTES: &str = "notes: diagnostic codes, explained below the table.";
 
 /// What a column other than the median and ±next run means.
