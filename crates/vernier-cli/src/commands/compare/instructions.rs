@@ -15,8 +15,6 @@ use vernier::result::comparison::{ComparisonFile, Failure};
 use vernier::result::{BenchmarkResult, ResultFile};
 use vernier::stats::compare::Mode;
 
-pub use crate::args::INSTRUCTION_THRESHOLD as DEFAULT_THRESHOLD;
-
 /// A benchmark's instructions per iteration in a counted run (`None`: failed or not counted).
 fn per_iter(b: &BenchmarkResult) -> Option<f64> {
     b.instructions_per_iter()

@@ -75,7 +75,7 @@ pub struct CompareArgs {
     pub instructions: bool,
     /// With --instructions: the change in instructions per iteration that counts (one more
     /// instruction per iteration is a change at the default).
-    #[arg(long, value_name = "N", default_value_t = instructions::DEFAULT_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::INSTRUCTION_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
     pub instruction_threshold: f64,
     /// After the verdicts, profile both programs under callgrind and name, per benchmark, the
     /// functions whose instructions per iteration changed most (the one that grew most under

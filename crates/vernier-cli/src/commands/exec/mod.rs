@@ -499,16 +499,11 @@ fn exec_instructions(
     if !counting.counted.is_empty() {
         print!("{}", counted::table(&counting.counted));
     }
-    // The commands counted are compared against the reference, if it was counted.
-    let comparison = (counting.counted.len() >= 2 && !scan)
-        .then(|| {
-            let reference = counting
-                .counted
-                .iter()
-                .position(|c| c.name == specs[reference].name);
-            reference.map(|r| counted::comparison(&counting.counted, r, threshold))
-        })
-        .flatten();
+    // The commands counted are the first ones, in order (counting stops at a failure or
+    // Ctrl-C): compared against the reference when it is among them.
+    let counted_all = &counting.counted;
+    let comparison = (counted_all.len() >= 2 && !scan && reference < counted_all.len())
+        .then(|| counted::comparison(counted_all, reference, threshold));
     if let Some(c) = &comparison {
         print!("{}", counted::comparison_table(c));
     }
