@@ -101,12 +101,17 @@ pub fn demo_command(c: &Common) -> Result<i32> {
         print!("{}", table.dim_wrapped(&line));
     }
     print_lessons(&file, pairs.as_ref(), render, filter.as_ref());
-    println!(
-        "\n{} benchmarks in {:.1} s{}",
+    // Wrapped like every other line: its length moves with the seconds and the path.
+    let closing = format!(
+        "{} benchmarks in {:.1} s{}",
         file.benchmarks.len(),
         started.elapsed().as_secs_f64(),
         term::written_to(c.json.as_deref())
     );
+    println!();
+    for line in report::wrap(&closing, render.width, 0, 2) {
+        println!("{line}");
+    }
     crate::history::save_if_asked(&c.save, &file, "demo", c.pick.shard)?;
     if c.profile {
         let w = counted_worker()?;
