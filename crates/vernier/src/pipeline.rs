@@ -114,6 +114,7 @@ pub fn for_executor<'a>(
         None => std::borrow::Cow::Borrowed(analysis),
         Some(e) => std::borrow::Cow::Owned(analyze::Context {
             empty_iter_ns: Some(e.empty_future_ns).filter(|x| x.is_finite()),
+            empty_iter_cycles: e.empty_future_cycles.filter(|x| x.is_finite()),
             off_calling_core: !e.on_calling_core,
             ..analysis.clone()
         }),

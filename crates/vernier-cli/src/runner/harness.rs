@@ -11,6 +11,7 @@ use vernier::plan::Plan;
 use vernier::protocol::BenchRef;
 use vernier::result::{CountersHarness, ExecutorJson};
 use vernier::samples::Samples;
+use vernier::session::calibrate;
 
 /// Samples per batch when measuring the counters' cost and baseline in a worker.
 const COUNTER_PROBE_SAMPLES: usize = 256;
@@ -154,16 +155,28 @@ const EMPTY_LOOP_BUDGET_NS: u64 = 40_000_000;
 /// to measure it.
 const EMPTY_FUTURE_WIDER: u64 = 5;
 
-/// The worker harness's empty-loop cost per iteration, measured once in the first worker.
-pub fn empty_loop_ns(first: &mut WorkerProcess, plan: &Plan) -> Option<f64> {
+/// The worker harness's empty-loop cost per iteration, in ns and in cycles of the core at that
+/// time (when its batches were probed), measured once in the first worker.
+pub fn empty_loop(first: &mut WorkerProcess, plan: &Plan) -> Option<(f64, Option<f64>)> {
     let empty_plan = plan.rebudget(EMPTY_LOOP_BUDGET_NS);
+    self_measured(first, BenchRef::Empty, &empty_plan)
+}
+
+/// One self-measurement of the harness in the worker (its empty loop, an executor's empty
+/// future): the per-iteration median in ns and in cycles, `None` when it gave no figure.
+fn self_measured(
+    first: &mut WorkerProcess,
+    bench: BenchRef,
+    plan: &Plan,
+) -> Option<(f64, Option<f64>)> {
     let timer = first.hello.timer;
     let mut t = WorkerTarget {
         worker: first,
-        bench: BenchRef::Empty,
+        bench,
     };
-    let m = measure::measure(&mut t, &MonotonicClock, &empty_plan, &timer, &mut |_| {});
-    vernier::session::calibrate::self_measurement(&m, &empty_plan, &timer)
+    let m = measure::measure(&mut t, &MonotonicClock, plan, &timer, &mut |_| {});
+    let ns = calibrate::self_measurement(&m, plan, &timer)?;
+    Some((ns, calibrate::self_measurement_cycles(&m, plan, &timer)))
 }
 
 /// Each async benchmark's executor with its empty future's time per iteration, measured in
@@ -175,8 +188,6 @@ pub fn empty_futures(
     plan: &Plan,
     selected: &[usize],
 ) -> Vec<Option<ExecutorJson>> {
-    let empty_plan = plan.rebudget(EMPTY_LOOP_BUDGET_NS);
-    let timer = first.hello.timer;
     let mut measured: Vec<ExecutorJson> = Vec::new();
     let kinds: Vec<_> = selected
         .iter()
@@ -192,23 +203,17 @@ pub fn empty_futures(
             // An executor made anew for each sample (a Python event loop) can spend the empty
             // loop's budget on its own start-ups before the count of iterations is found: then
             // once more with a budget EMPTY_FUTURE_WIDER times longer.
-            let empty_future_ns = [
-                empty_plan.clone(),
+            let (empty_future_ns, empty_future_cycles) = [
+                plan.rebudget(EMPTY_LOOP_BUDGET_NS),
                 plan.rebudget(EMPTY_LOOP_BUDGET_NS * EMPTY_FUTURE_WIDER),
             ]
             .iter()
-            .find_map(|p| {
-                let mut t = WorkerTarget {
-                    worker: &mut *first,
-                    bench: BenchRef::EmptyFuture(i),
-                };
-                let m = measure::measure(&mut t, &MonotonicClock, p, &timer, &mut |_| {});
-                vernier::session::calibrate::self_measurement(&m, p, &timer)
-            })
-            .unwrap_or(f64::NAN);
+            .find_map(|p| self_measured(&mut *first, BenchRef::EmptyFuture(i), p))
+            .unwrap_or((f64::NAN, None));
             let e = ExecutorJson {
                 name,
                 empty_future_ns,
+                empty_future_cycles,
                 on_calling_core,
             };
             measured.push(e.clone());

@@ -58,6 +58,9 @@ pub struct Context {
     pub timer: TimerInfo,
     /// Per-iteration cost of the harness's loop around an empty body (measured at start-up).
     pub empty_iter_ns: Option<f64>,
+    /// That loop's cost in cycles of the core at the time it was measured: the bar a
+    /// benchmark judged in cycles is held to (`optimized-away`).
+    pub empty_iter_cycles: Option<f64>,
     /// Duration of one CPU cycle: measured by counters, or estimated from a chain of
     /// dependent one-cycle additions.
     pub cycle_ns: Option<f64>,
@@ -100,6 +103,7 @@ impl Context {
         Context {
             timer,
             empty_iter_ns: None,
+            empty_iter_cycles: None,
             cycle_ns: None,
             debug_build: false,
             target_rel_ci: crate::plan::DEFAULT_TARGET_REL_CI,

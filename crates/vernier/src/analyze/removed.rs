@@ -2,20 +2,16 @@
 //! the empty loop's and a quarter of a cycle, its slope against the iteration count, and, when
 //! counted, its instructions against the empty loop's (`weigh_instructions`).
 
+use super::judged::Figures;
 use super::{
-    Analysis, Context, PerIter, MEASURABLE_OVER_EMPTY, OPTIMIZED_AWAY_CYCLES, OPTIMIZED_AWAY_NS,
+    Analysis, Context, Unit, MEASURABLE_OVER_EMPTY, OPTIMIZED_AWAY_CYCLES, OPTIMIZED_AWAY_NS,
 };
-use crate::diagnostic::{Code, Cycle, Finding, Removed};
-use crate::stats::LinearFit;
+use crate::diagnostic::{Code, Finding, Removed};
 
 /// `optimized-away`: the median under a quarter of a cycle, no more than the empty loop's, or a
 /// sample time that does not grow with the iteration count.
-pub(super) fn optimized_away(
-    p: &PerIter,
-    fit: Option<LinearFit>,
-    ctx: &Context,
-    cycle: Option<Cycle>,
-) -> Option<Finding> {
+pub(super) fn optimized_away(f: &Figures, ctx: &Context) -> Option<Finding> {
+    let (p, cycle) = (&f.per_iter, f.cycle);
     if !p.median_ns.is_finite() {
         return None;
     }
@@ -30,27 +26,44 @@ pub(super) fn optimized_away(
         });
     }
     if let Some(empty) = ctx.empty_iter_ns {
-        let net = p.median_ns - empty;
-        let half_width = (p.run_ci95_ns[1] - p.run_ci95_ns[0]) / 2.0;
-        // Work shows in every sample, the fastest too: a removed body whose median a slowed
-        // core (a busy sibling thread) lifted above the empty loop's still has samples at it.
-        let fastest_net = p.min_ns - empty;
-        let measurable = net > MEASURABLE_OVER_EMPTY * empty
-            && net > 3.0 * half_width
-            && (fastest_net >= MEASURABLE_OVER_EMPTY * empty || fastest_net.is_nan());
-        if net < quarter && !measurable {
+        if like_empty_loop(f, ctx, empty, quarter) {
             return removed(Removed::LikeEmptyLoop {
                 median_ns: p.median_ns,
                 empty_ns: empty,
             });
         }
     }
-    match fit {
-        Some(f) if f.slope < quarter && f.slope < 2.0 * f.slope_se.max(1e-12) => {
-            removed(Removed::NoSlope { slope_ns: f.slope })
+    match f.fit {
+        Some(fit) if fit.slope < quarter && fit.slope < 2.0 * fit.slope_se.max(1e-12) => {
+            removed(Removed::NoSlope {
+                slope_ns: fit.slope,
+            })
         }
         _ => None,
     }
+}
+
+/// The body's time cannot be told from the bar's (the empty loop, or an executor's empty
+/// future): less than a quarter of a cycle above it and not measurably so. Judged in cycles
+/// when the benchmark is and the bar's cycles are known (each taken against the core's cycle
+/// at the time it was measured: a clock that moved between the two moves both times, not
+/// their cycles); in ns otherwise.
+fn like_empty_loop(f: &Figures, ctx: &Context, empty_ns: f64, quarter_ns: f64) -> bool {
+    let (p, empty, quarter) = match (f.unit, ctx.empty_iter_cycles) {
+        (Unit::Cycles, Some(empty_cycles)) => {
+            (&f.head.per_iter, empty_cycles, OPTIMIZED_AWAY_CYCLES)
+        }
+        _ => (&f.per_iter, empty_ns, quarter_ns),
+    };
+    let net = p.median_ns - empty;
+    let half_width = (p.run_ci95_ns[1] - p.run_ci95_ns[0]) / 2.0;
+    // Work shows in every sample, the fastest too: a removed body whose median a slowed
+    // core (a busy sibling thread) lifted above the empty loop's still has samples at it.
+    let fastest_net = p.min_ns - empty;
+    let measurable = net > MEASURABLE_OVER_EMPTY * empty
+        && net > 3.0 * half_width
+        && (fastest_net >= MEASURABLE_OVER_EMPTY * empty || fastest_net.is_nan());
+    net < quarter && !measurable
 }
 
 /// Instructions per iteration of a benchmark and of the harness's empty loop, counted under

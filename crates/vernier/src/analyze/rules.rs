@@ -42,7 +42,7 @@ fn debug_build(_: &Figures, ctx: &Context) -> Option<Finding> {
 
 /// `optimized-away`: the evidence is weighed in `removed`.
 fn removed(f: &Figures, ctx: &Context) -> Option<Finding> {
-    optimized_away(&f.per_iter, f.fit, ctx, f.cycle)
+    optimized_away(f, ctx)
 }
 
 /// In cycles, a benchmark whose headline rests on its fast state's samples alone (both states

@@ -978,6 +978,51 @@ fn rounds_that_agree_to_a_tenth_of_a_percent_in_cycles_did_not_drift() {
 }
 
 #[test]
+fn a_bar_measured_at_another_clock_is_held_in_cycles() {
+    use crate::result::ExecutorJson;
+    // The empty future took 4 cycles at 0.30 ns (1.20 ns) when it was measured; the clock then
+    // slowed to 0.33 ns a cycle (probe 1362 ns), and a body awaiting nothing takes the same 4
+    // cycles, 1.32 ns. In ns it reads 10 % above its bar, measurably; in cycles it is level.
+    let c = ctx();
+    let bar = |cycles: Option<f64>| ExecutorJson {
+        name: "smol".into(),
+        empty_future_ns: 1.20,
+        empty_future_cycles: cycles,
+        on_calling_core: true,
+    };
+    let judged = |body_cycles: f64, bar: &ExecutorJson| {
+        let m = with_probes(
+            synth(65536, 20.0, |i| body_cycles * 0.33 * wiggle(i)),
+            |_| 1362,
+        );
+        let a = analyze(&m, &crate::pipeline::for_executor(&c, Some(bar)));
+        assert_eq!(a.headline_unit, Unit::Cycles);
+        codes(&a).contains(&Code::OptimizedAway)
+    };
+    assert!(
+        !judged(4.0, &bar(None)),
+        "in ns the slower clock hides the removed body"
+    );
+    assert!(judged(4.0, &bar(Some(4.0))));
+    // One cycle of work above the bar is work, in cycles too.
+    assert!(!judged(5.0, &bar(Some(4.0))));
+    // The same for the synchronous empty loop's bar (`harness.empty_iter_cycles`): 2 cycles
+    // measured at 0.30 ns, the body's 2 cycles at 0.33 ns.
+    let sync = Context {
+        empty_iter_ns: Some(0.60),
+        empty_iter_cycles: Some(2.0),
+        ..ctx()
+    };
+    let m = with_probes(synth(65536, 20.0, |i| 0.66 * wiggle(i)), |_| 1362);
+    assert!(codes(&analyze(&m, &sync)).contains(&Code::OptimizedAway));
+    let in_ns = Context {
+        empty_iter_cycles: None,
+        ..sync
+    };
+    assert!(!codes(&analyze(&m, &in_ns)).contains(&Code::OptimizedAway));
+}
+
+#[test]
 fn an_async_body_is_judged_against_its_executor_s_empty_future_and_off_the_core_in_ns() {
     use crate::result::ExecutorJson;
     // A body awaiting nothing on an executor whose empty future costs 4 cycles (1.32 ns): well
@@ -988,6 +1033,7 @@ fn an_async_body_is_judged_against_its_executor_s_empty_future_and_off_the_core_
     let mut on = ExecutorJson {
         name: "smol".into(),
         empty_future_ns: 1.32,
+        empty_future_cycles: None,
         on_calling_core: true,
     };
     let a = analyze(&m, &crate::pipeline::for_executor(&c, Some(&on)));

@@ -236,6 +236,7 @@ impl ResultFile {
         Context {
             timer: self.timer,
             empty_iter_ns: Some(self.harness.empty_iter_ns).filter(|x| x.is_finite()),
+            empty_iter_cycles: self.harness.empty_iter_cycles.filter(|x| x.is_finite()),
             cycle_ns: Some(self.harness.cycle_ns).filter(|c| c.is_finite()),
             debug_build: self.analysis.debug_build,
             target_rel_ci: self.analysis.target_rel_ci,

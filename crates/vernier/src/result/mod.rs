@@ -64,6 +64,12 @@ pub struct Harness {
     /// Per-iteration cost of the measuring loop around an empty body.
     #[serde(with = "nan_as_null")]
     pub empty_iter_ns: f64,
+    /// The same loop's cost per iteration in cycles of the core at the time it was measured
+    /// (each sample's time over the core-speed probe's cycle around it): the bar of
+    /// `optimized-away` for a benchmark judged in cycles, which a clock that moved between the
+    /// two measurements leaves in place. Absent when the loop's samples were not probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_iter_cycles: Option<f64>,
     /// Cost of one sample with zero iterations: timer reads plus the loop's entry and exit.
     #[serde(with = "nan_as_null")]
     pub sample_cost_ns: f64,
@@ -384,6 +390,10 @@ pub struct ExecutorJson {
     /// could not be measured.
     #[serde(with = "nan_as_null")]
     pub empty_future_ns: f64,
+    /// The same in cycles of the core at the time it was measured (as
+    /// `harness.empty_iter_cycles`); absent when its samples were not probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_future_cycles: Option<f64>,
     /// `false` when the executor runs the work on other cores than the one that waits for it
     /// (tokio's multi-thread runtime): the benchmark is then judged in ns.
     pub on_calling_core: bool,
@@ -503,6 +513,7 @@ impl Harness {
     pub fn unmeasured() -> Harness {
         Harness {
             empty_iter_ns: f64::NAN,
+            empty_iter_cycles: None,
             sample_cost_ns: f64::NAN,
             cycle_ns: f64::NAN,
             cycle_source: "none".into(),

@@ -77,15 +77,16 @@ impl Suite {
     }
 }
 
-/// The cost of an empty future per executor, measured the first time a benchmark on it is
-/// (one executor's figure serves every benchmark on it for the rest of the run).
+/// The cost of an empty future per executor, in ns and in cycles, measured the first time a
+/// benchmark on it is (one executor's figure serves every benchmark on it for the rest of the
+/// run).
 #[derive(Default)]
-pub(crate) struct EmptyFutures(BTreeMap<String, f64>);
+pub(crate) struct EmptyFutures(BTreeMap<String, (f64, Option<f64>)>);
 
 impl EmptyFutures {
     /// What `routine`'s result says of its executor: its name, the empty future's time per
-    /// iteration on it (NaN when it could not be measured) and whether its work follows the
-    /// calling core's clock. `None` for a synchronous routine.
+    /// iteration on it (NaN when it could not be measured) and in cycles, and whether its work
+    /// follows the calling core's clock. `None` for a synchronous routine.
     pub(crate) fn of(
         &mut self,
         routine: &mut dyn Routine,
@@ -93,19 +94,20 @@ impl EmptyFutures {
         plan: &Plan,
     ) -> Option<ExecutorJson> {
         let kind = routine.executor()?;
-        let empty_future_ns = match self.0.get(&kind.name) {
-            Some(&ns) => ns,
+        let (empty_future_ns, empty_future_cycles) = match self.0.get(&kind.name) {
+            Some(&figure) => figure,
             None => {
                 let mut empty = routine.empty_future()?;
                 // A panic of the executor is caught by the engine: the figure is then NaN.
-                let ns = self_measured(timer, plan, empty.as_mut()).0;
-                self.0.insert(kind.name.clone(), ns);
-                ns
+                let (ns, cycles, _) = self_measured(timer, plan, empty.as_mut());
+                self.0.insert(kind.name.clone(), (ns, cycles));
+                (ns, cycles)
             }
         };
         Some(ExecutorJson {
             name: kind.name,
             empty_future_ns,
+            empty_future_cycles,
             on_calling_core: kind.on_calling_core,
         })
     }

@@ -21,19 +21,44 @@ pub fn self_measurement(
     plan: &Plan,
     timer: &crate::timer::TimerInfo,
 ) -> Option<f64> {
-    let per: Vec<f64> = m
-        .samples
-        .samples
-        .iter()
-        .filter(|s| s.iters == m.iters_per_sample && s.phase == crate::samples::Phase::Measure)
-        .map(|s| s.per_iter_ns())
-        .collect();
+    let per: Vec<f64> = measured(m).map(|(_, s)| s.per_iter_ns()).collect();
     if per.is_empty() || m.error.is_some() {
         return None;
     }
     let median = crate::stats::median(&per);
     let sample_ns = median * m.iters_per_sample as f64;
     (sample_ns >= plan.min_sample_ns(timer) as f64 / 2.0).then_some(median)
+}
+
+/// The samples a self-measurement's median is taken over (measured at the final count), with
+/// their indices.
+fn measured(m: &Measurement) -> impl Iterator<Item = (usize, &crate::samples::Sample)> {
+    m.samples
+        .samples
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.iters == m.iters_per_sample && s.phase == crate::samples::Phase::Measure)
+}
+
+/// A self-measurement's per-iteration median in cycles of the core at that moment: each
+/// sample's time over the core-speed probe's cycle around it, as a benchmark's cycles are
+/// taken. A bar compared in cycles stays put when the clock moves between its measurement
+/// and the benchmark's, where one in ns does not. `None` when its batches were not probed, or
+/// when [`self_measurement`] gives no figure.
+pub fn self_measurement_cycles(
+    m: &Measurement,
+    plan: &Plan,
+    timer: &crate::timer::TimerInfo,
+) -> Option<f64> {
+    self_measurement(m, plan, timer)?;
+    let cycle = analyze::speed::sample_cycles(&m.samples, timer);
+    let per: Vec<f64> = measured(m)
+        .filter_map(|(i, s)| {
+            let c = *cycle.get(i)?;
+            (c.is_finite() && c > 0.0).then(|| s.per_iter_ns() / c)
+        })
+        .collect();
+    (!per.is_empty()).then(|| crate::stats::median(&per))
 }
 
 /// Budget for each start-up self-measurement (empty loop, add chain).
@@ -45,7 +70,7 @@ const CHAIN_LEN: u64 = 1000;
 /// around an empty body, the cost of a sample with no iterations, and the cycle time (from a
 /// chain of dependent one-cycle additions).
 pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
-    let (empty_iter_ns, _) = self_measured(timer, plan, &mut Plain(|| ()));
+    let (empty_iter_ns, empty_iter_cycles, _) = self_measured(timer, plan, &mut Plain(|| ()));
     let mut zero = Plain(|| ());
     let mut costs: Vec<f64> = (0..2000)
         .map(|_| timer.ticks_to_ns_f64(zero.sample(timer, 0)))
@@ -53,6 +78,7 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
     costs.sort_by(|a, b| a.total_cmp(b));
     Harness {
         empty_iter_ns,
+        empty_iter_cycles,
         sample_cost_ns: costs[costs.len() / 2],
         ..calibrate_cycle(timer, plan)
     }
@@ -64,7 +90,7 @@ pub fn calibrate_harness(timer: &Timer, plan: &Plan) -> Harness {
 /// loop costs are NaN.
 pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
     let mut x = 0u64;
-    let (chain, chain_m) = self_measured(
+    let (chain, _, chain_m) = self_measured(
         timer,
         plan,
         &mut Plain(move || {
@@ -74,6 +100,7 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
     );
     Harness {
         empty_iter_ns: f64::NAN,
+        empty_iter_cycles: None,
         sample_cost_ns: f64::NAN,
         cycle_ns: chain / CHAIN_LEN as f64,
         cycle_source: "add-chain".into(),
@@ -88,17 +115,19 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
 }
 
 /// One start-up self-measurement of `routine` in this process: its per-iteration median (NaN
-/// when it could not be measured, see [`self_measurement`]) and the measurement.
+/// when it could not be measured, see [`self_measurement`]), the same in cycles when its
+/// batches were probed ([`self_measurement_cycles`]), and the measurement.
 pub(super) fn self_measured(
     timer: &Timer,
     plan: &Plan,
     routine: &mut dyn Routine,
-) -> (f64, Measurement) {
+) -> (f64, Option<f64>, Measurement) {
     let short = plan.rebudget(SELF_BUDGET_NS);
     let mut t = InProcess { routine, timer };
     let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
     let median = self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN);
-    (median, m)
+    let cycles = self_measurement_cycles(&m, &short, &timer.info());
+    (median, cycles, m)
 }
 
 /// Measure what reading `set` around a sample costs, the way the samples read it: pairs of

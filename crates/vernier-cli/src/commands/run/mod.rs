@@ -11,7 +11,7 @@ pub mod gbench;
 pub mod instructions;
 
 use crate::args::Common;
-use crate::runner::harness::{counters_or_none, empty_futures, empty_loop_ns};
+use crate::runner::harness::{counters_or_none, empty_futures, empty_loop};
 use crate::runner::processes::{
     keep_hash_seeds, launch_keeping_seed, measure_in_processes, paddings, processes_for,
     split_program, ProcessArgs, DEFAULT_PROCESSES,
@@ -264,7 +264,7 @@ impl<'a> Run<'a> {
         let hello = first.hello.clone();
         let runner_timer = vernier::timer::Timer::detect();
         let own = vernier::session::calibrate::calibrate_cycle(&runner_timer, &plan);
-        let empty = empty_loop_ns(&mut first, &plan);
+        let empty = empty_loop(&mut first, &plan);
         let executors = empty_futures(&mut first, &plan, &selected);
         let counters = counters_or_none(&mut first, &selection, &mut ctl, &mut plan);
         let counting =
@@ -282,7 +282,8 @@ impl<'a> Run<'a> {
             system: audit.join().unwrap_or_default(),
             timer: hello.timer,
             harness: Harness {
-                empty_iter_ns: empty.unwrap_or(f64::NAN),
+                empty_iter_ns: empty.map_or(f64::NAN, |e| e.0),
+                empty_iter_cycles: empty.and_then(|e| e.1),
                 sample_cost_ns: hello.timer.overhead_ns,
                 counters,
                 ..runner_harness(own, &ledger, identity.as_deref())

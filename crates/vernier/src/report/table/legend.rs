@@ -344,6 +344,7 @@ mod tests {
             b.executor = Some(ExecutorJson {
                 name: executor.into(),
                 empty_future_ns: ns,
+                empty_future_cycles: None,
                 on_calling_core: core,
             });
             b
