@@ -65,7 +65,17 @@ def test_a_coroutine_doing_ten_percent_more_work_compares_slower(tmp_path):
     assert o.returncode == 0, o.stdout + o.stderr
     c = json.loads((tmp_path / "c.json").read_text())["comparisons"]
     assert [x["name"] for x in c] == ["work"]
-    assert c[0]["verdict"] == "slower", o.stdout
+    # What an honest comparison guarantees in any machine state: never the wrong direction,
+    # and an interval that holds the slowdown; "slower" whenever the run could detect a change
+    # half this size (a run that had that power and missed a 10 % change is wrong). On a
+    # loaded machine the process pairs can spread so far that it could not: inconclusive, said.
+    x = c[0]
+    assert x["verdict"] in ("slower", "inconclusive"), o.stdout
+    assert x["ci95"][1] > 1.0, o.stdout
+    if x["smallest_detectable"] <= 0.05:
+        assert x["verdict"] == "slower", o.stdout
+    else:
+        assert x["verdict"] == "slower" or "the run could detect a change of" in o.stdout, o.stdout
 
 
 async def _sum(n):

@@ -2,7 +2,7 @@
 //! compiler): results, process control, and robustness to workers that crash, hang, babble or
 //! are not workers at all. No absolute times: flags, orderings within one run, structure.
 
-use crate::common::{cli, cpp};
+use crate::common::{cli, cpp, medians_in_one_unit};
 
 use cli::{text, vernier};
 
@@ -59,8 +59,8 @@ fn cpp_arithmetic_through_the_runner() {
         text(&o)
     );
     assert!(!flagged(&f, "sqrt", Code::OptimizedAway), "{}", text(&o));
-    let med = |n: &str| bench(&f, n).per_iter.median_ns;
-    assert!(med("div") > med("add"));
+    let (div, add, unit) = medians_in_one_unit(bench(&f, "div"), bench(&f, "add"));
+    assert!(div > add, "div {div} {unit}, add {add} {unit}");
     for b in &f.benchmarks {
         assert_eq!(b.status, Status::Ok);
         // Two processes, each with its own environment padding, both in the samples and both
