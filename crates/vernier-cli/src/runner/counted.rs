@@ -472,15 +472,18 @@ fn per_thread(ir: f64, threads: usize) -> f64 {
 }
 
 /// Count benchmark `index` of `program` (run by `threads` threads at a time, 1 unless it is a
-/// threaded benchmark) and the harness's empty loop under callgrind, in one valgrind process
-/// (or fresh ones when the harness cannot be dumped in one): the evidence that tells a removed
-/// body from one whose work fits in the loop's own cycle. `timeout` is the native wait for a
-/// reply. Errors when valgrind is not there or the count fails.
+/// threaded benchmark) and its bar under callgrind, in one valgrind process (or fresh ones when
+/// the harness cannot be dumped in one): the evidence that tells a removed body from one whose
+/// work fits in the loop's own cycle. The bar is the harness's empty loop, or for an async
+/// benchmark (`on_executor`) the empty future on its executor, as its time is judged against
+/// (awaiting a future executes the executor's own instructions on every iteration).
+/// `timeout` is the native wait for a reply. Errors when valgrind is not there or the count
+/// fails.
 pub fn check_instructions(
     program: &Path,
     args: &[OsString],
     ctl: &Control,
-    (index, threads): (usize, usize),
+    (index, threads, on_executor): (usize, usize, bool),
 ) -> Result<vernier::analyze::InstructionsCheck> {
     let callgrind = Callgrind::from_env();
     callgrind.check()?;
@@ -489,7 +492,12 @@ pub fn check_instructions(
         ..ctl.clone()
     };
     let mut counter = Counter::new(&callgrind, program, args, &ctl);
-    let empty = counter.count(BenchRef::Empty, &mut Vec::new())?;
+    let bar = if on_executor {
+        BenchRef::EmptyFuture(index)
+    } else {
+        BenchRef::Empty
+    };
+    let empty = counter.count(bar, &mut Vec::new())?;
     let body = counter.count(BenchRef::Index(index), &mut Vec::new())?;
     counter.finish();
     match (body.instructions(), empty.instructions()) {

@@ -313,13 +313,15 @@ fn removed(r: &Removed) -> String {
             };
             match median_ns {
                 Some(median_ns) => format!(
-                    "{median_ns:.3} ns per iteration is the harness's empty loop's time, and \
-                     callgrind counts {ir:.2} instructions per iteration{moves}, no more than the \
-                     empty loop's {empty:.2}: the work was removed. {fix}"
+                    "{median_ns:.3} ns per iteration is within reach of the empty loop's time \
+                     (an async body's: the empty future's on its executor), and callgrind counts \
+                     {ir:.2} instructions per iteration{moves}, no more than that bar's \
+                     {empty:.2}: the work was removed. {fix}"
                 ),
                 None => format!(
                     "{ir:.2} instructions per iteration{moves}, no more than the harness's loop \
-                     around an empty body ({empty:.2}): the work was removed. {fix}"
+                     around an empty body (an async body's: the empty future on its executor) \
+                     ({empty:.2}): the work was removed. {fix}"
                 ),
             }
         }

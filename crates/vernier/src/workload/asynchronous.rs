@@ -132,11 +132,27 @@ impl<F: Future> Future for Caught<F> {
     }
 }
 
+/// `executor.block_on(future)` in a function of the measured loop's name: the loop's state
+/// machine is inlined into the executor's `block_on`, and `--instructions` switches callgrind's
+/// collection on inside functions named `vernier_measured_loop*`. Entering and leaving the
+/// executor is counted too, once per sample: the count per iteration (the difference between
+/// two iteration counts) leaves it out. The timed code inside `block_on` is compiled as it would
+/// be without this function.
+#[inline(never)]
+fn vernier_measured_loop_block_on<E: Executor, T>(
+    executor: &E,
+    future: impl Future<Output = T>,
+) -> T {
+    executor.block_on(future)
+}
+
 /// Run `future` on `executor`: a panic of the future (the body) is resumed as it came; a panic
 /// of the executor itself, outside the body, is resumed with a message naming the executor and
 /// the fix (the engine reports it as the benchmark's failure; earlier samples are kept).
 pub fn run_on<E: Executor, T>(executor: &E, future: impl Future<Output = T>) -> T {
-    match panic::catch_unwind(AssertUnwindSafe(|| executor.block_on(Caught(future)))) {
+    match panic::catch_unwind(AssertUnwindSafe(|| {
+        vernier_measured_loop_block_on(executor, Caught(future))
+    })) {
         Ok(Ok(v)) => v,
         Ok(Err(body)) => panic::resume_unwind(body),
         Err(p) => {

@@ -372,6 +372,7 @@ impl<'a> Run<'a> {
             executor: self.executors[k].clone(),
         };
         let uncounted = &mut self.uncounted;
+        let on_executor = self.executors[k].is_some();
         // A body within a few cycles of the empty loop is counted under callgrind: time alone
         // cannot tell a removed body from a little work there. With cold caches one iteration
         // per sample cannot be told from an empty loop by time, and the diagnostic is not
@@ -384,8 +385,12 @@ impl<'a> Run<'a> {
                 "{name}: counting instructions under callgrind (its time is near the empty loop's)"
             ));
             let threads = an.threads.as_ref().map_or(1, |t| t.threads);
-            let counted =
-                crate::runner::counted::check_instructions(program, args, ctl, (i, threads));
+            let counted = crate::runner::counted::check_instructions(
+                program,
+                args,
+                ctl,
+                (i, threads, on_executor),
+            );
             uncounted.keep(name, counted)
         };
         let instructions = if counted_removed_elsewhere(name, &self.file.benchmarks) {

@@ -133,8 +133,24 @@ fn an_async_body_measures_the_sync_work_plus_the_executor_s_empty_future() -> Re
     assert!(!mt.executor.as_ref().unwrap().on_calling_core);
     assert_eq!(mt.headline_unit, vernier::analyze::Unit::Ns);
     assert!(out.contains("judged in ns: its worker threads"), "{out}");
-    // An async body awaiting nothing is removed, by the empty future's bar.
-    assert!(get("empty").removed(), "{:?}", get("empty").diagnostics);
+    // An async body awaiting nothing is removed by the empty future's bar, or, where its loop
+    // sits in another state of the loop's exit branch than the empty future's (each is code of
+    // its own: a quarter of a cycle or so apart on some layouts), within a few cycles of it:
+    // there only an instruction count can tell (`vernier run` counts it, below), and a suite
+    // measured in its own process has none.
+    let empty = get("empty");
+    let over = match (
+        empty.speed.as_ref().and_then(|s| s.cycles_per_iter),
+        empty.executor.as_ref().and_then(|e| e.empty_future_cycles),
+    ) {
+        (Some(body), Some(bar)) => Some(body - bar),
+        _ => None,
+    };
+    assert!(
+        empty.removed() || over.is_some_and(|c| c < vernier::analyze::NEAR_EMPTY_CYCLES),
+        "{over:?} cycles over the empty future: {:?}",
+        empty.diagnostics
+    );
     assert!(!get("smol").removed() && !get("tokio").removed());
     Ok(())
 }
@@ -166,7 +182,19 @@ fn under_vernier_run_the_worker_s_executor_is_measured_and_kept() -> Result<(), 
     let mt = get("tokio-mt");
     assert_eq!(mt.executor.as_ref().unwrap().name, "tokio multi-thread");
     assert_eq!(mt.headline_unit, vernier::analyze::Unit::Ns);
-    // The empty async body is removed by the empty future's bar; the work is not.
+    // The empty async body, within a few cycles of the empty future, is counted under
+    // callgrind against the empty future on its executor (not the synchronous empty loop: an
+    // await executes the executor's own instructions), and the count, the same, removes it
+    // whatever its time read; the work is not removed.
+    let check = get("empty").instructions_check.unwrap_or_else(|| {
+        panic!(
+            "the empty async body was not counted (valgrind is installed by bash .ci/run:              apt-get install valgrind)\n{out}"
+        )
+    });
+    assert_eq!(
+        check.instructions_per_iter, check.empty_instructions_per_iter,
+        "{check:?}"
+    );
     assert!(
         get("empty").removed(),
         "{:?}\n{out}",

@@ -148,12 +148,18 @@ pub(super) fn pct(x: f64) -> String {
 }
 
 /// Why a benchmark that times like the empty loop is not flagged `optimized-away`: its count of
-/// instructions says the body runs (its work fits in the loop's own cycles).
-pub(super) fn instructions_words(c: &InstructionsCheck) -> String {
+/// instructions says the body runs (its work fits in the loop's own cycles). `on_executor`: an
+/// async body, whose bar is the empty future on its executor.
+pub(super) fn instructions_words(c: &InstructionsCheck, on_executor: bool) -> String {
+    let bar = if on_executor {
+        "the empty future's on its executor"
+    } else {
+        "the empty loop's"
+    };
     format!(
-        "not optimized away: its time cannot be told from the empty loop's, but counted under \
-         callgrind it executes {} instructions per iteration{} against the empty loop's {}, so \
-         the body runs and its work fits in the loop's own cycles",
+        "not optimized away: its time cannot be told from {bar}, but counted under callgrind it \
+         executes {} instructions per iteration{} against {bar} {}, so the body runs and its \
+         work fits in the loop's own cycles",
         format_count(c.instructions_per_iter),
         c.moves_per_iter
             .map(|m| format!(

@@ -476,7 +476,7 @@ impl Table {
             line(&c, DIM);
         }
         if let Some(c) = b.instructions_check.filter(|c| !c.removed()) {
-            line(&instructions_words(&c), DIM);
+            line(&instructions_words(&c, b.executor.is_some()), DIM);
         }
         for d in &b.diagnostics {
             if !self.run_wide(d) {

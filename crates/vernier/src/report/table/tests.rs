@@ -45,12 +45,14 @@ fn a_body_that_runs_inside_the_loop_s_cycle_is_explained() {
         moves_per_iter: Some(2.0),
     };
     assert!(!c.removed());
-    let w = instructions_words(&c);
+    let w = instructions_words(&c, false);
     assert!(
         w.contains("6.000 instructions per iteration (2.000 of them register moves"),
         "{w}"
     );
     assert!(w.contains("empty loop's 2.000"), "{w}");
+    let w = instructions_words(&c, true);
+    assert!(w.contains("empty future's on its executor 2.000"), "{w}");
 }
 
 #[test]
