@@ -9,6 +9,46 @@ pub fn style() -> Style {
     Style::for_stdout()
 }
 
+/// How the output is dressed: colour and the progress line (hyperfine's `--style`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Dress {
+    /// Colour on a terminal unless NO_COLOR is set; the progress line on a terminal
+    #[default]
+    Auto,
+    /// No colour, no progress line
+    Basic,
+    /// Colour, even off a terminal or under NO_COLOR; the progress line on a terminal
+    Full,
+    /// No colour; the progress line on a terminal
+    Nocolor,
+    /// Colour, even off a terminal or under NO_COLOR; no progress line
+    Color,
+    /// Nothing on standard output, no progress line
+    #[value(name = "none")]
+    Silent,
+}
+
+impl Dress {
+    /// The colour of standard output: `auto` decides as [`style`] does; the others say it.
+    pub fn style(self) -> Style {
+        match self {
+            Dress::Auto => style(),
+            Dress::Full | Dress::Color => Style { color: true },
+            Dress::Basic | Dress::Nocolor | Dress::Silent => Style { color: false },
+        }
+    }
+
+    /// Whether the progress line may be shown (it still needs a terminal on standard error).
+    pub fn progress(self) -> bool {
+        matches!(self, Dress::Auto | Dress::Full | Dress::Nocolor)
+    }
+
+    /// Whether nothing of the measurement is printed on standard output (`none`).
+    pub fn silent(self) -> bool {
+        self == Dress::Silent
+    }
+}
+
 /// A one-line progress indicator on stderr, shown only when stderr is a terminal: benchmark
 /// k of n, its name, its budget spent, samples and interval so far, and the run's elapsed
 /// time; rewritten in place (`\r`), cut to the terminal's width so it never wraps, and cleared
@@ -33,6 +73,12 @@ impl ProgressLine {
             current: String::new(),
             started: std::time::Instant::now(),
         }
+    }
+
+    /// The same line, never shown unless `shown` (`--style basic`, …).
+    pub fn shown(mut self, shown: bool) -> ProgressLine {
+        self.enabled &= shown;
+        self
     }
 
     /// The same line, told how many benchmarks the run has (shown as "k/n").
