@@ -463,4 +463,28 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn the_comparison_is_printed_by_time_unless_sorted_by_command() {
+        let mut file = ComparisonFile::new(vernier::stats::compare::Mode::Paired, 0.5);
+        for (name, ratio) in [("slow", 1.5), ("fast", 0.5), ("same", 1.0)] {
+            file.comparisons.push(vernier::analyze::pairs::Comparison {
+                name: name.into(),
+                ratio,
+                ..Default::default()
+            });
+        }
+        let names = |f: &ComparisonFile| -> Vec<String> {
+            f.comparisons.iter().map(|c| c.name.clone()).collect()
+        };
+        assert_eq!(
+            names(&Sort::Command.comparison(&file)),
+            ["slow", "fast", "same"]
+        );
+        for sort in [Sort::Auto, Sort::MeanTime] {
+            assert_eq!(names(&sort.comparison(&file)), ["fast", "same", "slow"]);
+        }
+        // The file itself keeps the commands' order.
+        assert_eq!(names(&file), ["slow", "fast", "same"]);
+    }
 }
