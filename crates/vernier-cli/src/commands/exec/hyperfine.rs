@@ -299,9 +299,14 @@ pub fn table(entries: &[Entry], markup: Markup, unit: Option<TimeUnit>, sort: So
     out
 }
 
-/// Write the files hyperfine's flags asked for.
+/// Write the files hyperfine's flags asked for; `-` for a file prints it on standard output
+/// after a blank line, as hyperfine does (whatever `--style`).
 pub fn export(a: &ExecArgs, entries: &[Entry]) -> Result<()> {
     let write = |flag: &str, path: &std::path::Path, bytes: &[u8]| -> Result<()> {
+        if path == std::path::Path::new("-") {
+            println!("\n{}", String::from_utf8_lossy(bytes));
+            return Ok(());
+        }
         vernier::result::write_atomic(path, bytes)
             .with_context(|| format!("{flag} {}: cannot write it", path.display()))
     };

@@ -96,7 +96,8 @@ pub struct ExecArgs {
     #[arg(long, conflicts_with = "output")]
     pub show_output: bool,
     /// Write hyperfine's JSON (its `results` array: mean, stddev, median, times, exit codes)
-    /// to FILE, for hyperfine's own scripts.
+    /// to FILE, for hyperfine's own scripts (`-` as FILE, here and for every --export-*:
+    /// standard output).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// Write hyperfine's CSV summary to FILE.
@@ -115,8 +116,8 @@ pub struct ExecArgs {
     /// command's mean). Vernier's own table keeps a unit fitted to each figure.
     #[arg(short = 'u', long = "time-unit", value_name = "UNIT", value_enum)]
     pub time_unit: Option<hyperfine::TimeUnit>,
-    /// The order of the comparison printed and of the exported tables (Vernier's own table
-    /// and the files keep the commands' order).
+    /// The order of the comparison printed and of the exported tables (Vernier's own table,
+    /// --json, and hyperfine's JSON and CSV keep the commands' order).
     #[arg(long, value_name = "METHOD", value_enum, default_value_t = hyperfine::Sort::Auto)]
     pub sort: hyperfine::Sort,
     /// Colour and the progress line (`none`: nothing on standard output; errors and notes
@@ -487,7 +488,10 @@ fn write_files(
             Some(cf) => crate::html::write_comparison(p, cf),
             None => crate::html::write_result(p, file, None),
         };
-        crate::html::write_or_warn(p, written, a.json.as_deref());
+        // `--style none` says only a failure to write it.
+        if written.is_err() || !a.style.silent() {
+            crate::html::write_or_warn(p, written, a.json.as_deref());
+        }
     }
     hyperfine::export(a, entries)?;
     if comparison.is_none() {

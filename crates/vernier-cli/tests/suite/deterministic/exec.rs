@@ -498,7 +498,7 @@ fn the_style_sets_the_colour_and_none_prints_nothing() {
         assert!(out.contains("3×1"), "--style {style}: {out}");
     }
     // `none`: nothing on standard output, the files written all the same.
-    let md = tmp("none.md");
+    let (md, html) = (tmp("none.md"), tmp("none.html"));
     let (o, f) = exec_json(
         &[
             "-r",
@@ -509,16 +509,25 @@ fn the_style_sets_the_colour_and_none_prints_nothing() {
             "sh -c true",
             "--export-markdown",
             md.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ],
         "none.json",
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(o.stdout.is_empty(), "{}", text(&o));
     assert_eq!(json(&f)["comparisons"][0]["name"], "sh -c true");
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
     assert_eq!(
         table_rows(&std::fs::read_to_string(&md).unwrap()),
         ["true", "sh -c true"]
     );
+    // An export to `-` is printed on standard output, as hyperfine prints it, and only it.
+    let o = exec(&["-r", "3", "--style", "none", "--export-csv", "-", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("\ncommand,mean,stddev,"), "{out}");
+    assert_eq!(out.lines().count(), 4, "{out}");
     // A failure is still said, on standard error, with its status.
     let o = exec(&["-r", "3", "--style", "none", "sh -c 'exit 3'"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
