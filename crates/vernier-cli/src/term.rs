@@ -9,9 +9,9 @@ pub fn style() -> Style {
     Style::for_stdout()
 }
 
-/// How the output is dressed: colour and the progress line (hyperfine's `--style`).
+/// The style of the output: colour and the progress line (hyperfine's `--style`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Dress {
+pub enum OutputStyle {
     /// Colour on a terminal unless NO_COLOR is set; the progress line on a terminal
     #[default]
     Auto,
@@ -28,24 +28,29 @@ pub enum Dress {
     Silent,
 }
 
-impl Dress {
+impl OutputStyle {
     /// The colour of standard output: `auto` decides as [`style`] does; the others say it.
     pub fn style(self) -> Style {
         match self {
-            Dress::Auto => style(),
-            Dress::Full | Dress::Color => Style { color: true },
-            Dress::Basic | Dress::Nocolor | Dress::Silent => Style { color: false },
+            OutputStyle::Auto => style(),
+            OutputStyle::Full | OutputStyle::Color => Style { color: true },
+            OutputStyle::Basic | OutputStyle::Nocolor | OutputStyle::Silent => {
+                Style { color: false }
+            }
         }
     }
 
     /// Whether the progress line may be shown (it still needs a terminal on standard error).
     pub fn progress(self) -> bool {
-        matches!(self, Dress::Auto | Dress::Full | Dress::Nocolor)
+        matches!(
+            self,
+            OutputStyle::Auto | OutputStyle::Full | OutputStyle::Nocolor
+        )
     }
 
     /// Whether nothing of the measurement is printed on standard output (`none`).
     pub fn silent(self) -> bool {
-        self == Dress::Silent
+        self == OutputStyle::Silent
     }
 }
 

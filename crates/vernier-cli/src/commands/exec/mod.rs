@@ -122,8 +122,8 @@ pub struct ExecArgs {
     pub sort: hyperfine::Sort,
     /// Colour and the progress line (`none`: nothing on standard output; errors and notes
     /// still on standard error, files still written).
-    #[arg(long, value_name = "TYPE", value_enum, default_value_t = term::Dress::Auto)]
-    pub style: term::Dress,
+    #[arg(long, value_name = "TYPE", value_enum, default_value_t = term::OutputStyle::Auto)]
+    pub style: term::OutputStyle,
     /// The baseline the other commands are compared against (a command as given, or its -n
     /// name; default: the first).
     #[arg(long, value_name = "CMD")]
