@@ -42,7 +42,7 @@ enum Command {
     Run(run::RunArgs),
     /// Whole programs: each command run many times as a process of its own and judged as any
     /// benchmark; two or more compared paired and interleaved. Takes hyperfine's flags.
-    Exec(exec::ExecArgs),
+    Exec(Box<exec::ExecArgs>),
     /// Is NEW faster than OLD? Two executables (live, paired, interleaved) or two result files.
     Compare(compare::CompareArgs),
     /// Re-derive every figure of a result file from its raw samples (and check them against

@@ -9,6 +9,51 @@ pub fn style() -> Style {
     Style::for_stdout()
 }
 
+/// The style of the output: colour and the progress line (hyperfine's `--style`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputStyle {
+    /// Colour on a terminal unless NO_COLOR is set; the progress line on a terminal
+    #[default]
+    Auto,
+    /// No colour, no progress line
+    Basic,
+    /// Colour, even off a terminal or under NO_COLOR; the progress line on a terminal
+    Full,
+    /// No colour; the progress line on a terminal
+    Nocolor,
+    /// Colour, even off a terminal or under NO_COLOR; no progress line
+    Color,
+    /// Nothing on standard output, no progress line
+    #[value(name = "none")]
+    Silent,
+}
+
+impl OutputStyle {
+    /// The colour of standard output: `auto` decides as [`style`] does; the others say it.
+    pub fn style(self) -> Style {
+        match self {
+            OutputStyle::Auto => style(),
+            OutputStyle::Full | OutputStyle::Color => Style { color: true },
+            OutputStyle::Basic | OutputStyle::Nocolor | OutputStyle::Silent => {
+                Style { color: false }
+            }
+        }
+    }
+
+    /// Whether the progress line may be shown (it still needs a terminal on standard error).
+    pub fn progress(self) -> bool {
+        matches!(
+            self,
+            OutputStyle::Auto | OutputStyle::Full | OutputStyle::Nocolor
+        )
+    }
+
+    /// Whether nothing of the measurement is printed on standard output (`none`).
+    pub fn silent(self) -> bool {
+        self == OutputStyle::Silent
+    }
+}
+
 /// A one-line progress indicator on stderr, shown only when stderr is a terminal: benchmark
 /// k of n, its name, its budget spent, samples and interval so far, and the run's elapsed
 /// time; rewritten in place (`\r`), cut to the terminal's width so it never wraps, and cleared
@@ -33,6 +78,12 @@ impl ProgressLine {
             current: String::new(),
             started: std::time::Instant::now(),
         }
+    }
+
+    /// The same line, never shown unless `shown` (`--style basic`, …).
+    pub fn shown(mut self, shown: bool) -> ProgressLine {
+        self.enabled &= shown;
+        self
     }
 
     /// The same line, told how many benchmarks the run has (shown as "k/n").

@@ -96,15 +96,34 @@ pub struct ExecArgs {
     #[arg(long, conflicts_with = "output")]
     pub show_output: bool,
     /// Write hyperfine's JSON (its `results` array: mean, stddev, median, times, exit codes)
-    /// to FILE, for hyperfine's own scripts.
+    /// to FILE, for hyperfine's own scripts (`-` as FILE, here and for every --export-*:
+    /// standard output).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
     /// Write hyperfine's CSV summary to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
-    /// Write hyperfine's Markdown table to FILE.
+    /// Write hyperfine's Markdown table to FILE (mean ± σ, min, max, relative to the fastest).
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+    /// Write hyperfine's table as AsciiDoc to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_asciidoc: Option<PathBuf>,
+    /// Write hyperfine's table as an Emacs Org table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_orgmode: Option<PathBuf>,
+    /// The unit of the exported tables (Markdown, AsciiDoc, Org; default: from the first
+    /// command's mean). Vernier's own table keeps a unit fitted to each figure.
+    #[arg(short = 'u', long = "time-unit", value_name = "UNIT", value_enum)]
+    pub time_unit: Option<hyperfine::TimeUnit>,
+    /// The order of the comparison printed and of the exported tables (Vernier's own table,
+    /// --json, and hyperfine's JSON and CSV keep the commands' order).
+    #[arg(long, value_name = "METHOD", value_enum, default_value_t = hyperfine::Sort::Auto)]
+    pub sort: hyperfine::Sort,
+    /// Colour and the progress line (`none`: nothing on standard output; errors and notes
+    /// still on standard error, files still written).
+    #[arg(long, value_name = "TYPE", value_enum, default_value_t = term::OutputStyle::Auto)]
+    pub style: term::OutputStyle,
     /// The baseline the other commands are compared against (a command as given, or its -n
     /// name; default: the first).
     #[arg(long, value_name = "CMD")]
@@ -324,7 +343,7 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     .map_err(anyhow::Error::msg)?;
     term::install_ctrlc();
     let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
-    let mut progress = term::ProgressLine::new();
+    let mut progress = term::ProgressLine::new().shown(a.style.progress());
     // With a shell, its own start-up (`SHELL -c ''`) is measured in the same rounds.
     let startup = a.shell().map(figures::shell_startup);
     let measured: Vec<engine::Spec> = specs.iter().cloned().chain(startup).collect();
@@ -362,21 +381,12 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
         let r = figures::result(&names[i], s, collected.stop, error, &finish);
         file.benchmarks.push(r);
     }
-    let render = report::Render::for_stdout(a.verbose);
-    let table = report::Table::new(&names, render).with_explain(a.verbose);
-    println!("{}", table.head());
-    for b in &file.benchmarks {
-        println!("{}", table.row(b));
-    }
-    print!("{}", report::after_table(&file, &table));
-    if let Some(line) = figures::resources_line(&file) {
-        print!("{}", table.dim_wrapped(&line));
-    }
-    if let (Some(_), Some((startup, own))) = (a.shell(), file.benchmarks.split_last()) {
-        print!(
-            "{}",
-            table.dim_wrapped(&figures::net_of_shell_line(own, startup))
-        );
+    let render = report::Render {
+        style: a.style.style(),
+        ..report::Render::for_stdout(a.verbose)
+    };
+    if !a.style.silent() {
+        print_figures(a, &file, &names, render);
     }
     if let Some(f) = &collected.failure {
         eprintln!("vernier: error: {}", f.message);
@@ -391,8 +401,9 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
             threshold,
         )
     });
-    if let Some(c) = &comparison {
-        print!("{}", vernier::report::compare::table_fitted(c, render));
+    if let Some(c) = comparison.as_ref().filter(|_| !a.style.silent()) {
+        let shown = a.sort.comparison(c);
+        print!("{}", vernier::report::compare::table_fitted(&shown, render));
     }
     let entries: Vec<hyperfine::Entry> = collected.series[..specs.len()]
         .iter()
@@ -401,6 +412,26 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
         .collect();
     write_files(a, &file, comparison.as_ref(), &entries)?;
     exit_status(a, &collected, comparison.as_ref())
+}
+
+/// Vernier's table of the commands' figures, and the lines under it: the figures' own
+/// words, each command's resource use and, with a shell, each command net of its start-up.
+fn print_figures(a: &ExecArgs, file: &ResultFile, names: &[String], render: report::Render) {
+    let table = report::Table::new(names, render).with_explain(a.verbose);
+    println!("{}", table.head());
+    for b in &file.benchmarks {
+        println!("{}", table.row(b));
+    }
+    print!("{}", report::after_table(file, &table));
+    if let Some(line) = figures::resources_line(file) {
+        print!("{}", table.dim_wrapped(&line));
+    }
+    if let (Some(_), Some((startup, own))) = (a.shell(), file.benchmarks.split_last()) {
+        print!(
+            "{}",
+            table.dim_wrapped(&figures::net_of_shell_line(own, startup))
+        );
+    }
 }
 
 /// A scan over whole numbers: the command's family (its template) and N, for the complexity
@@ -440,22 +471,27 @@ fn write_files(
             None => file.write_atomic(p),
         }
         .with_context(|| format!("cannot write {}", p.display()))?;
-        println!(
-            "{} written to {}",
-            if comparison.is_some() {
-                "comparison"
-            } else {
-                "result"
-            },
-            p.display()
-        );
+        if !a.style.silent() {
+            println!(
+                "{} written to {}",
+                if comparison.is_some() {
+                    "comparison"
+                } else {
+                    "result"
+                },
+                p.display()
+            );
+        }
     }
     if let Some(p) = &a.html {
         let written = match comparison {
             Some(cf) => crate::html::write_comparison(p, cf),
             None => crate::html::write_result(p, file, None),
         };
-        crate::html::write_or_warn(p, written, a.json.as_deref());
+        // `--style none` says only a failure to write it.
+        if written.is_err() || !a.style.silent() {
+            crate::html::write_or_warn(p, written, a.json.as_deref());
+        }
     }
     hyperfine::export(a, entries)?;
     if comparison.is_none() {
@@ -477,10 +513,16 @@ fn exec_instructions(
     reference: usize,
     scan: bool,
 ) -> Result<i32> {
-    if a.export_json.is_some() || a.export_csv.is_some() || a.export_markdown.is_some() {
+    if a.export_json.is_some()
+        || a.export_csv.is_some()
+        || a.export_markdown.is_some()
+        || a.export_asciidoc.is_some()
+        || a.export_orgmode.is_some()
+    {
         bail!(
-            "--export-json, --export-csv and --export-markdown hold times, and --instructions \
-             times nothing: write the counts with --json FILE"
+            "--export-json, --export-csv, --export-markdown, --export-asciidoc and \
+             --export-orgmode hold times, and --instructions times nothing: write the counts \
+             with --json FILE"
         );
     }
     let threshold = crate::args::instruction_threshold(a.instruction_threshold, "run")?;
@@ -496,7 +538,7 @@ fn exec_instructions(
     let counting = counted::count_all(&mut runner, specs, a.ignore_failure, &term::interrupted)?;
     let mut file = session(audit.join().unwrap_or_default(), "instructions");
     file.benchmarks = counting.counted.iter().map(counted::result).collect();
-    if !counting.counted.is_empty() {
+    if !counting.counted.is_empty() && !a.style.silent() {
         print!("{}", counted::table(&counting.counted));
     }
     // The commands counted are the first ones, in order (counting stops at a failure or
@@ -504,8 +546,8 @@ fn exec_instructions(
     let counted_all = &counting.counted;
     let comparison = (counted_all.len() >= 2 && !scan && reference < counted_all.len())
         .then(|| counted::comparison(counted_all, reference, threshold));
-    if let Some(c) = &comparison {
-        print!("{}", counted::comparison_table(c));
+    if let Some(c) = comparison.as_ref().filter(|_| !a.style.silent()) {
+        print!("{}", counted::comparison_table(&a.sort.comparison(c)));
     }
     if let Some(f) = &counting.failure {
         eprintln!("vernier: error: {f}");

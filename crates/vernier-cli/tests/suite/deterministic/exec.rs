@@ -1,8 +1,9 @@
 //! `vernier exec` on tiny scripted commands (`true`, `sh -c 'exit 3'`, a sleeper): what each
-//! run keeps, the counts of runs, the parameters and names, hyperfine's files, and bad input
-//! (not found, a non-zero exit, a run past --timeout, a run that fails part-way) named with its
-//! status and the last lines of its standard error, what was measured before it kept. These
-//! check structure and counts, never a time.
+//! run keeps, the counts of runs, the parameters and names, hyperfine's files and output flags
+//! (`--style`, `--sort`, `-u`, its three tables), and bad input (not found, a non-zero exit, a
+//! run past --timeout, a run that fails part-way, a flag's value it does not take) named with
+//! its status and the last lines of its standard error, what was measured before it kept.
+//! These check structure and counts, never a time.
 
 use crate::common::cli::{text, vernier};
 use serde_json::Value;
@@ -415,4 +416,146 @@ fn instructions_without_valgrind_names_the_fix_and_counts_nothing() {
     assert!(err.contains("apt-get install valgrind"), "{err}");
     assert!(err.contains("VERNIER_VALGRIND"), "{err}");
     assert!(!f.exists(), "{}", f.display());
+}
+
+/// The rows of an exported table: the command of each, in order (its markup stripped).
+fn table_rows(table: &str) -> Vec<&str> {
+    table
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `").or_else(|| l.strip_prefix("| =")))
+        .filter_map(|cell| cell.split(['`', '=']).next())
+        .collect()
+}
+
+#[test]
+fn hyperfines_output_flags_run_unchanged() {
+    let (md, adoc, org) = (tmp("out.md"), tmp("out.adoc"), tmp("out.org"));
+    // A hyperfine command line, `hyperfine` replaced.
+    let o = exec(&[
+        "--runs",
+        "3",
+        "--style",
+        "basic",
+        "--sort",
+        "command",
+        "-u",
+        "millisecond",
+        "--export-markdown",
+        md.to_str().unwrap(),
+        "--export-asciidoc",
+        adoc.to_str().unwrap(),
+        "--export-orgmode",
+        org.to_str().unwrap(),
+        "true",
+        "sh -c true",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains('\x1b'), "basic has no colour: {out}");
+    assert!(out.contains("sh -c true") && out.contains("3×1"), "{out}");
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    let (md, adoc, org) = (read(&md), read(&adoc), read(&org));
+    // Each table in its syntax, in -u's unit, the commands in their order.
+    assert!(
+        md.starts_with("| Command | Mean [ms] | Min [ms] | Max [ms] | Relative |\n|:---|"),
+        "{md}"
+    );
+    assert!(
+        adoc.starts_with("[cols=\"<,>,>,>,>\"]\n|===\n| Command \n| Mean [ms] \n")
+            && adoc.ends_with("|===\n"),
+        "{adoc}"
+    );
+    assert!(
+        org.starts_with(
+            "| Command  |  Mean [ms] |  Min [ms] |  Max [ms] |  Relative |\n|--+--+--+--+--|\n"
+        ),
+        "{org}"
+    );
+    for t in [&md, &adoc, &org] {
+        assert_eq!(table_rows(t), ["true", "sh -c true"], "{t}");
+    }
+}
+
+#[test]
+fn the_style_sets_the_colour_and_none_prints_nothing() {
+    // Standard output is a pipe here: `auto` has no colour; `color` and `full` have it even
+    // under NO_COLOR; `basic` and `nocolor` never.
+    for (style, coloured) in [
+        ("auto", false),
+        ("color", true),
+        ("full", true),
+        ("basic", false),
+        ("nocolor", false),
+    ] {
+        let o = vernier()
+            .env("NO_COLOR", "1")
+            .args(["exec", "-r", "3", "--style", style, "true"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(out.contains("\x1b["), coloured, "--style {style}: {out}");
+        assert!(out.contains("3×1"), "--style {style}: {out}");
+    }
+    // `none`: nothing on standard output, the files written all the same.
+    let (md, html) = (tmp("none.md"), tmp("none.html"));
+    let (o, f) = exec_json(
+        &[
+            "-r",
+            "3",
+            "--style",
+            "none",
+            "true",
+            "sh -c true",
+            "--export-markdown",
+            md.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        "none.json",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert_eq!(json(&f)["comparisons"][0]["name"], "sh -c true");
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    assert_eq!(
+        table_rows(&std::fs::read_to_string(&md).unwrap()),
+        ["true", "sh -c true"]
+    );
+    // An export to `-` is printed on standard output, as hyperfine prints it, and only it.
+    let o = exec(&["-r", "3", "--style", "none", "--export-csv", "-", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("\ncommand,mean,stddev,"), "{out}");
+    assert_eq!(out.lines().count(), 4, "{out}");
+    // A failure is still said, on standard error, with its status.
+    let o = exec(&["-r", "3", "--style", "none", "sh -c 'exit 3'"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("exited with status 3"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_bad_style_sort_or_time_unit_is_named_with_the_values_taken() {
+    for (flag, value, taken) in [
+        (
+            "--style",
+            "fancy",
+            "auto, basic, full, nocolor, color, none",
+        ),
+        ("--sort", "fastest", "auto, command, mean-time"),
+        ("-u", "minute", "microsecond, millisecond, second"),
+    ] {
+        let o = exec(&[flag, value, "true"]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("invalid value '{value}'")) && err.contains(taken),
+            "{flag} {value}: {err}"
+        );
+    }
 }

@@ -7,7 +7,8 @@
 //! it, with ratios from 1.013 to 1.04: a crowded core stretches CPU time too, so only the
 //! direction is asserted); a scan over four N fits O(N); a cold first run is cut as
 //! warm-up; counted under callgrind (`--instructions`), 2 % more steps is `slower` by the
-//! ratio of the counts and the same command twice is `no-change`, its counts equal. Also a
+//! ratio of the counts and the same command twice is `no-change`, its counts equal; `--sort`
+//! orders the comparison and the exported table by time (commands 50, 10 and 1 ms long). Also a
 //! command line from hyperfine's README, unchanged (hyperfine's own scripts reading
 //! `--export-json` are in the registry tier: `registry::hyperfine`).
 
@@ -310,4 +311,48 @@ fn a_command_line_from_hyperfines_readme_runs_unchanged() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("sleep 0.3") && out.contains("5×1"), "{out}");
+}
+
+#[test]
+fn sort_orders_the_comparison_and_the_exported_tables_by_time() {
+    // Three commands 50, 10 and about 1 ms long, the slowest first (the reference).
+    let commands = ["sleep 0.05", "sleep 0.01", "true"];
+    let run = |sort: &str| {
+        let md = tmp(&format!("sort-{sort}.md"));
+        let o = vernier()
+            .args(["exec", "--runs", "3", "--sort", sort, "--export-markdown"])
+            .arg(&md)
+            .args(commands)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        // The comparison's rows: after its head, the commands compared with the reference.
+        let compared: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !(l.starts_with("benchmark") && l.contains("ratio")))
+            .filter_map(|l| commands[1..].iter().copied().find(|c| l.starts_with(c)))
+            .collect();
+        let table = std::fs::read_to_string(&md).unwrap();
+        let rows: Vec<&str> = table
+            .lines()
+            .filter_map(|l| {
+                commands
+                    .iter()
+                    .copied()
+                    .find(|c| l.starts_with(&format!("| `{c}`")))
+            })
+            .collect();
+        (compared, rows)
+    };
+    // hyperfine's default: the comparison by time, the table in the commands' order.
+    let (compared, rows) = run("auto");
+    assert_eq!(compared, ["true", "sleep 0.01"]);
+    assert_eq!(rows, commands);
+    let (compared, rows) = run("command");
+    assert_eq!(compared, ["sleep 0.01", "true"]);
+    assert_eq!(rows, commands);
+    let (compared, rows) = run("mean-time");
+    assert_eq!(compared, ["true", "sleep 0.01"]);
+    assert_eq!(rows, ["true", "sleep 0.01", "sleep 0.05"]);
 }
