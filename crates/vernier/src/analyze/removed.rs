@@ -130,35 +130,38 @@ pub const NEAR_EMPTY_CYCLES: f64 = 4.0;
 /// (a slower clock than most hosts': the span errs on the side of counting).
 pub const NEAR_EMPTY_NS: f64 = NEAR_EMPTY_CYCLES * 0.4;
 
-/// How many cycles per iteration the body takes beyond the harness's empty loop, in the unit the
-/// machine holds still: the body's cycles from its own probes (each sample's time over the
-/// core's cycle at that moment) less the empty loop's at start-up (its time over the start-up
-/// cycle). Without probes, the median time over the start-up cycle. `None` without an empty
-/// loop or a cycle.
+/// How many cycles per iteration the body takes beyond the harness's empty loop (or the empty
+/// future, for an async body), in the unit the machine holds still: the body's cycles from its
+/// own probes (each sample's time over the core's cycle at that moment) less the bar's cycles
+/// taken the same way when it was measured (`empty_iter_cycles`), or else the bar's time over
+/// the start-up cycle. Without probes, the median time over the start-up cycle. `None` without
+/// a bar or a cycle.
 pub fn cycles_over_empty(a: &Analysis, ctx: &Context) -> Option<f64> {
     net_cycles(
         a.speed.and_then(|s| s.cycles_per_iter).map(|c| c.median),
         a.per_iter.median_ns,
-        ctx.empty_iter_ns?,
+        (ctx.empty_iter_ns?, ctx.empty_iter_cycles),
         ctx.cycle_ns?,
     )
 }
 
 /// [`cycles_over_empty`] from the figures themselves (a result file's: the body's cycles from
-/// its own probes when known, its median, the empty loop's time and the start-up cycle time).
+/// its own probes when known, its median, the bar's time and its cycles when they were taken,
+/// and the start-up cycle time).
 pub fn net_cycles(
     body_cycles: Option<f64>,
     median_ns: f64,
-    empty_ns: f64,
+    (bar_ns, bar_cycles): (f64, Option<f64>),
     cycle_ns: f64,
 ) -> Option<f64> {
     if !(cycle_ns.is_finite() && cycle_ns > 0.0) {
         return None;
     }
-    let body = body_cycles
-        .filter(|c| c.is_finite())
-        .unwrap_or(median_ns / cycle_ns);
-    let net = body - empty_ns / cycle_ns;
+    let body = body_cycles.filter(|c| c.is_finite());
+    let net = match (body, bar_cycles.filter(|c| c.is_finite())) {
+        (Some(body), Some(bar)) => body - bar,
+        (body, _) => body.unwrap_or(median_ns / cycle_ns) - bar_ns / cycle_ns,
+    };
     net.is_finite().then_some(net)
 }
 

@@ -870,6 +870,14 @@ fn a_body_a_few_cycles_from_the_empty_loop_is_near_it_in_cycles_whatever_the_clo
     let net = cycles_over_empty(&a, &c).unwrap();
     assert!((net - 1.4).abs() < 0.1, "{net}");
     assert!(near_empty_loop(&a, &c));
+    // The bar's own cycles, when its measurement had them, stand for its time over the
+    // start-up cycle: a bar of 2.5 cycles leaves 0.9.
+    let own = Context {
+        empty_iter_cycles: Some(2.5),
+        ..c.clone()
+    };
+    let net = cycles_over_empty(&a, &own).unwrap();
+    assert!((net - 0.9).abs() < 0.1, "{net}");
     // Three dependent additions and more are counted too; twenty cycles of work are not.
     let m = with_probes(synth(8192, 20.0, |i| 22.0 * 0.33 * wiggle(i)), |_| 1362);
     assert!(!near_empty_loop(&analyze(&m, &c), &c));

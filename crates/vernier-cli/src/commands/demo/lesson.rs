@@ -95,7 +95,7 @@ pub fn summary(
                     vernier::analyze::net_cycles(
                         b.speed.as_ref().and_then(|s| s.cycles_per_iter),
                         b.per_iter.median_ns,
-                        file.harness.empty_iter_ns,
+                        (file.harness.empty_iter_ns, file.harness.empty_iter_cycles),
                         file.harness.cycle_ns,
                     )
                 });

@@ -172,7 +172,7 @@ fn demo_quick_writes_a_complete_result_file() {
         let over = vernier::analyze::net_cycles(
             b.speed.as_ref().and_then(|s| s.cycles_per_iter),
             b.per_iter.median_ns,
-            file.harness.empty_iter_ns,
+            (file.harness.empty_iter_ns, file.harness.empty_iter_cycles),
             file.harness.cycle_ns,
         );
         has(&file, name, Code::OptimizedAway)
