@@ -175,8 +175,7 @@ fn self_measured(
         bench,
     };
     let m = measure::measure(&mut t, &MonotonicClock, plan, &timer, &mut |_| {});
-    let ns = calibrate::self_measurement(&m, plan, &timer)?;
-    Some((ns, calibrate::self_measurement_cycles(&m, plan, &timer)))
+    calibrate::self_measurement_both(&m, plan, &timer)
 }
 
 /// Each async benchmark's executor with its empty future's time per iteration, measured in

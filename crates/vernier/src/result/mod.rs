@@ -400,6 +400,22 @@ pub struct ExecutorJson {
 }
 
 impl BenchmarkResult {
+    /// How many cycles per iteration the body took beyond its bar (the harness's empty loop,
+    /// or the empty future on its executor for an async body), from the figures stored:
+    /// [`net_cycles`](crate::analyze::net_cycles) of this result against `harness`.
+    pub fn cycles_over_bar(&self, harness: &Harness) -> Option<f64> {
+        let bar = match &self.executor {
+            Some(e) => (e.empty_future_ns, e.empty_future_cycles),
+            None => (harness.empty_iter_ns, harness.empty_iter_cycles),
+        };
+        crate::analyze::net_cycles(
+            self.speed.as_ref().and_then(|s| s.cycles_per_iter),
+            self.per_iter.median_ns,
+            bar,
+            harness.cycle_ns,
+        )
+    }
+
     /// Flagged `optimized-away`: the compiler removed the body, and no figure of its time
     /// (nor a rate from it) is shown.
     pub fn removed(&self) -> bool {

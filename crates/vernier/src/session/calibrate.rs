@@ -40,17 +40,17 @@ fn measured(m: &Measurement) -> impl Iterator<Item = (usize, &crate::samples::Sa
         .filter(|(_, s)| s.iters == m.iters_per_sample && s.phase == crate::samples::Phase::Measure)
 }
 
-/// A self-measurement's per-iteration median in cycles of the core at that moment: each
-/// sample's time over the core-speed probe's cycle around it, as a benchmark's cycles are
-/// taken. A bar compared in cycles stays put when the clock moves between its measurement
-/// and the benchmark's, where one in ns does not. `None` when its batches were not probed, or
-/// when [`self_measurement`] gives no figure.
-pub fn self_measurement_cycles(
+/// A self-measurement's per-iteration median ([`self_measurement`]) and the same in cycles of
+/// the core at that moment: each sample's time over the core-speed probe's cycle around it, as
+/// a benchmark's cycles are taken. A bar compared in cycles stays put when the clock moves
+/// between its measurement and the benchmark's, where one in ns does not. The cycles are
+/// `None` when its batches were not probed; the whole is `None` when there is no median.
+pub fn self_measurement_both(
     m: &Measurement,
     plan: &Plan,
     timer: &crate::timer::TimerInfo,
-) -> Option<f64> {
-    self_measurement(m, plan, timer)?;
+) -> Option<(f64, Option<f64>)> {
+    let ns = self_measurement(m, plan, timer)?;
     let cycle = analyze::speed::sample_cycles(&m.samples, timer);
     let per: Vec<f64> = measured(m)
         .filter_map(|(i, s)| {
@@ -58,7 +58,7 @@ pub fn self_measurement_cycles(
             (c.is_finite() && c > 0.0).then(|| s.per_iter_ns() / c)
         })
         .collect();
-    (!per.is_empty()).then(|| crate::stats::median(&per))
+    Some((ns, (!per.is_empty()).then(|| crate::stats::median(&per))))
 }
 
 /// Budget for each start-up self-measurement (empty loop, add chain).
@@ -116,7 +116,7 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
 
 /// One start-up self-measurement of `routine` in this process: its per-iteration median (NaN
 /// when it could not be measured, see [`self_measurement`]), the same in cycles when its
-/// batches were probed ([`self_measurement_cycles`]), and the measurement.
+/// batches were probed ([`self_measurement_both`]), and the measurement.
 pub(super) fn self_measured(
     timer: &Timer,
     plan: &Plan,
@@ -125,8 +125,8 @@ pub(super) fn self_measured(
     let short = plan.rebudget(SELF_BUDGET_NS);
     let mut t = InProcess { routine, timer };
     let m = measure::measure(&mut t, &MonotonicClock, &short, &timer.info(), &mut |_| {});
-    let median = self_measurement(&m, &short, &timer.info()).unwrap_or(f64::NAN);
-    let cycles = self_measurement_cycles(&m, &short, &timer.info());
+    let (median, cycles) =
+        self_measurement_both(&m, &short, &timer.info()).unwrap_or((f64::NAN, None));
     (median, cycles, m)
 }
 

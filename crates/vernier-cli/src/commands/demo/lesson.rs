@@ -91,14 +91,7 @@ pub fn summary(
                 .benchmarks
                 .iter()
                 .find(|b| b.name == "sqrt(4.2) without barrier")
-                .and_then(|b| {
-                    vernier::analyze::net_cycles(
-                        b.speed.as_ref().and_then(|s| s.cycles_per_iter),
-                        b.per_iter.median_ns,
-                        (file.harness.empty_iter_ns, file.harness.empty_iter_cycles),
-                        file.harness.cycle_ns,
-                    )
-                });
+                .and_then(|b| b.cycles_over_bar(&file.harness));
             out.push(match over {
                 Some(c) if c < vernier::analyze::NEAR_EMPTY_CYCLES => format!(
                     "sqrt(4.2) without a barrier ran {c:.1} cycles over the empty loop: time alone \

@@ -168,13 +168,7 @@ fn demo_quick_writes_a_complete_result_file() {
     // against 1.0 on one host), the body is still within a few cycles of the empty loop, where
     // `vernier run` counts instructions to be sure and the demo, in one process, cannot.
     let removed_or_near_empty = |name: &str| {
-        let b = bench(&file, name);
-        let over = vernier::analyze::net_cycles(
-            b.speed.as_ref().and_then(|s| s.cycles_per_iter),
-            b.per_iter.median_ns,
-            (file.harness.empty_iter_ns, file.harness.empty_iter_cycles),
-            file.harness.cycle_ns,
-        );
+        let over = bench(&file, name).cycles_over_bar(&file.harness);
         has(&file, name, Code::OptimizedAway)
             || over.is_some_and(|c| c < vernier::analyze::NEAR_EMPTY_CYCLES)
     };
