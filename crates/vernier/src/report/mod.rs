@@ -16,8 +16,8 @@ pub use crate::diagnostic::words::explanation;
 pub use crate::units;
 pub use fit::{cut_end, cut_middle, pad, text_width, wrap, MIN_WIDTH, NAME_FLOOR, NAME_MIN};
 pub use table::{
-    after_table, interval_pct, render_file, short_ns, spread_pct, warmup_cell, warmup_words,
-    Render, Table,
+    after_table, interval_pct, render_file, short_ns, spread_pct, time_alone_note, warmup_cell,
+    warmup_words, Render, Table,
 };
 
 const RESET: &str = "\x1b[0m";

@@ -145,7 +145,10 @@ impl Suite {
         }
         ledger.record_run(&file, identity.as_deref());
         let _ = write!(out, "{}", report::after_table(&file, &table));
-        if let Some(line) = report::earlier_note(&file) {
+        for line in [report::earlier_note(&file), report::time_alone_note(&file)]
+            .into_iter()
+            .flatten()
+        {
             let _ = write!(out, "{}", table.dim_wrapped(&line));
         }
         let _ = writeln!(

@@ -191,6 +191,34 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     s
 }
 
+/// The benchmarks of a suite measured in its own process that ran within a few cycles of their
+/// bar and are not flagged `optimized-away`: whether their work was removed rests on time
+/// alone there (a loop's layout can set a removed body a fraction of a cycle above its bar),
+/// and `vernier run` would count their instructions. `None` when there is none.
+pub fn time_alone_note(file: &ResultFile) -> Option<String> {
+    let near: Vec<String> = file
+        .benchmarks
+        .iter()
+        .filter(|b| b.status == crate::result::Status::Ok && !b.removed())
+        .filter(|b| b.instructions_check.is_none())
+        .filter(|b| {
+            b.cycles_over_bar(&file.harness)
+                .is_some_and(|c| c < crate::analyze::NEAR_EMPTY_CYCLES)
+        })
+        .map(|b| format!("`{}`", b.name))
+        .collect();
+    if near.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} ran within a few cycles of the empty loop (an async body: of the empty future on its \
+         executor), so whether the compiler removed their work rests on time alone: a suite \
+         measured in its own process cannot count instructions; `vernier run -- PROGRAM` counts \
+         them under callgrind",
+        near.join(", ")
+    ))
+}
+
 /// One line per executor the async benchmarks ran on: its benchmarks, what an empty future
 /// costs on it (part of each of their figures, and their bar for `optimized-away`), and, for
 /// a runtime whose work runs on other cores, why they were judged in ns.
@@ -336,6 +364,55 @@ pub fn machine_line(file: &ResultFile) -> String {
 mod tests {
     use super::*;
     use crate::result::ExecutorJson;
+
+    #[test]
+    fn bodies_near_their_bar_and_not_flagged_are_said_to_rest_on_time_alone() {
+        let mut f: ResultFile = serde_json::from_value(serde_json::json!({
+            "schema": 1, "tool": {"name": "vernier", "version": "0"},
+            "machine": crate::machine::Machine::detect(),
+            "timer": {"kind": "tsc", "resolution_ns": 1.0, "overhead_ns": 10.0, "tsc_hz": 3e9},
+            "benchmarks": []
+        }))
+        .unwrap();
+        // The empty loop: 1 cycle of 0.25 ns; the empty future on smol: 2 cycles.
+        f.harness.empty_iter_ns = 0.25;
+        f.harness.cycle_ns = 0.25;
+        let ok = |name: &str, median_ns: f64, executor: bool| {
+            let mut b = BenchmarkResult::failed(name, String::new());
+            b.status = crate::result::Status::Ok;
+            b.per_iter.median_ns = median_ns;
+            b.executor = executor.then(|| ExecutorJson {
+                name: "smol".into(),
+                empty_future_ns: 0.5,
+                empty_future_cycles: Some(2.0),
+                on_calling_core: true,
+            });
+            b
+        };
+        let mut flagged = ok("flagged", 0.25, false);
+        flagged
+            .diagnostics
+            .push(crate::diagnostic::Diagnostic::from(
+                &crate::diagnostic::Finding::OptimizedAway(crate::diagnostic::Removed::NoSlope {
+                    slope_ns: 0.0,
+                }),
+            ));
+        f.benchmarks = vec![
+            ok("near", 0.5, false),
+            ok("work", 25.0, false),
+            flagged,
+            ok("async near", 0.75, true),
+            ok("async work", 5.0, true),
+        ];
+        let note = time_alone_note(&f).unwrap();
+        assert!(
+            note.starts_with("`near`, `async near` ran within a few cycles"),
+            "{note}"
+        );
+        assert!(note.contains("rests on time alone"), "{note}");
+        f.benchmarks.retain(|b| b.name.contains("work"));
+        assert_eq!(time_alone_note(&f), None);
+    }
 
     #[test]
     fn each_executor_is_said_once_with_its_benchmarks_its_empty_future_and_why_ns() {

@@ -15,7 +15,7 @@ use crate::result::{BenchmarkResult, ResultFile, Status};
 use crate::units::format_ns;
 use cells::{cycles_words, instructions_words, pct};
 pub use cells::{interval_pct, short_ns, spread_pct, warmup_cell, warmup_words};
-pub use legend::after_table;
+pub use legend::{after_table, time_alone_note};
 use std::fmt::Write as _;
 
 /// How the report is rendered: the width it must fit (`None`: unlimited, nothing cut, as when
