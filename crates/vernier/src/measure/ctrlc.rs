@@ -27,6 +27,11 @@ static STOP_SIGNALS: AtomicU64 = AtomicU64::new(0);
 static REMOVER: AtomicI32 = AtomicI32::new(-1);
 /// Set by the signal that ends the process: a further one ends it without waiting.
 static ENDING: AtomicBool = AtomicBool::new(false);
+/// How that signal ends it ([`die`]'s argument), for an exit that would come first.
+static ENDING_HOW: AtomicI32 = AtomicI32::new(0);
+/// How long an exit waits for the removing thread to end the process, once a signal set
+/// [`ENDING`]: it removes a few temporary paths, so this is only reached if it is stuck.
+const EXIT_WAITS_FOR_REMOVER_MS: u32 = 10_000;
 /// The removing thread started, once.
 static REMOVER_STARTED: std::sync::Once = std::sync::Once::new();
 
@@ -63,6 +68,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 fn end_process(how: libc::c_int) {
     let fd = REMOVER.load(Ordering::SeqCst);
     if fd >= 0 && !ENDING.swap(true, Ordering::SeqCst) {
+        ENDING_HOW.store(how, Ordering::SeqCst);
         let byte = how as u8;
         // SAFETY: write is async-signal-safe; `byte` outlives the call.
         if unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) } == 1 {
@@ -70,6 +76,26 @@ fn end_process(how: libc::c_int) {
         }
     }
     die(how);
+}
+
+/// Run by `exit` (a return from `main`, `std::process::exit`): once a signal is ending the
+/// process, its removing thread ends it with that signal's status; an exit on another thread
+/// meanwhile (the main thread, woken by a child that the same Ctrl-C ended, reporting that
+/// child's failure) must not end it first with a status of its own. It waits for the removing
+/// thread, and ends the process as the signal would if that thread never does.
+extern "C" fn wait_for_remover() {
+    if !ENDING.load(Ordering::SeqCst) {
+        return;
+    }
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 1_000_000,
+    };
+    for _ in 0..EXIT_WAITS_FOR_REMOVER_MS {
+        // SAFETY: nanosleep reads `pause`, valid for the call; a null remainder is allowed.
+        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+    }
+    die(ENDING_HOW.load(Ordering::SeqCst));
 }
 
 /// `_exit(130)` for `how` 0, else death by the signal `how` with its default action.
@@ -207,6 +233,9 @@ fn start_remover() {
     if spawned.is_err() {
         return;
     }
+    // SAFETY: registers a function with no arguments that only uses atomics, nanosleep and
+    // `die` (async-signal-safe calls); it runs when the process exits normally.
+    unsafe { libc::atexit(wait_for_remover) };
     REMOVER.store(write_fd, Ordering::SeqCst);
     for sig in ENDING_SIGNALS {
         if STOP_SIGNALS.load(Ordering::SeqCst) & (1u64 << sig) != 0 {
