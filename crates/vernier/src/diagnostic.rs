@@ -391,6 +391,18 @@ pub struct Diagnostic {
     /// and in files written before diagnostics carried them (whose message then stands).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub data: serde_json::Map<String, serde_json::Value>,
+    /// Set when the cause is not the benchmark's own but one the run names once for all its
+    /// benchmarks (`result::machine_noise`): its row leaves the code out, the file keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explained_by: Option<ExplainedBy>,
+}
+
+/// What explains a diagnostic instead of its benchmark (`explained_by` in the result file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExplainedBy {
+    /// The machine disturbed most of the run's benchmarks: the machine line says why, once.
+    Machine,
 }
 
 impl Diagnostic {
@@ -400,6 +412,7 @@ impl Diagnostic {
             code,
             message: message.into(),
             data: serde_json::Map::new(),
+            explained_by: None,
         }
     }
 
@@ -451,6 +464,7 @@ impl From<&Finding> for Diagnostic {
             code: f.code(),
             message: words::message(f),
             data,
+            explained_by: None,
         }
     }
 }

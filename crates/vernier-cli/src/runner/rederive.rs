@@ -67,7 +67,12 @@ pub fn rederive_weighed(
                 Ok(pipeline::again(b, &ctx, earlier(b), all).unwrap_or_else(|| b.clone()))
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(|mut all| {
+            // The whole run's: the machine's codes said once when it disturbed most of them.
+            vernier::result::machine_noise::explain_run(&mut all);
+            all
+        })
 }
 
 /// A result file written by another run (or another version) re-derived to be stored, with

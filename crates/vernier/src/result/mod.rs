@@ -11,6 +11,7 @@ mod convert;
 pub mod earlier_runs;
 pub mod exec;
 mod load;
+pub mod machine_noise;
 pub mod memory;
 pub mod threads;
 mod write;

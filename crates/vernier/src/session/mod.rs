@@ -382,6 +382,9 @@ impl Results {
     /// printed.
     fn push(&mut self, r: BenchmarkResult, json: Option<&Path>) -> &BenchmarkResult {
         self.file.benchmarks.push(r);
+        // The run so far, as its rows are printed: the machine's codes said once for it when
+        // it disturbed most of them.
+        crate::result::machine_noise::explain_run(&mut self.file.benchmarks);
         if let (Some(path), false) = (json, self.json_failed) {
             let mut all = self.file.clone();
             all.benchmarks.splice(0..0, self.earlier.iter().cloned());

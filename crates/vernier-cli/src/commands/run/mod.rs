@@ -411,7 +411,11 @@ impl<'a> Run<'a> {
         if r.status == vernier::result::Status::Failed {
             self.failed += 1;
         }
-        println!("{}", self.table.row(&r));
+        self.file.benchmarks.push(r);
+        // The run so far: the machine's codes said once for it when it disturbed most of them.
+        vernier::result::machine_noise::explain_run(&mut self.file.benchmarks);
+        let r = self.file.benchmarks.last().expect("just pushed");
+        println!("{}", self.table.row(r));
         let removed = |d: &vernier::diagnostic::Diagnostic| d.code == Code::OptimizedAway;
         if self.a.common.verbose && r.diagnostics.iter().any(removed) {
             print!(
@@ -419,7 +423,6 @@ impl<'a> Run<'a> {
                 crate::runner::disasm::for_benchmark(&self.program, &self.args, i)
             );
         }
-        self.file.benchmarks.push(r);
         keep_so_far(
             &mut self.file,
             &self.batch_costs,

@@ -32,13 +32,20 @@ impl Table {
                 name_list(&names, benchmarks.len()),
                 explanation(code)
             );
-            for (i, l) in wrap(&text, self.render.width, 0, 2).into_iter().enumerate() {
-                let l = match (i, l.split_once(' ')) {
-                    (0, Some((head, rest))) => format!("{} {rest}", self.paint(YELLOW, head)),
-                    _ => l,
-                };
-                let _ = writeln!(s, "{l}");
-            }
+            s.push_str(&self.warned(&text));
+        }
+        s
+    }
+
+    /// `text` wrapped to the width, its first word in the warnings' colour.
+    fn warned(&self, text: &str) -> String {
+        let mut s = String::new();
+        for (i, l) in wrap(text, self.render.width, 0, 2).into_iter().enumerate() {
+            let l = match (i, l.split_once(' ')) {
+                (0, Some((head, rest))) => format!("{} {rest}", self.paint(YELLOW, head)),
+                _ => l,
+            };
+            let _ = writeln!(s, "{l}");
         }
         s
     }
@@ -151,7 +158,10 @@ fn name_list(names: &[&str], of: usize) -> String {
 pub fn after_table(file: &ResultFile, table: &Table) -> String {
     let table = &table.clone().with_counters_note(counters_note(file));
     let mut s = String::new();
-    let notes = table.notes_below(&file.benchmarks);
+    let mut notes = table.notes_below(&file.benchmarks);
+    if let Some(line) = super::disturbance::disturbance_line(file) {
+        notes.push_str(&table.warned(&line));
+    }
     if !notes.is_empty() {
         s.push('\n');
         s.push_str(&notes);
@@ -174,17 +184,7 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     if let Some(c) = counters_header_text(&file.harness) {
         s.push_str(&table.dim_wrapped(&c.0));
         if let Some(note) = c.1 {
-            let text = format!("counters-unavailable: {note}");
-            for (i, l) in wrap(&text, table.render.width, 0, 2)
-                .into_iter()
-                .enumerate()
-            {
-                let l = match (i, l.split_once(' ')) {
-                    (0, Some((head, rest))) => format!("{} {rest}", table.paint(YELLOW, head)),
-                    _ => l,
-                };
-                let _ = writeln!(s, "{l}");
-            }
+            s.push_str(&table.warned(&format!("counters-unavailable: {note}")));
         }
     }
     s.push_str(&table.legend(file.harness.clock_ghz.is_some()));

@@ -6,6 +6,7 @@
 //! column legend).
 
 mod cells;
+mod disturbance;
 mod legend;
 
 use super::fit::{cut_middle, fit, pad, text_width, wrap, Step};
@@ -184,9 +185,11 @@ fn has(b: &BenchmarkResult, c: Code) -> bool {
 /// Whether a diagnostic is explained by the run's own note rather than per benchmark: the
 /// counters that could not be read are the same for every benchmark of a run (its `events`,
 /// or the run's note in files written before diagnostics carried them), and the counters
-/// line after the table says why, once.
+/// line after the table says why, once; a code the machine gave most of the run's benchmarks
+/// (`explained_by`) is said once by the machine line.
 fn run_wide(d: &Diagnostic, counters_note: bool) -> bool {
-    d.code == Code::CountersUnavailable && (counters_note || d.unread_events().is_some())
+    d.explained_by.is_some()
+        || d.code == Code::CountersUnavailable && (counters_note || d.unread_events().is_some())
 }
 
 /// The name column's width and the figure columns that fit in `width` (`None`: all of them),
@@ -479,7 +482,12 @@ impl Table {
             line(&instructions_words(&c, b.executor.is_some()), DIM);
         }
         for d in &b.diagnostics {
-            if !self.run_wide(d) {
+            if d.explained_by.is_some() {
+                line(
+                    &format!("{} (the machine's, said once below): {}", d.code, d.text()),
+                    DIM,
+                );
+            } else if !self.run_wide(d) {
                 line(&format!("{}: {}", d.code, d.text()), YELLOW);
             }
         }
