@@ -3,7 +3,7 @@
 //! result's own medians: nothing is re-estimated here.
 
 use crate::files::gbench;
-use crate::files::{modified_utc, num};
+use crate::files::{measured_utc, num};
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Map, Value};
@@ -91,7 +91,7 @@ fn load(path: &std::path::Path) -> Result<ResultFile> {
 /// The export of `file` in `format`.
 pub fn render(file: &ResultFile, format: Format, path: &std::path::Path) -> Result<String> {
     Ok(match format {
-        Format::Gbench => gbench::json(file, &modified_utc(path)),
+        Format::Gbench => gbench::json(file, &measured_utc(file, path)),
         Format::Bmf => serde_json::to_string_pretty(&bmf(file))? + "\n",
         Format::Csv => csv(file),
         Format::Pyperf => serde_json::to_string(&pyperf(file, path))? + "\n",
@@ -252,7 +252,7 @@ pub fn pyperf(file: &ResultFile, path: &std::path::Path) -> Value {
             "cpu_model_name": file.machine.cpu_model,
             "cpu_count": file.machine.logical_cpus,
             "platform": format!("{} {} {}", file.machine.os, file.machine.kernel, file.machine.arch),
-            "date": modified_utc(path).replace("+00:00", ""),
+            "date": measured_utc(file, path).replace("+00:00", ""),
             "perf_version": format!("vernier {}", file.tool.version),
         },
         "benchmarks": benchmarks,

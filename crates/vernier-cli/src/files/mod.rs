@@ -72,33 +72,19 @@ pub fn num(x: f64) -> Value {
     }
 }
 
-/// The time of the file's last modification, as ISO 8601 in UTC (the date the formats of other
-/// tools carry: Google Benchmark writes the local date and time of the run; the result file's
-/// own time is the closest it records).
-pub fn modified_utc(path: &std::path::Path) -> String {
-    let secs = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+/// When the run in `file` (read from `path`) was measured, as ISO 8601 in UTC
+/// (`2026-11-23T00:19:38+00:00`, the date the formats of other tools carry: Google Benchmark
+/// writes the date of the run): its `recorded_at`, else, for a file written before that was
+/// kept, the time `path` was last modified.
+pub fn measured_utc(file: &vernier::result::ResultFile, path: &std::path::Path) -> String {
+    let t = file.recorded_at.clone().unwrap_or_else(|| {
+        let modified = std::fs::metadata(path).and_then(|m| m.modified());
+        vernier::result::recorded::rfc3339_utc(modified.unwrap_or(std::time::UNIX_EPOCH))
+    });
+    match t.strip_suffix('Z') {
+        Some(s) => format!("{s}+00:00"),
+        None => t,
+    }
 }
 
 #[cfg(test)]

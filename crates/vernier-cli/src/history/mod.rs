@@ -15,6 +15,7 @@ pub mod postgres;
 pub mod series;
 pub mod sqlite;
 pub mod store;
+pub mod when;
 
 use crate::args::SaveArgs;
 use anyhow::{Context as _, Result};
@@ -106,8 +107,9 @@ pub fn save_file(
 ) -> Result<i64> {
     let started = Instant::now();
     let loc = Location::resolve(args.db.as_deref())?;
+    let at = when::stored_at(file, std::time::SystemTime::now())?;
     let (commit, branch) = git_ref(args);
-    let mut run = run_row(file, command, commit, branch)?;
+    let mut run = run_row(file, command, commit, branch, at.time())?;
     run.fleet = fleet_identity(args, shard, |k| std::env::var(k).ok());
     let saved = open_store(&loc).and_then(|mut s| s.save(&run));
     let id = saved.with_context(|| {
@@ -135,6 +137,7 @@ pub fn save_file(
         loc.describe(),
         started.elapsed().as_secs_f64() * 1e3
     );
+    when::say(&at);
     Ok(id)
 }
 
@@ -239,12 +242,13 @@ fn git_head() -> (Option<String>, Option<String>) {
     (commit, branch)
 }
 
-/// The rows stored for a result.
+/// The rows stored for a result, at `time` (RFC 3339, UTC: [`when::stored_at`]).
 pub fn run_row(
     file: &ResultFile,
     command: &str,
     commit: Option<String>,
     branch: Option<String>,
+    time: &str,
 ) -> Result<RunRow> {
     let result = serde_json::to_string(file).context("cannot serialise the result")?;
     let benchmarks = file
@@ -293,7 +297,7 @@ pub fn run_row(
         })
         .collect();
     Ok(RunRow {
-        time: rfc3339(std::time::SystemTime::now()),
+        time: time.to_string(),
         commit,
         branch,
         machine: machine_row(file),
@@ -332,35 +336,9 @@ pub fn machine_row(file: &ResultFile) -> MachineRow {
     }
 }
 
-/// A time as RFC 3339 in UTC, to the second (`2026-11-23T00:19:38Z`).
-pub fn rfc3339(t: std::time::SystemTime) -> String {
-    let secs = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
 
     /// A result file with no benchmark, for the fingerprint's tests.
     pub fn empty_result() -> ResultFile {
@@ -428,16 +406,6 @@ mod tests {
         assert_eq!(g.run_key.as_deref(), Some("r9"));
         assert_eq!(g.machine_name.as_deref(), Some("m1"));
         assert_eq!(g.shard.as_deref(), Some("2/4"));
-    }
-
-    #[test]
-    fn times_are_rfc3339_utc() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        // 2000-02-29 (a leap day) 12:34:56.
-        let t = UNIX_EPOCH + Duration::from_secs(951_827_696);
-        assert_eq!(rfc3339(t), "2000-02-29T12:34:56Z");
-        let t = UNIX_EPOCH + Duration::from_secs(1_795_393_178);
-        assert_eq!(rfc3339(t), "2026-11-23T00:19:38Z");
     }
 
     #[test]

@@ -214,11 +214,13 @@ impl BenchmarkResult {
 }
 
 impl ResultFile {
-    /// A result file with its session's header and no benchmark yet.
+    /// A result file with its session's header and no benchmark yet, recorded now: made as
+    /// its measuring starts (the harness's own costs measured, the first benchmark not yet).
     pub fn begin(session: Session) -> ResultFile {
         ResultFile {
             schema: SCHEMA,
             tool: Tool::default(),
+            recorded_at: Some(super::recorded::now()),
             machine: session.machine,
             system: session.system,
             timer: session.timer,

@@ -13,6 +13,7 @@ pub mod exec;
 mod load;
 pub mod machine_noise;
 pub mod memory;
+pub mod recorded;
 pub mod threads;
 mod write;
 
@@ -491,6 +492,11 @@ impl AnalysisSettings {
 pub struct ResultFile {
     pub schema: u32,
     pub tool: Tool,
+    /// When its measuring started: UTC, RFC 3339 to the second (`2026-11-23T00:19:38Z`),
+    /// written by every run ([`recorded::now`]); absent from files written before it was kept.
+    /// `history save` stores the run at this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
     pub machine: Machine,
     /// Summary of the system audit (`vernier system show`), when the runner has one.
     #[serde(default)]

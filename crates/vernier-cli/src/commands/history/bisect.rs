@@ -379,6 +379,12 @@ fn moved(fig: &Figures, good: &Figures, bad: &Figures, counted: bool) -> bool {
 }
 
 pub fn bisect_command(a: &BisectArgs) -> Result<i32> {
+    if a.instructions {
+        // The store the counts are saved to, opened before the first build: a wrong --db
+        // fails now, not after the builds.
+        let loc = crate::history::store::Location::resolve(a.db.as_deref())?;
+        crate::history::open_store(&loc)?;
+    }
     let repo = clean_repository()?;
     if a.instructions {
         crate::runner::instructions::Callgrind::from_env().check()?;

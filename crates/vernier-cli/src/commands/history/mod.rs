@@ -2,6 +2,7 @@
 //! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
 
 mod bisect;
+mod merge;
 mod text;
 
 use crate::history::series::{self, Series};
@@ -29,7 +30,8 @@ pub enum HistoryAction {
     /// machine recorded in it: CI jobs upload their JSON, one job saves them. Each file is
     /// re-derived from its raw samples with this version's rules first (as `vernier analyze`
     /// does; --as-recorded keeps the file's own figures). Every file is read and re-derived
-    /// before any is saved; a bad one is refused, naming it, and nothing is saved.
+    /// before any is saved; a bad one is refused, naming it, and nothing is saved. Each run is
+    /// stored at the time its file was recorded (`recorded_at`), not at the time of saving.
     Save(SaveFilesArgs),
     /// The first commit between --good and --bad where a benchmark moved: each commit built
     /// in a worktree of its own with --build, and PROGRAM measured against the good build (or
@@ -77,9 +79,9 @@ pub struct SaveFilesArgs {
     /// The result files.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
-    /// The commit to save the runs under.
-    #[arg(long, value_name = "COMMIT", required = true)]
-    pub commit: String,
+    /// The commit to save the runs under (required).
+    #[arg(long, value_name = "COMMIT")]
+    pub commit: Option<String>,
     /// The branch to save the runs under.
     #[arg(long, value_name = "BRANCH")]
     pub branch: Option<String>,
@@ -104,8 +106,15 @@ pub struct SaveFilesArgs {
 /// (unless `--as-recorded`), then save each: a file that fails either step is refused before
 /// anything is saved.
 fn save_files(a: &SaveFilesArgs) -> Result<i32> {
+    let Some(commit) = a.commit.clone() else {
+        anyhow::bail!(
+            "history save needs --commit COMMIT: the commit to save the runs under (nothing \
+             was saved)"
+        );
+    };
     let mut files = Vec::new();
     let (mut benchmarks, mut changed) = (0, 0);
+    let now = std::time::SystemTime::now();
     for path in &a.files {
         let f = vernier::result::ResultFile::load(path).map_err(|e| match not_a_run(path) {
             Some(what) => anyhow::anyhow!(
@@ -124,6 +133,9 @@ fn save_files(a: &SaveFilesArgs) -> Result<i32> {
                 path.display()
             );
         }
+        crate::history::when::stored_at(&f, now).map_err(|e| {
+            anyhow::anyhow!("cannot save {}: {e:#} (nothing was saved)", path.display())
+        })?;
         if a.as_recorded {
             files.push(f);
             continue;
@@ -149,7 +161,7 @@ fn save_files(a: &SaveFilesArgs) -> Result<i32> {
     let args = crate::args::SaveArgs {
         save: true,
         db: a.db.clone(),
-        commit: Some(a.commit.clone()),
+        commit: Some(commit),
         branch: a.branch.clone(),
         machine: a.machine.clone(),
         run_id: a.run_id.clone(),
@@ -223,32 +235,15 @@ pub struct QueryArgs {
     pub html: Option<std::path::PathBuf>,
 }
 
-impl QueryArgs {
-    /// These options, filled in from the outer ones (`history --db X check`).
-    fn or(&self, outer: &QueryArgs) -> QueryArgs {
-        QueryArgs {
-            db: self.db.clone().or(outer.db.clone()),
-            filter: self.filter.clone().or(outer.filter.clone()),
-            machine: self.machine.clone().or(outer.machine.clone()),
-            machines: self.machines.clone().or(outer.machines.clone()),
-            reference: self.reference.clone().or(outer.reference.clone()),
-            fleet: self.fleet || outer.fleet,
-            commit: self.commit.clone().or(outer.commit.clone()),
-            json: self.json || outer.json,
-            html: self.html.clone().or(outer.html.clone()),
-        }
-    }
-}
-
 /// Exit status of `history check` when a regression is found.
 pub const EXIT_REGRESSION: i32 = 2;
 
 pub fn history_command(a: &HistoryArgs) -> Result<i32> {
-    let (q, check) = match &a.action {
-        Some(HistoryAction::Check(q)) => (q.or(&a.query), true),
-        Some(HistoryAction::Save(s)) => return save_files(s),
-        Some(HistoryAction::Bisect(b)) => return bisect::bisect_command(b),
-        Some(HistoryAction::Migrate(m)) => return migrate(m),
+    let (q, check) = match a.merged()? {
+        Some(HistoryAction::Check(q)) => (q, true),
+        Some(HistoryAction::Save(s)) => return save_files(&s),
+        Some(HistoryAction::Bisect(b)) => return bisect::bisect_command(&b),
+        Some(HistoryAction::Migrate(m)) => return migrate(&m),
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;

@@ -6,7 +6,7 @@
 //! gbench`. The runner's own report goes to standard error.
 
 use super::RunArgs;
-use crate::files::{gbench, modified_utc};
+use crate::files::{gbench, measured_utc};
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
 use std::io::Write as _;
@@ -111,7 +111,7 @@ pub fn run_as_gbench(a: &RunArgs) -> Result<i32> {
     };
     let file = ResultFile::load(&path)
         .with_context(|| format!("cannot read the run's result {}", path.display()))?;
-    let date = modified_utc(&path);
+    let date = measured_utc(&file, &path);
     if let Some(format) = g.gbench_format {
         print!("{}", render(&file, format, &date));
         std::io::stdout().flush()?;

@@ -2,6 +2,7 @@ mod async_worker;
 mod compare_gbench;
 mod exec;
 mod history;
+mod history_options;
 mod instructions_parse;
 mod recorded_hosts;
 mod store_access;
