@@ -169,6 +169,19 @@ impl Drop for Watchdog {
     }
 }
 
+/// What launches the runs of `vernier exec`: the real [`Runner`], or a script in tests. One
+/// run at a time; the core-speed probe is taken beside the runs, in the launcher's own thread.
+pub trait Launch {
+    /// Run `inv` once and wait for it (see [`Runner::run`]).
+    fn run(&mut self, inv: &Invocation) -> Result<Ended, String>;
+    /// The last lines the last run wrote on standard error (see [`Runner::stderr_tail`]).
+    fn stderr_tail(&mut self) -> Vec<String>;
+    /// The core-speed probe over `adds` additions, between runs: the dependent chain's and the
+    /// eight independent chains' times, in ns (`vernier::workload::kernels::speed_probe`,
+    /// `wide_probe`); `None` when the launcher takes none.
+    fn probe(&mut self, adds: u64) -> Option<(u64, u64)>;
+}
+
 /// Runs commands one at a time under the same controls, input, output and time limit.
 pub struct Runner {
     ctl: Control,
@@ -180,6 +193,26 @@ pub struct Runner {
     /// `None` when it is shown (`--show-output`).
     stderr: Option<File>,
     watchdog: Watchdog,
+    /// The clock of the core-speed probe (the runs' own clock).
+    timer: vernier::timer::Timer,
+}
+
+impl Launch for Runner {
+    fn run(&mut self, inv: &Invocation) -> Result<Ended, String> {
+        Runner::run(self, inv)
+    }
+
+    fn stderr_tail(&mut self) -> Vec<String> {
+        Runner::stderr_tail(self)
+    }
+
+    fn probe(&mut self, adds: u64) -> Option<(u64, u64)> {
+        use vernier::workload::kernels::{speed_probe, wide_probe};
+        Some((
+            speed_probe(&self.timer, adds),
+            wide_probe(&self.timer, adds),
+        ))
+    }
 }
 
 impl Runner {
@@ -216,6 +249,7 @@ impl Runner {
             output_file,
             stderr,
             watchdog: Watchdog::start(),
+            timer: vernier::timer::Timer::monotonic(),
         })
     }
 

@@ -136,6 +136,7 @@ impl BenchmarkResult {
             throughput: None,
             complexity: None,
             runs: Vec::new(),
+            exec: None,
             executor: None,
             samples: SamplesJson {
                 iters: s.iter().map(|x| x.iters).collect(),
@@ -207,6 +208,7 @@ impl BenchmarkResult {
             throughput: None,
             complexity: None,
             runs: Vec::new(),
+            exec: None,
             executor: None,
             samples: SamplesJson::default(),
         }

@@ -95,8 +95,11 @@ pub fn judged_unit(runs: &[&[Run]]) -> Judged {
         let median = |f: &dyn Fn(&Run) -> u64| {
             crate::stats::median(&measured.iter().map(|r| f(r) as f64).collect::<Vec<_>>())
         };
-        let on_cpu = min_wall > 0 && median(&|r| r.cpu_ns()) >= CPU_BOUND_SHARE * min_wall as f64;
-        on_cpu || median(&|r| r.voluntary_switches) <= CPU_BOUND_VOLUNTARY
+        let cpu = median(&|r| r.cpu_ns());
+        let on_cpu = min_wall > 0 && cpu >= CPU_BOUND_SHARE * min_wall as f64;
+        // No CPU time to judge in (a command that waits, or whose own time is within the
+        // shell's start-up taken off it).
+        cpu > 0.0 && (on_cpu || median(&|r| r.voluntary_switches) <= CPU_BOUND_VOLUNTARY)
     };
     if !runs.is_empty() && runs.iter().all(|rs| bound(rs)) {
         Judged::Cpu
@@ -111,6 +114,32 @@ pub fn judged_unit(runs: &[&[Run]]) -> Judged {
 pub struct Comparison {
     pub judged: Judged,
     pub commands: Vec<Command>,
+    /// Commands run through a shell: what was taken off each of their runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_startup: Option<Startup>,
+}
+
+/// How a command's runs became its samples (`exec` of a benchmark in a result file).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timed {
+    /// The time the samples hold, by one rule for one command and for several: CPU time when
+    /// every command of the run is CPU-bound ([`judged_unit`]), wall time otherwise.
+    pub judged: Judged,
+    /// Commands run through a shell: what was taken off each run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_startup: Option<Startup>,
+}
+
+/// The shell's start-up (`SHELL -c ''`, measured in the same rounds as the commands run
+/// through it): the median of its runs' wall, user and system times, taken off each run of
+/// every command (at least 0 remains, as hyperfine clamps), so that the runs, the samples,
+/// the figures, the verdicts and the exports are the command's own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Startup {
+    pub command: String,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub system_ns: u64,
 }
 
 /// A command of `vernier exec` in a comparison file: its name, its command line and its runs.

@@ -372,6 +372,10 @@ pub struct BenchmarkResult {
     /// reported of it (`exec::Run`); the samples hold the measured runs' wall times.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<exec::Run>,
+    /// `vernier exec`: the time the samples hold (`judged`: `wall` or `cpu`) and, through a
+    /// shell, the start-up taken off each run (`shell_startup`). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<exec::Timed>,
     /// An async benchmark's executor (`Suite::bench_async`, `Bencher::to_async`): its name,
     /// what an empty future costs on it, and whether its work follows the calling core's clock.
     /// Absent for synchronous code.

@@ -9,9 +9,9 @@
 //! messages; the hooks run around it as they run around a timed run (`--setup` once, then
 //! `--prepare` and `--conclude` around each count, `--cleanup` at the end), uncounted.
 
-use super::engine::{step, Spec};
+use super::engine::{step, Accept, Spec};
 use crate::runner::counted::key_of;
-use crate::runner::exec::{Invocation, Runner};
+use crate::runner::exec::{Invocation, Launch};
 use crate::runner::instructions::{parse_callgrind_output, Callgrind};
 use anyhow::{anyhow, Context as _, Result};
 use std::ffi::OsString;
@@ -107,9 +107,9 @@ fn summed(dir: &Path, line: &str) -> Result<u64> {
 
 /// Counts commands through one runner, their hooks around them.
 struct Counter<'a> {
-    runner: &'a mut Runner,
+    runner: &'a mut dyn Launch,
     callgrind: Callgrind,
-    ignore_failure: bool,
+    accept: &'a Accept,
     interrupted: &'a dyn Fn() -> bool,
 }
 
@@ -117,7 +117,7 @@ impl Counter<'_> {
     /// A hook (`--setup`, `--prepare`, …), if given, run uncounted.
     fn hook(&mut self, inv: Option<&Invocation>, role: &str) -> Result<()> {
         match inv {
-            Some(inv) => step(self.runner, inv, role, false)
+            Some(inv) => step(self.runner, inv, role, &Accept::Success)
                 .map(drop)
                 .map_err(anyhow::Error::msg),
             None => Ok(()),
@@ -130,12 +130,7 @@ impl Counter<'_> {
         self.hook(s.prepare.as_ref(), "the --prepare command")?;
         let dir = crate::scratch::dir("vernier-callgrind-")?;
         let inv = under_callgrind(&self.callgrind, &s.inv, dir.path());
-        let ended = step(
-            self.runner,
-            &inv,
-            "the command under valgrind",
-            self.ignore_failure,
-        );
+        let ended = step(self.runner, &inv, "the command under valgrind", self.accept);
         if (self.interrupted)() {
             return Ok(None);
         }
@@ -175,9 +170,9 @@ impl Counter<'_> {
 /// Each command counted twice, said on standard error first (it is slow); a failure or Ctrl-C
 /// ends the counting and keeps the commands counted before it.
 pub fn count_all(
-    runner: &mut Runner,
+    runner: &mut dyn Launch,
     specs: &[Spec],
-    ignore_failure: bool,
+    accept: &Accept,
     interrupted: &dyn Fn() -> bool,
 ) -> Result<Counting> {
     let callgrind = Callgrind::from_env();
@@ -188,10 +183,21 @@ pub fn count_all(
          start-up and tens of times the command's own time",
         specs.len()
     );
+    Ok(count_with(runner, callgrind, specs, accept, interrupted))
+}
+
+/// [`count_all`] with valgrind found (`callgrind`): the counting itself.
+fn count_with(
+    runner: &mut dyn Launch,
+    callgrind: Callgrind,
+    specs: &[Spec],
+    accept: &Accept,
+    interrupted: &dyn Fn() -> bool,
+) -> Counting {
     let mut counter = Counter {
         runner,
         callgrind,
-        ignore_failure,
+        accept,
         interrupted,
     };
     let mut out = Counting::default();
@@ -212,7 +218,7 @@ pub fn count_all(
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// The result entry of a counted command: its instructions per run (one iteration is one run),
@@ -303,7 +309,128 @@ pub fn comparison_table(file: &ComparisonFile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::exec::Ended;
+    use std::cell::Cell;
+    use std::rc::Rc;
     use vernier::stats::compare::Verdict;
+
+    /// valgrind as a script: each run under callgrind writes a count of `1000 + its number`
+    /// for one process, exits with `exit`, and the `stop_at`-th run under it is cut by
+    /// Ctrl-C; every line run is logged (a hook's by its line, a count as `count LINE`).
+    struct Valgrind {
+        counted: u64,
+        stop_at: u64,
+        exit: i32,
+        ctrl_c: Rc<Cell<bool>>,
+        log: Vec<String>,
+    }
+
+    impl Launch for Valgrind {
+        fn run(&mut self, inv: &Invocation) -> Result<Ended, String> {
+            let out = inv
+                .args
+                .iter()
+                .find_map(|a| a.to_str()?.strip_prefix("--callgrind-out-file="));
+            let mut run = vernier::result::exec::Run {
+                exit_code: Some(0),
+                ..Default::default()
+            };
+            match out {
+                Some(pattern) => {
+                    self.counted += 1;
+                    self.log.push(format!("count {}", inv.line));
+                    let path = pattern.replace("%p", "1");
+                    let text = format!("events: Ir\nsummary: {}\n", 1000 + self.counted);
+                    std::fs::write(path, text).map_err(|e| e.to_string())?;
+                    run.exit_code = Some(self.exit);
+                    if self.counted == self.stop_at {
+                        self.ctrl_c.set(true);
+                    }
+                }
+                None => self.log.push(inv.line.clone()),
+            }
+            Ok(Ended {
+                run,
+                timed_out: false,
+            })
+        }
+
+        fn stderr_tail(&mut self) -> Vec<String> {
+            Vec::new()
+        }
+
+        fn probe(&mut self, _adds: u64) -> Option<(u64, u64)> {
+            None
+        }
+    }
+
+    fn spec(line: &str) -> Spec {
+        let hook = |h: &str| Some(Invocation::split(h).unwrap());
+        Spec {
+            name: line.into(),
+            inv: Invocation::split(line).unwrap(),
+            setup: hook("setup"),
+            prepare: hook("prepare"),
+            conclude: hook("conclude"),
+            cleanup: hook("cleanup"),
+        }
+    }
+
+    #[test]
+    fn ctrl_c_keeps_the_commands_counted_and_their_hooks_ran_around_each_count() {
+        let ctrl_c = Rc::new(Cell::new(false));
+        let mut valgrind = Valgrind {
+            counted: 0,
+            stop_at: 3,
+            exit: 0,
+            ctrl_c: ctrl_c.clone(),
+            log: Vec::new(),
+        };
+        let specs = [spec("old"), spec("new")];
+        let got = count_with(
+            &mut valgrind,
+            Callgrind::from_env(),
+            &specs,
+            &Accept::Success,
+            &|| ctrl_c.get(),
+        );
+        // The first command counted twice is kept; the second was cut at its first count.
+        assert!(got.interrupted && got.failure.is_none());
+        assert_eq!(got.counted.len(), 1);
+        assert_eq!(got.counted[0].counts, [1001, 1002]);
+        let one = "setup prepare count old conclude prepare count old conclude cleanup";
+        assert_eq!(
+            valgrind.log.join(" "),
+            format!("{one} setup prepare count new cleanup")
+        );
+    }
+
+    #[test]
+    fn the_statuses_ignore_failure_lists_are_counted_and_another_ends_the_counting() {
+        let run = |exit: i32, accept: &Accept| {
+            let mut valgrind = Valgrind {
+                counted: 0,
+                stop_at: 0,
+                exit,
+                ctrl_c: Rc::new(Cell::new(false)),
+                log: Vec::new(),
+            };
+            count_with(
+                &mut valgrind,
+                Callgrind::from_env(),
+                &[spec("tool")],
+                accept,
+                &|| false,
+            )
+        };
+        let codes = Accept::Codes(vec![3]);
+        assert_eq!(run(3, &codes).counted.len(), 1);
+        let failed = run(4, &codes);
+        assert!(failed.counted.is_empty());
+        let why = failed.failure.unwrap();
+        assert!(why.contains("exited with status 4"), "{why}");
+        assert_eq!(run(4, &Accept::AllNonZero).counted.len(), 1);
+    }
 
     fn counted(name: &str, counts: [u64; 2]) -> Counted {
         Counted {

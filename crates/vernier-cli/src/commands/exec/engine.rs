@@ -12,8 +12,12 @@
 //!
 //! Warm-up is also found from the data: the analysis cuts the first runs of a series that a
 //! cold page cache slowed (MSER on the runs, as for any benchmark), so `-w` is a minimum.
+//!
+//! Beside each measured run, right before it, the launcher takes the core-speed probe (as the
+//! in-process engine does before a batch): the run's time over the core's cycle time around
+//! it gives the command's cycles.
 
-use crate::runner::exec::{Ended, Invocation, Runner};
+use crate::runner::exec::{Ended, Invocation, Launch};
 use vernier::measure::{Progress, State};
 use vernier::result::exec::Run;
 
@@ -31,8 +35,62 @@ pub struct Spec {
     pub cleanup: Option<Invocation>,
 }
 
+/// Which runs that exit with a non-zero status are runs like any other (hyperfine's `-i`,
+/// `--ignore-failure[=CODES]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Accept {
+    /// None: a non-zero status ends the measurement (the default).
+    #[default]
+    Success,
+    /// Every exit status (`-i`, `--ignore-failure`, `--ignore-failure=all-non-zero`).
+    AllNonZero,
+    /// These exit statuses besides 0 (`--ignore-failure=1,2`).
+    Codes(Vec<i32>),
+}
+
+impl Accept {
+    /// `--ignore-failure`'s value as hyperfine reads it: `all-non-zero` (or nothing), or a
+    /// comma-separated list of exit statuses.
+    pub fn parse(value: Option<&str>) -> Result<Accept, String> {
+        match value.map(str::trim) {
+            None => Ok(Accept::Success),
+            Some("" | "all-non-zero") => Ok(Accept::AllNonZero),
+            Some(list) => list
+                .split(',')
+                .map(|c| {
+                    c.trim().parse::<i32>().map_err(|_| {
+                        format!(
+                            "--ignore-failure={list}: '{}' is not an exit status; give                              all-non-zero or whole numbers separated by commas (e.g.                              --ignore-failure=1,2)",
+                            c.trim()
+                        )
+                    })
+                })
+                .collect::<Result<Vec<i32>, String>>()
+                .map(Accept::Codes),
+        }
+    }
+
+    /// Whether a run that exited with `code` is kept (a run ended by a signal never is).
+    pub fn accepts(&self, code: Option<i32>) -> bool {
+        match (self, code) {
+            (_, Some(0)) => true,
+            (_, None) | (Accept::Success, _) => false,
+            (Accept::AllNonZero, Some(_)) => true,
+            (Accept::Codes(codes), Some(c)) => codes.contains(&c),
+        }
+    }
+
+    /// The fix a failing run's message names.
+    fn fix(&self) -> &'static str {
+        match self {
+            Accept::Codes(_) => "not among --ignore-failure's statuses; add it, or give -i to keep every failing run",
+            _ => "give -i to keep failing runs too",
+        }
+    }
+}
+
 /// How many runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Counts {
     pub warmup: usize,
     /// `-r`: exactly this many measured runs of each command.
@@ -41,8 +99,8 @@ pub struct Counts {
     pub max: Option<usize>,
     /// Budget per command, in ns: the rounds go on until `budget_ns` × the commands is spent.
     pub budget_ns: u64,
-    /// `-i`: a non-zero exit status is a run like any other.
-    pub ignore_failure: bool,
+    /// `-i`: which non-zero exit statuses are runs like any other.
+    pub accept: Accept,
 }
 
 /// Why collection stopped.
@@ -62,7 +120,13 @@ pub struct Series {
     pub t_ns: Vec<u64>,
     /// Wall time of the command's measured runs together.
     pub wall_ns: u64,
+    /// The core-speed probe taken right before each measured run (`(chain, wide)` ns of
+    /// [`PROBE_ADDS`] additions; `None` when the launcher took none).
+    pub probe: Vec<Option<(u64, u64)>>,
 }
+
+/// Additions of the core-speed probe taken beside each run (the in-process engine's).
+pub const PROBE_ADDS: u64 = vernier::plan::PROBE_ADDS;
 
 impl Series {
     /// The measured runs (warm-up left out).
@@ -87,20 +151,21 @@ pub struct Collected {
 
 /// Run one step (a setup, a prepare, a measured run) and say what went wrong, if anything.
 pub(super) fn step(
-    runner: &mut Runner,
+    runner: &mut dyn Launch,
     inv: &Invocation,
     role: &str,
-    ignore_exit: bool,
+    accept: &Accept,
 ) -> Result<Ended, String> {
     let e = runner.run(inv)?;
     let why = if e.timed_out {
         Some("did not end within --timeout and was killed".to_string())
     } else if let Some(sig) = e.run.signal {
         Some(format!("was killed by signal {sig} ({})", signal_name(sig)))
-    } else if !e.run.succeeded() && !ignore_exit {
+    } else if !accept.accepts(e.run.exit_code) {
         Some(format!(
-            "exited with status {} (give -i to keep failing runs too)",
-            e.run.exit_code.unwrap_or(-1)
+            "exited with status {} ({})",
+            e.run.exit_code.unwrap_or(-1),
+            accept.fix()
         ))
     } else {
         None
@@ -162,7 +227,7 @@ fn done(c: &Counts, rounds: usize, elapsed_ns: u64, commands: usize) -> bool {
 /// Run the commands as the module says. `interrupted` is asked before every run (Ctrl-C);
 /// `progress` is told after each round.
 pub fn collect(
-    runner: &mut Runner,
+    runner: &mut dyn Launch,
     specs: &[Spec],
     counts: &Counts,
     interrupted: &dyn Fn() -> bool,
@@ -175,7 +240,7 @@ pub fn collect(
     // Setup.
     for (i, s) in specs.iter().enumerate() {
         if let Some(setup) = &s.setup {
-            if let Err(m) = step(runner, setup, "the --setup command", false) {
+            if let Err(m) = step(runner, setup, "the --setup command", &Accept::Success) {
                 failure = fail(i, format!("{}: {m}", s.name));
                 break;
             }
@@ -206,12 +271,13 @@ pub fn collect(
                 break 'rounds;
             }
             if let Some(p) = &s.prepare {
-                if let Err(m) = step(runner, p, "the --prepare command", false) {
+                if let Err(m) = step(runner, p, "the --prepare command", &Accept::Success) {
                     failure = fail(i, format!("{}: {m}", s.name));
                     break 'rounds;
                 }
             }
-            let ended = step(runner, &s.inv, "the command", counts.ignore_failure);
+            let probe = if warm { None } else { runner.probe(PROBE_ADDS) };
+            let ended = step(runner, &s.inv, "the command", &counts.accept);
             if interrupted() {
                 // The run was cut by the same Ctrl-C: not a run of the command.
                 stop = Stop::Interrupted;
@@ -226,6 +292,7 @@ pub fn collect(
                         let t = vernier::timer::monotonic_ns().saturating_sub(start);
                         series[i].t_ns.push(t);
                         series[i].wall_ns += run.wall_ns;
+                        series[i].probe.push(probe);
                     }
                 }
                 Err(m) => {
@@ -235,7 +302,7 @@ pub fn collect(
                 }
             }
             if let Some(c) = &s.conclude {
-                if let Err(m) = step(runner, c, "the --conclude command", false) {
+                if let Err(m) = step(runner, c, "the --conclude command", &Accept::Success) {
                     failure = fail(i, format!("{}: {m}", s.name));
                     break 'rounds;
                 }
@@ -265,7 +332,7 @@ pub fn collect(
     // Cleanup, whatever happened before.
     for (i, s) in specs.iter().enumerate() {
         if let Some(c) = &s.cleanup {
-            if let Err(m) = step(runner, c, "the --cleanup command", false) {
+            if let Err(m) = step(runner, c, "the --cleanup command", &Accept::Success) {
                 if failure.is_none() {
                     failure = fail(i, format!("{}: {m}", s.name));
                 }
@@ -287,6 +354,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ignore_failure_takes_every_status_or_a_list() {
+        let codes = Accept::parse(Some("1, 3")).unwrap();
+        assert_eq!(codes, Accept::Codes(vec![1, 3]));
+        assert!(codes.accepts(Some(0)) && codes.accepts(Some(3)));
+        assert!(!codes.accepts(Some(2)) && !codes.accepts(None));
+        for all in [Some(""), Some("all-non-zero")] {
+            let a = Accept::parse(all).unwrap();
+            assert!(a.accepts(Some(2)) && !a.accepts(None), "{all:?}");
+        }
+        assert!(!Accept::parse(None).unwrap().accepts(Some(1)));
+        let e = Accept::parse(Some("1,x")).unwrap_err();
+        assert!(e.contains("'x' is not an exit status"), "{e}");
+    }
+
+    #[test]
     fn rounds_alternate_their_order() {
         let orders: Vec<Vec<usize>> = (0..4).map(|r| round_order(r, 2)).collect();
         assert_eq!(orders, vec![vec![0, 1], vec![1, 0], vec![0, 1], vec![1, 0]]);
@@ -301,7 +383,7 @@ mod tests {
             min: 10,
             max: Some(50),
             budget_ns: 1_000,
-            ignore_failure: false,
+            accept: Accept::Success,
         };
         // The budget is spent but too few runs: go on.
         assert!(!done(&c, 9, 10_000, 2));
@@ -311,7 +393,7 @@ mod tests {
         assert!(done(&c, 50, 0, 2));
         let exact = Counts {
             exact: Some(3),
-            ..c
+            ..c.clone()
         };
         assert!(!done(&exact, 2, u64::MAX, 1));
         assert!(done(&exact, 3, 0, 1));

@@ -26,41 +26,86 @@ pub fn shell_startup(shell: &str) -> Spec {
     }
 }
 
-/// Each command's median with the shell's start-up subtracted: the median less the start-up's
-/// median, its interval `[lo − startup_hi, hi − startup_lo]` (the start-up's uncertainty added
-/// to the command's).
-pub fn net_of_shell(own: &BenchmarkResult, startup: &BenchmarkResult) -> Option<(f64, [f64; 2])> {
-    let (o, s) = (&own.per_iter, &startup.per_iter);
-    let ok = |x: f64| x.is_finite();
-    if !(ok(o.median_ns) && ok(s.median_ns)) {
+/// The shell's start-up as it is taken off each run through the shell: the median of its
+/// measured runs' wall, user and system times (`None` when none was measured).
+pub fn startup_figure(startup: &Series) -> Option<Run> {
+    let runs: Vec<&Run> = startup.measured().collect();
+    if runs.is_empty() {
         return None;
     }
-    Some((
-        o.median_ns - s.median_ns,
-        [o.ci95_ns[0] - s.ci95_ns[1], o.ci95_ns[1] - s.ci95_ns[0]],
-    ))
+    let median = |f: &dyn Fn(&Run) -> u64| {
+        let v: Vec<f64> = runs.iter().map(|r| f(r) as f64).collect();
+        vernier::stats::median(&v).round() as u64
+    };
+    Some(Run {
+        wall_ns: median(&|r| r.wall_ns),
+        user_ns: median(&|r| r.user_ns),
+        system_ns: median(&|r| r.system_ns),
+        exit_code: Some(0),
+        ..Run::default()
+    })
 }
 
-/// Under the table, with `--shell`: each command net of the shell's start-up.
-pub fn net_of_shell_line(own: &[BenchmarkResult], startup: &BenchmarkResult) -> String {
+/// A command's runs net of the shell's start-up `startup`: its wall, user and system times
+/// each less the start-up's, at least 0 (as hyperfine takes the start-up off each run and
+/// clamps); the rest of each run as measured.
+pub fn net_of(series: &Series, startup: &Run) -> Series {
+    let mut net = series.clone();
+    for r in &mut net.runs {
+        r.wall_ns = r.wall_ns.saturating_sub(startup.wall_ns);
+        r.user_ns = r.user_ns.saturating_sub(startup.user_ns);
+        r.system_ns = r.system_ns.saturating_sub(startup.system_ns);
+    }
+    net
+}
+
+/// Under the table: the time the figures are in, and why.
+pub fn unit_line(unit: Judged) -> String {
+    match unit {
+        Judged::Cpu => "the figures are each run's CPU time (user + system, from wait4): every \
+                       command is CPU-bound, so a busy machine's waits are left out"
+            .to_string(),
+        Judged::Wall => "the figures are each run's wall time: a command waits off the CPU \
+                         (or used none), so CPU time would leave its waits out"
+            .to_string(),
+    }
+}
+
+/// Whether a command's own time, net of the shell's start-up, is within the start-up's
+/// spread (its runs' interquartile range, in wall time): what is left cannot be told from
+/// how the start-up varies (hyperfine warns below 5 ms whatever the spread).
+pub fn within_startup(net: &Series, startup: &Series) -> bool {
+    let walls = |s: &Series| -> Vec<f64> { s.measured().map(|r| r.wall_ns as f64).collect() };
+    let (own, st) = (walls(net), vernier::stats::sorted(&walls(startup)));
+    if own.is_empty() || st.is_empty() {
+        return false;
+    }
+    let spread =
+        vernier::stats::quantile_sorted(&st, 0.75) - vernier::stats::quantile_sorted(&st, 0.25);
+    vernier::stats::median(&own) <= spread
+}
+
+/// Under the table, with `--shell`: what was taken off each run, and the commands whose own
+/// time it leaves within the start-up's spread.
+pub fn net_of_shell_line(startup: &BenchmarkResult, taken: &Run, within: &[String]) -> String {
     let f = vernier::report::format_ns;
-    let parts: Vec<String> = own
-        .iter()
-        .filter_map(|b| {
-            let (m, [lo, hi]) = net_of_shell(b, startup)?;
-            Some(format!("{}: {} [{}, {}]", b.name, f(m), f(lo), f(hi)))
-        })
-        .collect();
-    format!(
-        "through the shell: the figures above include its start-up ({}, measured in the same \
-         rounds); net of it (its median subtracted, its interval's width added): {}",
+    let mut line = format!(
+        "through the shell: the commands' figures, verdicts and exports are net of its start-up \
+         ({}, measured in the same rounds): its median wall {} (user {}, system {}) taken off \
+         each run (at least 0 left)",
         startup.name,
-        if parts.is_empty() {
-            "none measured".to_string()
-        } else {
-            parts.join("; ")
-        }
-    )
+        f(taken.wall_ns as f64),
+        f(taken.user_ns as f64),
+        f(taken.system_ns as f64),
+    );
+    if !within.is_empty() {
+        line.push_str(&format!(
+            "; {}: what is left is within the start-up's own spread and cannot be told from it: \
+             run without a shell (-N, the default) to time the command alone",
+            within.join(", ")
+        ));
+    }
+    line
 }
 
 /// Fewest later runs a first run is judged against.
@@ -104,24 +149,27 @@ fn stop_reason(stop: Stop) -> StopReason {
     }
 }
 
-/// The measurement of one command: each measured run one sample of one iteration; the
-/// warm-up found from the data (MSER on the runs' wall times).
-pub fn measurement(s: &Series, stop: Stop, error: Option<String>) -> Measurement {
+/// The measurement of one command: each measured run one sample of one iteration, its time
+/// in `unit` (at least 1 ns: a run net of the shell's start-up can read 0), with the probe
+/// taken beside it; the warm-up found from the data (MSER on the runs).
+pub fn measurement(s: &Series, stop: Stop, error: Option<String>, unit: Judged) -> Measurement {
     let mut samples = Samples::default();
-    let batch: Vec<Sample> = s
-        .measured()
-        .zip(&s.t_ns)
-        .map(|(r, &t)| Sample {
+    let mut series = Vec::new();
+    for (k, (r, &t)) in s.measured().zip(&s.t_ns).enumerate() {
+        let sample = Sample {
             iters: 1,
-            ns: r.wall_ns,
+            ns: r.in_unit(unit).max(1),
             t_ns: t,
             process: 0,
             round: 0,
             phase: Phase::Measure,
-        })
-        .collect();
-    samples.push_batch(&batch, &[]);
-    let series: Vec<f64> = batch.iter().map(|x| x.ns as f64).collect();
+        };
+        samples.push_batch(&[sample], &[]);
+        if let Some(Some((chain, wide))) = s.probe.get(k) {
+            samples.set_probe(1, super::engine::PROBE_ADDS, Some(*chain), Some(*wide));
+        }
+        series.push(sample.ns as f64);
+    }
     let mut st = steady::detect(&series);
     // MSER works on medians of five: one cold first run hides in its batch. Runs of a whole
     // command are each a process: a first run that stands out from every later one is cut too.
@@ -151,8 +199,9 @@ pub fn result(
     stop: Stop,
     error: Option<String>,
     ctx: &vernier::pipeline::Context,
+    unit: Judged,
 ) -> BenchmarkResult {
-    let m = measurement(s, stop, error.clone());
+    let m = measurement(s, stop, error.clone(), unit);
     let mut r = if m.samples.is_empty() {
         BenchmarkResult::failed(
             name,
@@ -177,8 +226,15 @@ pub fn pairs(
     threshold: f64,
     unit: Judged,
 ) -> PairMeasurement {
-    let o: Vec<f64> = old.measured().map(|r| r.in_unit(unit) as f64).collect();
-    let n: Vec<f64> = new.measured().map(|r| r.in_unit(unit) as f64).collect();
+    // At least 1 ns, as the samples: a run net of the shell's start-up can read 0.
+    let o: Vec<f64> = old
+        .measured()
+        .map(|r| r.in_unit(unit).max(1) as f64)
+        .collect();
+    let n: Vec<f64> = new
+        .measured()
+        .map(|r| r.in_unit(unit).max(1) as f64)
+        .collect();
     let k = o.len().min(n.len());
     let (o, n) = (o[..k].to_vec(), n[..k].to_vec());
     let ratios: Vec<f64> = o
@@ -218,19 +274,24 @@ pub fn pairs(
     }
 }
 
+/// The unit every command of a run is judged in, one rule for one command and for several:
+/// CPU time when every command is CPU-bound, wall time otherwise ([`judged_unit`]).
+pub fn unit_of(series: &[Series]) -> Judged {
+    let runs: Vec<&[Run]> = series.iter().map(|s| &s.runs[..]).collect();
+    judged_unit(&runs)
+}
+
 /// The comparison of every command against the reference (`reference`: its index), paired by
-/// round, Holm over the commands, in CPU time when every command is CPU-bound and in wall time
-/// otherwise ([`judged_unit`]); every run of each command kept.
+/// round, Holm over the commands, in `unit` ([`unit_of`]); every run of each command kept.
 pub fn comparisons(
     specs: &[Spec],
     series: &[Series],
     reference: usize,
     stop: Stop,
     threshold: f64,
+    unit: Judged,
 ) -> ComparisonFile {
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
-    let runs: Vec<&[Run]> = series.iter().map(|s| &s.runs[..]).collect();
-    let unit = judged_unit(&runs);
     let mut file = ComparisonFile::new(vernier::stats::compare::Mode::Paired, threshold);
     (file.old, file.new) = old_and_new(&names, reference);
     for (i, s) in series.iter().enumerate() {
@@ -253,6 +314,7 @@ pub fn comparisons(
                 runs: series.runs.clone(),
             })
             .collect(),
+        shell_startup: None,
     });
     file
 }

@@ -347,6 +347,7 @@ mod tests {
                 .collect(),
             t_ns: ms.iter().map(|&m| m * 1_000_000).collect(),
             wall_ns: ms.iter().sum::<u64>() * 1_000_000,
+            probe: Vec::new(),
         }
     }
 

@@ -1,248 +1,32 @@
 //! `vernier exec [OPTIONS] COMMAND...`: whole programs timed as benchmarks. Each command is
-//! run as a process of its own, many times (`runner::exec`), in rounds that interleave the
-//! commands (`engine`); its runs go through the same analysis as any benchmark (`figures`),
-//! and two or more commands are compared paired, round by round, against the reference.
-//! hyperfine's flags keep hyperfine's meaning (`params`, `hyperfine`), so that a script
-//! switches by changing the program's name; docs/exec.md says where the meaning differs.
+//! run as a process of its own, many times (`runner::exec`, behind the [`Launch`] seam), in
+//! rounds that interleave the commands (`engine`); its runs go through the same analysis as
+//! any benchmark (`figures`), and two or more commands are compared paired, round by round,
+//! against the reference. hyperfine's flags keep hyperfine's meaning (`args`, `params`,
+//! `hyperfine`), so that a script switches by changing the program's name; docs/exec.md says
+//! where the meaning differs.
 
+mod args;
 mod counted;
 mod engine;
 mod figures;
 mod hyperfine;
 mod params;
+#[cfg(test)]
+mod tests;
 
 use crate::args::SaveArgs;
-use crate::runner::exec::{Output, Runner};
-use crate::runner::worker::Control;
+use crate::runner::exec::{Launch, Runner};
 use crate::term;
 use anyhow::{bail, Context as _, Result};
-use clap::Args;
-use engine::{Collected, Counts, Stop};
+pub use args::ExecArgs;
+use engine::{Collected, Counts, Spec, Stop};
 use std::path::PathBuf;
+use vernier::measure::Progress;
 use vernier::report;
 use vernier::result::comparison::ComparisonFile;
+use vernier::result::exec::{Judged, Run, Startup, Timed};
 use vernier::result::{AnalysisSettings, Harness, ResultFile};
-
-/// Default longest run, in seconds (`--timeout`).
-pub const DEFAULT_RUN_TIMEOUT_S: f64 = 600.0;
-
-#[derive(Args, Clone, Debug)]
-pub struct ExecArgs {
-    /// The commands: each a command line, split into words as a shell splits them and run
-    /// directly (no shell: give --shell sh for pipes, redirections or a shell's builtins).
-    #[arg(required = true, value_name = "COMMAND")]
-    pub commands: Vec<String>,
-    /// Warm-up: run each command at least NUM times before the measured runs (the analysis
-    /// also cuts first runs a cold cache slowed, found from the data).
-    #[arg(short = 'w', long = "warmup", value_name = "NUM", default_value_t = 0)]
-    pub warmup: usize,
-    /// Exactly NUM measured runs of each command (instead of --time's budget).
-    #[arg(short = 'r', long = "runs", value_name = "NUM", conflicts_with_all = ["min_runs", "max_runs"])]
-    pub runs: Option<usize>,
-    /// At least NUM measured runs of each command (default 10).
-    #[arg(short = 'm', long = "min-runs", value_name = "NUM")]
-    pub min_runs: Option<usize>,
-    /// At most NUM measured runs of each command.
-    #[arg(short = 'M', long = "max-runs", value_name = "NUM")]
-    pub max_runs: Option<usize>,
-    /// A command run once before each command's runs (untimed).
-    #[arg(short = 's', long = "setup", value_name = "CMD")]
-    pub setup: Option<String>,
-    /// A command run before each run (untimed): once for all commands, or once per command.
-    #[arg(short = 'p', long = "prepare", value_name = "CMD")]
-    pub prepare: Vec<String>,
-    /// A command run after each run (untimed): once for all commands, or once per command.
-    #[arg(long = "conclude", value_name = "CMD")]
-    pub conclude: Vec<String>,
-    /// A command run once after each command's runs (untimed).
-    #[arg(short = 'c', long = "cleanup", value_name = "CMD")]
-    pub cleanup: Option<String>,
-    /// A parameter scan: each command for VAR = MIN, MIN+STEP, … MAX (`{VAR}` in the command
-    /// is replaced); over whole numbers, the medians get a complexity fit.
-    #[arg(short = 'P', long = "parameter-scan", num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_negative_numbers = true)]
-    pub parameter_scan: Option<Vec<String>>,
-    /// The step of --parameter-scan (default 1).
-    #[arg(
-        short = 'D',
-        long = "parameter-step-size",
-        value_name = "DELTA",
-        requires = "parameter_scan"
-    )]
-    pub parameter_step_size: Option<String>,
-    /// A parameter list: each command for each value (`{VAR}` replaced); repeatable.
-    #[arg(short = 'L', long = "parameter-list", num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
-    pub parameter_list: Vec<String>,
-    /// The commands' names (one per command, in order); `{VAR}` is replaced.
-    #[arg(short = 'n', long = "command-name", value_name = "NAME")]
-    pub command_name: Vec<String>,
-    /// Run each command line through SHELL -c (`none`: split and run directly, the default).
-    /// The shell's own start-up is measured and said.
-    #[arg(short = 'S', long = "shell", value_name = "SHELL")]
-    pub shell: Option<String>,
-    /// No shell (the default; hyperfine's `--shell=none`).
-    #[arg(short = 'N', conflicts_with = "shell")]
-    pub no_shell: bool,
-    /// Time runs that exit with a non-zero status too (by default such a run ends the
-    /// measurement with its status and the last lines of its standard error).
-    #[arg(short = 'i', long = "ignore-failure")]
-    pub ignore_failure: bool,
-    /// The file each run reads as its standard input (default: none, /dev/null).
-    #[arg(long, value_name = "FILE")]
-    pub input: Option<PathBuf>,
-    /// Where each run's standard output goes: null (the default), pipe, inherit, or a file.
-    #[arg(long, value_name = "WHERE")]
-    pub output: Option<String>,
-    /// Show each run's output and standard error (as --output inherit).
-    #[arg(long, conflicts_with = "output")]
-    pub show_output: bool,
-    /// Write hyperfine's JSON (its `results` array: mean, stddev, median, times, exit codes)
-    /// to FILE, for hyperfine's own scripts (`-` as FILE, here and for every --export-*:
-    /// standard output).
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Write hyperfine's CSV summary to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Write hyperfine's Markdown table to FILE (mean ± σ, min, max, relative to the fastest).
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-    /// Write hyperfine's table as AsciiDoc to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_asciidoc: Option<PathBuf>,
-    /// Write hyperfine's table as an Emacs Org table to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_orgmode: Option<PathBuf>,
-    /// The unit of the exported tables (Markdown, AsciiDoc, Org; default: from the first
-    /// command's mean). Vernier's own table keeps a unit fitted to each figure.
-    #[arg(short = 'u', long = "time-unit", value_name = "UNIT", value_enum)]
-    pub time_unit: Option<hyperfine::TimeUnit>,
-    /// The order of the comparison printed and of the exported tables (Vernier's own table,
-    /// --json, and hyperfine's JSON and CSV keep the commands' order).
-    #[arg(long, value_name = "METHOD", value_enum, default_value_t = hyperfine::Sort::Auto)]
-    pub sort: hyperfine::Sort,
-    /// Colour and the progress line (`none`: nothing on standard output; errors and notes
-    /// still on standard error, files still written).
-    #[arg(long, value_name = "TYPE", value_enum, default_value_t = term::OutputStyle::Auto)]
-    pub style: term::OutputStyle,
-    /// The baseline the other commands are compared against (a command as given, or its -n
-    /// name; default: the first).
-    #[arg(long, value_name = "CMD")]
-    pub reference: Option<String>,
-    /// Write every run to FILE: a result file (schema 2) for one command or a scan, a
-    /// comparison file (schema 1) for two or more commands.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write a self-contained HTML report to FILE after the runs.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Budget per command, in seconds (default 1): the rounds go on until it is spent for
-    /// every command, and at least --min-runs ran.
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub time: Option<f64>,
-    /// Noise threshold in percent: changes within ±THRESHOLD are reported as no-change.
-    #[arg(long, value_name = "PERCENT", default_value = "0.5")]
-    pub threshold: String,
-    /// Exit with status 2 when any command is `slower` than the reference.
-    #[arg(long)]
-    pub fail_on_regression: bool,
-    /// Pin every run to these CPUs (e.g. `1` or `2,3`).
-    #[arg(long, value_name = "LIST")]
-    pub cpu: Option<String>,
-    /// Run without address-space layout randomisation.
-    #[arg(long)]
-    pub no_aslr: bool,
-    /// The longest a run may take before it is killed and named, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_RUN_TIMEOUT_S, allow_negative_numbers = true)]
-    pub timeout: f64,
-    /// Count each command's instructions under callgrind, its children followed (exact and
-    /// repeatable; the command runs tens of times slower).
-    #[arg(long)]
-    pub instructions: bool,
-    /// With --instructions: the change in instructions per run that counts (one more
-    /// instruction per run is a change at the default).
-    #[arg(long, value_name = "N", default_value_t = crate::args::INSTRUCTION_THRESHOLD, requires = "instructions", allow_negative_numbers = true)]
-    pub instruction_threshold: f64,
-    /// Verbose report.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
-    #[command(flatten)]
-    pub save: SaveArgs,
-}
-
-impl ExecArgs {
-    fn budget_ns(&self) -> Result<u64> {
-        match self.time {
-            Some(t) if t > 0.0 && t.is_finite() => Ok((t * 1e9) as u64),
-            Some(t) => bail!("--time {t}: expected a positive number of seconds"),
-            None => Ok(vernier::plan::DEFAULT_TIME_NS),
-        }
-    }
-
-    fn counts(&self) -> Result<Counts> {
-        if self.runs == Some(0) {
-            bail!("-r 0: at least one run is needed");
-        }
-        if let (Some(m), Some(mx)) = (self.min_runs, self.max_runs) {
-            if mx < m {
-                bail!("--max-runs {mx} is below --min-runs {m}");
-            }
-        }
-        if self.max_runs == Some(0) {
-            bail!("--max-runs 0: at least one run is needed");
-        }
-        Ok(Counts {
-            warmup: self.warmup,
-            exact: self.runs,
-            min: self
-                .min_runs
-                .unwrap_or(engine::DEFAULT_MIN_RUNS.min(self.max_runs.unwrap_or(usize::MAX))),
-            max: self.max_runs,
-            budget_ns: self.budget_ns()?,
-            ignore_failure: self.ignore_failure,
-        })
-    }
-
-    fn output(&self) -> Output {
-        if self.show_output {
-            return Output::Inherit;
-        }
-        self.output.as_deref().map_or(Output::Null, Output::parse)
-    }
-
-    fn shell(&self) -> Option<&str> {
-        self.shell.as_deref().filter(|s| *s != "none")
-    }
-
-    fn params(&self) -> Result<Vec<params::Param>> {
-        let mut out = Vec::new();
-        if let Some(p) = &self.parameter_scan {
-            out.push(params::scan(
-                &p[0],
-                &p[1],
-                &p[2],
-                self.parameter_step_size.as_deref(),
-            )?);
-        }
-        for pair in self.parameter_list.chunks(2) {
-            out.push(params::list(&pair[0], &pair[1])?);
-        }
-        Ok(out)
-    }
-
-    /// The controls of every run: `--cpu`, `--no-aslr`, `--timeout`, checked as `run` checks
-    /// them.
-    fn control(&self) -> Result<Control> {
-        crate::runner::processes::ProcessArgs {
-            processes: None,
-            cpu: self.cpu.clone(),
-            fifo: false,
-            no_aslr: self.no_aslr,
-            env_pad: None,
-            timeout: self.timeout,
-        }
-        .control()
-    }
-}
 
 /// What `vernier compare --exec OLD NEW` passes on: its two command lines and the options it
 /// shares with `exec`.
@@ -282,21 +66,67 @@ pub fn compare_exec(c: FromCompare) -> Result<i32> {
     exec_command(&a)
 }
 
-/// The index of `--reference` among the specs (by name or command line).
-fn reference_index(a: &ExecArgs, specs: &[engine::Spec]) -> Result<usize> {
-    let Some(r) = &a.reference else {
-        return Ok(0);
+/// The commands as the command line gives them, expanded, and the reference among them.
+struct Plan {
+    specs: Vec<Spec>,
+    values: Vec<params::Values>,
+    params: Vec<params::Param>,
+    reference: usize,
+    /// A parameter scan: each command's figures, no comparison.
+    scan: bool,
+}
+
+/// The commands expanded over the parameters, with `--reference`: one of them (by name or
+/// command line), or else a command of its own, run first (hyperfine's meaning), named by
+/// `--reference-name`.
+fn plan(a: &ExecArgs) -> Result<Plan> {
+    let params = a.params()?;
+    let around = params::Around {
+        setup: a.setup.as_deref(),
+        prepare: &a.prepare,
+        conclude: &a.conclude,
+        cleanup: a.cleanup.as_deref(),
     };
-    specs
-        .iter()
-        .position(|s| s.name == *r || s.inv.line == *r)
-        .ok_or_else(|| {
-            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            anyhow::anyhow!(
-                "--reference '{r}' is none of the commands; give one of: {}",
-                names.join(", ")
-            )
-        })
+    let lines = params::Lines { shell: a.shell() };
+    let mut expanded = params::specs(&a.commands, &a.command_name, &params, &around, &lines)?;
+    let mut reference = 0;
+    if let Some(r) = &a.reference {
+        match expanded
+            .iter()
+            .position(|(s, _)| s.name == *r || s.inv.line == *r)
+        {
+            Some(i) => reference = i,
+            None => {
+                // A command of its own: its hooks are those given once for every command.
+                let once = |given: &[String]| -> Vec<String> {
+                    if given.len() == 1 {
+                        given.to_vec()
+                    } else {
+                        Vec::new()
+                    }
+                };
+                let (prepare, conclude) = (once(&a.prepare), once(&a.conclude));
+                let own = params::Around {
+                    prepare: &prepare,
+                    conclude: &conclude,
+                    ..around
+                };
+                let mut spec = params::specs(std::slice::from_ref(r), &[], &[], &own, &lines)?;
+                expanded.insert(0, spec.remove(0));
+            }
+        }
+        if let Some(name) = &a.reference_name {
+            expanded[reference].0.name.clone_from(name);
+        }
+    }
+    let (specs, values) = expanded.into_iter().unzip();
+    Ok(Plan {
+        specs,
+        values,
+        scan: !params.is_empty(),
+        params,
+        reference,
+    })
 }
 
 /// The run's header: the machine, the audit, the runner's clock (what times each run).
@@ -318,56 +148,121 @@ fn session(audit: serde_json::Value, mode: &'static str) -> ResultFile {
 pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     let threshold = crate::args::parse_threshold(&a.threshold)?;
     let counts = a.counts()?;
-    let params = a.params()?;
-    let around = params::Around {
-        setup: a.setup.as_deref(),
-        prepare: &a.prepare,
-        conclude: &a.conclude,
-        cleanup: a.cleanup.as_deref(),
-    };
-    let lines = params::Lines { shell: a.shell() };
-    let expanded = params::specs(&a.commands, &a.command_name, &params, &around, &lines)?;
-    let (specs, values): (Vec<engine::Spec>, Vec<_>) = expanded.into_iter().unzip();
-    let reference = reference_index(a, &specs)?;
-    let scan = !params.is_empty();
+    let plan = plan(a)?;
     let control = a.control()?;
     if a.instructions {
-        return exec_instructions(a, &specs, reference, scan);
+        return exec_instructions(a, &plan);
     }
-    let mut runner = Runner::new(
-        control.clone(),
-        control.timeout,
-        a.input.clone(),
-        a.output(),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let mut runner = Runner::new(control.clone(), control.timeout, a.input(), a.output())
+        .map_err(anyhow::Error::msg)?;
     term::install_ctrlc();
     let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
     let mut progress = term::ProgressLine::new().shown(a.style.progress());
-    // With a shell, its own start-up (`SHELL -c ''`) is measured in the same rounds.
-    let startup = a.shell().map(figures::shell_startup);
-    let measured: Vec<engine::Spec> = specs.iter().cloned().chain(startup).collect();
-    let collected = engine::collect(
-        &mut runner,
-        &measured,
+    let collected = collect(
+        a,
+        &plan,
         &counts,
+        &mut runner,
         &term::interrupted,
         &mut |label, p| progress.update(label, p),
     );
     progress.clear();
-    let names: Vec<String> = measured.iter().map(|s| s.name.clone()).collect();
-    let mut file = session(audit.join().unwrap_or_default(), "time");
+    let t = figures_of(
+        a,
+        &plan,
+        collected,
+        audit.join().unwrap_or_default(),
+        threshold,
+    );
+    finish(a, &t)
+}
+
+/// The runs: the commands and, with a shell, its own start-up (`SHELL -c ''`) in the same
+/// rounds, after them.
+fn collect(
+    a: &ExecArgs,
+    plan: &Plan,
+    counts: &Counts,
+    launcher: &mut dyn Launch,
+    interrupted: &dyn Fn() -> bool,
+    progress: &mut dyn FnMut(&str, &Progress),
+) -> Collected {
+    let startup = a.shell().map(figures::shell_startup);
+    let measured: Vec<Spec> = plan.specs.iter().cloned().chain(startup).collect();
+    engine::collect(launcher, &measured, counts, interrupted, progress)
+}
+
+/// What the timed runs gave: the figures of each command (and of the shell's start-up, last),
+/// the comparison, and hyperfine's entries.
+struct TimedRuns {
+    file: ResultFile,
+    names: Vec<String>,
+    comparison: Option<ComparisonFile>,
+    entries: Vec<hyperfine::Entry>,
+    collected: Collected,
+    /// With a shell: its start-up, taken off each command's runs.
+    startup: Option<Run>,
+    /// ... and the commands whose own time is within the start-up's spread.
+    within_startup: Vec<String>,
+    unit: Judged,
+}
+
+/// The figures of the runs: each command's runs net of the shell's start-up (with one), in
+/// the unit every command is judged in (one rule for one command and for several), through the
+/// benchmark pipeline; two or more commands compared against the reference.
+fn figures_of(
+    a: &ExecArgs,
+    plan: &Plan,
+    collected: Collected,
+    audit: serde_json::Value,
+    threshold: f64,
+) -> TimedRuns {
+    let n = plan.specs.len();
+    let startup = a
+        .shell()
+        .and_then(|_| figures::startup_figure(collected.series.get(n)?));
+    let series: Vec<engine::Series> = collected
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match &startup {
+            Some(st) if i < n => figures::net_of(s, st),
+            _ => s.clone(),
+        })
+        .collect();
+    let unit = figures::unit_of(&series[..n.min(series.len())]);
+    let within_startup = match (&startup, series.get(n)) {
+        (Some(_), Some(st)) => (0..n)
+            .filter(|&i| figures::within_startup(&series[i], st))
+            .map(|i| plan.specs[i].name.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let shell_startup = startup.map(|st| Startup {
+        command: format!("{} -c ''", a.shell().unwrap_or("sh")),
+        wall_ns: st.wall_ns,
+        user_ns: st.user_ns,
+        system_ns: st.system_ns,
+    });
+    let names: Vec<String> = plan
+        .specs
+        .iter()
+        .map(|s| s.name.clone())
+        .chain(a.shell().map(|sh| figures::shell_startup(sh).name))
+        .collect();
+    let mut file = session(audit, "time");
     let ctx = file.analysis_context();
-    for (i, s) in collected.series.iter().enumerate() {
+    for (i, s) in series.iter().enumerate() {
         let error = collected
             .failure
             .as_ref()
             .filter(|f| f.command == i)
             .map(|f| f.message.clone());
         // A numeric scan's member declares its N and family, as a benchmark family does.
-        let complexity = specs
+        let complexity = plan
+            .specs
             .get(i)
-            .and_then(|spec| numeric_member(&a.commands, &params, &values[i], spec));
+            .and_then(|spec| numeric_member(&a.commands, &plan.params, &plan.values[i], spec));
         let finish = vernier::pipeline::Context {
             analysis: &ctx,
             cold: false,
@@ -378,58 +273,88 @@ pub fn exec_command(a: &ExecArgs) -> Result<i32> {
             others: &file.benchmarks,
             executor: None,
         };
-        let r = figures::result(&names[i], s, collected.stop, error, &finish);
+        let mut r = figures::result(&names[i], s, collected.stop, error, &finish, unit);
+        r.exec = Some(Timed {
+            judged: unit,
+            shell_startup: shell_startup.clone().filter(|_| i < n),
+        });
         file.benchmarks.push(r);
     }
+    let comparison = (n >= 2 && !plan.scan).then(|| {
+        let mut c = figures::comparisons(
+            &plan.specs,
+            &series[..n],
+            plan.reference,
+            collected.stop,
+            threshold,
+            unit,
+        );
+        if let Some(e) = &mut c.exec {
+            e.shell_startup.clone_from(&shell_startup);
+        }
+        c
+    });
+    let entries: Vec<hyperfine::Entry> = series[..n]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| hyperfine::entry(&names[i], s, &plan.values[i]))
+        .collect();
+    TimedRuns {
+        file,
+        names,
+        comparison,
+        entries,
+        collected,
+        startup,
+        within_startup,
+        unit,
+    }
+}
+
+/// Print the figures and the comparison, write the files, and the exit status.
+fn finish(a: &ExecArgs, t: &TimedRuns) -> Result<i32> {
     let render = report::Render {
         style: a.style.style(),
         ..report::Render::for_stdout(a.verbose)
     };
     if !a.style.silent() {
-        print_figures(a, &file, &names, render);
+        print_figures(a, t, render);
     }
-    if let Some(f) = &collected.failure {
+    if let Some(f) = &t.collected.failure {
         eprintln!("vernier: error: {}", f.message);
         eprintln!("vernier: every run measured before it is kept");
     }
-    let comparison = (specs.len() >= 2 && !scan).then(|| {
-        figures::comparisons(
-            &specs,
-            &collected.series[..specs.len()],
-            reference,
-            collected.stop,
-            threshold,
-        )
-    });
-    if let Some(c) = comparison.as_ref().filter(|_| !a.style.silent()) {
+    if let Some(c) = t.comparison.as_ref().filter(|_| !a.style.silent()) {
         let shown = a.sort.comparison(c);
         print!("{}", vernier::report::compare::table_fitted(&shown, render));
     }
-    let entries: Vec<hyperfine::Entry> = collected.series[..specs.len()]
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| hyperfine::entry(&names[i], s, &values[i]))
-        .collect();
-    write_files(a, &file, comparison.as_ref(), &entries)?;
-    exit_status(a, &collected, comparison.as_ref())
+    write_files(a, &t.file, t.comparison.as_ref(), &t.entries)?;
+    exit_status(a, &t.collected, t.comparison.as_ref())
 }
 
 /// Vernier's table of the commands' figures, and the lines under it: the figures' own
-/// words, each command's resource use and, with a shell, each command net of its start-up.
-fn print_figures(a: &ExecArgs, file: &ResultFile, names: &[String], render: report::Render) {
-    let table = report::Table::new(names, render).with_explain(a.verbose);
+/// words, the time they are in, each command's resource use and, with a shell, what was taken
+/// off each run.
+fn print_figures(a: &ExecArgs, t: &TimedRuns, render: report::Render) {
+    let file = &t.file;
+    let table = report::Table::new(&t.names, render).with_explain(a.verbose);
     println!("{}", table.head());
     for b in &file.benchmarks {
         println!("{}", table.row(b));
     }
     print!("{}", report::after_table(file, &table));
+    print!("{}", table.dim_wrapped(&figures::unit_line(t.unit)));
     if let Some(line) = figures::resources_line(file) {
         print!("{}", table.dim_wrapped(&line));
     }
-    if let (Some(_), Some((startup, own))) = (a.shell(), file.benchmarks.split_last()) {
+    if let (Some(taken), Some(startup)) = (&t.startup, file.benchmarks.last()) {
         print!(
             "{}",
-            table.dim_wrapped(&figures::net_of_shell_line(own, startup))
+            table.dim_wrapped(&figures::net_of_shell_line(
+                startup,
+                taken,
+                &t.within_startup
+            ))
         );
     }
 }
@@ -458,7 +383,8 @@ fn numeric_member(
 }
 
 /// `--json`, `--html`, the exports and `--save`, after the runs (a file that cannot be
-/// written is said; what was measured is in the others).
+/// written is said; what was measured is in the others). `--save` keeps the result file: each
+/// command a benchmark, so each its own series in the history, one command or several.
 fn write_files(
     a: &ExecArgs,
     file: &ResultFile,
@@ -494,25 +420,12 @@ fn write_files(
         }
     }
     hyperfine::export(a, entries)?;
-    if comparison.is_none() {
-        crate::history::save_if_asked(&a.save, file, "exec", None)?;
-    } else if a.save.save {
-        eprintln!(
-            "vernier: note: --save keeps a result file; with two or more commands, save each \
-             with its own `vernier exec --save COMMAND`"
-        );
-    }
-    Ok(())
+    crate::history::save_if_asked(&a.save, file, "exec", None)
 }
 
 /// `--instructions`: each command counted twice under callgrind, children followed; one command
 /// (or a scan) a result file of counts, two or more compared in counts against the reference.
-fn exec_instructions(
-    a: &ExecArgs,
-    specs: &[engine::Spec],
-    reference: usize,
-    scan: bool,
-) -> Result<i32> {
+fn exec_instructions(a: &ExecArgs, plan: &Plan) -> Result<i32> {
     if a.export_json.is_some()
         || a.export_csv.is_some()
         || a.export_markdown.is_some()
@@ -532,10 +445,10 @@ fn exec_instructions(
         .timeout
         .saturating_mul(crate::runner::counted::VALGRIND_SLOWDOWN);
     let mut runner =
-        Runner::new(control, limit, a.input.clone(), a.output()).map_err(anyhow::Error::msg)?;
+        Runner::new(control, limit, a.input(), a.output()).map_err(anyhow::Error::msg)?;
     term::install_ctrlc();
     let audit = std::thread::spawn(crate::host::audit::audit_and_hint);
-    let counting = counted::count_all(&mut runner, specs, a.ignore_failure, &term::interrupted)?;
+    let counting = counted::count_all(&mut runner, &plan.specs, &a.accept()?, &term::interrupted)?;
     let mut file = session(audit.join().unwrap_or_default(), "instructions");
     file.benchmarks = counting.counted.iter().map(counted::result).collect();
     if !counting.counted.is_empty() && !a.style.silent() {
@@ -544,7 +457,8 @@ fn exec_instructions(
     // The commands counted are the first ones, in order (counting stops at a failure or
     // Ctrl-C): compared against the reference when it is among them.
     let counted_all = &counting.counted;
-    let comparison = (counted_all.len() >= 2 && !scan && reference < counted_all.len())
+    let reference = plan.reference;
+    let comparison = (counted_all.len() >= 2 && !plan.scan && reference < counted_all.len())
         .then(|| counted::comparison(counted_all, reference, threshold));
     if let Some(c) = comparison.as_ref().filter(|_| !a.style.silent()) {
         print!("{}", counted::comparison_table(&a.sort.comparison(c)));

@@ -73,18 +73,28 @@ fn every_run_keeps_its_resource_use_and_exit_status() {
         }
         assert!(r["wall_ns"].as_u64().unwrap() > 0 && r["max_rss_bytes"].as_u64().unwrap() > 0);
     }
-    // The samples are the measured runs' wall times, one iteration each.
+    // The samples are the measured runs' times in the unit the file names (CPU time when the
+    // command is CPU-bound, wall time otherwise), one iteration each.
     let ns: Vec<u64> = b["samples"]["ns"]
         .as_array()
         .unwrap()
         .iter()
         .map(|x| x.as_u64().unwrap())
         .collect();
-    let walls: Vec<u64> = runs[2..]
+    let judged = b["exec"]["judged"].as_str().unwrap();
+    let times: Vec<u64> = runs[2..]
         .iter()
-        .map(|r| r["wall_ns"].as_u64().unwrap())
+        .map(|r| {
+            let f = |k: &str| r[k].as_u64().unwrap();
+            match judged {
+                "cpu" => f("user_ns") + f("system_ns"),
+                "wall" => f("wall_ns"),
+                other => panic!("judged {other}"),
+            }
+            .max(1)
+        })
         .collect();
-    assert_eq!(ns, walls);
+    assert_eq!(ns, times);
     assert!(b["samples"]["iters"]
         .as_array()
         .unwrap()
@@ -331,14 +341,60 @@ fn two_commands_make_a_comparison_file_with_every_run() {
     assert!(cmds
         .iter()
         .all(|c| c["runs"].as_array().unwrap().len() == 6));
-    // A reference that is none of the commands is named with the choices.
-    let o = exec(&["-r", "1", "true", "false", "--reference", "ls"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o).contains("--reference 'ls' is none of the commands"),
-        "{}",
-        text(&o)
+    // A reference that is none of the commands is a command of its own, run first under
+    // --reference-name, as in hyperfine 1.20.
+    let (o, f) = exec_json(
+        &[
+            "-r",
+            "3",
+            "true",
+            "--reference",
+            "sh -c true",
+            "--reference-name",
+            "base",
+        ],
+        "reference.json",
     );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = json(&f);
+    assert_eq!(
+        (&v["old"], &v["new"]),
+        (&"base".into(), &"true".into()),
+        "{v}"
+    );
+    assert_eq!(v["exec"]["commands"][0]["command"], "sh -c true");
+    // --reference-name names the --reference command: alone, it is refused.
+    let o = exec(&["-r", "1", "true", "--reference-name", "base"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("--reference"), "{}", text(&o));
+}
+
+#[test]
+fn two_commands_saved_are_two_series_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("h.sqlite").display());
+    let o = exec(&[
+        "-r",
+        "3",
+        "true",
+        "sh -c true",
+        "--save",
+        "--db",
+        &db,
+        "--commit",
+        "c1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("saved run 1"), "{}", text(&o));
+    let o = vernier()
+        .args(["history", "--json", "--db", &db])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let h: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut names: Vec<&str> = each(&h["series"], "name");
+    names.sort_unstable();
+    assert_eq!(names, ["sh -c true", "true"], "{h}");
 }
 
 #[test]
@@ -399,7 +455,22 @@ fn through_a_shell_its_start_up_is_measured_and_taken_off() {
     // Measured in the same rounds: as many runs.
     assert_eq!(v["benchmarks"][1]["runs"].as_array().unwrap().len(), 4);
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("net of it") && out.contains("true: "), "{out}");
+    assert!(out.contains("net of its start-up"), "{out}");
+    // What was taken off each run is in the file, and the runs are net of it.
+    let taken = &v["benchmarks"][0]["exec"]["shell_startup"];
+    assert_eq!(taken["command"], "sh -c ''", "{v}");
+    let startup_walls: Vec<f64> = v["benchmarks"][1]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["wall_ns"].as_f64().unwrap())
+        .collect();
+    let median = {
+        let mut w = startup_walls.clone();
+        w.sort_by(f64::total_cmp);
+        (w[1] + w[2]) / 2.0
+    };
+    assert_eq!(taken["wall_ns"].as_f64().unwrap(), median.round(), "{v}");
 }
 
 #[test]
