@@ -61,13 +61,49 @@ pub struct FamilyFit {
     /// reader sees whether the declaration fits as well.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best: Option<ClassFit>,
-    /// The sizes measured but left out of the fit: their median was flagged `unstable` or
-    /// `no-steady-state`, and the family had at least three settled sizes without them. A
-    /// least-squares fit through the origin leans on its largest sizes, so one median that a
-    /// busy machine read 1.5 to 2 times too slow at the top of the range would otherwise decide
-    /// the class.
+    /// The sizes measured but left out of the fit ([`fits`] says which): a least-squares fit
+    /// through the origin leans on its largest sizes, so one median that a busy machine read
+    /// 1.5 to 2 times too slow at the top of the range would otherwise decide the class.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<u64>,
+}
+
+/// A family whose class cannot be told: at least three sizes measured, but fewer than three
+/// of them [`precise`]. Its imprecise medians would decide any class fitted through them, so
+/// none is claimed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Untold {
+    pub family: String,
+    /// Every size measured, smallest first.
+    pub sizes: Vec<u64>,
+    /// Those whose median is precise enough to rest a fit on (fewer than three).
+    pub precise: Vec<u64>,
+    /// The class a fit through every size would read, for a reader to weigh: the imprecise
+    /// sizes decide it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_sizes_read: Option<Class>,
+}
+
+/// A size whose 95 % interval reaches further than this from its median, on either side, is
+/// too imprecise to rest a fit on: at ±20 % one size can no longer tell O(N log N) from O(N)
+/// over sizes a few times apart, and a median read −57 % / +2 % (a busy machine's) pulls a
+/// sort to O(N^2).
+pub const MAX_FIT_SPREAD: f64 = 0.20;
+
+/// Whether `b`'s median is precise enough to rest a fit on: its 95 % interval within
+/// [`MAX_FIT_SPREAD`] of it on either side (flagged or not: `unstable` is claimed from ±1 %).
+pub fn precise(b: &BenchmarkResult) -> bool {
+    let (m, [lo, hi]) = (b.per_iter.median_ns, b.per_iter.ci95_ns);
+    let spread = ((m - lo) / m).max((hi - m) / m);
+    // An interval not known (NaN) says nothing against the median.
+    spread.is_nan() || spread <= MAX_FIT_SPREAD
+}
+
+/// Whether `b`'s median settled: [`precise`], and flagged neither `unstable` nor
+/// `no-steady-state`.
+pub fn settled(b: &BenchmarkResult) -> bool {
+    let has = |code| b.diagnostics.iter().any(|d| d.code == code);
+    precise(b) && !has(Code::Unstable) && !has(Code::NoSteadyState)
 }
 
 /// The family and N of a benchmark named `FAMILY/N` (N a whole number of at least 1).
@@ -90,20 +126,30 @@ pub fn member_of(b: &BenchmarkResult) -> Option<(&str, u64)> {
     Some((family, n))
 }
 
-/// One benchmark of a family: its N, median, declaration, and whether its median was flagged
-/// as not settled (`unstable`, `no-steady-state`).
+/// One benchmark of a family: its N, median, declaration, and whether its median is
+/// [`settled`] and [`precise`].
 struct Point<'a> {
     n: u64,
     t: f64,
     declared: Option<&'a Declared>,
-    unsettled: bool,
+    settled: bool,
+    precise: bool,
 }
 
-/// The fit of every family with at least three sizes measured (benchmarks that failed or were
-/// flagged `optimized-away` left out), in order of first appearance. A family whose first
-/// benchmark declared a class is fitted in that class; one whose first declared a function, in
-/// it, over the benchmarks that gave its value.
+/// The fit of every family whose class can be told ([`fits`]).
 pub fn families(benchmarks: &[BenchmarkResult]) -> Vec<FamilyFit> {
+    fits(benchmarks).0
+}
+
+/// The families with at least three sizes measured (benchmarks that failed or were flagged
+/// `optimized-away` left out), in order of first appearance: those fitted, and those whose
+/// class cannot be told. A family is fitted through its [`settled`] sizes when at least three
+/// are, else through its [`precise`] ones (unstable medians all the same) when at least three
+/// are; the others are `left_out`. With fewer than three precise sizes its class cannot be
+/// told ([`Untold`]). A family whose first benchmark
+/// declared a class is fitted in that class; one whose first declared a function, in it, over
+/// the benchmarks that gave its value.
+pub fn fits(benchmarks: &[BenchmarkResult]) -> (Vec<FamilyFit>, Vec<Untold>) {
     let mut order: Vec<&str> = Vec::new();
     let mut points: BTreeMap<&str, Vec<Point>> = BTreeMap::new();
     for b in benchmarks {
@@ -120,32 +166,52 @@ pub fn families(benchmarks: &[BenchmarkResult]) -> Vec<FamilyFit> {
                 n,
                 t: b.per_iter.median_ns,
                 declared: b.complexity.as_ref(),
-                unsettled: has(Code::Unstable) || has(Code::NoSteadyState),
+                settled: settled(b),
+                precise: precise(b),
             });
         }
     }
-    order
-        .into_iter()
-        .filter_map(|family| fit_family(family, points.remove(family)?))
-        .collect()
+    let (mut told, mut untold) = (Vec::new(), Vec::new());
+    for family in order {
+        match points.remove(family).and_then(|p| fit_family(family, p)) {
+            Some(Ok(fit)) => told.push(fit),
+            Some(Err(u)) => untold.push(u),
+            None => {}
+        }
+    }
+    (told, untold)
 }
 
-fn fit_family(family: &str, mut p: Vec<Point>) -> Option<FamilyFit> {
+/// A family's fit through the sizes [`fits`] names, or why its class cannot be told; `None`
+/// with fewer than three sizes.
+fn fit_family(family: &str, mut p: Vec<Point>) -> Option<Result<FamilyFit, Untold>> {
     let first = p.first()?.declared.cloned().unwrap_or_default();
     if first.f.is_some() {
         p.retain(|x| x.declared.and_then(|d| d.f).is_some());
     }
     p.sort_by_key(|x| x.n);
-    let settled: Vec<(f64, f64)> = p
-        .iter()
-        .filter(|x| !x.unsettled)
-        .map(|x| (x.n as f64, x.t))
-        .collect();
-    let mut left_out = Vec::new();
-    if settled.len() < p.len() && fittable(&settled) {
-        left_out = p.iter().filter(|x| x.unsettled).map(|x| x.n).collect();
-        p.retain(|x| !x.unsettled);
-    }
+    let through = |keep: fn(&Point) -> bool| -> Vec<(f64, f64)> {
+        p.iter()
+            .filter(|x| keep(x))
+            .map(|x| (x.n as f64, x.t))
+            .collect()
+    };
+    let all = through(|_| true);
+    let Some(keep) = [(|x: &Point| x.settled) as fn(&Point) -> bool, |x| x.precise]
+        .into_iter()
+        .find(|&keep| fittable(&through(keep)))
+    else {
+        return fittable(&all).then(|| {
+            Err(Untold {
+                family: family.to_string(),
+                sizes: p.iter().map(|x| x.n).collect(),
+                precise: p.iter().filter(|x| x.precise).map(|x| x.n).collect(),
+                all_sizes_read: best_fit(&all).map(|f| f.class),
+            })
+        });
+    };
+    let left_out: Vec<u64> = p.iter().filter(|x| !keep(x)).map(|x| x.n).collect();
+    p.retain(|x| keep(x));
     let xy: Vec<(f64, f64)> = p.iter().map(|x| (x.n as f64, x.t)).collect();
     if !fittable(&xy) {
         return None;
@@ -161,7 +227,7 @@ fn fit_family(family: &str, mut p: Vec<Point>) -> Option<FamilyFit> {
         (best?, Vec::new())
     };
     let declared = first.f.is_some() || first.class.is_some();
-    Some(FamilyFit {
+    Some(Ok(FamilyFit {
         family: family.to_string(),
         class: fit.class,
         coefficient_ns: fit.coefficient,
@@ -172,7 +238,44 @@ fn fit_family(family: &str, mut p: Vec<Point>) -> Option<FamilyFit> {
         declared,
         best: best.filter(|_| declared).map(ClassFit::from),
         left_out,
-    })
+    }))
+}
+
+/// Sizes for a reader: `256, 1024, 4096`.
+fn sizes_text(sizes: &[u64]) -> String {
+    let s: Vec<String> = sizes.iter().map(u64::to_string).collect();
+    s.join(", ")
+}
+
+impl Untold {
+    /// One line for a reader: that the class cannot be told, the sizes precise enough, and
+    /// what every size would read.
+    pub fn line(&self) -> String {
+        let precise = match self.precise.len() {
+            0 => "none precise enough".to_string(),
+            k => format!(
+                "only {k} precise enough (N = {})",
+                sizes_text(&self.precise)
+            ),
+        };
+        let read = self
+            .all_sizes_read
+            .map(|c| {
+                format!(
+                    "; through every size it would read {}, which they decide",
+                    c.name()
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "{}: the class cannot be told: of {} sizes, {precise}, 3 needed (the others' \
+             interval reached past ±{:.0} % of their median){read}. Measure again on a quieter \
+             machine (`vernier system noise` says how quiet it is)",
+            self.family,
+            self.sizes.len(),
+            MAX_FIT_SPREAD * 100.0
+        )
+    }
 }
 
 /// A coefficient in ns with four significant digits, in scientific notation below 0.1 ns
@@ -202,8 +305,11 @@ impl FamilyFit {
             );
         }
         if !self.left_out.is_empty() {
-            let sizes: Vec<String> = self.left_out.iter().map(|n| n.to_string()).collect();
-            tail.push_str(&format!("; N = {} left out: not settled", sizes.join(", ")));
+            tail.push_str(&format!(
+                "; fitted through N = {}, N = {} left out: not settled",
+                sizes_text(&self.sizes),
+                sizes_text(&self.left_out)
+            ));
         }
         format!(
             "{}: {}{}, {}·{} (RMS {:.1} %, {} sizes {}–{}{tail})",
@@ -236,232 +342,4 @@ impl FamilyFit {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_family_is_the_name_before_a_whole_number() {
-        assert_eq!(family_of("sort/1024"), Some(("sort", 1024)));
-        assert_eq!(family_of("copy/a/8"), Some(("copy/a", 8)));
-        assert_eq!(family_of("counter/threads:2"), None);
-        assert_eq!(family_of("sort/0"), None);
-        assert_eq!(family_of("/8"), None);
-        assert_eq!(family_of("sqrt"), None);
-    }
-
-    fn result(name: &str, median_ns: f64, d: Option<Declared>) -> BenchmarkResult {
-        let mut r = BenchmarkResult::failed(name, String::new());
-        r.status = Status::Ok;
-        r.error = None;
-        r.per_iter.median_ns = median_ns;
-        r.complexity = d;
-        r
-    }
-
-    const SIZES: [u64; 4] = [256, 2048, 16384, 65536];
-
-    #[test]
-    fn a_size_whose_median_is_not_settled_is_left_out_while_three_settled_sizes_remain() {
-        // N·log₂N at five sizes, the largest read twice too slow: by least squares through the
-        // origin that one median makes the family O(N^2).
-        let sizes = [256u64, 1024, 4096, 16384, 65536];
-        let nlogn = |n: u64| 1.5 * n as f64 * (n as f64).log2();
-        let family = |flag: Option<Code>| -> Vec<BenchmarkResult> {
-            sizes
-                .iter()
-                .map(|&n| {
-                    let slow = if n == 65536 { 2.0 } else { 1.0 };
-                    let mut r = result(&format!("sort/{n}"), slow * nlogn(n), None);
-                    if let (Some(code), 65536) = (flag, n) {
-                        r.diagnostics
-                            .push(crate::diagnostic::Diagnostic::new(code, ""));
-                    }
-                    r
-                })
-                .collect()
-        };
-        let fit = &families(&family(None))[0];
-        assert_eq!(
-            (fit.class, fit.sizes.len()),
-            (Class::Quadratic, 5),
-            "{fit:?}"
-        );
-        assert!(fit.left_out.is_empty());
-        for code in [Code::Unstable, Code::NoSteadyState] {
-            let fit = &families(&family(Some(code)))[0];
-            assert_eq!(fit.class, Class::NLogN, "{fit:?}");
-            assert_eq!(
-                (&fit.sizes[..], &fit.left_out[..]),
-                (&sizes[..4], &[65536][..])
-            );
-            assert!((fit.coefficient_ns / 1.5 - 1.0).abs() < 1e-9, "{fit:?}");
-            assert!(
-                fit.line().ends_with("; N = 65536 left out: not settled)"),
-                "{}",
-                fit.line()
-            );
-        }
-        // With no three settled sizes, every size is kept: a fit of unsettled medians, as
-        // flagged on their rows, rather than none.
-        let mut few = family(Some(Code::Unstable));
-        for r in &mut few[..2] {
-            r.diagnostics
-                .push(crate::diagnostic::Diagnostic::new(Code::Unstable, ""));
-        }
-        let fit = &families(&few)[0];
-        assert_eq!((fit.sizes.len(), fit.left_out.len()), (5, 0), "{fit:?}");
-    }
-
-    #[test]
-    fn a_declared_function_is_fitted_through_its_values_beside_the_best_usual_class() {
-        let f = |n: u64| (n as f64).powf(1.5);
-        let given = |n| Declared {
-            f: Some(f(n)),
-            function: Some("N^1.5".into()),
-            ..Declared::default()
-        };
-        let mut b: Vec<BenchmarkResult> = SIZES
-            .iter()
-            .map(|&n| result(&format!("walk/{n}"), 0.5 * f(n), Some(given(n))))
-            .collect();
-        // One size without the function's value is left out of a function's family.
-        b.push(result("walk/100000", 9.0, None));
-        let fits = families(&b);
-        assert_eq!(fits.len(), 1, "{fits:?}");
-        let fit = &fits[0];
-        assert_eq!((fit.class, fit.declared), (Class::Custom, true));
-        assert!(
-            (fit.coefficient_ns - 0.5).abs() < 1e-9 && fit.rms < 1e-9,
-            "{fit:?}"
-        );
-        assert_eq!(fit.sizes, SIZES.to_vec());
-        assert_eq!(fit.f.len(), 4);
-        let best = fit.best.unwrap();
-        assert!(best.class != Class::Custom && best.rms > 0.05, "{best:?}");
-        let line = fit.line();
-        assert!(line.starts_with("walk: f(N) = N^1.5 as declared, 0.5000 ns·f(N) (RMS 0.0 %, 4 sizes 256–65536; the best usual class is "), "{line}");
-        let fitted = fit.fitted_at_sizes();
-        assert!((fitted[1].1 - 0.5 * f(2048)).abs() < 1e-6, "{fitted:?}");
-        // The file keeps the declaration and the fit: both read back the same.
-        let json = serde_json::to_string(&fits).unwrap();
-        assert!(
-            json.contains(r#""class":"f(N)""#) && json.contains(r#""function":"N^1.5""#),
-            "{json}"
-        );
-        assert_eq!(serde_json::from_str::<Vec<FamilyFit>>(&json).unwrap(), fits);
-    }
-
-    #[test]
-    fn a_declared_class_is_kept_even_where_another_fits_better_and_says_so() {
-        let b: Vec<BenchmarkResult> = SIZES
-            .iter()
-            .map(|&n| {
-                let d = Declared {
-                    class: Some(Class::Quadratic),
-                    ..Declared::default()
-                };
-                result(&format!("scan/{n}"), 0.3 * n as f64, Some(d))
-            })
-            .collect();
-        let fit = &families(&b)[0];
-        assert_eq!((fit.class, fit.declared), (Class::Quadratic, true));
-        assert!(fit.rms > 0.1);
-        assert_eq!(fit.best.unwrap().class, Class::Linear);
-        let line = fit.line();
-        assert!(
-            line.contains("O(N^2) as declared") && line.contains("ns·N²"),
-            "{line}"
-        );
-        assert!(
-            line.contains("e-"),
-            "a tiny coefficient in scientific notation: {line}"
-        );
-        assert!(
-            line.ends_with("the best usual class is O(N), RMS 0.0 %)"),
-            "{line}"
-        );
-        // Undeclared, the same medians read O(N), and no comparison is added.
-        let plain: Vec<BenchmarkResult> = b
-            .iter()
-            .map(|r| result(&r.name, r.per_iter.median_ns, None))
-            .collect();
-        let fit = &families(&plain)[0];
-        assert_eq!(
-            (fit.class, fit.declared, fit.best),
-            (Class::Linear, false, None)
-        );
-        assert!(!fit.line().contains("declared"));
-    }
-
-    #[test]
-    fn a_declared_family_and_n_group_benchmarks_their_names_do_not() {
-        // Google Benchmark's `Args({n, 2})` with `SetComplexityN(range(0))`: the N is not the
-        // name's last argument, and the family is the name without its arguments.
-        let b: Vec<BenchmarkResult> = SIZES
-            .iter()
-            .map(|&n| {
-                let d = Declared {
-                    family: Some("BM_x".into()),
-                    n: Some(n),
-                    ..Declared::default()
-                };
-                result(&format!("BM_x/{n}/2"), 2.0 * n as f64, Some(d))
-            })
-            .collect();
-        let fits = families(&b);
-        assert_eq!(fits.len(), 1, "{fits:?}");
-        assert_eq!(
-            (fits[0].family.as_str(), fits[0].class),
-            ("BM_x", Class::Linear)
-        );
-        assert_eq!(member_of(&b[1]), Some(("BM_x", 2048)));
-        // An N without a family: the name's own family, or the whole name when it has none.
-        let d = Declared {
-            n: Some(5),
-            ..Declared::default()
-        };
-        assert_eq!(
-            member_of(&result("BM_y", 1.0, Some(d.clone()))),
-            Some(("BM_y", 5))
-        );
-        assert_eq!(
-            member_of(&result("BM_y/8", 1.0, Some(d))),
-            Some(("BM_y", 5))
-        );
-    }
-
-    #[test]
-    fn a_declaration_round_trips_through_its_list_options_and_bad_ones_are_named() {
-        let d = Declared {
-            family: Some("BM x".into()),
-            n: Some(4096),
-            class: None,
-            f: Some(1.0 / 3.0),
-            function: Some("N log N / 3".into()),
-        };
-        let line = d.options();
-        assert!(
-            line.contains(" family=BM%20x ") && line.contains(" n=4096"),
-            "{line}"
-        );
-        let parsed = Declared::parse_options(line.split(' ').filter(|o| !o.is_empty()));
-        assert_eq!(parsed, Ok(Some(d)));
-        assert_eq!(Declared::parse_options(["bytes=8", "threads=2"]), Ok(None));
-        let class = Declared::parse_options(["complexity=NlgN"])
-            .unwrap()
-            .unwrap();
-        assert_eq!(class.class, Some(Class::NLogN));
-        for (bad, needle) in [
-            (vec!["complexity=N^4"], "the classes are"),
-            (vec!["complexity=N", "f=2"], "not both"),
-            (vec!["function=x"], "without f="),
-            (vec!["f=-1"], "not negative"),
-            (vec!["f=inf"], "not negative"),
-            (vec!["f=x"], "not a number"),
-            (vec!["n=-3"], "whole number"),
-        ] {
-            let e = Declared::parse_options(bad.iter().copied()).unwrap_err();
-            assert!(e.contains(needle), "{bad:?}: {e}");
-        }
-    }
-}
+mod tests;

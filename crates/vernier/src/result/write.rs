@@ -16,10 +16,14 @@ impl ResultFile {
             file: &'a ResultFile,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             complexity: Vec<super::complexity::FamilyFit>,
+            #[serde(skip_serializing_if = "Vec::is_empty")]
+            complexity_undetermined: Vec<super::complexity::Untold>,
         }
+        let (complexity, complexity_undetermined) = super::complexity::fits(&self.benchmarks);
         let with = WithFits {
             file: self,
-            complexity: super::complexity::families(&self.benchmarks),
+            complexity,
+            complexity_undetermined,
         };
         let json = serde_json::to_vec(&with).map_err(std::io::Error::other)?;
         write_atomic(path, &json)

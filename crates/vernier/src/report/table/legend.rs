@@ -167,8 +167,10 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
         s.push_str(&notes);
     }
     s.push('\n');
-    for fit in crate::result::complexity::families(&file.benchmarks) {
-        s.push_str(&table.dim_wrapped(&format!("complexity of {}", fit.line())));
+    let (fits, untold) = crate::result::complexity::fits(&file.benchmarks);
+    let lines = fits.iter().map(|f| f.line());
+    for line in lines.chain(untold.iter().map(|u| u.line())) {
+        s.push_str(&table.dim_wrapped(&format!("complexity of {line}")));
     }
     for line in executor_lines(&file.benchmarks) {
         s.push_str(&table.dim_wrapped(&line));
