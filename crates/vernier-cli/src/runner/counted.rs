@@ -18,8 +18,8 @@
 
 use crate::runner::callgraph::{self, CallGraph};
 use crate::runner::instructions::{
-    difference, parse_callgrind_output, Callgrind, EventCounts, PerIteration, DEFAULT_N1,
-    DEFAULT_N2,
+    difference, instructions_in, parse_callgrind_output, per_thread, threads_of, Callgrind,
+    EventCounts, PerIteration, DEFAULT_N1, DEFAULT_N2,
 };
 use crate::runner::worker::{Control, WorkerProcess};
 use anyhow::{anyhow, bail, Result};
@@ -433,7 +433,11 @@ pub fn result_of(
     r.total_s = p.wall.as_secs_f64();
     r.stop = "counted".into();
     r.headline_unit = vernier::analyze::Unit::Instructions;
-    r.counters = Some(p.per_iter.iter().map(|(e, v)| (key_of(e), *v)).collect());
+    // Per thread, as the time is: the removal check below weighs the same figure.
+    let threads = threads_of(name);
+    let per_iter = per_thread(&p.per_iter, threads);
+    r.counters = Some(per_iter.iter().map(|(e, v)| (key_of(e), *v)).collect());
+    r.threads = vernier::result::threads::split_name(name).map(|(_, t)| t);
     let mut counters: BTreeMap<String, Vec<Option<u64>>> = BTreeMap::new();
     for (i, e) in p.at_n2.names.iter().enumerate() {
         counters.insert(e.clone(), vec![p.at_n1.get(e), Some(p.at_n2.values[i])]);
@@ -451,9 +455,8 @@ pub fn result_of(
         counters,
         ..SamplesJson::default()
     };
-    if let (Some(ir), Some(empty)) = (p.instructions(), empty_ir) {
-        let threads = vernier::result::threads::split_name(name).map_or(1, |(_, t)| t);
-        let check = weighed(per_thread(ir, threads), empty, || {
+    if let (Some(ir), Some(empty)) = (instructions_in(&per_iter), empty_ir) {
+        let check = weighed(ir, empty, || {
             crate::runner::disasm::moves_in(located, index).ok()
         });
         if check.removed() {
@@ -462,13 +465,6 @@ pub fn result_of(
         }
     }
     r
-}
-
-/// Instructions per iteration of one thread, from callgrind's count over all `threads` threads
-/// of a threaded benchmark (each thread runs every iteration of a sample; callgrind counts the
-/// loop in every thread): what the empty loop's count, one thread's, is weighed against.
-fn per_thread(ir: f64, threads: usize) -> f64 {
-    ir / threads.max(1) as f64
 }
 
 /// Count benchmark `index` of `program` (run by `threads` threads at a time, 1 unless it is a
@@ -500,8 +496,9 @@ pub fn check_instructions(
     let empty = counter.count(bar, &mut Vec::new())?;
     let body = counter.count(BenchRef::Index(index), &mut Vec::new())?;
     counter.finish();
-    match (body.instructions(), empty.instructions()) {
-        (Some(ir), Some(e)) => Ok(weighed(per_thread(ir, threads), e, || {
+    let ir = instructions_in(&per_thread(&body.per_iter, threads));
+    match (ir, empty.instructions()) {
+        (Some(ir), Some(e)) => Ok(weighed(ir, e, || {
             crate::runner::disasm::loop_moves(program, args, index).ok()
         })),
         _ => bail!("callgrind reported no instruction count"),
@@ -611,5 +608,66 @@ mod tests {
         let c = compared("chain", 400.0, 404.0, 0.5);
         assert_eq!((c.verdict, c.ratio), (Verdict::Slower, 1.01));
         assert_eq!(c.instructions_per_iter, Some([400.0, 404.0]));
+    }
+
+    /// Callgrind's count of a body of `per_thread` instructions a thread per iteration (and a
+    /// fixed 300), run on `threads` threads, at N1 = 1000 and N2 = 2000 iterations.
+    fn counted(per_thread: u64, threads: u64) -> PerIteration {
+        let at = |n: u64| EventCounts {
+            names: vec!["Ir".into()],
+            values: vec![threads * per_thread * n + 300],
+        };
+        let (at_n1, at_n2) = (at(1000), at(2000));
+        PerIteration {
+            n1: 1000,
+            n2: 2000,
+            per_iter: difference(1000, &at_n1, 2000, &at_n2).unwrap(),
+            at_n1,
+            at_n2,
+            wall: Duration::ZERO,
+            functions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_threaded_benchmarks_counts_are_per_thread_as_its_removal_check_weighs_them() {
+        // Five instructions a thread per iteration, the empty loop's own five: nothing done.
+        let two = result_of("add/threads:2", (&[], 0), &counted(5, 2), &[], Some(5.0));
+        assert_eq!(
+            two.instructions_per_iter(),
+            Some(5.0),
+            "per thread, not the total 10"
+        );
+        assert!(two.removed(), "{:?}", two.diagnostics);
+        assert_eq!(two.threads, Some(2));
+        // The raw counts stay callgrind's totals over both threads.
+        assert_eq!(two.samples.counters["Ir"], [Some(10_300), Some(20_300)]);
+        let style = vernier::report::Style { color: false };
+        let row = vernier::report::instructions_row(&two, style);
+        assert!(
+            row.lines().next().unwrap().ends_with("per thread of 2"),
+            "{row}"
+        );
+        // One thread doing ten: its own count, and work.
+        let one = result_of("add", (&[], 0), &counted(10, 1), &[], Some(5.0));
+        assert_eq!(one.instructions_per_iter(), Some(10.0));
+        assert!(!one.removed() && one.threads.is_none());
+        // Derived again from the raw counts (`analyze`, `history save`): the same, per thread.
+        let file: vernier::result::ResultFile = serde_json::from_value(serde_json::json!({
+            "schema": 2, "tool": {"name": "vernier", "version": "0"}, "mode": "instructions",
+            "machine": vernier::machine::Machine::default(),
+            "timer": {"kind": "monotonic", "resolution_ns": 1.0, "overhead_ns": 20.0, "tsc_hz": null},
+            "benchmarks": [two, one],
+        }))
+        .unwrap();
+        let again = crate::runner::rederive::rederive_file(&file).unwrap();
+        assert_eq!(again.changed, 0);
+        let ir: Vec<_> = again
+            .file
+            .benchmarks
+            .iter()
+            .map(|b| b.instructions_per_iter())
+            .collect();
+        assert_eq!(ir, [Some(5.0), Some(10.0)]);
     }
 }

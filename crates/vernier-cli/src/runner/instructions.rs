@@ -214,8 +214,13 @@ impl PerIteration {
 
     /// Instructions per iteration.
     pub fn instructions(&self) -> Option<f64> {
-        self.get("Ir")
+        instructions_in(&self.per_iter)
     }
+}
+
+/// The instructions (`Ir`) among counts per iteration.
+pub fn instructions_in(per_iter: &[(String, f64)]) -> Option<f64> {
+    per_iter.iter().find(|(e, _)| e == "Ir").map(|&(_, v)| v)
 }
 
 /// The differencing itself. Every event of [`REPORTED_EVENTS`] present in both runs is
@@ -244,6 +249,20 @@ pub fn difference(
             Some((name.to_string(), (b as f64 - a as f64) / dn))
         })
         .collect())
+}
+
+/// The threads a benchmark named `NAME/threads:T` runs its body on (1 for any other).
+pub fn threads_of(name: &str) -> usize {
+    vernier::result::threads::split_name(name).map_or(1, |(_, t)| t.max(1))
+}
+
+/// A benchmark's counts per iteration as its time is given: per thread. Callgrind counts the
+/// measured loop in each of a threaded benchmark's `threads` threads (each runs every iteration
+/// of a sample), so [`difference`]'s totals over them are divided by their number; a
+/// benchmark on one thread keeps its own.
+pub fn per_thread(per_iter: &[(String, f64)], threads: usize) -> Vec<(String, f64)> {
+    let t = threads.max(1) as f64;
+    per_iter.iter().map(|(e, v)| (e.clone(), v / t)).collect()
 }
 
 impl Callgrind {

@@ -133,8 +133,12 @@ fn recount(b: &BenchmarkResult) -> Result<BenchmarkResult> {
             .collect(),
         values: s.counters.values().filter_map(|col| col[k]).collect(),
     };
-    let per_iter = difference(s.iters[0], &at(0), s.iters[1], &at(1))
+    let totals = difference(s.iters[0], &at(0), s.iters[1], &at(1))
         .with_context(|| format!("benchmark {:?}", b.name))?;
+    let per_iter = crate::runner::instructions::per_thread(
+        &totals,
+        crate::runner::instructions::threads_of(&b.name),
+    );
     let mut r = b.clone();
     let mut counters = r.counters.take().unwrap_or_default();
     for (event, v) in per_iter {

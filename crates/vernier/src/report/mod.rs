@@ -335,6 +335,9 @@ pub fn instructions_row(b: &BenchmarkResult, style: Style) -> String {
                 format!("{n1} → {n2}"),
                 format!("{:.2} s", b.total_s),
             );
+            if let Some(t) = b.threads.filter(|&t| t > 1) {
+                let _ = write!(s, "  per thread of {t}");
+            }
         }
     }
     if let Some(e) = &b.error {
@@ -352,7 +355,9 @@ pub fn instructions_legend(style: Style) -> String {
          iterations; per iteration = (count(N2) − count(N1)) / (N2 − N1), so the loop's fixed cost\n\
          cancels. instr/iter is exact and repeats run to run. D1/LL miss: simulated first- and\n\
          last-level data cache misses (reads + writes); branch, mispred: conditional + indirect\n\
-         branches and their simulated mispredictions. Simulated, not the hardware's counts.",
+         branches and their simulated mispredictions. Simulated, not the hardware's counts.\n\
+         A threaded benchmark's counts are per thread, as its time is: the total over its T\n\
+         threads divided by T (each thread runs every iteration).",
     )
 }
 
