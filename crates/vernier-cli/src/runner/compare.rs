@@ -22,6 +22,7 @@ use crate::runner::link::{LinkTarget, PairLauncher, PairSetup, WorkerLink};
 use vernier::analyze::pairs::{
     comparison_from_process_pairs, pair_states, pairs_settled, ProcessPair,
 };
+use vernier::analyze::{removed_by_medians, OPTIMIZED_AWAY_NS};
 use vernier::measure::compare::{measure_pair, pair_slice_plan, PairStop};
 use vernier::measure::{Progress, WallClock};
 use vernier::plan::Plan;
@@ -114,7 +115,9 @@ fn position(link: &dyn WorkerLink, name: &str) -> Option<usize> {
 }
 
 /// Rebuild the comparisons from the pairs so far into `file` (every benchmark with pairs).
-fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
+/// `bars`: OLD's and NEW's empty loops per iteration, ns, when measured: a side whose median
+/// cannot be told from its bar's has its body removed, and the comparison no rate.
+fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str, bars: [Option<f64>; 2]) {
     file.comparisons.clear();
     file.failed.clear();
     for b in benches {
@@ -128,7 +131,9 @@ fn fill(file: &mut ComparisonFile, benches: &[Bench], stop_all: &str) {
         let stop = if b.settled { "settled" } else { stop_all };
         match comparison_from_process_pairs(&b.name, b.pairs.clone(), stop) {
             Ok(mut c) => {
-                c.throughput = b.throughput;
+                let removed = [(c.old_median_ns, bars[0]), (c.new_median_ns, bars[1])]
+                    .map(|(m, bar)| removed_by_medians(m, bar, OPTIMIZED_AWAY_NS));
+                c.set_throughput(b.throughput, removed);
                 file.comparisons.push(c)
             }
             Err(e) => {
@@ -211,6 +216,7 @@ pub fn run(
         stop_all: "budget",
     };
     let mut benches: Vec<Bench> = Vec::new();
+    let mut bars = [None, None];
     for j in 0..cfg.pairs.max(cfg.layout_pairs) {
         if interrupted() {
             d.stop_all = "interrupted";
@@ -229,7 +235,9 @@ pub fn run(
         };
         let mut links = None;
         if benches.is_empty() {
-            let (o, n) = start(d.launcher, &setup, d.on_event)?;
+            let (mut o, mut n) = start(d.launcher, &setup, d.on_event)?;
+            // Each side's empty loop, once: the bar a removed body cannot be told from.
+            bars = [o.empty_loop_ns(&cfg.plan), n.empty_loop_ns(&cfg.plan)];
             benches = select(o.names(), n.names())?
                 .into_iter()
                 .map(|name| Bench {
@@ -244,13 +252,13 @@ pub fn run(
             links = Some((o, n));
         }
         d.pair(&setup, &mut benches, links, interrupted);
-        fill(file, &benches, d.stop_all);
+        fill(file, &benches, d.stop_all, bars);
         (d.on_event)(Event::PairDone { file });
         if d.stop_all == "interrupted" {
             break;
         }
     }
-    fill(file, &benches, d.stop_all);
+    fill(file, &benches, d.stop_all, bars);
     Ok(())
 }
 
@@ -395,6 +403,7 @@ mod tests {
             cpu_speed,
             process_offset: offset,
             noise: 0.02,
+            ..Script::default()
         }
     }
 
@@ -451,6 +460,37 @@ mod tests {
         )
         .unwrap();
         (file, l.setups)
+    }
+
+    #[test]
+    fn a_live_comparison_gives_no_rate_for_a_body_that_cannot_be_told_from_the_empty_loop() {
+        use vernier::units::Throughput;
+        // `a` runs as fast as the harness's empty loop (0.3 ns, a removed body), `b` does 2 ns
+        // of work over it; both declare 64 bytes an iteration.
+        let s = Script {
+            base_ns: vec![0.3, 2.3],
+            throughput: vec![Some(Throughput::BytesPerIter(64)); 2],
+            empty_ns: Some(0.3),
+            ..script(1.0, vec![1.0, 1.0], 0.0)
+        };
+        let (f, _) = run_mock(s.clone(), s.clone(), 3);
+        let rates: Vec<(&str, bool)> = f
+            .comparisons
+            .iter()
+            .map(|c| (c.name.as_str(), c.rates().is_some()))
+            .collect();
+        assert_eq!(rates, [("a", false), ("b", true)]);
+        // The same rule as a comparison of files: removed on either side, no rate.
+        let mut c = f.comparisons[1].clone();
+        c.set_throughput(Some(Throughput::BytesPerIter(64)), [false, true]);
+        assert!(c.rates().is_none());
+        // With no empty loop measured, only a median under a quarter of a cycle tells.
+        let unmeasured = Script {
+            empty_ns: None,
+            ..s
+        };
+        let (f, _) = run_mock(unmeasured.clone(), unmeasured, 3);
+        assert!(f.comparisons.iter().all(|c| c.rates().is_some()));
     }
 
     #[test]

@@ -27,6 +27,11 @@ pub trait WorkerLink {
     }
     fn timer(&self) -> TimerInfo;
     fn debug_build(&self) -> bool;
+    /// The harness's empty loop per iteration in ns, measured in this worker (the bar a body
+    /// is told from no work by); `None` when it gave no figure.
+    fn empty_loop_ns(&mut self, _plan: &vernier::plan::Plan) -> Option<f64> {
+        None
+    }
     /// `samples` samples of `iters` iterations of benchmark `index`, appended to `out.ns`.
     fn run(
         &mut self,
@@ -92,6 +97,9 @@ impl WorkerLink for WorkerProcess {
     }
     fn debug_build(&self) -> bool {
         self.hello.debug_build
+    }
+    fn empty_loop_ns(&mut self, plan: &vernier::plan::Plan) -> Option<f64> {
+        crate::runner::harness::empty_loop(self, plan).map(|e| e.0)
     }
     fn run(
         &mut self,
@@ -188,8 +196,12 @@ pub mod mock {
     }
 
     /// What a scripted side costs.
-    #[derive(Clone)]
+    #[derive(Clone, Default)]
     pub struct Script {
+        /// The work one iteration of each benchmark declares (none when shorter).
+        pub throughput: Vec<Option<vernier::units::Throughput>>,
+        /// The harness's empty loop per iteration, ns (`None`: not measured).
+        pub empty_ns: Option<f64>,
         pub names: Vec<String>,
         /// Per-iteration ns of each benchmark on a CPU of speed 1.
         pub base_ns: Vec<f64>,
@@ -235,6 +247,12 @@ pub mod mock {
         }
         fn debug_build(&self) -> bool {
             false
+        }
+        fn throughput(&self, index: usize) -> Option<vernier::units::Throughput> {
+            self.script.throughput.get(index).copied().flatten()
+        }
+        fn empty_loop_ns(&mut self, _plan: &vernier::plan::Plan) -> Option<f64> {
+            self.script.empty_ns
         }
         fn run(
             &mut self,

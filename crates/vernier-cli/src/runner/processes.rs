@@ -291,6 +291,7 @@ mod tests {
             cpu_speed: vec![1.0],
             process_offset: 0.0,
             noise: 0.001,
+            ..Script::default()
         }
     }
 

@@ -38,8 +38,9 @@ use judged::{judged_figures, Figures};
 pub use outliers::{far_outlier_share, machine_far_share, median_sample_ns};
 pub use process_spread::LAYOUT_MIN_SPREAD;
 pub use removed::{
-    cycles_over_empty, near_empty_loop, net_cycles, weigh_instructions, InstructionsCheck,
-    NEAR_EMPTY_CYCLES, NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX, OPTIMIZED_AWAY_INSTRUCTIONS,
+    cycles_over_empty, near_empty_loop, net_cycles, removed_by_medians, weigh_instructions,
+    InstructionsCheck, NEAR_EMPTY_CYCLES, NEAR_EMPTY_NS, OPTIMIZED_AWAY_FIX,
+    OPTIMIZED_AWAY_INSTRUCTIONS,
 };
 pub use stored::{Interrupted, Outliers, PerIter, ProcessFigure, Warmup};
 pub use stretch::Stretch;

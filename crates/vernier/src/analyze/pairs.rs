@@ -135,6 +135,13 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// NEW's declared work `t` kept as this comparison's, unless a side's body was removed
+    /// (`removed`: OLD's, NEW's): a removed body's time is the harness's own loop, and no rate
+    /// of it means anything. Every comparison, of files or live, sets its work here.
+    pub fn set_throughput(&mut self, t: Option<crate::units::Throughput>, removed: [bool; 2]) {
+        self.throughput = t.filter(|_| removed == [false, false]);
+    }
+
     /// OLD's and NEW's rates (`1.50 GiB/s`), when the benchmark declared its work.
     pub fn rates(&self) -> Option<[String; 2]> {
         let t = self.throughput?;

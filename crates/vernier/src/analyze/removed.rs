@@ -66,6 +66,22 @@ fn like_empty_loop(f: &Figures, ctx: &Context, empty_ns: f64, quarter_ns: f64) -
     net < quarter && !measurable
 }
 
+/// Whether a body's time cannot be told from no work when only medians per iteration are known
+/// (a live comparison's sides, which keep no samples of their own): under `quarter_ns` (a quarter
+/// of a cycle), or within it of its bar (the harness's empty loop, when measured) and not above
+/// the bar by [`MEASURABLE_OVER_EMPTY`] of it. The first half of [`optimized_away`]'s rule; the
+/// interval and the fastest sample that rule also weighs are not there to weigh.
+pub fn removed_by_medians(median_ns: f64, bar_ns: Option<f64>, quarter_ns: f64) -> bool {
+    if !median_ns.is_finite() {
+        return false;
+    }
+    let like_bar = bar_ns.filter(|b| b.is_finite()).is_some_and(|bar| {
+        let net = median_ns - bar;
+        net < quarter_ns && net <= MEASURABLE_OVER_EMPTY * bar
+    });
+    median_ns < quarter_ns || like_bar
+}
+
 /// Instructions per iteration of a benchmark and of the harness's empty loop, counted under
 /// callgrind (`vernier run` counts them for a benchmark whose time cannot be told from the
 /// empty loop's: a body may be removed, or fit in the loop's own cycle, and only the count
@@ -199,5 +215,25 @@ pub fn weigh_instructions(a: &mut Analysis, check: &InstructionsCheck) {
         }
         (None, true) => a.diagnostics.insert(0, evidence),
         (None, false) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_alone_tell_a_removed_body_by_its_bar_and_a_quarter_of_a_cycle() {
+        // Under a quarter of a cycle: removed, bar or none.
+        assert!(removed_by_medians(0.05, None, 0.1));
+        // At the bar, or a hair above it: removed; a tenth of a ns above a 0.3 ns bar is
+        // measurably more (3 % of it is 0.009 ns) though under the quarter: not removed.
+        assert!(removed_by_medians(0.3, Some(0.3), 0.1));
+        assert!(removed_by_medians(0.305, Some(0.3), 0.1));
+        assert!(!removed_by_medians(0.35, Some(0.3), 0.1));
+        // Work: a cycle and more over the bar; no bar and above the quarter: nothing to tell by.
+        assert!(!removed_by_medians(2.3, Some(0.3), 0.1));
+        assert!(!removed_by_medians(0.3, None, 0.1));
+        assert!(!removed_by_medians(f64::NAN, Some(0.3), 0.1));
     }
 }

@@ -58,8 +58,7 @@ pub(super) fn compare_files(
         match vernier::unpaired::compare((old, o), (new, n)) {
             Ok(mut c) => {
                 c.memory = crate::runner::memory::change(o.memory.as_ref(), n.memory.as_ref());
-                // No rate for a body the compiler removed on either side.
-                c.throughput = n.throughput.filter(|_| !o.removed() && !n.removed());
+                c.set_throughput(n.throughput, [o.removed(), n.removed()]);
                 file.comparisons.push(c)
             }
             Err(error) => file.failed.push(Failure {
