@@ -45,7 +45,21 @@ pub fn run_saved(exe: &Path, db: &str, commit: &str, json: &Path, ledger: Option
         "{}",
         text(&o)
     );
-    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
+    let v: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    // The run is stored at the time its file says its measuring started.
+    let at = v["recorded_at"]
+        .as_str()
+        .expect("`vernier run --json` writes recorded_at");
+    let h: Value = serde_json::from_slice(&history(db, &["--json"]).stdout).unwrap();
+    let stored = h["series"].as_array().unwrap().iter().any(|s| {
+        s["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["commit"] == commit && p["time"] == at)
+    });
+    assert!(stored, "no run of {commit} stored at {at}: {h}");
+    v
 }
 
 pub fn history(db: &str, extra: &[&str]) -> Output {
