@@ -164,9 +164,11 @@ pub fn again(
 
 /// What the samples do not hold and the runner measured apart: the allocation counts (and a
 /// declared allocation-free benchmark's failure), why they could not be counted, each
-/// process's peak resident memory, and a whole command's runs (`vernier exec`).
+/// process's peak resident memory, and a whole command's runs and how they became its samples
+/// (`vernier exec`).
 fn carry_measured_apart(b: &BenchmarkResult, r: &mut BenchmarkResult) {
     r.runs = b.runs.clone();
+    r.exec = b.exec.clone();
     r.memory = b.memory.clone();
     if b.memory
         .as_ref()

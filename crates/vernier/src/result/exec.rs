@@ -187,6 +187,10 @@ mod tests {
         assert_eq!(judged_unit(&[&busy, &busy]), Judged::Cpu);
         assert_eq!(judged_unit(&[&busy, &sleeper]), Judged::Wall);
         assert_eq!(judged_unit(&[&busy, &[]]), Judged::Wall);
+        // No CPU time at all (a command within the shell's start-up taken off it): nothing to
+        // judge in CPU time, though it never waited.
+        let none = [run(1, 0), run(1, 0)];
+        assert_eq!(judged_unit(&[&none]), Judged::Wall);
         assert_eq!(busy[0].in_unit(Judged::Cpu), 9_000_000);
     }
 }

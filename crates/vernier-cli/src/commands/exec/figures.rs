@@ -172,8 +172,10 @@ pub fn measurement(s: &Series, stop: Stop, error: Option<String>, unit: Judged) 
     }
     let mut st = steady::detect(&series);
     // MSER works on medians of five: one cold first run hides in its batch. Runs of a whole
-    // command are each a process: a first run that stands out from every later one is cut too.
-    let cold = cold_start(&series);
+    // command are each a process: a first run that stands out from every later one is cut too,
+    // in wall time or in the unit judged (a wait for the disk is off the CPU).
+    let walls: Vec<f64> = s.measured().map(|r| r.wall_ns as f64).collect();
+    let cold = cold_start(&series).max(cold_start(&walls));
     if cold > st.map_or(0, |s| s.first) {
         st = Some(steady::SteadyState {
             first: cold,

@@ -471,6 +471,14 @@ fn through_a_shell_its_start_up_is_measured_and_taken_off() {
         (w[1] + w[2]) / 2.0
     };
     assert_eq!(taken["wall_ns"].as_f64().unwrap(), median.round(), "{v}");
+    // `vernier analyze` re-derives every figure, what was taken off each run kept.
+    let o = vernier().arg("analyze").arg(&f).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("every figure equals the one stored"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
