@@ -62,7 +62,7 @@ impl HistoryAction {
 }
 
 /// Every option of the listing, as [`given`] names them.
-const ALL: [&str; 9] = [
+const ALL: [&str; 10] = [
     "--db",
     "--filter",
     "--machine",
@@ -72,6 +72,7 @@ const ALL: [&str; 9] = [
     "--commit",
     "--json",
     "--html",
+    "--markdown",
 ];
 
 /// The listing's options given in `q`, by flag.
@@ -86,6 +87,7 @@ fn given(q: &QueryArgs) -> Vec<&'static str> {
         q.commit.is_some(),
         q.json,
         q.html.is_some(),
+        q.md.markdown.is_some(),
     ];
     ALL.into_iter()
         .zip(set)
@@ -102,6 +104,8 @@ fn fill_query(q: &mut QueryArgs, outer: &QueryArgs, sub: &str) -> Result<()> {
     fill(&mut q.reference, &outer.reference, "--reference", sub)?;
     fill(&mut q.commit, &outer.commit, "--commit", sub)?;
     fill(&mut q.html, &outer.html, "--html", sub)?;
+    fill(&mut q.md.markdown, &outer.md.markdown, "--markdown", sub)?;
+    q.md.no_summary |= outer.md.no_summary;
     q.fleet |= outer.fleet;
     q.json |= outer.json;
     Ok(())

@@ -2,6 +2,7 @@
 //! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
 
 mod bisect;
+mod markdown;
 mod merge;
 mod text;
 
@@ -233,6 +234,8 @@ pub struct QueryArgs {
     /// Also write the history as an HTML report (each series plotted with its change points).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub md: crate::args::MarkdownArgs,
 }
 
 /// Exit status of `history check` when a regression is found.
@@ -247,6 +250,13 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;
+    if q.md.markdown.is_some() && !check {
+        anyhow::bail!(
+            "--markdown summarises a check: `vernier history check --markdown FILE` (the newest \
+             commit against the stored history)"
+        );
+    }
+    q.md.check()?;
     let loc = Location::resolve(q.db.as_deref())?;
     let mut st = open_existing(&loc)?;
     if q.fleet {
@@ -303,6 +313,11 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     }
     let many = print_machines(&all, &used, &rows_machines);
     if check {
+        if let Some(path) = &q.md.markdown {
+            let md = crate::markdown::render(&markdown::summary(&all), crate::markdown::MAX_CHARS);
+            crate::markdown::write(path, &md, q.md.no_summary)?;
+            println!("summary (Markdown) written to {}", path.display());
+        }
         return Ok(text::print_check(&all));
     }
     println!();
