@@ -38,6 +38,11 @@ impl HistoryArgs {
                 fill(&mut m.db, &outer.db, "--db", sub)?;
                 &["--db"]
             }
+            HistoryAction::Publish(p) => {
+                fill(&mut p.db, &outer.db, "--db", sub)?;
+                &["--db"]
+            }
+            HistoryAction::Serve(_) => &[],
         };
         if let Some(flag) = given(outer).into_iter().find(|f| !allowed.contains(f)) {
             bail!(
@@ -57,6 +62,8 @@ impl HistoryAction {
             HistoryAction::Save(_) => "save",
             HistoryAction::Bisect(_) => "bisect",
             HistoryAction::Migrate(_) => "migrate",
+            HistoryAction::Publish(_) => "publish",
+            HistoryAction::Serve(_) => "serve",
         }
     }
 }

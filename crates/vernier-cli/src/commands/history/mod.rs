@@ -4,6 +4,7 @@
 mod bisect;
 mod markdown;
 mod merge;
+mod publish;
 mod text;
 
 use crate::history::series::{self, Series};
@@ -42,6 +43,12 @@ pub enum HistoryAction {
     /// for a PostgreSQL store, whose jobs never change the schema), and with --writer grant a
     /// role what saving needs: SELECT and INSERT, no UPDATE or DELETE.
     Migrate(MigrateArgs),
+    /// Write the store as a static site into DIR: an index of every series (filter, sort,
+    /// sparklines), the change points newest first, a page per series. Files only, nothing
+    /// fetched from elsewhere; a second publish rewrites only the pages that changed.
+    Publish(publish::PublishArgs),
+    /// Serve a published site on 127.0.0.1 for a look (`vernier history publish DIR` first).
+    Serve(publish::ServeArgs),
 }
 
 #[derive(Args, Clone, Debug)]
@@ -247,6 +254,8 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         Some(HistoryAction::Save(s)) => return save_files(&s),
         Some(HistoryAction::Bisect(b)) => return bisect::bisect_command(&b),
         Some(HistoryAction::Migrate(m)) => return migrate(&m),
+        Some(HistoryAction::Publish(p)) => return publish::publish_command(&p),
+        Some(HistoryAction::Serve(sv)) => return publish::serve_command(&sv),
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;
