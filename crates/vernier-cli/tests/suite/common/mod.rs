@@ -5,6 +5,7 @@ pub mod cpp;
 pub mod history;
 pub mod pgserver;
 pub mod rust_examples;
+pub mod site;
 
 use vernier::result::BenchmarkResult;
 

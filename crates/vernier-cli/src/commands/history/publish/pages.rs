@@ -204,9 +204,10 @@ pub fn regressions(views: &[SeriesView], site: &Site) -> String {
         }
     }
     let mut order: Vec<(Option<&str>, Moved)> = groups.into_iter().collect();
+    // Runs saved within one second share their time: the place in the series breaks the tie.
     let newest = |g: &[(&SeriesView, usize)]| {
         g.iter()
-            .map(|(v, k)| v.changes[*k].time.clone())
+            .map(|(v, k)| (v.changes[*k].time.clone(), v.changes[*k].index))
             .max()
             .unwrap_or_default()
     };
