@@ -195,6 +195,7 @@ td.name a{text-decoration:none;color:#1f5f9f}
 figure.plot{margin:0;border:1px solid #ddd;flex:1 1 600px;max-width:640px}
 figure.plot.wide{max-width:900px;flex-basis:100%}
 td{white-space:nowrap}td.text{white-space:normal}
+table.summary{width:100%}table.summary th,table.summary td{white-space:normal}table.summary td.name{overflow-wrap:anywhere;min-width:8em}
 figure.plot svg{width:100%;height:auto;display:block}
 figcaption{font-size:.8em;color:#555;padding:2px 8px 6px}
 ul.diag li{margin:.3em 0}code{background:#f3f3f3;padding:0 3px}

@@ -6,6 +6,7 @@ pub mod history;
 pub mod pgserver;
 pub mod rust_examples;
 pub mod site;
+pub mod webdriver;
 
 use vernier::result::BenchmarkResult;
 

@@ -107,3 +107,41 @@ pub fn hostile_names() -> Vec<String> {
         "n".repeat(10_000),
     ]
 }
+
+/// Six series on two machines, two with steps (c008 up 10 %, c012 down 9 %), three of them
+/// named to attack the page.
+pub fn planted() -> Vec<Planted> {
+    let hostile = hostile_names();
+    vec![
+        Planted {
+            name: "sort/1000".into(),
+            machine: "m-a",
+            step: Some((8, 1.10)),
+        },
+        Planted {
+            name: hostile[0].clone(),
+            machine: "m-a",
+            step: None,
+        },
+        Planted {
+            name: hostile[1].clone(),
+            machine: "m-a",
+            step: Some((12, 0.91)),
+        },
+        Planted {
+            name: "sort/1000".into(),
+            machine: "m-b",
+            step: None,
+        },
+        Planted {
+            name: hostile[2].clone(),
+            machine: "m-b",
+            step: None,
+        },
+        Planted {
+            name: "hash/64".into(),
+            machine: "m-b",
+            step: None,
+        },
+    ]
+}

@@ -49,9 +49,7 @@ pub const JS: &str = r#"'use strict';
     var shown = document.getElementById('shown');
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
-    var state = params();
-    q.value = state.q || '';
-    m.value = state.m || '';
+    var state = {};
     var apply = function () {
       var text = q.value.toLowerCase(), mach = m.value, n = 0;
       rows.forEach(function (r) {
@@ -94,8 +92,15 @@ pub const JS: &str = r#"'use strict';
         sortBy(key, dir); keep(state);
       });
     });
-    if (state.sort) sortBy(state.sort, state.dir === 'desc' ? -1 : 1);
-    apply();
+    var load = function () {
+      state = params();
+      q.value = state.q || '';
+      m.value = state.m || '';
+      if (state.sort) sortBy(state.sort, state.dir === 'desc' ? -1 : 1);
+      apply();
+    };
+    window.addEventListener('hashchange', load);
+    load();
   }
   var data = document.getElementById('points');
   var tip = document.getElementById('tip');

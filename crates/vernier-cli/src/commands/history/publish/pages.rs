@@ -24,7 +24,7 @@ fn head(title: &str, root: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{}</title><link rel=\"stylesheet\" href=\"{root}site.css\"></head><body>\n\
+         <title>{}</title><link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"{root}site.css\"></head><body>\n\
          <nav><a href=\"{root}index.html\">benchmarks</a> · <a href=\"{root}regressions.html\">\
          change points</a></nav>\n",
         esc(title)
