@@ -187,7 +187,8 @@ pub fn caveats(file: &ComparisonFile) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for c in &file.comparisons {
         if let Some(why) = unresolved_words(c, file.threshold, file.comparisons.len()) {
-            out.push((c.name.clone(), format!("inconclusive: {why}")));
+            let more = budget_words(c, file.threshold).unwrap_or_default();
+            out.push((c.name.clone(), format!("inconclusive: {why}{more}")));
         }
         if let Some(st) = c.layout_states {
             out.push((c.name.clone(), layout_states_words(&st)));
@@ -205,6 +206,35 @@ pub fn caveats(file: &ComparisonFile) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// For an interval too wide for the threshold and no plan of process pairs: the budget that
+/// would narrow it to the threshold, if it narrows as one over the square root of the time
+/// measured (an estimate, said as one).
+fn budget_words(c: &Comparison, threshold: f64) -> Option<String> {
+    if c.layout_states.and_then(|s| s.plan).is_some()
+        || !matches!(
+            c.unresolved()?,
+            Unresolved::TooWide | Unresolved::SizeUnsettled
+        )
+    {
+        return None;
+    }
+    let half = (c.ci95[1] - c.ci95[0]) / 2.0;
+    let factor = (half / threshold).powi(2);
+    let secs = c.seconds * factor;
+    (secs.is_finite() && threshold > 0.0 && factor > 1.0).then(|| {
+        let secs = if secs >= 10.0 {
+            secs.ceil()
+        } else {
+            (secs * 10.0).ceil() / 10.0
+        };
+        format!(
+            "; about {secs} s of measuring would narrow the interval to ±{:.2}% (intervals \
+             narrow as one over the square root of the time): `--time {secs}`",
+            threshold * 100.0
+        )
+    })
 }
 
 /// The layout states a comparison's pairs show, and what its interval is.
