@@ -193,3 +193,42 @@ fn the_machine_line_says_what_failed() {
     assert!(untuned_line("x", &serde_json::json!({"tuned": true})).is_none());
     assert!(untuned_line("x", &serde_json::json!({})).is_none());
 }
+
+/// The comparison file's own path: 2 slower, 1 faster, 1 inconclusive and 200 unchanged
+/// comparisons become a table of exactly those four, the 200 folded.
+#[test]
+fn a_comparison_file_summarises_its_four_changes() {
+    use vernier::analyze::pairs::Comparison;
+    use vernier::result::comparison::ComparisonFile;
+    use vernier::stats::compare::{Mode, Verdict};
+    let mut f = ComparisonFile::new(Mode::Paired, 0.005);
+    f.old = "old/bench".into();
+    f.new = "new/bench".into();
+    let mut push = |name: String, ratio: f64, verdict: Verdict| {
+        f.comparisons.push(Comparison {
+            name,
+            ratio,
+            ci95: [ratio - 0.002, ratio + 0.002],
+            verdict,
+            seconds: 1.0,
+            ..Comparison::default()
+        })
+    };
+    push("s1".into(), 1.05, Verdict::Slower);
+    push("s2".into(), 1.20, Verdict::Slower);
+    push("f1".into(), 0.90, Verdict::Faster);
+    push("i1".into(), 1.004, Verdict::Inconclusive);
+    for i in 0..200 {
+        push(format!("u{i}"), 1.0, Verdict::NoChange);
+    }
+    let md = render(&of_comparison(&f, "programs", None), MAX_CHARS);
+    let (tables, _) = tables(&md);
+    let names: Vec<&str> = tables[0][1..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["s2", "s1", "i1", "f1"]);
+    assert!(md.starts_with("### Vernier: 2 slower, 1 faster, 1 inconclusive, 200 unchanged"));
+    assert!(md.contains("programs `old/bench` → `new/bench`"));
+    assert!(md.contains("<details><summary>200 unchanged</summary>"));
+    assert_eq!(tables[1].len(), 201);
+    // The inconclusive one says why, with a budget.
+    assert!(md.contains("- `i1`: inconclusive:"), "{md}");
+}

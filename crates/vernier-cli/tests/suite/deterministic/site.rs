@@ -191,3 +191,55 @@ fn history_check_writes_the_summary_with_names_as_code() {
         text.trim()
     );
 }
+
+/// `compare OLD.json NEW.json --markdown FILE`: a recorded run against itself slowed by 10 %
+/// (its raw samples scaled, re-derived by `vernier analyze`): the summary names it slower, in a
+/// table a GFM reader sees, and the job summary gets the same text.
+#[test]
+fn an_offline_comparison_writes_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = crate::common::cpp::repo_root()
+        .join("crates/vernier/tests/fixtures/results/run-cpp-v0.1.0.json");
+    let recorded: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
+    let mut slowed = recorded.clone();
+    let ns = &mut slowed["benchmarks"][0]["samples"]["ns"];
+    *ns = ns
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| serde_json::Value::from((t.as_f64().unwrap() * 1.1).round() as u64))
+        .collect();
+    let raw = dir.path().join("raw.json");
+    std::fs::write(&raw, serde_json::to_vec(&slowed).unwrap()).unwrap();
+    let new = dir.path().join("new.json");
+    let o = vernier()
+        .arg("analyze")
+        .arg(&raw)
+        .arg("--json")
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let md = dir.path().join("pr.md");
+    let summary = dir.path().join("summary.md");
+    let o = vernier()
+        .arg("compare")
+        .arg(&fixture)
+        .arg(&new)
+        .arg("--markdown")
+        .arg(&md)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.starts_with("### Vernier: 1 slower"), "{text}");
+    assert!(text.contains("result files `"), "{text}");
+    assert!(text.contains("| `chain` | 1.1000 | +10.00 %"), "{text}");
+    assert!(text.contains("| **slower** |"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&summary).unwrap().trim(),
+        text.trim()
+    );
+}
