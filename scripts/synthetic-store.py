@@ -10,13 +10,16 @@ commits `c0000`, `c0001`, ...: each run's median is 100 ns times a level, with a
 a commit of its own, listed in DB.steps.json. Each commit's runs are one result file per
 machine, stored with `vernier history save --as-recorded` (figures kept as written, so the store
 holds exactly what is planted). With --publish DIR, publishes the site and prints the time it
-took and the index page's size.
+took, the index page's size, and whether the change points page holds every planted step at
+its commit and nothing else (exit 1 when not).
 """
 
 import argparse
+import html
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -114,6 +117,26 @@ def main():
         took = time.time() - t0
         size = os.path.getsize(os.path.join(a.publish, "index.html"))
         print(f"published in {took:.1f} s; index.html {size / 1e6:.2f} MB")
+        check_steps(a.publish, planted)
+
+
+def check_steps(site, planted):
+    """Every planted step on the change points page at its commit, and no other change point."""
+    index = open(os.path.join(site, "index.html")).read()
+    rows = re.findall(r'<tr data-name="([^"]*)" data-machine="([^"]*)".*?href="s/([0-9a-f]+)\.html"', index)
+    slug = {s: (html.unescape(n), m) for n, m, s in rows}
+    found = set()
+    page = open(os.path.join(site, "regressions.html")).read()
+    for sec in page.split('<section class="cp" data-commit="')[1:]:
+        commit = sec[:sec.index('"')]
+        for s in re.findall(r'<tr data-series="([0-9a-f]+)"', sec):
+            found.add(slug[s] + (commit,))
+    want = {(p["name"], p["machine"], p["commit"]) for p in planted}
+    missing, extra = want - found, found - want
+    print(f"change points page: {len(want) - len(missing)} of {len(want)} planted steps at their "
+          f"commits; {len(missing)} missing, {len(extra)} change points not planted")
+    if missing or extra:
+        sys.exit(f"missing {sorted(missing)[:5]}, not planted {sorted(extra)[:5]}")
 
 
 if __name__ == "__main__":
