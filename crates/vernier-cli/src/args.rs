@@ -160,6 +160,30 @@ pub fn parse_filter(filter: Option<&str>) -> Result<Option<regex::Regex>> {
         .transpose()
 }
 
+/// `--markdown FILE` and `--no-summary`: the summary for a pull request's comment, shared by
+/// `compare`, `exec` and `history check`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MarkdownArgs {
+    /// Write a GitHub-flavoured Markdown summary of the comparison to FILE, sized for a pull
+    /// request's comment (at most 65,000 characters); with GITHUB_STEP_SUMMARY set, it is
+    /// appended there too.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<std::path::PathBuf>,
+    /// With --markdown: leave GITHUB_STEP_SUMMARY alone.
+    #[arg(long, requires = "markdown")]
+    pub no_summary: bool,
+}
+
+impl MarkdownArgs {
+    /// Refuse a destination that cannot be written, before anything is measured.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(p) = &self.markdown {
+            vernier::result::check_destination(p).map_err(|e| anyhow::anyhow!("--markdown {e}"))?;
+        }
+        Ok(())
+    }
+}
+
 /// `--save` and where to: shared by `run`, `demo` and `compare`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct SaveArgs {

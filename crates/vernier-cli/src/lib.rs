@@ -8,6 +8,7 @@ mod files;
 mod history;
 mod host;
 mod html;
+mod markdown;
 mod runner;
 mod scratch;
 mod term;
@@ -187,6 +188,7 @@ fn run(cli: Cli) -> Result<i32> {
             cpu: a.process.cpu,
             no_aslr: a.process.no_aslr,
             save: a.save,
+            md: a.md,
         }),
         Command::Compare(a) => compare::compare_command(&a),
         Command::Exec(a) => exec::exec_command(&a),

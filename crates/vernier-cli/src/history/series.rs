@@ -256,12 +256,20 @@ pub fn regression(s: &Series) -> Option<&ChangePoint> {
     if !(last.ratio > 1.0 && last.ci95[0] > 1.0) {
         return None;
     }
-    let (_, runs) = s.newest_commit()?;
+    newest_after(s, last).then_some(last)
+}
+
+/// Whether every usable run of the series' newest commit (and at least one) sits in the
+/// segment the change point `c` opens.
+pub fn newest_after(s: &Series, c: &ChangePoint) -> bool {
+    let Some((_, runs)) = s.newest_commit() else {
+        return false;
+    };
     let usable: Vec<usize> = runs
         .into_iter()
         .filter(|&i| Series::usable_in(&s.points[i], s.unit))
         .collect();
-    (!usable.is_empty() && usable.iter().all(|&i| i >= last.index)).then_some(last)
+    !usable.is_empty() && usable.iter().all(|&i| i >= c.index)
 }
 
 fn num(x: Option<f64>) -> Option<f64> {

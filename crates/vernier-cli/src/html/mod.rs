@@ -165,8 +165,8 @@ pub fn write(path: &Path, html: &str) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Text for HTML: `<`, `>`, `&` and quotes escaped.
-fn esc(s: &str) -> String {
+/// Text for HTML: `<`, `>`, `&` and quotes escaped (safe in text and in quoted attributes).
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -181,7 +181,7 @@ fn esc(s: &str) -> String {
     out
 }
 
-const STYLE: &str = "
+pub const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1320px;padding:16px 24px;color:#222;background:#fff}
 h1{font-size:1.6em;margin:.2em 0}h2{border-bottom:2px solid #1f77b4;padding-bottom:.2em;margin-top:1.6em}
 h3{margin:1.4em 0 .3em;font-size:1.2em}h3 .status{font-size:.75em;font-weight:normal;color:#666}
@@ -195,6 +195,7 @@ td.name a{text-decoration:none;color:#1f5f9f}
 figure.plot{margin:0;border:1px solid #ddd;flex:1 1 600px;max-width:640px}
 figure.plot.wide{max-width:900px;flex-basis:100%}
 td{white-space:nowrap}td.text{white-space:normal}
+table.summary{width:100%}table.summary th,table.summary td{white-space:normal}table.summary td.name{overflow-wrap:anywhere;min-width:8em}
 figure.plot svg{width:100%;height:auto;display:block}
 figcaption{font-size:.8em;color:#555;padding:2px 8px 6px}
 ul.diag li{margin:.3em 0}code{background:#f3f3f3;padding:0 3px}

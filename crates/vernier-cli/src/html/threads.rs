@@ -61,7 +61,17 @@ fn plot(base: &str, points: &[Point]) -> anyhow::Result<String> {
             .configure_mesh()
             .x_desc("threads")
             .y_desc("operations per second")
-            .x_label_formatter(&|x| format!("{x:.0}"))
+            // At most one label per whole thread count: the axis steps by 1 or more, so every
+            // tick is a whole count (plotters' default of ten labels put `1 1 1 1 2 2 2 2` under
+            // a plot of one and two threads).
+            .x_labels((t_max as usize).clamp(1, 12))
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-9 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            })
             .y_label_formatter(&|y| short_number(*y))
             .draw())?;
         if let Some(o) = one {

@@ -170,7 +170,7 @@ fn notes_under(file: &ComparisonFile, render: Render, s: &mut String) {
             }
         }
         if let Some(st) = c.layout_states {
-            lines(&layout_states_words(c, &st));
+            lines(&format!("{}: {}", c.name, layout_states_words(&st)));
         }
         if let Some(why) = unresolved_words(c, file.threshold, file.comparisons.len()) {
             lines(&format!("{}: inconclusive: {why}", c.name));
@@ -178,13 +178,71 @@ fn notes_under(file: &ComparisonFile, render: Render, s: &mut String) {
     }
 }
 
+/// The lines a comparison file calls for beside its table, one per benchmark and concern, as
+/// (benchmark name, words): why a verdict is inconclusive with the budget that would resolve
+/// it, the layout states its process pairs fell into, a verdict that comes from where the
+/// same code sits. For writers that set the name apart from the words (a pull request's
+/// comment).
+pub fn caveats(file: &ComparisonFile) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for c in &file.comparisons {
+        if let Some(why) = unresolved_words(c, file.threshold, file.comparisons.len()) {
+            let more = budget_words(c, file.threshold).unwrap_or_default();
+            out.push((c.name.clone(), format!("inconclusive: {why}{more}")));
+        }
+        if let Some(st) = c.layout_states {
+            out.push((c.name.clone(), layout_states_words(&st)));
+        }
+        if c.code == Some(Code::Same) && matches!(c.verdict, Verdict::Faster | Verdict::Slower) {
+            out.push((
+                c.name.clone(),
+                format!(
+                    "placement: the code is the same in OLD and NEW, so the {:+.2}% comes from \
+                     where the code and its data sit, not from a change to the code (not \
+                     counted as a regression)",
+                    (c.ratio - 1.0) * 100.0
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// For an interval too wide for the threshold and no plan of process pairs: the budget that
+/// would narrow it to the threshold, if it narrows as one over the square root of the time
+/// measured (an estimate, said as one).
+fn budget_words(c: &Comparison, threshold: f64) -> Option<String> {
+    if c.layout_states.and_then(|s| s.plan).is_some()
+        || !matches!(
+            c.unresolved()?,
+            Unresolved::TooWide | Unresolved::SizeUnsettled
+        )
+    {
+        return None;
+    }
+    let half = (c.ci95[1] - c.ci95[0]) / 2.0;
+    let factor = (half / threshold).powi(2);
+    let secs = c.seconds * factor;
+    (secs.is_finite() && threshold > 0.0 && factor > 1.0).then(|| {
+        let secs = if secs >= 10.0 {
+            secs.ceil()
+        } else {
+            (secs * 10.0).ceil() / 10.0
+        };
+        format!(
+            "; about {secs} s of measuring would narrow the interval to ±{:.2}% (intervals \
+             narrow as one over the square root of the time): `--time {secs}`",
+            threshold * 100.0
+        )
+    })
+}
+
 /// The layout states a comparison's pairs show, and what its interval is.
-fn layout_states_words(c: &Comparison, st: &PairStates) -> String {
+fn layout_states_words(st: &PairStates) -> String {
     let head = format!(
-        "{}: layout states: the process pairs read ratios from {:.4} to {:.4}, while each \
+        "layout states: the process pairs read ratios from {:.4} to {:.4}, while each \
          pair's own interval is within ±{:.2}%: the speed depends on where each process's code \
          and data sit, and one layout may read anywhere in that range",
-        c.name,
         st.lo,
         st.hi,
         st.within * 100.0

@@ -108,6 +108,8 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub process: ProcessArgs,
+    #[command(flatten)]
+    pub md: crate::args::MarkdownArgs,
     /// OLD and NEW are command lines, run as whole programs and compared paired and
     /// interleaved as `vernier exec OLD NEW` compares them (with --time, --quick,
     /// --threshold, --fail-on-regression, --json, --html, --cpu, --no-aslr, --save).
@@ -201,6 +203,7 @@ fn classify(which: &str, path: &Path) -> Result<Input> {
 
 pub fn compare_command(a: &CompareArgs) -> Result<i32> {
     let threshold = parse_threshold(&a.threshold)?;
+    a.md.check()?;
     if a.instructions && a.baseline.is_some() {
         bail!(
             "--instructions compares two executables counted now; against a stored run, \
@@ -403,6 +406,9 @@ pub(crate) fn conclude(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
         let written = crate::html::write_comparison(p, file);
         !crate::html::write_or_warn(p, written, a.json.as_deref())
     });
+    if let Some(p) = &a.md.markdown {
+        write_markdown(a, file, p)?;
+    }
     if term::interrupted() {
         eprintln!("vernier: interrupted; the benchmarks compared before Ctrl-C are kept");
         return Ok(130);
@@ -435,6 +441,41 @@ pub(crate) fn conclude(a: &CompareArgs, file: &ComparisonFile) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// `--markdown`: the comparison's summary for a pull request, with the machine's state (of this
+/// machine for a live comparison, as each result file recorded it for one of files).
+fn write_markdown(a: &CompareArgs, file: &ComparisonFile, path: &Path) -> Result<()> {
+    let (compared, untuned) = match file.mode {
+        // Counts do not move with the machine's state.
+        stats::compare::Mode::Instructions => ("programs, instructions counted in", None),
+        stats::compare::Mode::Paired => (
+            "programs",
+            crate::host::audit::untuned_hint(&crate::host::root::SysRoot::from_option(None)),
+        ),
+        stats::compare::Mode::Unpaired => {
+            let system = |p: &Path| -> Option<serde_json::Value> {
+                let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).ok()?).ok()?;
+                v.get("system").cloned()
+            };
+            let lines: Vec<String> = [
+                ("OLD's machine was", &a.old),
+                ("NEW's machine was", &a.new_path().to_path_buf()),
+            ]
+            .into_iter()
+            .filter_map(|(which, p)| crate::markdown::untuned_line(which, &system(p)?))
+            .collect();
+            (
+                "result files",
+                (!lines.is_empty()).then(|| lines.join("; ")),
+            )
+        }
+    };
+    let summary = crate::markdown::of_comparison(file, compared, untuned);
+    let md = crate::markdown::render(&summary, crate::markdown::MAX_CHARS);
+    crate::markdown::write(path, &md, a.md.no_summary)?;
+    println!("summary (Markdown) written to {}", path.display());
+    Ok(())
 }
 
 #[cfg(test)]

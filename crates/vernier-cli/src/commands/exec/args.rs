@@ -166,6 +166,8 @@ pub struct ExecArgs {
     pub verbose: bool,
     #[command(flatten)]
     pub save: SaveArgs,
+    #[command(flatten)]
+    pub md: crate::args::MarkdownArgs,
 }
 
 impl ExecArgs {

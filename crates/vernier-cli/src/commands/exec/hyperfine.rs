@@ -199,7 +199,7 @@ impl Markup {
     /// A row of cells.
     fn row(self, cells: &[String]) -> String {
         match self {
-            Markup::Markdown => format!("| {} |\n", cells.join(" | ")),
+            Markup::Markdown => crate::markdown::row(cells),
             Markup::Asciidoc => format!("\n| {} \n", cells.join(" \n| ")),
             Markup::Orgmode => format!("| {}  |  {} |\n", cells[0], cells[1..].join(" |  ")),
         }
@@ -232,12 +232,14 @@ impl Markup {
         }
     }
 
-    /// A command line in the table (its `|` escaped).
+    /// A command line in the table (its `|` escaped; in Markdown, the one code span every
+    /// Markdown table of Vernier's writes).
     fn command(self, line: &str) -> String {
-        let line = line.replace('|', "\\|");
+        let escaped = line.replace('|', "\\|");
         match self {
-            Markup::Markdown | Markup::Asciidoc => format!("`{line}`"),
-            Markup::Orgmode => format!("={line}="),
+            Markup::Markdown => crate::markdown::code(line),
+            Markup::Asciidoc => format!("`{escaped}`"),
+            Markup::Orgmode => format!("={escaped}="),
         }
     }
 }

@@ -12,6 +12,7 @@ mod engine;
 mod figures;
 mod hyperfine;
 mod params;
+mod summary;
 #[cfg(test)]
 mod tests;
 
@@ -41,6 +42,7 @@ pub struct FromCompare {
     pub cpu: Option<String>,
     pub no_aslr: bool,
     pub save: SaveArgs,
+    pub md: crate::args::MarkdownArgs,
 }
 
 /// `vernier compare --exec OLD NEW`: the two command lines compared as `vernier exec OLD NEW`
@@ -63,6 +65,7 @@ pub fn compare_exec(c: FromCompare) -> Result<i32> {
     a.cpu = c.cpu;
     a.no_aslr = c.no_aslr;
     a.save = c.save;
+    a.md = c.md;
     exec_command(&a)
 }
 
@@ -147,6 +150,7 @@ fn session(audit: serde_json::Value, mode: &'static str) -> ResultFile {
 
 pub fn exec_command(a: &ExecArgs) -> Result<i32> {
     let threshold = crate::args::parse_threshold(&a.threshold)?;
+    a.md.check()?;
     let counts = a.counts()?;
     let plan = plan(a)?;
     let control = a.control()?;
@@ -420,6 +424,7 @@ fn write_files(
         }
     }
     hyperfine::export(a, entries)?;
+    summary::write_markdown(a, file, comparison)?;
     crate::history::save_if_asked(&a.save, file, "exec", None)
 }
 

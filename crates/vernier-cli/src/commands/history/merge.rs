@@ -38,6 +38,11 @@ impl HistoryArgs {
                 fill(&mut m.db, &outer.db, "--db", sub)?;
                 &["--db"]
             }
+            HistoryAction::Publish(p) => {
+                fill(&mut p.db, &outer.db, "--db", sub)?;
+                &["--db"]
+            }
+            HistoryAction::Serve(_) => &[],
         };
         if let Some(flag) = given(outer).into_iter().find(|f| !allowed.contains(f)) {
             bail!(
@@ -57,12 +62,14 @@ impl HistoryAction {
             HistoryAction::Save(_) => "save",
             HistoryAction::Bisect(_) => "bisect",
             HistoryAction::Migrate(_) => "migrate",
+            HistoryAction::Publish(_) => "publish",
+            HistoryAction::Serve(_) => "serve",
         }
     }
 }
 
 /// Every option of the listing, as [`given`] names them.
-const ALL: [&str; 9] = [
+const ALL: [&str; 10] = [
     "--db",
     "--filter",
     "--machine",
@@ -72,6 +79,7 @@ const ALL: [&str; 9] = [
     "--commit",
     "--json",
     "--html",
+    "--markdown",
 ];
 
 /// The listing's options given in `q`, by flag.
@@ -86,6 +94,7 @@ fn given(q: &QueryArgs) -> Vec<&'static str> {
         q.commit.is_some(),
         q.json,
         q.html.is_some(),
+        q.md.markdown.is_some(),
     ];
     ALL.into_iter()
         .zip(set)
@@ -102,6 +111,8 @@ fn fill_query(q: &mut QueryArgs, outer: &QueryArgs, sub: &str) -> Result<()> {
     fill(&mut q.reference, &outer.reference, "--reference", sub)?;
     fill(&mut q.commit, &outer.commit, "--commit", sub)?;
     fill(&mut q.html, &outer.html, "--html", sub)?;
+    fill(&mut q.md.markdown, &outer.md.markdown, "--markdown", sub)?;
+    q.md.no_summary |= outer.md.no_summary;
     q.fleet |= outer.fleet;
     q.json |= outer.json;
     Ok(())

@@ -2,7 +2,9 @@
 //! `check` exits 2 when the newest commit's runs sit in a new, slower segment.
 
 mod bisect;
+mod markdown;
 mod merge;
+mod publish;
 mod text;
 
 use crate::history::series::{self, Series};
@@ -41,6 +43,12 @@ pub enum HistoryAction {
     /// for a PostgreSQL store, whose jobs never change the schema), and with --writer grant a
     /// role what saving needs: SELECT and INSERT, no UPDATE or DELETE.
     Migrate(MigrateArgs),
+    /// Write the store as a static site into DIR: an index of every series (filter, sort,
+    /// sparklines), the change points newest first, a page per series. Files only, nothing
+    /// fetched from elsewhere; a second publish rewrites only the pages that changed.
+    Publish(publish::PublishArgs),
+    /// Serve a published site on 127.0.0.1 for a look (`vernier history publish DIR` first).
+    Serve(publish::ServeArgs),
 }
 
 #[derive(Args, Clone, Debug)]
@@ -233,6 +241,8 @@ pub struct QueryArgs {
     /// Also write the history as an HTML report (each series plotted with its change points).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub md: crate::args::MarkdownArgs,
 }
 
 /// Exit status of `history check` when a regression is found.
@@ -244,9 +254,18 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
         Some(HistoryAction::Save(s)) => return save_files(&s),
         Some(HistoryAction::Bisect(b)) => return bisect::bisect_command(&b),
         Some(HistoryAction::Migrate(m)) => return migrate(&m),
+        Some(HistoryAction::Publish(p)) => return publish::publish_command(&p),
+        Some(HistoryAction::Serve(sv)) => return publish::serve_command(&sv),
         None => (a.query.clone(), false),
     };
     let filter = crate::args::parse_filter(q.filter.as_deref())?;
+    if q.md.markdown.is_some() && !check {
+        anyhow::bail!(
+            "--markdown summarises a check: `vernier history check --markdown FILE` (the newest \
+             commit against the stored history)"
+        );
+    }
+    q.md.check()?;
     let loc = Location::resolve(q.db.as_deref())?;
     let mut st = open_existing(&loc)?;
     if q.fleet {
@@ -303,6 +322,11 @@ pub fn history_command(a: &HistoryArgs) -> Result<i32> {
     }
     let many = print_machines(&all, &used, &rows_machines);
     if check {
+        if let Some(path) = &q.md.markdown {
+            let md = crate::markdown::render(&markdown::summary(&all), crate::markdown::MAX_CHARS);
+            crate::markdown::write(path, &md, q.md.no_summary)?;
+            println!("summary (Markdown) written to {}", path.display());
+        }
         return Ok(text::print_check(&all));
     }
     println!();

@@ -14,7 +14,22 @@ pub struct Intervals<'a> {
     pub marks: &'a [(usize, String)],
 }
 
+/// A place in an SVG, in its pixels.
+pub type Pixel = (i32, i32);
+
 pub fn intervals(p: &Intervals) -> Result<String> {
+    intervals_located(p).map(|(svg, _)| svg)
+}
+
+/// [`intervals`], and where each item's estimate was drawn, in the SVG's pixels (`None` for an
+/// item without one): for a page that puts a point under the pointer or the keyboard's focus.
+pub fn intervals_located(p: &Intervals) -> Result<(String, Vec<Option<Pixel>>)> {
+    let mut at = vec![None; p.items.len()];
+    let svg = intervals_drawn(p, &mut at)?;
+    Ok((svg, at))
+}
+
+fn intervals_drawn(p: &Intervals, at: &mut [Option<Pixel>]) -> Result<String> {
     let n = p.items.len();
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
@@ -103,6 +118,7 @@ pub fn intervals(p: &Intervals) -> Result<String> {
             }
             if it.value.is_finite() {
                 e(chart.draw_series(std::iter::once(Circle::new((x, it.value), 4, c.filled()))))?;
+                at[i] = Some(chart.backend_coord(&(x, it.value)));
             }
         }
         if p.reference.is_some() {

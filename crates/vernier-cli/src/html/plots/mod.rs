@@ -15,7 +15,7 @@ mod time_series;
 
 pub use forest::forest;
 pub use histogram::{bins, histogram, Histogram};
-pub use intervals::{intervals, Intervals};
+pub use intervals::{intervals, intervals_located, Intervals};
 pub use linearity::{linearity, Linearity};
 pub use pairs::{pair_ratios, PairRatios};
 pub use time_series::{time_series, TimeSeries};

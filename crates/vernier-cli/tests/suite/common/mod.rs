@@ -5,6 +5,8 @@ pub mod cpp;
 pub mod history;
 pub mod pgserver;
 pub mod rust_examples;
+pub mod site;
+pub mod webdriver;
 
 use vernier::result::BenchmarkResult;
 

@@ -10,6 +10,7 @@ mod cpp_counters;
 mod cpp_forms;
 mod cpp_worker;
 pub(crate) mod criterion;
+mod dashboard;
 mod demo;
 mod exec;
 mod experiments;
