@@ -48,10 +48,13 @@ pub enum Code {
     /// The run's figure lies beyond the same program's recent runs on this machine, in the
     /// unit it is judged in.
     Shifted,
+    /// Measured while a neighbour shared the core's issue width (the throughput half of the
+    /// core-speed probe slow, its clock half not), and the benchmark's samples followed it.
+    CoreShared,
 }
 
 impl Code {
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::OptimizedAway,
         Code::Nonlinear,
         Code::NoSteadyState,
@@ -67,6 +70,7 @@ impl Code {
         Code::Oversubscribed,
         Code::MemoryUnavailable,
         Code::Shifted,
+        Code::CoreShared,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +90,7 @@ impl Code {
             Code::Oversubscribed => "oversubscribed",
             Code::MemoryUnavailable => "memory-unavailable",
             Code::Shifted => "shifted",
+            Code::CoreShared => "core-shared",
         }
     }
 
@@ -220,6 +225,29 @@ pub enum Finding {
         earlier: [f64; 2],
         runs: usize,
     },
+    /// A neighbour shared the core's issue width while the benchmark ran, and its figure felt
+    /// it.
+    CoreShared(Shared),
+}
+
+/// A benchmark measured with the core shared (`core-shared`): `core_share` is the median share
+/// of the core's best throughput the thread had (the best ratio of the probe's halves over the
+/// ratio around each steady sample), `shared_share` the share of the steady samples taken
+/// shared, `slowdown` how much slower they read than unshared ones (in the unit judged), and
+/// `wholly` whether too few were unshared for a figure of their own: the headline is then the
+/// shared core's.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Shared {
+    pub core_share: f64,
+    pub shared_share: f64,
+    pub slowdown: f64,
+    pub wholly: bool,
+    /// The headline's median when it is the unshared samples' and the shared samples' median
+    /// (ns); absent for a benchmark measured wholly shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unshared_median_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_median_ns: Option<f64>,
 }
 
 /// What interrupted a benchmark (`interrupted`), told apart by their figures.
@@ -377,6 +405,7 @@ impl Finding {
             Finding::Oversubscribed { .. } => Code::Oversubscribed,
             Finding::MemoryUnavailable { .. } => Code::MemoryUnavailable,
             Finding::Shifted { .. } => Code::Shifted,
+            Finding::CoreShared(_) => Code::CoreShared,
         }
     }
 }

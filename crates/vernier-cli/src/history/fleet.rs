@@ -376,6 +376,18 @@ mod tests {
     }
 
     #[test]
+    fn a_run_on_a_shared_core_is_evidence_in_neither_unit() {
+        use vernier::analyze::Unit;
+        let shared = &series("a", "m1", 10.0, 30.0, "core-shared").points[0];
+        let slowed = &series("a", "m1", 10.0, 30.0, "core-slowed").points[0];
+        let plain = &series("a", "m1", 10.0, 30.0, "").points[0];
+        assert!(!Series::usable_in(shared, Unit::Ns) && !Series::usable_in(shared, Unit::Cycles));
+        // A slowed clock leaves cycles alone; a neighbour does not.
+        assert!(!Series::usable_in(slowed, Unit::Ns) && Series::usable_in(slowed, Unit::Cycles));
+        assert!(Series::usable_in(plain, Unit::Ns) && Series::usable_in(plain, Unit::Cycles));
+    }
+
+    #[test]
     fn machines_of_different_clocks_are_compared_in_cycles_too() {
         // m1 at 3 GHz, m2 at 4 GHz: the same code takes the same cycles, 25 % less time on m2;
         // m3 at 3 GHz takes 10 % more cycles on `b` (another core design).

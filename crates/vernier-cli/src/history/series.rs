@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 
 /// The diagnostic code of runs shown but not used as evidence of a change.
 pub const CORE_SLOWED: &str = "core-slowed";
+/// The code of runs measured with the core shared by a neighbour: not evidence of a change in
+/// either unit (a neighbour moves the cycles of throughput-bound code as well as its time).
+pub const CORE_SHARED: &str = "core-shared";
 
 #[derive(Clone, Debug)]
 pub struct Series {
@@ -47,6 +50,12 @@ impl Series {
         Self::measured(p)
             && p.bench.median_ns.is_some_and(|m| m.is_finite() && m > 0.0)
             && !p.bench.flags.split(',').any(|f| f == CORE_SLOWED)
+            && !Self::shared(p)
+    }
+
+    /// Measured with the core shared by a neighbour (`core-shared`).
+    fn shared(p: &StoredPoint) -> bool {
+        p.bench.flags.split(',').any(|f| f == CORE_SHARED)
     }
 
     /// Measured, and not replaced by a later save of the same run.
@@ -63,6 +72,7 @@ impl Series {
             }
             vernier::analyze::Unit::Cycles => {
                 Self::measured(p)
+                    && !Self::shared(p)
                     && p.bench
                         .cycles_per_iter
                         .is_some_and(|c| c.is_finite() && c > 0.0)

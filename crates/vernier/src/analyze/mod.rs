@@ -88,6 +88,11 @@ pub struct Context {
     /// The range of the core's clock over this machine's recent runs (`harness.clock_ghz`),
     /// as cycle times (fast, slow): the interval covers a run at either end.
     pub clock_cycle_ns: Option<(f64, f64)>,
+    /// The core's best ratio of the probe's two halves measured at start-up
+    /// (`harness.wide_ratio`), and the machine's known one (`harness.known_wide_ratio`): what
+    /// `core_share` is measured against, besides the benchmark's own probes.
+    pub wide_ratio: Option<f64>,
+    pub known_wide_ratio: Option<f64>,
     /// Share of far outliers the machine itself shows on a reference kernel measured at
     /// start-up (`harness.noise_far_share`); `outliers` is only claimed beyond it.
     pub noise_far_share: Option<f64>,
@@ -117,6 +122,8 @@ impl Context {
             noise_sample_ns: None,
             known_cycle_ns: None,
             clock_cycle_ns: None,
+            wide_ratio: None,
+            known_wide_ratio: None,
             off_calling_core: false,
         }
     }
@@ -127,6 +134,8 @@ impl Context {
             startup_cycle_ns: self.cycle_ns,
             known_cycle_ns: self.known_cycle_ns,
             clock_cycle_ns: self.clock_cycle_ns,
+            startup_wide_ratio: self.wide_ratio,
+            known_wide_ratio: self.known_wide_ratio,
             unit: Unit::Ns,
         }
     }

@@ -8,7 +8,7 @@ use super::{
     INTERRUPTED_FRACTION, INTERRUPTED_MANY, NONLINEAR_R2, NONLINEAR_REL, NONLINEAR_SIGMAS,
     OUTLIER_EXCESS, OUTLIER_FRACTION, OUTLIER_NOISE_FACTOR, TIMER_LIMITED_SLACK, UNSTABLE_REL_CI,
 };
-use crate::diagnostic::{Estimates, Finding, Interruption, Slowed, SpeedReference};
+use crate::diagnostic::{Estimates, Finding, Interruption, Shared, Slowed, SpeedReference};
 use crate::measure::StopReason;
 use crate::stats::steady::WarmupClass;
 
@@ -20,6 +20,7 @@ pub(super) const RULES: &[Rule] = &[
     debug_build,
     removed,
     core_slowed_rule,
+    core_shared_rule,
     nonlinear,
     layout_sensitive,
     no_steady_state,
@@ -54,6 +55,26 @@ fn core_slowed_rule(f: &Figures, _: &Context) -> Option<Finding> {
         return None;
     }
     core_slowed(sp)
+}
+
+/// `core-shared`: the benchmark's slow state is a shared core's and it felt it. As for
+/// `core-slowed`, in cycles a headline that rests on the unshared samples alone keeps its
+/// figure, and the machine's condition is said once under the table.
+fn core_shared_rule(f: &Figures, _: &Context) -> Option<Finding> {
+    let sp = f.speed.as_ref()?;
+    if !sp.core_shared() || (f.unit == super::Unit::Cycles && sp.split) {
+        return None;
+    }
+    let sharing = sp.sharing?;
+    let slow = sp.slow?;
+    Some(Finding::CoreShared(Shared {
+        core_share: sharing.core_share,
+        shared_share: sharing.shared_share,
+        slowdown: sharing.felt.unwrap_or(slow.median_ns / sp.fast.median_ns),
+        wholly: !sp.split,
+        unshared_median_ns: sp.split.then_some(sp.fast.median_ns),
+        shared_median_ns: sp.split.then_some(slow.median_ns),
+    }))
 }
 
 /// `nonlinear`: T = a + b·N fits poorly, or its slope disagrees with the median beyond the

@@ -2,7 +2,9 @@
 //! report's short forms, and each code's general explanation. The one place a diagnostic's
 //! text is written; analysis only fills in a [`Finding`], and nothing reads a message back.
 
-use super::{Code, CycleSource, Estimates, Finding, Interruption, Removed, Slowed, SpeedReference};
+use super::{
+    Code, CycleSource, Estimates, Finding, Interruption, Removed, Shared, Slowed, SpeedReference,
+};
 use crate::units::format_ns;
 
 /// What to do about `optimized-away`.
@@ -15,6 +17,12 @@ const CORE_SLOWED_FIX: &str = "The machine's cores change speed (a busy sibling 
       neighbour on the host, power or thermal limits): re-run when it is quiet, pin the \
       benchmark to an isolated core (--cpu; `vernier system show`), and compare only figures \
       measured in the same state.";
+
+/// What to do about a core whose issue width a neighbour shares (`core-shared`).
+pub const CORE_SHARED_FIX: &str = "Measure on a machine with whole cores: a dedicated or \
+      bare-metal runner, or a larger cloud instance whose vCPUs are whole cores; `vernier system \
+      noise` says how often this machine's core is shared, and compare only figures measured in \
+      the same state.";
 
 /// The diagnostic's message: what was found, with its figures, and the fix.
 pub fn message(f: &Finding) -> String {
@@ -88,6 +96,7 @@ pub fn message(f: &Finding) -> String {
             format!("not read: {}. {note}", events.join(", "))
         }
         Finding::CoreSlowed(s) => slowed(s),
+        Finding::CoreShared(s) => core_shared(s),
         Finding::Contended {
             threads,
             speedup,
@@ -338,6 +347,34 @@ fn shared(throughput_slowdown: f64, clock_slowdown: f64) -> bool {
 const SHARED: &str = "something shared the core's units, most likely a busy sibling thread on \
                       the host";
 
+fn core_shared(s: &Shared) -> String {
+    let head = format!(
+        "a neighbour shared the core's issue width (another thread on the physical core: SMT, \
+         another tenant on a cloud machine) for {:.0} % of the steady samples: the throughput \
+         half of the core-speed probe (eight independent chains of additions) had {:.0} % of \
+         this core's best rate (median) while its clock half held",
+        s.shared_share * 100.0,
+        s.core_share * 100.0,
+    );
+    let fix = CORE_SHARED_FIX;
+    match (s.wholly, s.unshared_median_ns, s.shared_median_ns) {
+        (false, Some(u), Some(sh)) => format!(
+            "{head}. This benchmark felt it ({:.2}× in the unit judged): the headline is the \
+             unshared samples' figure ({}); shared, it took {}. {fix}",
+            s.slowdown,
+            format_ns(u),
+            format_ns(sh),
+        ),
+        _ => format!(
+            "{head}, for too much of the run to give an unshared figure. This benchmark's \
+             samples follow that probe (those taken more shared read {:.1} % slower): the \
+             figure is the shared core's, higher than on a whole core, and the next run may \
+             find the core whole. {fix}",
+            (s.slowdown - 1.0) * 100.0,
+        ),
+    }
+}
+
 fn slowed(s: &Slowed) -> String {
     let ghz = |c: f64| 1.0 / c;
     let fix = CORE_SLOWED_FIX;
@@ -517,6 +554,13 @@ pub fn explanation(code: Code) -> &'static str {
         Code::Oversubscribed => {
             "more threads than the CPUs the run may use: threads took turns on a CPU. Use at \
              most as many threads as CPUs, or give the run more (--cpu)."
+        }
+        Code::CoreShared => {
+            "a neighbour shared the core's issue width while the benchmark ran (the throughput \
+             half of the core-speed probe slow, its clock half not), and the benchmark's \
+             samples followed it: throughput-bound code runs up to 1.7× slower on a shared \
+             core. Measure on whole cores (a dedicated or bare-metal runner, a larger \
+             instance); `vernier system noise` says how often the core is shared."
         }
         Code::Shifted => {
             "this run's figure lies beyond this program's recent runs on this machine, in the \

@@ -5,6 +5,9 @@
 //!   (the core-speed probe, [`crate::analyze::speed`]), so a run spent wholly in a slow state —
 //!   which its own probes cannot reveal — is measured against what the machine does when it is
 //!   not held back (`core-slowed`, reference `known`), and their range is the clock's;
+//! - the core's known best throughput ([`speed`]): the best ratio of the core-speed probe's
+//!   two halves runs measured, so a run spent wholly with the core shared by a neighbour is
+//!   measured against the whole core (`core-shared`);
 //! - the earlier runs ([`earlier`]): per program ([`program_identity`]) and benchmark, the
 //!   medians of its recent runs, what the same code read here lately, which the next run's
 //!   interval is joined to (the result file's `earlier_runs`, [`crate::result::earlier_runs`]).
@@ -54,6 +57,10 @@ struct Store {
     /// machine, program and benchmark → the medians of its recent runs.
     #[serde(default)]
     earlier: BTreeMap<String, Earlier>,
+    /// machine key → the best ratios of the core-speed probe's two halves that runs on it
+    /// measured, one per run, oldest first ([`speed`]).
+    #[serde(default)]
+    wide_ratios: BTreeMap<String, Vec<f64>>,
 }
 
 /// Where the ledger is: the file written, and the file of the former name read while the
@@ -132,6 +139,7 @@ pub struct Ledger {
     place: Option<Place>,
     key: String,
     ghz: Vec<f64>,
+    wide_ratios: Vec<f64>,
     earlier: BTreeMap<String, Earlier>,
 }
 
@@ -145,10 +153,12 @@ impl Ledger {
         let key = format!("{}/{}", machine.hostname, machine.cpu_model);
         let mut store = read(place.as_ref());
         let ghz = store.machines.remove(&key).unwrap_or_default();
+        let wide_ratios = store.wide_ratios.remove(&key).unwrap_or_default();
         Ledger {
             place,
             key,
             ghz,
+            wide_ratios,
             earlier: store.earlier,
         }
     }
@@ -169,7 +179,7 @@ impl Ledger {
     /// under `program`, its medians worth keeping (`crate::result::earlier_runs`).
     pub fn record_run(&self, file: &ResultFile, program: Option<&str>) {
         self.update(|store| {
-            let speeds = self.add_speeds(store, file);
+            let speeds = self.add_speeds(store, file) | self.add_wide_ratio(store, file);
             let medians = program.is_some_and(|p| self.add_medians(store, p, file));
             speeds || medians
         });
@@ -229,6 +239,11 @@ mod tests {
                 cycles_per_iter: None,
                 cycles_ci95: None,
                 cycles_run_ci95: None,
+                core_share: None,
+                shared_share: None,
+                wide_ratio_best: None,
+                wide_ratio_reference: None,
+                wide_ratio: None,
             });
             f.benchmarks.push(b);
         }

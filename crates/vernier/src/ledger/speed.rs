@@ -13,6 +13,10 @@ pub const KEEP: usize = 200;
 pub const KNOWN_QUANTILE: f64 = 0.9;
 /// Fewest kept speeds before the known speed is used.
 pub const MIN_RUNS: usize = 5;
+/// The known best ratio of the probe's halves is this quantile of the runs' best ratios (the
+/// order statistic below it): with fewer than 21 runs, the lowest; with the 200 kept, the
+/// tenth lowest.
+pub const RATIO_QUANTILE: f64 = 0.05;
 /// Fewest kept speeds before their range widens intervals. One is kept per benchmark: more
 /// than one demo's worth, so that a single run's benchmarks, all measured in one state, do not
 /// stand for the machine's range.
@@ -63,6 +67,45 @@ impl Ledger {
         Some([slowest, v[v.len() - 1]])
     }
 
+    /// The machine's known best ratio of the core-speed probe's two halves (time per addition
+    /// of eight independent chains over one dependent chain's): a low quantile
+    /// ([`RATIO_QUANTILE`]) of the runs' best ratios, from the first run on. Each run's is
+    /// itself robust (the ratio of two fastest times at start-up, or a running median of five
+    /// probed batches), and only a neighbour raises it, so the lowest is the whole core; the
+    /// quantile keeps one wrong reading from setting the bar.
+    pub fn known_wide_ratio(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .wide_ratios
+            .iter()
+            .copied()
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .collect();
+        // An order statistic, not an interpolation: a reading runs measured.
+        let v = crate::stats::sorted(&v);
+        let at = ((v.len().max(1) - 1) as f64 * RATIO_QUANTILE) as usize;
+        v.get(at).copied()
+    }
+
+    /// Add the best ratio of the probe's halves `file` measured (its start-up calibration's and
+    /// its benchmarks' own, the lowest); whether there was one.
+    pub(super) fn add_wide_ratio(&self, store: &mut Store, file: &ResultFile) -> bool {
+        let best = file
+            .benchmarks
+            .iter()
+            .filter_map(|b| b.speed.as_ref()?.wide_ratio)
+            .chain(file.harness.wide_ratio)
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if !best.is_finite() {
+            return false;
+        }
+        keep_last(
+            store.wide_ratios.entry(self.key.clone()).or_default(),
+            [best],
+        );
+        true
+    }
+
     /// Add the fast-state speeds of `file`'s benchmarks (those with a figure in the fast
     /// state) and write the file back. Errors are ignored: the file is a cache.
     #[cfg(test)]
@@ -83,12 +126,16 @@ impl Ledger {
         if new.is_empty() {
             return false;
         }
-        let v = store.machines.entry(self.key.clone()).or_default();
-        v.extend(new);
-        let excess = v.len().saturating_sub(KEEP);
-        v.drain(..excess);
+        keep_last(store.machines.entry(self.key.clone()).or_default(), new);
         true
     }
+}
+
+/// Append `new` to `v` and keep its last [`KEEP`].
+fn keep_last(v: &mut Vec<f64>, new: impl IntoIterator<Item = f64>) {
+    v.extend(new);
+    let excess = v.len().saturating_sub(KEEP);
+    v.drain(..excess);
 }
 
 #[cfg(test)]
@@ -147,6 +194,30 @@ mod tests {
         let k = Ledger::load_from(Some(path), &machine());
         let [lo, _] = k.clock_ghz().unwrap();
         assert!((lo - 3.6).abs() < 1e-9, "{lo}");
+    }
+
+    #[test]
+    fn the_known_best_ratio_is_the_lowest_runs_measured_from_the_first_run_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.json");
+        let k = Ledger::load_from(Some(path.clone()), &machine());
+        assert_eq!(k.known_wide_ratio(), None);
+        // A run whose start-up was shared (0.41) but whose benchmark saw the whole core once.
+        let mut f = file_with(&[3.0]);
+        f.harness.wide_ratio = Some(0.41);
+        f.benchmarks[0].speed.as_mut().unwrap().wide_ratio = Some(0.26);
+        k.record_run(&f, None);
+        let k = Ledger::load_from(Some(path.clone()), &machine());
+        assert_eq!(k.known_wide_ratio(), Some(0.26));
+        // Runs wholly shared later do not raise it.
+        for _ in 0..10 {
+            let mut f = file_with(&[]);
+            f.harness.wide_ratio = Some(0.44);
+            k.record_run(&f, None);
+        }
+        let k = Ledger::load_from(Some(path), &machine());
+        assert_eq!(k.known_wide_ratio(), Some(0.26));
+        assert_eq!(k.wide_ratios.len(), 11);
     }
 
     #[test]

@@ -37,6 +37,11 @@ impl SpeedJson {
                 .cycles_next_ci95
                 .or(s.cycles_per_iter.map(|c| [c.lo, c.hi])),
             cycles_run_ci95: s.cycles_per_iter.map(|c| [c.lo, c.hi]),
+            core_share: s.core_share(),
+            shared_share: s.sharing.map(|h| h.shared_share),
+            wide_ratio_best: s.sharing.map(|h| h.best_ratio),
+            wide_ratio_reference: s.sharing.map(|h| h.reference.as_str().into()),
+            wide_ratio: s.sharing.map(|h| h.own_best_ratio),
         }
     }
 }
@@ -264,6 +269,8 @@ impl ResultFile {
                 .map(|[lo, hi]| (1.0 / hi, 1.0 / lo)),
             noise_far_share: self.harness.noise_far_share,
             noise_sample_ns: self.harness.noise_sample_ns,
+            wide_ratio: self.harness.wide_ratio,
+            known_wide_ratio: self.harness.known_wide_ratio,
             off_calling_core: false,
         }
     }

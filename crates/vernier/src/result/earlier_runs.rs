@@ -155,9 +155,9 @@ impl EarlierRuns {
 pub fn figure_worth_keeping(median_ns: f64, diagnostics: &[Diagnostic]) -> bool {
     median_ns.is_finite()
         && median_ns > 0.0
-        && !diagnostics
-            .iter()
-            .any(|d| d.code.invalidates_figure() || d.code == Code::CoreSlowed)
+        && !diagnostics.iter().any(|d| {
+            d.code.invalidates_figure() || matches!(d.code, Code::CoreSlowed | Code::CoreShared)
+        })
 }
 
 /// The interval `ci95` joined to what the earlier runs' medians reach ([`EarlierRuns::reach`],
@@ -366,7 +366,7 @@ mod tests {
         assert!(EarlierRuns::from_medians(&[100.0]).is_none());
         assert!(EarlierRuns::from_medians(&[100.0, f64::NAN]).is_none());
         let e = EarlierRuns::from_medians(&[100.0, 120.0]).unwrap();
-        for code in [Code::CoreSlowed, Code::OptimizedAway] {
+        for code in [Code::CoreSlowed, Code::CoreShared, Code::OptimizedAway] {
             let d = [Diagnostic::new(code, "x")];
             assert!(!figure_worth_keeping(60.0, &d));
             assert_eq!(joined(60.0, [59.0, 61.0], &d, &e, None, false), None);

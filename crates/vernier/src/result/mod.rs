@@ -106,6 +106,18 @@ pub struct Harness {
     /// interval covers its cycles at both ends (another run may find the core anywhere in it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ghz: Option<[f64; 2]>,
+    /// The core's best throughput measured at start-up, as the ratio of the core-speed
+    /// probe's two halves (time per addition of eight independent chains over one dependent
+    /// chain's, the fastest of each: `kernels::best_wide_ratio`): 0.25 on a core that retires
+    /// four additions a cycle and was whole at start-up. A benchmark's `core_share` is the
+    /// best ratio known over the ratio around its samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wide_ratio: Option<f64>,
+    /// The machine's known best ratio of the probe's two halves, kept across runs (the
+    /// `vernier` command keeps it beside the known speed): what the core gives one thread when
+    /// no neighbour shares it, even for a run spent wholly shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_wide_ratio: Option<f64>,
     /// This program's earlier runs on this machine were looked up in the ledger: a
     /// benchmark without `earlier_runs` had fewer than two there, and its interval for the
     /// next run could not cover the level between invocations (the report says so).
@@ -285,6 +297,25 @@ pub struct SpeedJson {
     /// This run's own interval in cycles (as `per_iter.run_ci95_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_run_ci95: Option<[f64; 2]>,
+    /// The share of the core's best throughput the thread had, 0–1, median over the steady
+    /// samples: the best ratio of the probe's two halves known (`wide_ratio_best`) over the
+    /// ratio around each sample. Below 0.91 a neighbour shared the core's issue width
+    /// (`core-shared`). Absent for a harness without the probe's throughput half.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_share: Option<f64>,
+    /// The share of the steady samples taken with the core shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_share: Option<f64>,
+    /// The best ratio of the probe's halves `core_share` was measured against, and where it
+    /// comes from (`probes`, `start-up`, `known`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wide_ratio_best: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wide_ratio_reference: Option<String>,
+    /// The benchmark's own lowest ratio of the probe's halves (its smoothed probes): what the
+    /// ledger keeps of this run toward the machine's known best.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wide_ratio: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -110,6 +110,12 @@ pub fn calibrate_cycle(timer: &Timer, plan: &Plan) -> Harness {
         noise_sample_ns: analyze::median_sample_ns(&chain_m),
         known_cycle_ns: None,
         clock_ghz: None,
+        wide_ratio: crate::workload::kernels::best_wide_ratio(
+            timer,
+            crate::plan::PROBE_ADDS,
+            crate::workload::kernels::RATIO_ROUNDS,
+        ),
+        known_wide_ratio: None,
         earlier_runs_read: false,
     }
 }

@@ -236,6 +236,7 @@ impl Suite {
         harness.counters = counters_info;
         harness.known_cycle_ns = self.options.known_cycle_ns;
         harness.clock_ghz = self.options.clock_ghz;
+        harness.known_wide_ratio = self.options.known_wide_ratio;
         harness.earlier_runs_read = self.options.earlier_runs_read;
         harness
     }

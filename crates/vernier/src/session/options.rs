@@ -92,6 +92,9 @@ pub struct Options {
     /// The range of the core's clock over this machine's recent runs, GHz-equivalent
     /// ([slowest not core-slowed, fastest]; filled by the `vernier` command).
     pub clock_ghz: Option<[f64; 2]>,
+    /// The machine's known best ratio of the core-speed probe's two halves (filled by the
+    /// `vernier` command; `Harness::known_wide_ratio`).
+    pub known_wide_ratio: Option<f64>,
     /// Per benchmark name, the medians of the same program's recent runs on this machine,
     /// which its interval is joined to (`result::earlier_runs`; filled by the `vernier` command).
     pub earlier: std::collections::BTreeMap<String, crate::result::earlier_runs::EarlierRuns>,
@@ -170,6 +173,9 @@ impl Options {
         }
         if self.clock_ghz.is_none() {
             self.clock_ghz = ledger.clock_ghz();
+        }
+        if self.known_wide_ratio.is_none() {
+            self.known_wide_ratio = ledger.known_wide_ratio();
         }
         if let (true, Some(id)) = (self.earlier.is_empty(), program) {
             self.earlier = ledger.earlier_runs_of(id);

@@ -173,6 +173,7 @@ fn runner_harness(
         runner_batch_cost_ns: None,
         known_cycle_ns: ledger.known_cycle_ns(),
         clock_ghz: ledger.clock_ghz(),
+        known_wide_ratio: ledger.known_wide_ratio(),
         earlier_runs_read: identity.is_some() && ledger.in_use(),
         ..own
     }

@@ -6,6 +6,7 @@
 //! the tuning order, the state file and the noise method are described in `docs/system.md`.
 
 pub mod noise;
+pub mod share;
 pub mod tune;
 
 use std::path::PathBuf;
@@ -222,11 +223,21 @@ fn noise_cmd(a: NoiseArgs) -> Result<i32> {
         duration_ns: (a.duration * 1e9) as u64,
         threshold_ns: a.threshold_ns,
     };
-    let report = noise::measure(&cfg)?;
+    let mut report = noise::measure(&cfg)?;
+    let known =
+        vernier::ledger::Ledger::load(&vernier::machine::Machine::detect()).known_wide_ratio();
+    for &cpu in &cfg.cpus {
+        let t = std::thread::spawn(move || share::measure(cpu, share::SHARE_NS, known));
+        let one = t
+            .join()
+            .map_err(|_| anyhow::anyhow!("the probe thread on CPU {cpu} panicked"))??;
+        report.core_share.push(one);
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", noise::render(&report));
+        print!("{}", share::render(&report.core_share));
     }
     Ok(0)
 }

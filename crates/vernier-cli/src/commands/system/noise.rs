@@ -71,6 +71,8 @@ pub struct NoiseReport {
     pub cpus: Vec<CpuNoise>,
     /// The CPU that lost the least time: where to pin a benchmark.
     pub quietest_cpu: Option<usize>,
+    /// How often a neighbour shared each CPU's core (`share`).
+    pub core_share: Vec<super::share::CoreShare>,
 }
 
 struct Raw {
@@ -244,6 +246,7 @@ pub fn measure(cfg: &NoiseConfig) -> Result<NoiseReport> {
         clock: "CLOCK_MONOTONIC (clock_gettime, vDSO)",
         cpus,
         quietest_cpu,
+        core_share: Vec::new(),
     })
 }
 

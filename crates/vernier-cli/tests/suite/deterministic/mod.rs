@@ -5,6 +5,7 @@ mod history;
 mod history_options;
 mod instructions_parse;
 mod recorded_hosts;
+mod recorded_shared_core;
 mod site;
 mod store_access;
 mod system_show;

@@ -17,8 +17,15 @@ use vernier::result::{BenchmarkResult, ResultFile};
 /// The recorded file `rel` (under `fixtures/intel-vm/`, without `.gz`) as it was written,
 /// unpacked into `dir`.
 fn recorded(rel: &str, dir: &Path) -> PathBuf {
+    recorded_on("intel-vm", rel, dir)
+}
+
+/// The file `rel` recorded on `host` (under `fixtures/HOST/`, without `.gz`), unpacked into
+/// `dir`.
+pub(super) fn recorded_on(host: &str, rel: &str, dir: &Path) -> PathBuf {
     let gz = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/intel-vm")
+        .join("tests/fixtures")
+        .join(host)
         .join(format!("{rel}.gz"));
     let raw = dir.join(rel.replace('/', "-"));
     let out = std::process::Command::new("gzip")
@@ -33,7 +40,12 @@ fn recorded(rel: &str, dir: &Path) -> PathBuf {
 
 /// The recorded file `rel` re-derived with `vernier analyze` into `dir`.
 fn rederived(rel: &str, dir: &Path) -> PathBuf {
-    let raw = recorded(rel, dir);
+    rederived_on("intel-vm", rel, dir)
+}
+
+/// The file `rel` recorded on `host` re-derived with `vernier analyze` into `dir`.
+pub(super) fn rederived_on(host: &str, rel: &str, dir: &Path) -> PathBuf {
+    let raw = recorded_on(host, rel, dir);
     let json = dir.join(format!("again-{}", rel.replace('/', "-")));
     let o = vernier()
         .arg("analyze")

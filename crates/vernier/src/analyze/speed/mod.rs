@@ -11,9 +11,12 @@
 //! square root 7 %, a memory-bound kernel barely), so samples from another state are not
 //! corrected; they are kept apart and reported beside the headline.
 
+pub mod shared;
+
 use crate::samples::Samples;
 use crate::stats;
 use crate::timer::{TimerInfo, TimerKind};
+pub use shared::Sharing;
 
 /// A sample whose probe ran this much slower than the fastest state seen in the run (its own
 /// probes, the start-up chain, the nominal rate) is in a slow state. 10 % is far above the
@@ -71,6 +74,28 @@ impl Reference {
     }
 }
 
+/// Where the best ratio of the probe's two halves comes from (`core_share` is measured
+/// against it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RatioReference {
+    /// The benchmark's own probes.
+    Probes,
+    /// The calibration at start-up (`harness.wide_ratio`).
+    StartUp,
+    /// The machine's known best, kept across runs (`harness.known_wide_ratio`).
+    Known,
+}
+
+impl RatioReference {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RatioReference::Probes => "probes",
+            RatioReference::StartUp => "start-up",
+            RatioReference::Known => "known",
+        }
+    }
+}
+
 /// The figure of the samples in one state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StateFigure {
@@ -122,6 +147,12 @@ pub struct Speed {
     /// The interval in cycles a next run on this machine should fall in (a benchmark judged in
     /// cycles; `None` otherwise).
     pub cycles_next_ci95: Option<[f64; 2]>,
+    /// The share of the core's issue width the thread had (`shared`), when the harness ran
+    /// the probe's throughput half.
+    pub sharing: Option<Sharing>,
+    /// The slow state is one of a shared core (most of its samples at the fast clock, the
+    /// throughput half slow): `core-shared`, not `core-slowed`.
+    pub slow_shared: bool,
 }
 
 impl Speed {
@@ -144,8 +175,19 @@ impl Speed {
 
     /// Whether the benchmark ran in a slow state enough to say so (`core-slowed`).
     pub fn core_slowed(&self) -> bool {
-        self.slow.is_some_and(|s| s.share >= CORE_SLOWED_MIN_SHARE)
+        (!self.slow_shared && self.slow.is_some_and(|s| s.share >= CORE_SLOWED_MIN_SHARE))
             || self.behind_known_cycle_ns.is_some()
+    }
+
+    /// Whether the benchmark ran with the core shared enough to say so, and felt it
+    /// (`core-shared`): its slow state is the shared core's.
+    pub fn core_shared(&self) -> bool {
+        self.slow_shared && self.slow.is_some_and(|s| s.share >= CORE_SLOWED_MIN_SHARE)
+    }
+
+    /// The median share of the core's best throughput during the benchmark (0–1), when known.
+    pub fn core_share(&self) -> Option<f64> {
+        self.sharing.map(|s| s.core_share).filter(|s| s.is_finite())
     }
 
     /// Whether every steady sample (but too few to give a figure) ran in a slow state.
@@ -196,12 +238,19 @@ fn smoothed(samples: &Samples, at: impl Fn(usize) -> Option<f64>) -> Vec<f64> {
             stats::median(&w)
         })
         .collect();
-    let mut out = Vec::with_capacity(raw.len());
-    let mut k = 0;
-    let mut last = smooth[0];
-    for i in 0..raw.len() {
-        if k < batches.len() && batches[k].0 == i {
-            last = smooth[k];
+    carried(raw.len(), batches.iter().map(|b| b.0), &smooth)
+}
+
+/// Per-batch values carried to every sample: batch k's `values[k]` to its first sample (at
+/// `firsts`, in order) and the samples after it up to the next batch's, the first batch's back
+/// to any sample before it. `values` is not empty.
+fn carried(len: usize, firsts: impl Iterator<Item = usize>, values: &[f64]) -> Vec<f64> {
+    let mut firsts = firsts.peekable();
+    let mut out = Vec::with_capacity(len);
+    let (mut k, mut last) = (0, values[0]);
+    for i in 0..len {
+        if firsts.next_if_eq(&i).is_some() {
+            last = values[k];
             k += 1;
         }
         out.push(last);
@@ -220,6 +269,10 @@ pub struct References {
     /// addition): (fast, slow): the fastest and the slowest of their fast-state speeds that
     /// were not themselves slowed.
     pub clock_cycle_ns: Option<(f64, f64)>,
+    /// The best ratio of the probe's two halves measured at start-up, and the machine's known
+    /// best ratio from earlier runs ([`shared::best_ratio`]).
+    pub startup_wide_ratio: Option<f64>,
+    pub known_wide_ratio: Option<f64>,
     /// The unit the benchmark is judged in: in cycles, states are told apart by the
     /// benchmark's cycles, and a run behind the known clock is no slowed figure.
     pub unit: super::Unit,
@@ -276,13 +329,37 @@ pub fn analyze(
     let fastest_wide = (!wide.is_empty())
         .then(|| wide.iter().copied().fold(f64::INFINITY, f64::min))
         .filter(|w| w.is_finite() && *w > 0.0);
+    let ratios = if wide.is_empty() {
+        Vec::new()
+    } else {
+        shared::sample_ratios(samples, timer)
+    };
+    let best = shared::best_ratio(&ratios, &refs);
+    // Whether a benchmark follows the throughput half is read on all its samples past
+    // calibration at the main count: the warm-up too, which a neighbour may have spared.
+    let main_iters = samples.samples[idx[0]].iters;
+    let past: Vec<usize> = (0..samples.len())
+        .filter(|&i| {
+            let s = &samples.samples[i];
+            s.phase != crate::samples::Phase::Calibration && s.iters == main_iters
+        })
+        .collect();
     let steady = Steady {
         samples,
         cycles,
         wide,
+        ratios: &ratios,
         idx,
+        past: &past,
     };
-    let states = steady.states(refs.unit, fastest.0, fastest_wide);
+    let states = steady.states(refs.unit, fastest.0, best.map(|b| b.0));
+    let sharing = best.map(|b| {
+        let own = shared::best_ratio(&ratios, &References::default()).map_or(b.0, |o| o.0);
+        Sharing {
+            felt: states.felt,
+            ..Sharing::of(idx, &ratios, b, own)
+        }
+    });
     let probe_ns_total: u64 = samples
         .probe_ns
         .iter()
@@ -302,6 +379,8 @@ pub fn analyze(
         behind_known_cycle_ns: None,
         cycles_per_iter: None,
         cycles_next_ci95: None,
+        sharing,
+        slow_shared: states.slow_shared,
     };
     // The whole run against the machine's known speed: the state the benchmark's headline
     // rests on (the fast one, or everything when too few samples were fast).
@@ -346,7 +425,11 @@ struct Steady<'a> {
     cycles: &'a [f64],
     /// [`sample_wide`] of `samples`; empty unless every sample has it.
     wide: &'a [f64],
+    /// [`shared::sample_ratios`]; empty with `wide`.
+    ratios: &'a [f64],
     idx: &'a [usize],
+    /// Every sample past calibration at the main count (warm-up included).
+    past: &'a [usize],
 }
 
 /// The steady samples split by state, and each state's figure (a slow state with no samples
@@ -356,54 +439,73 @@ struct States {
     slow: StateFigure,
     fast_idx: Vec<usize>,
     slow_idx: Vec<usize>,
+    /// Most of the slow state's samples ran at the fast clock with the core shared.
+    slow_shared: bool,
+    /// How much slower the benchmark read with the core shared ([`Sharing::felt`]).
+    felt: Option<f64>,
 }
 
 impl Steady<'_> {
     /// The samples split into the fast state and the slow one (beyond [`SLOW_RATIO`] of the
-    /// fastest cycle time, or of the fastest throughput half), then merged into one when the
+    /// fastest cycle time, or with the core shared: the ratio of the probe's halves beyond
+    /// [`shared::SHARED_RATIO`] of the best, `best_ratio`), then merged into one when the
     /// benchmark, in its `unit`, did not feel the difference.
-    fn states(&self, unit: super::Unit, fastest: f64, fastest_wide: Option<f64>) -> States {
+    fn states(&self, unit: super::Unit, fastest: f64, best_ratio: Option<f64>) -> States {
         let limit = fastest * SLOW_RATIO;
-        let wide_limit = fastest_wide.map(|w| w * SLOW_RATIO);
-        let (fast_idx, slow_idx): (Vec<usize>, Vec<usize>) =
-            self.idx.iter().copied().partition(|&i| {
-                self.cycles[i] <= limit && wide_limit.is_none_or(|l| self.wide[i] <= l)
-            });
-        // A slow state this benchmark did not feel is not a state of its figure: when both
-        // states have a figure and they agree within `STATE_MATTERS`, the samples are one state
-        // (a latency-bound benchmark shrugs off a sibling's share of the units; memory-bound
-        // code, a slower clock).
+        let shared_at = |i: usize| best_ratio.is_some_and(|b| shared::is_shared(b, self.ratios[i]));
+        let (fast_idx, slow_idx): (Vec<usize>, Vec<usize>) = self
+            .idx
+            .iter()
+            .copied()
+            .partition(|&i| self.cycles[i] <= limit && !shared_at(i));
         let (fast, mut slow) = (self.figure(&fast_idx), self.figure(&slow_idx));
         // The state's figure in the benchmark's unit: in cycles, a slower clock is no other
-        // state of code bound by the core; a core whose units a sibling shares is.
+        // state of code bound by the core; a core whose units a neighbour shares is.
         let in_unit = |f: &StateFigure| match unit {
             super::Unit::Cycles => f.median_cycles,
             super::Unit::Ns | super::Unit::Instructions => f.median_ns,
         };
-        // In cycles, a run (nearly) wholly in a slow state has no fast figure to compare with:
-        // its clock alone does not touch its cycles, a sibling sharing the core's units does
-        // (the throughput half slowed beyond the clock half).
-        let shared_units = |f: &StateFigure| {
-            let clock = f.cycle_ns / fastest;
-            fastest_wide.is_some_and(|w| f.wide_ns / w > clock * SLOW_RATIO)
-        };
-        let one_state = match unit {
-            super::Unit::Cycles if fast.samples < MIN_STATE_SAMPLES => {
-                slow.samples > 0 && !shared_units(&slow)
+        let sample_in_unit = |i: usize| {
+            let per = self.samples.samples[i].per_iter_ns();
+            match unit {
+                super::Unit::Cycles => per / self.cycles[i],
+                super::Unit::Ns | super::Unit::Instructions => per,
             }
-            _ => false,
         };
-        if one_state
-            || fast.samples >= MIN_STATE_SAMPLES
-                && slow.samples >= MIN_STATE_SAMPLES
-                && (in_unit(&slow) / in_unit(&fast) - 1.0).abs() < STATE_MATTERS
-        {
+        // The slow state is a shared core's when most of its samples ran at the fast clock.
+        let at_fast_clock = slow_idx
+            .iter()
+            .filter(|&&i| self.cycles[i] <= limit)
+            .count();
+        let slow_shared = !slow_idx.is_empty() && 2 * at_fast_clock > slow_idx.len();
+        let both = fast.samples >= MIN_STATE_SAMPLES && slow.samples >= MIN_STATE_SAMPLES;
+        // Whether the benchmark felt the slow state: both states' figures when both have one;
+        // run (nearly) wholly shared, whether its samples follow the throughput half.
+        let felt = if both {
+            let r = in_unit(&slow) / in_unit(&fast);
+            ((r - 1.0).abs() >= STATE_MATTERS).then_some(r)
+        } else if slow_shared && fast.samples < MIN_STATE_SAMPLES {
+            shared::follows(self.past, self.ratios, sample_in_unit)
+        } else {
+            None
+        };
+        // A slow state this benchmark did not feel is not a state of its figure: a
+        // latency-bound benchmark shrugs off a neighbour's share of the units; memory-bound
+        // code, a slower clock; and in cycles, a run (nearly) wholly at a slower clock has no
+        // fast figure to compare with, and its clock alone does not touch its cycles.
+        let wholly = fast.samples < MIN_STATE_SAMPLES && slow.samples > 0;
+        let one_state = (both && felt.is_none())
+            || (wholly && slow_shared && felt.is_none())
+            || (wholly && !slow_shared && unit == super::Unit::Cycles);
+        if one_state {
             slow.samples = 0;
             States {
                 fast: self.figure(self.idx),
                 slow,
                 fast_idx: self.idx.to_vec(),
                 slow_idx: Vec::new(),
+                slow_shared: false,
+                felt: None,
             }
         } else {
             States {
@@ -411,6 +513,8 @@ impl Steady<'_> {
                 slow,
                 fast_idx,
                 slow_idx,
+                slow_shared,
+                felt: felt.filter(|_| slow_shared),
             }
         }
     }
@@ -473,3 +577,5 @@ pub fn clock_interval(speed: &Speed, clock: Option<(f64, f64)>) -> Option<(f64, 
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_shared;

@@ -302,6 +302,53 @@ fn stretches_part(file: &ResultFile) -> Option<String> {
     ))
 }
 
+/// Whether a benchmark's slow state is a shared core's: enough of its samples taken with the
+/// core shared (`speed.shared_share`).
+fn shared_core(s: &crate::result::SpeedJson) -> bool {
+    s.shared_share
+        .is_some_and(|x| x >= crate::analyze::speed::CORE_SLOWED_MIN_SHARE)
+}
+
+/// A neighbour on the core, said once for the run: how much of a benchmark's samples at most
+/// were taken with the core shared, the throughput the thread then had, and what it did to
+/// the figures (set apart, or `core-shared`).
+fn shared_part(file: &ResultFile) -> Option<String> {
+    let speeds: Vec<(&BenchmarkResult, &crate::result::SpeedJson)> = file
+        .benchmarks
+        .iter()
+        .filter_map(|b| Some((b, b.speed.as_ref()?)))
+        .filter(|(_, s)| shared_core(s))
+        .collect();
+    let most = speeds
+        .iter()
+        .filter_map(|(_, s)| s.shared_share)
+        .fold(0.0, f64::max);
+    let least_share = speeds
+        .iter()
+        .filter_map(|(_, s)| s.core_share)
+        .fold(1.0, f64::min);
+    if speeds.is_empty() {
+        return None;
+    }
+    let apart = speeds
+        .iter()
+        .filter(|(b, s)| s.split && s.slow.is_some() && !has(b, Code::CoreShared))
+        .count();
+    let flagged = speeds
+        .iter()
+        .filter(|(b, _)| has(b, Code::CoreShared))
+        .count();
+    Some(format!(
+        "a neighbour shared the core's issue width (up to {:.0} % of a benchmark's samples; \
+         throughput for independent work down to {:.0} % of the core's best, median): {apart} \
+         benchmark(s) felt it and their figures are of the whole core's samples alone, {flagged} \
+         flagged core-shared (`vernier system noise` says how often; whole cores: a dedicated \
+         runner)",
+        most * 100.0,
+        least_share * 100.0
+    ))
+}
+
 /// The machine's conditions in one line, said once for the run: the timer and its rate, the
 /// clock's range during the run and how many benchmarks were judged in cycles, a core shared
 /// with another thread, the counters that could not be read.
@@ -335,7 +382,7 @@ pub fn machine_line(file: &ResultFile) -> String {
         .filter(|b| {
             b.speed
                 .as_ref()
-                .is_some_and(|s| s.split && s.slow.is_some())
+                .is_some_and(|s| s.split && s.slow.is_some() && !shared_core(s))
                 && !has(b, Code::CoreSlowed)
         })
         .count();
@@ -344,6 +391,9 @@ pub fn machine_line(file: &ResultFile) -> String {
             "{shared} ran partly in a slower state of the core and their figures are of the fast \
              state alone (-v gives both)"
         ));
+    }
+    if let Some(line) = shared_part(file) {
+        parts.push(line);
     }
     if let Some(line) = stretches_part(file) {
         parts.push(line);

@@ -72,6 +72,33 @@ pub fn speed_probe(timer: &crate::timer::Timer, adds: u64) -> u64 {
     fastest_of(timer, adds, add_chain)
 }
 
+/// Rounds of the start-up calibration of the core's best throughput ([`best_wide_ratio`]):
+/// 256 rounds of both probes at [`PROBE_ADDS`](crate::plan::PROBE_ADDS), about 5 ms at
+/// 3 GHz. A neighbour's stretches last a quarter of a second to seconds, so a start-up taken
+/// wholly in one reads it; the machine's ledger keeps the best ratio across runs for that.
+pub const RATIO_ROUNDS: usize = 256;
+
+/// The core's best throughput for this thread, as the ratio of the probe's two halves: the
+/// fastest time per addition of eight independent chains ([`wide_probe`]) over the fastest of
+/// one dependent chain ([`speed_probe`]), over `rounds` alternating rounds of `adds`
+/// additions each. The ratio of the two fastest, not the fastest ratio: an interrupt that
+/// lengthened one dependent chain would make one round's ratio look better than the core can
+/// do, while neither fastest time can be lowered by anything but the core. The clock cancels
+/// out (both halves run at it); what is left is the share of the core's issue width this
+/// thread had: a core that retires four additions a cycle reads 0.25 when whole, more when a
+/// sibling thread takes a share. `None` when a time could not be read.
+#[doc(hidden)]
+pub fn best_wide_ratio(timer: &crate::timer::Timer, adds: u64, rounds: usize) -> Option<f64> {
+    let (mut lat, mut wide) = (u64::MAX, u64::MAX);
+    for _ in 0..rounds.max(1) {
+        lat = lat.min(speed_probe(timer, adds));
+        wide = wide.min(wide_probe(timer, adds));
+    }
+    let overhead = timer.info().overhead_ns.max(0.0);
+    let (l, w) = (lat as f64 - overhead, wide as f64 - overhead);
+    (l > 0.0 && w > 0.0 && lat != u64::MAX).then(|| w / l)
+}
+
 /// A pointer chase for latency and cold-cache experiments: a buffer of `lines` 64-byte lines
 /// (as `usize` words) holding a cycle through `hops` of them, one chosen at random (seeded) in
 /// each of `hops` equal slices, so consecutive hops are far apart and a prefetcher cannot
