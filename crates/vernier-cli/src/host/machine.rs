@@ -415,6 +415,36 @@ pub struct Virtualization {
     pub container: Option<String>,
     /// A hardware PMU is exposed to perf (cycles and instructions can be counted).
     pub pmu: bool,
+    /// This program runs under user-mode emulation ([`emulation_of`]); `None` natively.
+    pub emulation: Option<String>,
+}
+
+/// The architecture whose CPUs `/proc/cpuinfo` describes: x86's lines (`vendor_id`, `flags`)
+/// or Arm's (`CPU implementer`); `None` for another or an empty file.
+fn cpuinfo_arch(cpuinfo: &str) -> Option<&'static str> {
+    let has = |key: &str| {
+        cpuinfo
+            .lines()
+            .any(|l| l.split(':').next().is_some_and(|k| k.trim() == key))
+    };
+    if has("CPU implementer") {
+        Some("aarch64")
+    } else if has("vendor_id") && has("flags") {
+        Some("x86_64")
+    } else {
+        None
+    }
+}
+
+/// User-mode emulation, said in words, when a program built for `arch` reads a `cpuinfo` of
+/// another architecture's CPU: qemu-user translates the program's code and passes the host's
+/// own `/proc/cpuinfo` through, so every time it measures is the translation's. `None` when
+/// they agree or the file does not say (a system emulator, which emulates the file too, is
+/// not told apart from hardware this way).
+pub fn emulation_of(cpuinfo: &str, arch: &str) -> Option<String> {
+    let cpu = cpuinfo_arch(cpuinfo)?;
+    (cpu != arch)
+        .then(|| format!("{arch} code on an {cpu} CPU (user-mode emulation, e.g. qemu-user)"))
 }
 
 pub fn virtualization(root: &SysRoot) -> Virtualization {
@@ -476,6 +506,7 @@ pub fn virtualization(root: &SysRoot) -> Virtualization {
         hypervisor,
         container,
         pmu,
+        emulation: emulation_of(&cpuinfo, std::env::consts::ARCH),
     }
 }
 
@@ -493,4 +524,32 @@ pub fn last_level_cache_bytes(root: &SysRoot) -> Option<u64> {
             vernier::workload::cache::parse_size(&root.read(&format!("{base}/{n}/size"))?)
         })
         .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::emulation_of;
+
+    const X86: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n\
+                       flags\t\t: fpu vme de pse tsc msr hypervisor\n";
+    const ARM: &str = "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\n\
+                       CPU implementer\t: 0x41\nCPU part\t: 0xd0c\n";
+
+    #[test]
+    fn aarch64_code_reading_an_x86_cpuinfo_is_emulated() {
+        let e = emulation_of(X86, "aarch64").unwrap();
+        assert!(e.contains("aarch64 code on an x86_64 CPU"), "{e}");
+        assert!(emulation_of(ARM, "x86_64").is_some());
+    }
+
+    #[test]
+    fn code_on_its_own_cpu_or_an_unknown_file_is_not() {
+        assert_eq!(emulation_of(X86, "x86_64"), None);
+        assert_eq!(emulation_of(ARM, "aarch64"), None);
+        assert_eq!(emulation_of("", "aarch64"), None);
+        assert_eq!(
+            emulation_of("processor : 0\nisa : rv64imafdc\n", "aarch64"),
+            None
+        );
+    }
 }

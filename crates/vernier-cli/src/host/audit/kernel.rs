@@ -189,5 +189,12 @@ pub(super) fn virt_check(root: &SysRoot) -> Check {
             }
         ),
     };
+    let state = match &v.emulation {
+        Some(e) => format!(
+            "emulated: {e}: every time measured is the emulator's translation of the code, \
+             not the hardware's; {state}"
+        ),
+        None => state,
+    };
     check("virtualization", Status::Info, state)
 }

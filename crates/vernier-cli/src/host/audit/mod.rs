@@ -169,6 +169,7 @@ pub fn summary_json(root: &SysRoot, audit: &Audit) -> serde_json::Value {
         "virtualization": virt.hypervisor,
         "container": virt.container,
         "hardware_counters": virt.pmu,
+        "emulation": virt.emulation,
         "benchmark_cpus": audit.benchmark_cpus,
     })
 }

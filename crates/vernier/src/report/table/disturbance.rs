@@ -1,7 +1,8 @@
-//! The line said once for a run the machine disturbed (`result::machine_noise`): how many of
-//! its ordinary benchmarks carried which of the machine's codes (left out of their rows), the
-//! run's own measure of the machine's interruptions, the clock's range when the core was
-//! slowed, what the audit found, and the fix.
+//! The lines said once for a run about its machine: the one for a run the machine disturbed
+//! (`result::machine_noise`): how many of its ordinary benchmarks carried which of the
+//! machine's codes (left out of their rows), the run's own measure of the machine's
+//! interruptions, the clock's range when the core was slowed, what the audit found, and the
+//! fix; and the one for a run under emulation, whose times are not the hardware's.
 
 use crate::result::machine_noise::{disturbance, Disturbance};
 use crate::result::ResultFile;
@@ -10,6 +11,18 @@ use crate::result::ResultFile;
 /// benchmarks.
 pub fn disturbance_line(file: &ResultFile) -> Option<String> {
     disturbance(&file.benchmarks, &file.harness, &file.system).map(|d| words(&d))
+}
+
+/// The line for a run measured under user-mode emulation (the audit's `system.emulation`, the
+/// emulation in words): no time it measured is the hardware's. `None` natively.
+pub fn emulation_line(file: &ResultFile) -> Option<String> {
+    let how = file.system["emulation"].as_str()?;
+    Some(format!(
+        "emulated: {how}: every time measured here is the emulator's translation of the code, \
+         not the hardware's, so neither a figure nor a verdict that rests on time (a body \
+         removed, judged by its time) says anything of a real CPU; what does not time (the \
+         measured loop's instructions, `vernier asm`) does (docs/platforms.md)."
+    ))
 }
 
 /// [`Disturbance`] in words.
@@ -126,6 +139,21 @@ mod tests {
             table.contains("optimized-away") && table.contains("contended"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn a_run_under_emulation_says_its_times_are_the_emulators() {
+        let bytes = include_bytes!("../../../tests/fixtures/results/demo-noisy-vm.json");
+        let mut f: ResultFile = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(emulation_line(&f), None);
+        f.system["emulation"] = "aarch64 code on an x86_64 CPU (user-mode emulation)".into();
+        let line = emulation_line(&f).unwrap();
+        assert!(
+            line.starts_with("emulated: aarch64 code on an x86_64 CPU"),
+            "{line}"
+        );
+        let text = crate::report::render_file(&f, crate::report::Render::default());
+        assert_eq!(text.matches("\nemulated: ").count(), 1, "{text}");
     }
 
     #[test]

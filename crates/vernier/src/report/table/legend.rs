@@ -162,6 +162,9 @@ pub fn after_table(file: &ResultFile, table: &Table) -> String {
     if let Some(line) = super::disturbance::disturbance_line(file) {
         notes.push_str(&table.warned(&line));
     }
+    if let Some(line) = super::disturbance::emulation_line(file) {
+        notes.push_str(&table.warned(&line));
+    }
     if !notes.is_empty() {
         s.push('\n');
         s.push_str(&notes);
