@@ -58,15 +58,18 @@ step noise cargo test --workspace --test suite --no-fail-fast -- measuring::syst
 step registry cargo test --workspace --test suite --no-fail-fast -- registry::
 
 # The Python package as a user installs it: `pip install ./python` into a fresh virtual
-# environment (maturin builds the native module; `--profile dev` reuses the crates the tests
-# above compiled, and the measuring crates are optimised in that profile too), then its tests.
+# environment (maturin builds the native module), then its tests. `--profile dev` and the
+# `postgres` feature make it the build the tests above compiled: the CLI's library (optimised
+# in that profile, as the measuring crates are) is the one they linked, with the PostgreSQL
+# store they enable, not a second build of the whole library without the store. The package
+# without the store, as users get it by default, is built by scripts/aarch64.sh.
 venv_dir=$(mktemp -d)
 trap 'rm -rf "$venv_dir"' EXIT
 python_package() {
   local venv="$venv_dir/venv"
   python3 -m venv "$venv" &&
     "$venv/bin/pip" install -q --disable-pip-version-check pytest pytest-xdist &&
-    MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install -q \
+    MATURIN_PEP517_ARGS="--profile dev --features postgres" "$venv/bin/pip" install -q \
       --disable-pip-version-check ./python &&
     "$venv/bin/python" -m pytest python/tests -p no:cacheprovider
 }
