@@ -82,17 +82,8 @@ use other as counter;
 /// Back-to-back reads used to find the resolution and the read cost.
 const OVERHEAD_PROBES: usize = 20_000;
 
-/// `CLOCK_MONOTONIC` in nanoseconds.
-#[inline]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// The system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC` on Linux).
+pub use crate::os::clock::monotonic_ns;
 
 /// Whether this machine's counter (the invariant TSC on x86-64, the generic timer on aarch64)
 /// can be read directly.
