@@ -205,7 +205,11 @@ mod tests {
         let s = summary();
         let empty = s.phases.iter().find(|p| p.name == "empty").unwrap();
         let touch = s.phases.iter().find(|p| p.name == "touch 8 MiB").unwrap();
-        assert!(touch.counters.page_faults > empty.counters.page_faults);
+        match crate::os::host::wine_version() {
+            // Wine leaves GetProcessMemoryInfo's page-fault count at zero.
+            Some(wine) => eprintln!("page faults not compared: Wine {wine} counts none"),
+            None => assert!(touch.counters.page_faults > empty.counters.page_faults),
+        }
         assert!(touch.ns > empty.ns);
         assert!(touch.share > empty.share);
         let t = table(&s);

@@ -106,12 +106,16 @@ mod tests {
             wait_ns: None,
         };
         assert_eq!(unknown.since(&a), (300, None));
-        // The calling thread's CPU clock advances while it works.
+        // The calling thread's CPU clock advances while it works: 50 ms of work, several of
+        // the coarsest clock's steps (Windows counts thread time in scheduler ticks, 10-16 ms).
         let c = ThreadClock::open();
         let r0 = c.read_before();
+        let t0 = crate::timer::monotonic_ns();
         let mut x = 0u64;
-        for i in 0..2_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
+        while crate::timer::monotonic_ns() - t0 < 50_000_000 {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
         }
         assert!(c.read_after().cpu_ns > r0.cpu_ns, "{x}");
     }
