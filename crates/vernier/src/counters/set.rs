@@ -2,6 +2,7 @@
 //! hardware and one software group, read around each sample, and the cost of those reads.
 
 use super::notes::does_not_fit;
+use super::read::Group;
 use super::sys::read_group;
 use super::{
     group_delta, unavailable_note, CounterSample, Environment, Event, EventKind, Unavailable,
@@ -18,17 +19,6 @@ pub struct ReadCost {
     pub baseline: CounterSample,
     /// Reads per side of the region (one per group).
     pub reads_per_side: usize,
-}
-
-/// An open group (`sys`): the leader's fd (reads return the whole group) and its members'
-/// fds. Never built where there is no `perf_event_open`.
-#[derive(Debug)]
-pub(super) struct Group {
-    pub(super) fds: Vec<std::os::raw::c_int>,
-    pub(super) events: Vec<Event>,
-    pub(super) ids: Option<Vec<u64>>,
-    pub(super) start: Vec<u64>,
-    pub(super) stop: Vec<u64>,
 }
 
 /// Pairs of reads used to measure the read cost.

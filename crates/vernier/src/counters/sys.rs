@@ -2,7 +2,7 @@
 //! and the reads of one group's file descriptors. The only unsafe code of the counters.
 
 use super::notes::does_not_fit;
-use super::set::Group;
+use super::read::Group;
 use super::{
     classify_failure, group_read_len, Environment, Event, EventKind, Unavailable, READ_FORMAT,
 };

@@ -2,7 +2,7 @@
 //! asked for is listed as unavailable with the system named. macOS's own counters (kperf) are
 //! private to Apple's tools; Windows has no per-thread PMU interface for user programs.
 
-use super::set::Group;
+use super::read::Group;
 use super::{Environment, Event, Unavailable};
 use std::os::raw::c_int;
 
@@ -23,7 +23,7 @@ impl Group {
             unavailable.push(Unavailable {
                 event,
                 reason: format!(
-                    "counters-unavailable: {} has no perf_event_open, the Linux interface \
+                    "{} has no perf_event_open, the Linux interface \
                      Vernier reads counters through",
                     crate::os::NAME
                 ),
