@@ -3,11 +3,8 @@
 //! affinity (its thread affinity tags are hints to co-locate threads, not pins): there these
 //! say "unavailable" and the caller goes on unpinned.
 
-/// Whether this system lets a thread be pinned to a CPU.
-pub const PINNING: bool = cfg!(any(target_os = "linux", target_os = "android", windows));
-
-/// The CPUs the calling thread may run on, in order; `None` when the system does not say
-/// (macOS) or the call failed.
+/// The CPUs the calling thread may run on, in order (every CPU on macOS, which has no
+/// affinity); `None` when the call failed.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub fn affinity() -> Option<Vec<usize>> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it for this
@@ -25,14 +22,24 @@ pub fn affinity() -> Option<Vec<usize>> {
     }
 }
 
-/// Pin the calling thread to `cpu`; false where the system refused or cannot.
+/// Pin the calling thread to `cpu`; the system's error where it refused, `Unsupported` where
+/// it cannot (macOS).
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub fn pin_thread(cpu: usize) -> bool {
-    // SAFETY: as in `affinity`; sched_setaffinity(0, …) changes the calling thread only.
-    unsafe {
+pub fn pin_thread(cpu: usize) -> std::io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: as in `affinity`; CPU_SET is given an index below CPU_SETSIZE (checked above);
+    // sched_setaffinity(0, …) changes the calling thread only.
+    let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -43,14 +50,22 @@ pub fn current() -> i32 {
     unsafe { libc::sched_getcpu() }
 }
 
+/// Every CPU: macOS restricts no process to some of them.
 #[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
 pub fn affinity() -> Option<Vec<usize>> {
-    None
+    let n = std::thread::available_parallelism().ok()?.get();
+    Some((0..n).collect())
 }
 
 #[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
-pub fn pin_thread(_cpu: usize) -> bool {
-    false
+pub fn pin_thread(_cpu: usize) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        format!(
+            "{} has no CPU affinity: threads cannot be pinned",
+            super::NAME
+        ),
+    ))
 }
 
 #[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
@@ -75,13 +90,19 @@ pub fn affinity() -> Option<Vec<usize>> {
 }
 
 #[cfg(windows)]
-pub fn pin_thread(cpu: usize) -> bool {
+pub fn pin_thread(cpu: usize) -> std::io::Result<()> {
     use windows_sys::Win32::System::Threading::{GetCurrentThread, SetThreadAffinityMask};
     if cpu >= usize::BITS as usize {
-        return false;
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("CPU {cpu} is beyond the first 64, which a thread's mask holds"),
+        ));
     }
     // SAFETY: the current thread's pseudo-handle and a mask with one bit.
-    unsafe { SetThreadAffinityMask(GetCurrentThread(), 1 << cpu) != 0 }
+    if unsafe { SetThreadAffinityMask(GetCurrentThread(), 1 << cpu) } == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(windows)]
