@@ -24,7 +24,8 @@
 //   4. the implementation: timer, performance counters, registry, worker protocol, and
 //      the program run by hand (handed to the runner, or a quick estimate)
 //
-// Requirements: C++17, GCC or Clang (inline assembly), Linux. Nothing beyond the standard
+// Requirements: C++17, GCC or Clang (inline assembly); Linux, macOS or Windows (MinGW-w64 or
+// Clang). Nothing beyond the standard
 // library and system calls. Every function is `inline`: include the header from as many
 // translation units as you like.
 //
@@ -452,6 +453,11 @@ constexpr ClockKind kCounterKind = ClockKind::tsc;
 constexpr ClockKind kCounterKind = ClockKind::cntvct;
 #endif
 
+namespace os {
+/// The system's monotonic clock as `hello` names it (`monotonic`, `qpc`, `mach`).
+inline const char* system_clock_name();
+}  // namespace os
+
 /// The clock's name in the protocol and in results.
 inline const char* clock_name(ClockKind k) {
     switch (k) {
@@ -459,7 +465,7 @@ inline const char* clock_name(ClockKind k) {
         case ClockKind::cntvct: return "cntvct";
         case ClockKind::monotonic: break;
     }
-    return "monotonic";
+    return os::system_clock_name();
 }
 
 /// The measured loop of bench_latency: `x = f(x)` on every iteration, the value through the
@@ -922,31 +928,572 @@ void complexity_fn(const std::string& name, F&& f) {
 #include <exception>
 #include <new>
 
+// ---- The operating system --------------------------------------------------------------------
+//
+// What differs by operating system lives in `detail::os`, one function per need, the same on
+// Linux, macOS and Windows; nothing else in this header asks which system it is on. What a
+// system does not have is said, not faked: perf_event_open is Linux's (elsewhere every counter
+// is unavailable), and macOS has no CPU affinity (pinning does nothing there).
+
+#if defined(_WIN32)
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#include <psapi.h>
+#include <io.h>
+#include <process.h>
+#include <cpuid.h>
+#else
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <sched.h>
-#include <sys/ioctl.h>
-#include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
 extern "C" char** environ;
+#endif
+#if defined(__linux__)
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#endif
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#endif
+
+namespace vernier {
+namespace detail {
+
+#if !defined(__linux__)
+// perf_event_open's numbers (linux/perf_event.h), for the table of events: off Linux nothing
+// opens, and every counter is unavailable.
+enum : std::uint32_t { PERF_TYPE_HARDWARE = 0, PERF_TYPE_SOFTWARE = 1, PERF_TYPE_HW_CACHE = 3 };
+enum : std::uint64_t {
+    PERF_COUNT_HW_CPU_CYCLES = 0,
+    PERF_COUNT_HW_INSTRUCTIONS = 1,
+    PERF_COUNT_HW_CACHE_REFERENCES = 2,
+    PERF_COUNT_HW_CACHE_MISSES = 3,
+    PERF_COUNT_HW_BRANCH_INSTRUCTIONS = 4,
+    PERF_COUNT_HW_BRANCH_MISSES = 5,
+    PERF_COUNT_HW_CACHE_L1D = 0,
+    PERF_COUNT_HW_CACHE_OP_READ = 0,
+    PERF_COUNT_HW_CACHE_RESULT_MISS = 1,
+    PERF_COUNT_SW_TASK_CLOCK = 1,
+    PERF_COUNT_SW_PAGE_FAULTS = 2,
+    PERF_COUNT_SW_CONTEXT_SWITCHES = 3,
+    PERF_COUNT_SW_CPU_MIGRATIONS = 4,
+    PERF_FORMAT_TOTAL_TIME_ENABLED = 1,
+    PERF_FORMAT_TOTAL_TIME_RUNNING = 2,
+    PERF_FORMAT_ID = 4,
+    PERF_FORMAT_GROUP = 8,
+};
+#endif
+
+namespace os {
+
+/// The system's monotonic clock in ns: CLOCK_MONOTONIC on Linux, CLOCK_UPTIME_RAW on macOS,
+/// QueryPerformanceCounter on Windows.
+inline std::uint64_t monotonic_ns() {
+#if defined(_WIN32)
+    static const std::uint64_t hz = [] {
+        LARGE_INTEGER f;
+        QueryPerformanceFrequency(&f);
+        return static_cast<std::uint64_t>(f.QuadPart > 0 ? f.QuadPart : 1);
+    }();
+    LARGE_INTEGER t;
+    QueryPerformanceCounter(&t);
+    __extension__ typedef unsigned __int128 u128;
+    return static_cast<std::uint64_t>(static_cast<u128>(t.QuadPart) * 1000000000u / hz);
+#else
+#if defined(__APPLE__)
+    const clockid_t clock = CLOCK_UPTIME_RAW;
+#else
+    const clockid_t clock = CLOCK_MONOTONIC;
+#endif
+    timespec ts{};
+    clock_gettime(clock, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+#endif
+}
+
+inline const char* system_clock_name() {
+#if defined(_WIN32)
+    return "qpc";
+#elif defined(__APPLE__)
+    return "mach";
+#else
+    return "monotonic";
+#endif
+}
+
+/// The calling thread's time on a CPU, ns (0 when unknown); Windows counts it in scheduler
+/// ticks.
+inline std::uint64_t thread_cpu_ns() {
+#if defined(_WIN32)
+    FILETIME c, e, k, u;
+    if (!GetThreadTimes(GetCurrentThread(), &c, &e, &k, &u)) return 0;
+    const auto n = [](const FILETIME& t) {
+        return (static_cast<std::uint64_t>(t.dwHighDateTime) << 32) | t.dwLowDateTime;
+    };
+    return (n(k) + n(u)) * 100u;
+#else
+    timespec ts{};
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+               ? static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+                     static_cast<std::uint64_t>(ts.tv_nsec)
+               : 0;
+#endif
+}
+
+/// Whether the x86-64 TSC is invariant and `rdtscp` exists: /proc/cpuinfo's `constant_tsc`,
+/// `nonstop_tsc` and `rdtscp` on Linux, CPUID elsewhere.
+inline bool invariant_tsc() {
+#if defined(__x86_64__) && defined(__linux__)
+    std::FILE* f = std::fopen("/proc/cpuinfo", "r");
+    if (!f) return false;
+    char* line = nullptr;
+    std::size_t cap = 0;
+    bool found = false, ok = false;
+    while (!found && getline(&line, &cap, f) > 0) {
+        if (std::strncmp(line, "flags", 5) != 0) continue;
+        found = true;
+        const auto has = [&](const char* flag) {
+            const std::size_t n = std::strlen(flag);
+            for (const char* p = std::strstr(line, flag); p; p = std::strstr(p + 1, flag)) {
+                const char before = p == line ? ' ' : p[-1];
+                const char after = p[n];
+                if ((before == ' ' || before == '\t') &&
+                    (after == ' ' || after == '\n' || after == '\0'))
+                    return true;
+            }
+            return false;
+        };
+        ok = has("constant_tsc") && has("nonstop_tsc") && has("rdtscp");
+    }
+    std::free(line);
+    std::fclose(f);
+    return ok;
+#elif defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u) return false;
+    __get_cpuid(0x80000001u, &a, &b, &c, &d);
+    const bool rdtscp = (d & (1u << 27)) != 0;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return rdtscp && (d & (1u << 8)) != 0;
+#else
+    return false;
+#endif
+}
+
+/// A symbol another library of the process exports (the runner's preloaded interposer);
+/// null where there is none, and always on Windows (no preloading).
+inline void* find_symbol(const char* name) {
+#if defined(_WIN32)
+    (void)name;
+    return nullptr;
+#else
+    return dlsym(RTLD_DEFAULT, name);
+#endif
+}
+
+/// The CPUs this process may run on, in order (every CPU on macOS, which has no affinity);
+/// empty when the call failed.
+inline std::vector<int> affinity() {
+    std::vector<int> cpus;
+#if defined(__linux__)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (std::size_t c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
+    }
+#elif defined(_WIN32)
+    DWORD_PTR process = 0, system = 0;
+    if (GetProcessAffinityMask(GetCurrentProcess(), &process, &system)) {
+        for (int c = 0; c < static_cast<int>(8 * sizeof process); ++c)
+            if (process & (DWORD_PTR{1} << c)) cpus.push_back(c);
+    }
+#else
+    const unsigned n = std::thread::hardware_concurrency();
+    for (unsigned c = 0; c < n; ++c) cpus.push_back(static_cast<int>(c));
+#endif
+    return cpus;
+}
+
+/// Pin the calling thread to `cpu` (nothing on macOS, which has no CPU affinity).
+inline void pin_thread(int cpu) {
+#if defined(__linux__)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<std::size_t>(cpu), &set);
+    sched_setaffinity(0, sizeof set, &set);  // the calling thread
+#elif defined(_WIN32)
+    if (cpu >= 0 && cpu < static_cast<int>(8 * sizeof(DWORD_PTR)))
+        SetThreadAffinityMask(GetCurrentThread(), DWORD_PTR{1} << cpu);
+#else
+    (void)cpu;
+#endif
+}
+
+/// Give the CPU to another runnable thread.
+inline void yield() {
+#if defined(_WIN32)
+    SwitchToThread();
+#else
+    os::yield();
+#endif
+}
+
+/// The CPU the calling thread runs on (-1: unknown, as on macOS).
+inline int current_cpu() {
+#if defined(__linux__)
+    return sched_getcpu();
+#elif defined(_WIN32)
+    return static_cast<int>(GetCurrentProcessorNumber());
+#else
+    return -1;
+#endif
+}
+
+/// Whether address-space randomisation is off for this process (Linux's personality; other
+/// systems have no query: on, their default).
+inline bool aslr_off() {
+#if defined(__linux__)
+    const int persona = personality(0xffffffff);
+    return persona != -1 && (persona & ADDR_NO_RANDOMIZE) != 0;
+#else
+    return false;
+#endif
+}
+
+inline std::uint64_t pid() {
+#if defined(_WIN32)
+    return GetCurrentProcessId();
+#else
+    return static_cast<std::uint64_t>(::getpid());
+#endif
+}
+
+/// The bytes of the environment (each entry and its terminator).
+inline std::uint64_t environment_bytes() {
+    std::uint64_t n = 0;
+#if defined(_WIN32)
+    char** env = _environ;
+#else
+    char** env = environ;
+#endif
+    for (char** e = env; e && *e; ++e) n += std::strlen(*e) + 1;
+    return n;
+}
+
+/// Read up to `len` bytes from the runner's channel `fd` (a descriptor; an inherited handle on
+/// Windows): the count, 0 at its end, negative on an error (retried on EINTR).
+inline long read_channel(int fd, char* buf, std::size_t len) {
+#if defined(_WIN32)
+    DWORD n = 0;
+    const HANDLE h = reinterpret_cast<HANDLE>(static_cast<std::intptr_t>(fd));
+    if (!ReadFile(h, buf, static_cast<DWORD>(len), &n, nullptr))
+        return GetLastError() == ERROR_BROKEN_PIPE ? 0 : -1;
+    return static_cast<long>(n);
+#else
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, len);
+        if (n < 0 && errno == EINTR) continue;
+        return static_cast<long>(n);
+    }
+#endif
+}
+
+/// Write all of `s` to the runner's channel `fd`.
+inline bool write_channel(int fd, const std::string& s) {
+    std::size_t done = 0;
+    while (done < s.size()) {
+#if defined(_WIN32)
+        DWORD n = 0;
+        const HANDLE h = reinterpret_cast<HANDLE>(static_cast<std::intptr_t>(fd));
+        if (!WriteFile(h, s.data() + done, static_cast<DWORD>(s.size() - done), &n, nullptr))
+            return false;
+        const long wrote = static_cast<long>(n);
+#else
+        const ssize_t wrote = ::write(fd, s.data() + done, s.size() - done);
+        if (wrote < 0 && errno == EINTR) continue;
+#endif
+        if (wrote <= 0) return false;
+        done += static_cast<std::size_t>(wrote);
+    }
+    return true;
+}
+
+/// The process's own counters at one instant: CPU time, page faults, context switches
+/// (getrusage; on Windows GetProcessTimes and GetProcessMemoryInfo, no context switches: 0,
+/// said by `kUsageSource`).
+inline void usage(std::uint64_t& cpu_ns, std::uint64_t& page_faults,
+                  std::uint64_t& context_switches) {
+#if defined(_WIN32)
+    FILETIME c, e, k, u;
+    cpu_ns = 0;
+    if (GetProcessTimes(GetCurrentProcess(), &c, &e, &k, &u)) {
+        const auto n = [](const FILETIME& t) {
+            return (static_cast<std::uint64_t>(t.dwHighDateTime) << 32) | t.dwLowDateTime;
+        };
+        cpu_ns = (n(k) + n(u)) * 100u;
+    }
+    PROCESS_MEMORY_COUNTERS m{};
+    m.cb = sizeof m;
+    page_faults = GetProcessMemoryInfo(GetCurrentProcess(), &m, sizeof m) ? m.PageFaultCount : 0;
+    context_switches = 0;
+#else
+    struct rusage r {};
+    getrusage(RUSAGE_SELF, &r);
+    auto tv = [](const timeval& t) {
+        return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u +
+               static_cast<std::uint64_t>(t.tv_usec) * 1000u;
+    };
+    cpu_ns = tv(r.ru_utime) + tv(r.ru_stime);
+    page_faults = static_cast<std::uint64_t>(r.ru_minflt + r.ru_majflt);
+    context_switches = static_cast<std::uint64_t>(r.ru_nvcsw + r.ru_nivcsw);
+#endif
+}
+
+constexpr const char* kUsageSource =
+#if defined(_WIN32)
+    "GetProcessTimes; Windows counts no context switches per process";
+#else
+    "getrusage";
+#endif
+
+/// Write `text` to a new file of unpredictable name beside `path`, created exclusively (a
+/// name taken, by a planted link too, is never opened), then renamed onto `path`. False with
+/// errno (or the system's error) set when it could not be done.
+inline bool write_replacing(const char* path, const std::string& text) {
+#if defined(_WIN32)
+    char tmp[MAX_PATH + 32];
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        LARGE_INTEGER t;
+        QueryPerformanceCounter(&t);
+        std::snprintf(tmp, sizeof tmp, "%s.%08lx%08lx", path,
+                      static_cast<unsigned long>(GetCurrentProcessId()),
+                      static_cast<unsigned long>(t.QuadPart * 2654435761u));
+        const HANDLE h = CreateFileA(tmp, GENERIC_WRITE, 0, nullptr, CREATE_NEW,
+                                     FILE_ATTRIBUTE_NORMAL, nullptr);
+        if (h == INVALID_HANDLE_VALUE) {
+            if (GetLastError() == ERROR_FILE_EXISTS) continue;
+            return false;
+        }
+        DWORD n = 0;
+        const bool ok = WriteFile(h, text.data(), static_cast<DWORD>(text.size()), &n, nullptr) &&
+                        n == text.size();
+        CloseHandle(h);
+        if (ok && MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING)) return true;
+        DeleteFileA(tmp);
+        return false;
+    }
+    return false;
+#else
+    std::string tmp = std::string(path) + ".XXXXXX";
+    const int fd = ::mkstemp(&tmp[0]);
+    std::FILE* f = fd >= 0 && ::fchmod(fd, static_cast<mode_t>(0644)) == 0 ? ::fdopen(fd, "w") : nullptr;
+    if (!f && fd >= 0) ::close(fd);
+    const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f && std::fclose(f) != 0) f = nullptr;
+    if (!ok || !f || std::rename(tmp.c_str(), path) != 0) {
+        const int saved = errno;
+        if (fd >= 0) std::remove(tmp.c_str());
+        errno = saved;
+        return false;
+    }
+    return true;
+#endif
+}
+
+/// The calling thread's scheduler statistics (Linux's /proc/thread-self/schedstat) opened
+/// for reading; -1 where there are none.
+inline int open_schedstat() {
+#if defined(_WIN32)
+    return -1;
+#else
+    return ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+#endif
+}
+
+/// Read up to `len` bytes at offset 0 of `fd` (from open_schedstat).
+inline long read_start_of(int fd, char* buf, std::size_t len) {
+#if defined(_WIN32)
+    (void)fd, (void)buf, (void)len;
+    return -1;
+#else
+    return static_cast<long>(::pread(fd, buf, len, 0));
+#endif
+}
+
+inline void close_fd(int fd) {
+#if defined(_WIN32)
+    (void)fd;
+#else
+    ::close(fd);
+#endif
+}
+
+
+/// `perf_event_open(attr, 0, -1, group_fd, FD_CLOEXEC)` for one event: the fd, or -errno
+/// (-ENOSYS off Linux, which has no such call).
+inline int perf_open(std::uint32_t type, std::uint64_t config, std::uint64_t read_format,
+                     bool leader, bool exclude_kernel, int group_fd) {
+#if defined(__linux__)
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.type = type;
+    attr.size = 112;  // PERF_ATTR_SIZE_VER5, Linux >= 4.1
+    attr.config = config;
+    attr.read_format = read_format;
+    attr.disabled = leader ? 1u : 0u;
+    attr.exclude_kernel = exclude_kernel ? 1u : 0u;
+    attr.exclude_hv = 1;
+    const long fd = ::syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(0), -1, group_fd,
+                              static_cast<unsigned long>(PERF_FLAG_FD_CLOEXEC));
+    if (fd < 0) return errno > 0 ? -errno : -EINVAL;
+    return static_cast<int>(fd);
+#else
+    (void)type, (void)config, (void)read_format, (void)leader, (void)exclude_kernel;
+    (void)group_fd;
+    return -ENOSYS;
+#endif
+}
+
+/// One group read of exactly `bytes`.
+inline bool perf_read(int fd, std::uint64_t* dst, std::size_t bytes) {
+#if defined(__linux__)
+    return ::read(fd, dst, bytes) == static_cast<ssize_t>(bytes);
+#else
+    (void)fd, (void)dst, (void)bytes;
+    return false;
+#endif
+}
+
+/// The kernel's id of the event on `fd`.
+inline bool perf_id(int fd, std::uint64_t& id) {
+#if defined(__linux__)
+    return ::ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0;
+#else
+    (void)fd, (void)id;
+    return false;
+#endif
+}
+
+/// Enable the group `leader` leads.
+inline bool perf_enable_group(int leader) {
+#if defined(__linux__)
+    return ::ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) == 0;
+#else
+    (void)leader;
+    return false;
+#endif
+}
+
+/// This executable's path, or false with errno set.
+inline bool self_path(std::string& out) {
+#if defined(_WIN32)
+    char buf[MAX_PATH * 4];
+    const DWORD n = GetModuleFileNameA(nullptr, buf, sizeof buf);
+    if (n == 0 || n >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    out.assign(buf, n);
+    return true;
+#elif defined(__APPLE__)
+    char buf[4096];
+    std::uint32_t size = sizeof buf;
+    if (_NSGetExecutablePath(buf, &size) != 0) {
+        errno = ENAMETOOLONG;
+        return false;
+    }
+    out = buf;
+    return true;
+#else
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    out.assign(buf, static_cast<std::size_t>(n));
+    return true;
+#endif
+}
+
+/// Where self_path looks, for its error message.
+constexpr const char* kSelfPathSource =
+#if defined(_WIN32)
+    "GetModuleFileName";
+#elif defined(__APPLE__)
+    "_NSGetExecutablePath";
+#else
+    "/proc/self/exe";
+#endif
+
+/// The runner's file in a directory of the PATH, the PATH's separator.
+#if defined(_WIN32)
+constexpr const char* kRunnerFile = "/vernier.exe";
+constexpr char kPathSeparator = ';';
+#else
+constexpr const char* kRunnerFile = "/vernier";
+constexpr char kPathSeparator = ':';
+#endif
+
+inline bool is_executable(const std::string& path) {
+#if defined(_WIN32)
+    return _access(path.c_str(), 0) == 0;
+#else
+    return access(path.c_str(), X_OK) == 0;
+#endif
+}
+
+inline void set_env(const char* name, const char* value) {
+#if defined(_WIN32)
+    _putenv_s(name, value);
+#else
+    setenv(name, value, 1);
+#endif
+}
+
+inline void unset_env(const char* name) {
+#if defined(_WIN32)
+    _putenv_s(name, "");
+#else
+    unsetenv(name);
+#endif
+}
+
+/// Replace this process with `path` run with `argv` (null-terminated): exec on Unix; on
+/// Windows the program is run, waited for, and this process exits with its status. Returns
+/// only when it could not be started, with errno set.
+inline void replace_process(const char* path, char* const* argv) {
+#if defined(_WIN32)
+    const intptr_t status = _spawnv(_P_WAIT, path, argv);
+    if (status != -1) std::exit(static_cast<int>(status));
+#else
+    execv(path, argv);
+#endif
+}
+
+}  // namespace os
+}  // namespace detail
+}  // namespace vernier
 
 namespace vernier {
 namespace detail {
 
 // ---- Clock -----------------------------------------------------------------------------------
 
-inline std::uint64_t monotonic_now_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
-           static_cast<std::uint64_t>(ts.tv_nsec);
-}
+inline std::uint64_t monotonic_now_ns() { return os::monotonic_ns(); }
 
 /// How long the TSC is calibrated against CLOCK_MONOTONIC, per round (two rounds). 10 ms
 /// bounds the frequency error to ~1e-5 with a monotonic clock read to within ~100 ns.
@@ -979,38 +1526,9 @@ struct Timer {
     }
 };
 
-/// Whether /proc/cpuinfo advertises an invariant TSC (`constant_tsc`, `nonstop_tsc`) and
-/// `rdtscp`.
-inline bool invariant_tsc_available() {
-#if defined(__x86_64__)
-    std::FILE* f = std::fopen("/proc/cpuinfo", "r");
-    if (!f) return false;
-    char* line = nullptr;
-    std::size_t cap = 0;
-    bool found = false, ok = false;
-    while (!found && getline(&line, &cap, f) > 0) {
-        if (std::strncmp(line, "flags", 5) != 0) continue;
-        found = true;
-        const auto has = [&](const char* flag) {
-            const std::size_t n = std::strlen(flag);
-            for (const char* p = std::strstr(line, flag); p; p = std::strstr(p + 1, flag)) {
-                const char before = p == line ? ' ' : p[-1];
-                const char after = p[n];
-                if ((before == ' ' || before == '\t') &&
-                    (after == ' ' || after == '\n' || after == '\0'))
-                    return true;
-            }
-            return false;
-        };
-        ok = has("constant_tsc") && has("nonstop_tsc") && has("rdtscp");
-    }
-    std::free(line);
-    std::fclose(f);
-    return ok;
-#else
-    return false;
-#endif
-}
+/// Whether the TSC is invariant and `rdtscp` exists (/proc/cpuinfo's `constant_tsc`,
+/// `nonstop_tsc` and `rdtscp` on Linux, CPUID elsewhere).
+inline bool invariant_tsc_available() { return os::invariant_tsc(); }
 
 #if defined(__x86_64__)
 /// TSC frequency against CLOCK_MONOTONIC: two rounds; the round whose monotonic reads were
@@ -1224,7 +1742,7 @@ using ReadAllocCountsFn = void (*)(AllocCounts*);
 /// The interposer's reading function, or null when it is not loaded.
 inline ReadAllocCountsFn alloc_counts_reader() {
     static const ReadAllocCountsFn f =
-        reinterpret_cast<ReadAllocCountsFn>(dlsym(RTLD_DEFAULT, "vernier_alloc_counts_read"));
+        reinterpret_cast<ReadAllocCountsFn>(os::find_symbol("vernier_alloc_counts_read"));
     return f;
 }
 
@@ -1295,13 +1813,7 @@ inline bool& threads_pinned() {
 /// The CPUs this process may run on (its affinity mask when first asked, before any thread of
 /// a pinned pool narrowed its own), in order.
 inline std::vector<int> read_allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        for (std::size_t c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
-    }
+    std::vector<int> cpus = os::affinity();
     if (cpus.empty()) cpus.push_back(0);
     return cpus;
 }
@@ -1319,12 +1831,7 @@ inline std::vector<int> default_thread_counts() {
     return v;
 }
 
-inline void pin_thread_to(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(cpu), &set);
-    sched_setaffinity(0, sizeof set, &set);  // the calling thread
-}
+inline void pin_thread_to(int cpu) { os::pin_thread(cpu); }
 
 /// How long a waiting pool thread spins for the next release before it blocks (the Rust
 /// harness's `threads::SPIN_BEFORE_PARK_NS`), and spins between two yields
@@ -1346,28 +1853,22 @@ inline void cpu_relax() {
 /// region (a system call and a pread).
 struct ThreadClock {
     int fd = -1;
-    ThreadClock() : fd(::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+    ThreadClock() : fd(os::open_schedstat()) {}
     ~ThreadClock() {
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0) os::close_fd(fd);
     }
     ThreadClock(const ThreadClock&) = delete;
     ThreadClock& operator=(const ThreadClock&) = delete;
 
     static constexpr std::uint64_t kUnknown = ~std::uint64_t{0};
 
-    static std::uint64_t cpu_now() {
-        timespec ts{};
-        return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
-                   ? static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-                         static_cast<std::uint64_t>(ts.tv_nsec)
-                   : 0;
-    }
+    static std::uint64_t cpu_now() { return os::thread_cpu_ns(); }
 
     /// The run-queue wait in ns (kUnknown where the kernel does not say).
     std::uint64_t wait_now() const {
         if (fd < 0) return kUnknown;
         char buf[96];
-        const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+        const long n = os::read_start_of(fd, buf, sizeof buf - 1);
         if (n <= 0) return kUnknown;
         buf[n] = '\0';
         const char* p = std::strchr(buf, ' ');
@@ -1501,7 +2002,7 @@ struct ThreadPool {
             while (idle()) {
                 cpu_relax();
                 if (++spins % kSpinsPerYield == 0) {
-                    sched_yield();
+                    os::yield();
                     if (monotonic_now_ns() - since > kSpinBeforeParkNs) {
                         std::unique_lock<std::mutex> lock(m);
                         parked.fetch_add(1);
@@ -1521,7 +2022,7 @@ struct ThreadPool {
                                                                  std::memory_order_relaxed);
                     armed.fetch_add(1, std::memory_order_release);
                     // Hand the CPU to the releasing thread at once if it waits for this one.
-                    sched_yield();
+                    os::yield();
                 }
                 continue;
             }
@@ -1577,7 +2078,7 @@ struct ThreadPool {
                 unsigned spins = 0;
                 while (armed.load(std::memory_order_acquire) < n - 1) {
                     cpu_relax();
-                    if (++spins % kSpinsPerYield == 0) sched_yield();
+                    if (++spins % kSpinsPerYield == 0) os::yield();
                 }
             }
             std::uint64_t oldest = ~std::uint64_t{0};
@@ -1608,7 +2109,7 @@ struct ThreadPool {
         unsigned spins = 0;
         while (done.load(std::memory_order_acquire) < n - 1) {
             cpu_relax();
-            if (++spins % kSpinsPerYield == 0) sched_yield();
+            if (++spins % kSpinsPerYield == 0) os::yield();
         }
         return t0;
     }
@@ -1995,24 +2496,12 @@ constexpr std::uint64_t kSchedulableProbeNs = 4000000;
 
 /// `perf_event_open(attr, 0, -1, group_fd, FD_CLOEXEC)` for `event`: the fd, or -errno.
 inline int open_counter(const CounterEvent& event, bool leader, int group_fd) {
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.type = event.type;
-    attr.size = 112;  // PERF_ATTR_SIZE_VER5, Linux >= 4.1
-    attr.config = event.config;
-    attr.read_format = kCounterReadFormat;
-    attr.disabled = leader ? 1u : 0u;
-    attr.exclude_kernel = event.exclude_kernel ? 1u : 0u;
-    attr.exclude_hv = 1;
-    const long fd = ::syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(0), -1, group_fd,
-                              static_cast<unsigned long>(PERF_FLAG_FD_CLOEXEC));
-    if (fd < 0) return errno > 0 ? -errno : -EINVAL;
-    return static_cast<int>(fd);
+    return os::perf_open(event.type, event.config, kCounterReadFormat, leader,
+                         event.exclude_kernel, group_fd);
 }
 
 inline void read_counter_group(int fd, std::uint64_t* dst, std::size_t words) {
-    const std::size_t bytes = words * sizeof(std::uint64_t);
-    if (::read(fd, dst, bytes) != static_cast<ssize_t>(bytes)) dst[0] = 0;
+    if (!os::perf_read(fd, dst, words * sizeof(std::uint64_t))) dst[0] = 0;
 }
 
 /// One open group: the leader first (reads return the whole group), the events in group
@@ -2038,12 +2527,12 @@ public:
         if (fds_.empty()) return;
         for (const int fd : fds_) {
             std::uint64_t id = 0;
-            if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) break;
+            if (!os::perf_id(fd, id)) break;
             ids_.push_back(id);
         }
         if (ids_.size() != fds_.size()) ids_.clear();
         // A group that never counts would read as zeros: left out instead.
-        if (::ioctl(fds_[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0) close();
+        if (!os::perf_enable_group(fds_[0])) close();
     }
 
     /// Whether the group gets onto the PMU at all: spin briefly, then look at its running
@@ -2059,7 +2548,7 @@ public:
     }
 
     void close() {
-        for (auto it = fds_.rbegin(); it != fds_.rend(); ++it) ::close(*it);
+        for (auto it = fds_.rbegin(); it != fds_.rend(); ++it) os::close_fd(*it);
         fds_.clear();
         events_.clear();
         ids_.clear();
@@ -2219,8 +2708,7 @@ public:
             buf_.erase(0, pos_);
             pos_ = 0;
             char chunk[4096];
-            const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-            if (n < 0 && errno == EINTR) continue;
+            const long n = os::read_channel(fd_, chunk, sizeof chunk);
             if (n <= 0) {
                 if (buf_.empty()) return false;
                 line.swap(buf_);  // a last line without '\n'
@@ -2237,16 +2725,7 @@ private:
     std::size_t pos_ = 0;
 };
 
-inline bool write_all(int fd, const std::string& s) {
-    std::size_t done = 0;
-    while (done < s.size()) {
-        const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
-}
+inline bool write_all(int fd, const std::string& s) { return os::write_channel(fd, s); }
 
 inline bool debug_build() {
 #if defined(__OPTIMIZE__)
@@ -2272,20 +2751,18 @@ inline std::string hello_line(const Timer& t) {
     }
     s += debug_build() ? " build=debug" : " build=release";
     s += " pid=";
-    append_u64(s, static_cast<std::uint64_t>(::getpid()));
+    append_u64(s, os::pid());
     return s;
 }
 
 inline std::string probe_line() {
-    std::uint64_t env_bytes = 0;
-    for (char** e = environ; e && *e; ++e) env_bytes += std::strlen(*e) + 1;
+    const std::uint64_t env_bytes = os::environment_bytes();
     int stack_variable = 0;
     do_not_optimize(stack_variable);
-    const int cpu = sched_getcpu();
-    const int persona = personality(0xffffffff);
-    const bool aslr = persona == -1 || (persona & ADDR_NO_RANDOMIZE) == 0;
+    const int cpu = os::current_cpu();
+    const bool aslr = !os::aslr_off();
     std::string s = "probe pid=";
-    append_u64(s, static_cast<std::uint64_t>(::getpid()));
+    append_u64(s, os::pid());
     s += " cpu=";
     append_u64(s, cpu < 0 ? 0 : static_cast<std::uint64_t>(cpu));
     s += " env_bytes=";
@@ -2745,11 +3222,11 @@ inline std::string find_runner() {
     const std::string dirs = path;
     std::size_t at = 0;
     while (at <= dirs.size()) {
-        std::size_t end = dirs.find(':', at);
+        std::size_t end = dirs.find(os::kPathSeparator, at);
         if (end == std::string::npos) end = dirs.size();
         const std::string dir = end > at ? dirs.substr(at, end - at) : std::string(".");
-        const std::string candidate = dir + "/vernier";
-        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+        const std::string candidate = dir + os::kRunnerFile;
+        if (os::is_executable(candidate)) return candidate;
         at = end + 1;
     }
     return {};
@@ -2774,14 +3251,12 @@ inline std::string filter_regex(const std::vector<std::string>& filters) {
 inline void run_through(const std::string& runner, const char* prog,
                         const std::vector<std::string>& runner_args,
                         const std::vector<std::string>& program_args = {}) {
-    char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        std::fprintf(stderr, "%s: cannot find this executable's path (/proc/self/exe: %s)\n",
-                     prog, std::strerror(errno));
+    std::string self;
+    if (!os::self_path(self)) {
+        std::fprintf(stderr, "%s: cannot find this executable's path (%s: %s)\n", prog,
+                     os::kSelfPathSource, std::strerror(errno));
         return;
     }
-    self[n] = '\0';
     std::vector<std::string> args{runner, "run"};
     args.insert(args.end(), runner_args.begin(), runner_args.end());
     args.push_back("--");
@@ -2790,12 +3265,12 @@ inline void run_through(const std::string& runner, const char* prog,
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    setenv("VERNIER_SELF_RUN", "1", 1);
+    os::set_env("VERNIER_SELF_RUN", "1");
     std::fflush(stdout);
-    execv(runner.c_str(), argv.data());
+    os::replace_process(runner.c_str(), argv.data());
     std::fprintf(stderr, "%s: cannot start the runner %s (%s)\n", prog, runner.c_str(),
                  std::strerror(errno));
-    unsetenv("VERNIER_SELF_RUN");
+    os::unset_env("VERNIER_SELF_RUN");
 }
 
 /// The shard (1..count) a benchmark belongs to: 1 + FNV-1a-64(name) mod count, the rule
@@ -3044,16 +3519,8 @@ struct Usage {
 };
 
 inline Usage usage_now() {
-    struct rusage r {};
-    getrusage(RUSAGE_SELF, &r);
-    auto tv = [](const timeval& t) {
-        return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u +
-               static_cast<std::uint64_t>(t.tv_usec) * 1000u;
-    };
     Usage u;
-    u.cpu_ns = tv(r.ru_utime) + tv(r.ru_stime);
-    u.page_faults = static_cast<std::uint64_t>(r.ru_minflt + r.ru_majflt);
-    u.context_switches = static_cast<std::uint64_t>(r.ru_nvcsw + r.ru_nivcsw);
+    os::usage(u.cpu_ns, u.page_faults, u.context_switches);
     return u;
 }
 
@@ -3159,9 +3626,9 @@ inline bool checkpoint_summary() {
                     static_cast<unsigned long long>(p.usage.context_switches));
     }
     const char* timer = detail::clock_name(c.timer.kind);
-    std::printf("%-*s  %10s  %5.1f%%   (timer: %s; counters: getrusage)\n", w, "total",
+    std::printf("%-*s  %10s  %5.1f%%   (timer: %s; counters: %s)\n", w, "total",
                 detail::fmt_duration(static_cast<double>(total)).c_str(),
-                c.phases.empty() ? 0.0 : 100.0, timer);
+                c.phases.empty() ? 0.0 : 100.0, timer, detail::os::kUsageSource);
     std::fflush(stdout);
     const char* path = std::getenv("VERNIER_CHECKPOINTS_JSON");
     if (!path || !*path) return true;
@@ -3188,19 +3655,12 @@ inline bool checkpoint_summary() {
         j += "}}";
     }
     j += "]}\n";
-    // A new file beside it, of unpredictable name, created exclusively (mkstemp: a name taken,
-    // by a planted link too, is never opened), then renamed into place.
-    std::string tmp = std::string(path) + ".XXXXXX";
-    const int fd = ::mkstemp(&tmp[0]);
-    std::FILE* f = fd >= 0 && ::fchmod(fd, static_cast<mode_t>(0644)) == 0 ? ::fdopen(fd, "w") : nullptr;
-    if (!f && fd >= 0) ::close(fd);
-    const bool ok = f && std::fwrite(j.data(), 1, j.size(), f) == j.size();
-    if (f && std::fclose(f) != 0) f = nullptr;
-    if (!ok || !f || std::rename(tmp.c_str(), path) != 0) {
+    // A new file beside it, of unpredictable name, created exclusively (a name taken, by a
+    // planted link too, is never opened), then renamed into place.
+    if (!detail::os::write_replacing(path, j)) {
         std::fprintf(stderr,
                      "vernier: VERNIER_CHECKPOINTS_JSON=%s: cannot write the checkpoints: %s\n",
                      path, std::strerror(errno));
-        if (fd >= 0) std::remove(tmp.c_str());
         return false;
     }
     return true;

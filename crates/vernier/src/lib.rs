@@ -45,7 +45,9 @@
 //! Beneath the stages, used by several: the instruments (`timer`, `counters`), the
 //! statistics (`stats`: robust estimates, steady-state detection, comparison tests),
 //! `machine`, `diagnostic` (codes, findings and their words) and `units` (durations for
-//! people, which the diagnostics' words and the report both write).
+//! people, which the diagnostics' words and the report both write). Beneath them all, `os`:
+//! what differs by operating system, one module per concern, so that nothing else asks which
+//! system it runs on.
 //!
 //! The user API is listed in `crates/vernier/public-api.txt`, which the test command checks
 //! against the crate (scripts/public-api.sh): a change to it is seen in review.
@@ -64,6 +66,8 @@ pub mod machine;
 pub mod measure;
 #[doc(hidden)]
 pub mod memory;
+#[doc(hidden)]
+pub mod os;
 #[doc(hidden)]
 pub mod pipeline;
 #[doc(hidden)]

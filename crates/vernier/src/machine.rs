@@ -24,44 +24,16 @@ pub struct Machine {
     pub worker_interp: Option<String>,
 }
 
-fn uname() -> (String, String, String) {
-    // SAFETY: utsname is plain old data; uname fills it and NUL-terminates each field.
-    unsafe {
-        let mut u: libc::utsname = std::mem::zeroed();
-        if libc::uname(&mut u) != 0 {
-            return (String::new(), String::new(), String::new());
-        }
-        let f = |p: &[libc::c_char]| {
-            std::ffi::CStr::from_ptr(p.as_ptr())
-                .to_string_lossy()
-                .into_owned()
-        };
-        (f(&u.nodename), f(&u.sysname), f(&u.release))
-    }
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
-}
-
 impl Machine {
     /// Read this machine's facts.
     pub fn detect() -> Machine {
-        let (hostname, os, kernel) = uname();
+        let (hostname, os, kernel) = crate::os::host::uname();
         Machine {
             hostname,
             os,
             kernel,
             arch: std::env::consts::ARCH.into(),
-            cpu_model: cpu_model(),
+            cpu_model: crate::os::host::cpu_model(),
             logical_cpus: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),

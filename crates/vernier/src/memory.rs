@@ -134,12 +134,10 @@ impl Source {
     /// The interposer when it is loaded, else [`CountingAlloc`] when installed, else why
     /// neither counts.
     pub fn detect() -> Result<Source, String> {
-        // SAFETY: dlsym with a NUL-terminated name only looks the symbol up.
-        let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"vernier_alloc_counts_read".as_ptr()) };
-        if !f.is_null() {
+        if let Some(f) = crate::os::symbols::lookup(c"vernier_alloc_counts_read") {
             // SAFETY: the interposer exports this symbol with exactly this C signature.
             return Ok(Source::Interposer(unsafe {
-                std::mem::transmute::<*mut libc::c_void, ReadFn>(f)
+                std::mem::transmute::<*mut std::ffi::c_void, ReadFn>(f)
             }));
         }
         if STATE.load(Relaxed) & INSTALLED != 0 {

@@ -45,7 +45,8 @@
 //! - `sample`: one sample's values, interruptions, the engine's columns;
 //! - `read`: group reads, deltas and scaling (pure);
 //! - `notes`: what could not be opened, why, and the fix (pure);
-//! - `sys`: the system call, the ioctls and the reads (unsafe);
+//! - `sys`: the system call, the ioctls and the reads (unsafe); `sys_none` where there is no
+//!   `perf_event_open` (every event unavailable, the system named);
 //! - `set`: [`CounterSet`], the counters of a thread, and the cost of reading them.
 
 mod event;
@@ -53,6 +54,10 @@ mod notes;
 mod read;
 mod sample;
 mod set;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod sys;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[path = "sys_none.rs"]
 mod sys;
 
 pub use event::*;
@@ -60,4 +65,5 @@ pub use notes::*;
 pub use read::*;
 pub use sample::*;
 pub use set::*;
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub use sys::*;

@@ -130,3 +130,14 @@ pub fn group_delta(
     }
     Ok(how)
 }
+
+/// An open group (`sys`): the leader's fd (reads return the whole group) and its members'
+/// fds. Never built where there is no `perf_event_open`.
+#[derive(Debug)]
+pub(super) struct Group {
+    pub(super) fds: Vec<std::os::raw::c_int>,
+    pub(super) events: Vec<Event>,
+    pub(super) ids: Option<Vec<u64>>,
+    pub(super) start: Vec<u64>,
+    pub(super) stop: Vec<u64>,
+}

@@ -2,7 +2,8 @@
 //! hardware and one software group, read around each sample, and the cost of those reads.
 
 use super::notes::does_not_fit;
-use super::sys::{read_group, Group};
+use super::read::Group;
+use super::sys::read_group;
 use super::{
     group_delta, unavailable_note, CounterSample, Environment, Event, EventKind, Unavailable,
 };

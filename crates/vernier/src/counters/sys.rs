@@ -2,6 +2,7 @@
 //! and the reads of one group's file descriptors. The only unsafe code of the counters.
 
 use super::notes::does_not_fit;
+use super::read::Group;
 use super::{
     classify_failure, group_read_len, Environment, Event, EventKind, Unavailable, READ_FORMAT,
 };
@@ -113,16 +114,6 @@ pub(super) fn read_group(fd: c_int, buf: &mut [u64]) -> bool {
     // that many.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), bytes) };
     n == bytes as isize
-}
-
-/// An open group: the leader's fd (reads return the whole group) and its members' fds.
-#[derive(Debug)]
-pub(super) struct Group {
-    pub(super) fds: Vec<c_int>,
-    pub(super) events: Vec<Event>,
-    pub(super) ids: Option<Vec<u64>>,
-    pub(super) start: Vec<u64>,
-    pub(super) stop: Vec<u64>,
 }
 
 impl Drop for Group {

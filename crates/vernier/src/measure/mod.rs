@@ -38,10 +38,9 @@ use crate::stats;
 use crate::stats::steady::{self, SteadyState, WarmupClass};
 use crate::timer::TimerInfo;
 use sampler::{Ask, Limits, Look, Policy, Round, Sampler};
-use std::sync::atomic::AtomicBool;
 
 /// Raised by the CLI's Ctrl-C handler; the engine stops between batches.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub use crate::os::signals::INTERRUPTED;
 
 /// A batch of samples returned by a target.
 #[derive(Clone, Debug, Default)]

@@ -298,6 +298,8 @@ impl Hello {
                         "tsc" => TimerKind::Tsc,
                         "monotonic" => TimerKind::Monotonic,
                         "cntvct" => TimerKind::Cntvct,
+                        "qpc" => TimerKind::Qpc,
+                        "mach" => TimerKind::Mach,
                         _ => return Err(bad(t)),
                     }
                 }

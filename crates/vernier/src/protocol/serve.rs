@@ -39,14 +39,10 @@ pub fn serve_worker_fds(worker: &mut dyn Worker, fds: &str) -> Result<(), String
 /// where the replies go. Call it once per process: each file takes sole ownership of its
 /// descriptor.
 pub fn open_fds(fds: &str) -> Result<(std::io::BufReader<std::fs::File>, std::fs::File), String> {
-    use std::os::fd::FromRawFd;
-    let (r, w) = fds
-        .split_once(',')
-        .and_then(|(r, w)| Some((r.parse::<i32>().ok()?, w.parse::<i32>().ok()?)))
-        .ok_or_else(|| format!("{}='{fds}' is not 'R,W'", protocol::FDS_ENV))?;
     // SAFETY: the runner opened these descriptors for this process and nothing else in
     // the process owns them; each File takes sole ownership of one.
-    let (input, output) = unsafe { (std::fs::File::from_raw_fd(r), std::fs::File::from_raw_fd(w)) };
+    let (input, output) = unsafe { crate::os::channel::open(fds) }
+        .ok_or_else(|| format!("{}='{fds}' is not 'R,W'", protocol::FDS_ENV))?;
     Ok((std::io::BufReader::new(input), output))
 }
 
@@ -246,16 +242,11 @@ impl Sampler {
 /// whether address-space randomisation is on.
 pub fn probe_line() -> String {
     let local = 0u8;
-    // SAFETY: sched_getcpu has no preconditions; personality(0xffffffff) only queries.
-    let (cpu, pers) = unsafe { (libc::sched_getcpu(), libc::personality(0xffff_ffff)) };
+    let (cpu, aslr_off) = (crate::os::cpu::current(), crate::os::host::aslr_off());
     let env_bytes: usize = std::env::vars_os()
         .map(|(k, v)| k.len() + v.len() + 2)
         .sum();
-    let aslr = if pers >= 0 && (pers & libc::ADDR_NO_RANDOMIZE) != 0 {
-        0
-    } else {
-        1
-    };
+    let aslr = if aslr_off { 0 } else { 1 };
     format!(
         "probe pid={} cpu={cpu} env_bytes={env_bytes} stack={:p} aslr={aslr}",
         std::process::id(),

@@ -27,11 +27,8 @@ const RED: &str = "\x1b[31m";
 const YELLOW: &str = "\x1b[33m";
 const GREEN: &str = "\x1b[32m";
 
-/// Whether the descriptor is a terminal.
-pub fn is_terminal(fd: i32) -> bool {
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(fd) == 1 }
-}
+/// Whether the descriptor (standard stream 0, 1 or 2) is a terminal.
+pub use crate::os::terminal::is_terminal;
 
 /// Styling of the report.
 #[derive(Clone, Copy, Debug, Default)]
@@ -74,18 +71,7 @@ pub fn stdout_width() -> Option<usize> {
 }
 
 /// The width of the terminal on file descriptor `fd` (TIOCGWINSZ), if it is one.
-pub fn terminal_width(fd: i32) -> Option<usize> {
-    if !is_terminal(fd) {
-        return None;
-    }
-    // SAFETY: a zeroed winsize is a valid value; TIOCGWINSZ only writes into the struct we own.
-    let (rc, ws) = unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        let rc = libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws);
-        (rc, ws)
-    };
-    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
-}
+pub use crate::os::terminal::width as terminal_width;
 
 impl Render {
     /// Standard output's width and colour (`NO_COLOR`), with or without `-v`.

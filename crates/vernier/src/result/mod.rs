@@ -55,7 +55,7 @@ impl Default for Tool {
             name: "vernier".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             pid: Some(std::process::id()),
-            parent_pid: Some(std::os::unix::process::parent_id()),
+            parent_pid: crate::os::host::parent_id(),
         }
     }
 }

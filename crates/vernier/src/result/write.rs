@@ -69,16 +69,10 @@ pub fn create_exclusive(
     name: &str,
     ext: &str,
 ) -> std::io::Result<(std::fs::File, std::path::PathBuf)> {
-    use std::os::unix::fs::OpenOptionsExt;
     let mut last = None;
     for _ in 0..16 {
         let p = dir.join(format!(".{name}.{:016x}.{ext}", random_u64()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&p)
-        {
+        match crate::os::files::create_new(&p) {
             Ok(f) => return Ok((f, p)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(e),
@@ -87,14 +81,13 @@ pub fn create_exclusive(
     Err(last.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
 }
 
-/// 64 bits from the kernel's random source (`getrandom`), else from the clock's nanoseconds
-/// mixed with a stack address (a name taken by then is skipped: [`create_exclusive`]).
+/// 64 bits from the system's random source (`getrandom`, `getentropy`, `BCryptGenRandom`),
+/// else from the clock's nanoseconds mixed with a stack address (a name taken by then is
+/// skipped: [`create_exclusive`]).
 fn random_u64() -> u64 {
-    let mut v = 0u64;
-    // SAFETY: getrandom writes at most 8 bytes into `v`, which outlives the call.
-    let n = unsafe { libc::getrandom((&mut v as *mut u64).cast(), 8, libc::GRND_NONBLOCK) };
-    if n == 8 {
-        return v;
+    let v = 0u64;
+    if let Some(r) = crate::os::files::random_u64() {
+        return r;
     }
     let mut r =
         crate::workload::input::Rng::new(crate::timer::monotonic_ns() ^ (&v as *const u64 as u64));

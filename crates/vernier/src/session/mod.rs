@@ -412,10 +412,10 @@ fn interrupted() -> bool {
 /// when that parent is `cargo`, and was measured in the same `mode`, is merged into instead.
 /// Anything else (another invocation, an unreadable file) is replaced, as usual.
 fn earlier_targets(path: &Path, mode: &str) -> Vec<BenchmarkResult> {
-    let parent = std::os::unix::process::parent_id();
-    let parent_is_cargo =
-        std::fs::read_to_string(format!("/proc/{parent}/comm")).is_ok_and(|c| c.trim() == "cargo");
-    if !parent_is_cargo || !path.exists() {
+    let Some(parent) = crate::os::host::cargo_parent() else {
+        return Vec::new();
+    };
+    if !path.exists() {
         return Vec::new();
     }
     match ResultFile::load(path) {

@@ -1,19 +1,24 @@
-//! The clock: the machine's own counter where it is trustworthy, `CLOCK_MONOTONIC` otherwise.
+//! The clock: the machine's own counter where it is trustworthy, the system's monotonic clock
+//! otherwise.
 //!
 //! Each architecture's counter lives in a module of its own with the same interface
 //! (`KIND`, `available`, `start`, `stop`, `rate_hz`); nothing else asks which one is in use.
 //!
 //! - x86-64 (`x86_64.rs`): with an invariant TSC (`constant_tsc` and `nonstop_tsc` in
-//!   `/proc/cpuinfo`) the TSC is read with fences that keep the measured code inside the
-//!   interval: `lfence; rdtsc` at the start (earlier instructions retire first, later ones do
-//!   not start), `rdtscp; lfence` at the end (the measured code has retired; later code
-//!   waits). Its frequency is calibrated against `CLOCK_MONOTONIC`.
+//!   `/proc/cpuinfo` on Linux, CPUID elsewhere) the TSC is read with fences that keep the
+//!   measured code inside the interval: `lfence; rdtsc` at the start (earlier instructions
+//!   retire first, later ones do not start), `rdtscp; lfence` at the end (the measured code has
+//!   retired; later code waits). Its frequency is calibrated against the system's monotonic
+//!   clock (`CLOCK_MONOTONIC`; `QueryPerformanceCounter` on Windows, `CLOCK_UPTIME_RAW` on an
+//!   Intel Mac).
 //! - aarch64 (`aarch64.rs`): the generic timer's virtual count `cntvct_el0`, read as
 //!   `isb; mrs; isb` at the start (no earlier instruction runs past the read, no later one
 //!   starts before it) and `isb; mrs` at the end (the measured code has completed); its rate
-//!   is the one the firmware publishes in `cntfrq_el0`.
+//!   is the one the firmware publishes in `cntfrq_el0` (Linux and macOS let user space read
+//!   both; 24 MHz on Apple silicon).
 //!
-//! Elsewhere, or when the counter cannot be trusted, the monotonic clock is used directly.
+//! Elsewhere, or when the counter cannot be trusted, the system's monotonic clock is used
+//! directly ([`SYSTEM_CLOCK`]: `monotonic`, `qpc` on Windows, `mach` on macOS).
 //!
 //! At start-up the timer's resolution (smallest non-zero step seen) and the cost of one read
 //! (median of back-to-back start/stop pairs; for a counter that steps more slowly than a pair
@@ -30,6 +35,11 @@ pub enum TimerKind {
     Monotonic,
     /// The Arm generic timer's virtual count (`cntvct_el0`).
     Cntvct,
+    /// Windows' `QueryPerformanceCounter`, where the TSC is not invariant.
+    Qpc,
+    /// macOS's `CLOCK_UPTIME_RAW` (`mach_absolute_time` in ns), where no counter is read
+    /// directly.
+    Mach,
 }
 
 impl TimerKind {
@@ -38,9 +48,21 @@ impl TimerKind {
             TimerKind::Tsc => "tsc",
             TimerKind::Monotonic => "monotonic",
             TimerKind::Cntvct => "cntvct",
+            TimerKind::Qpc => "qpc",
+            TimerKind::Mach => "mach",
         }
     }
 }
+
+/// The system's monotonic clock ([`monotonic_ns`]) as results name it: `monotonic`
+/// (`CLOCK_MONOTONIC`), `mach` on macOS, `qpc` on Windows.
+pub const SYSTEM_CLOCK: TimerKind = if cfg!(windows) {
+    TimerKind::Qpc
+} else if cfg!(target_os = "macos") {
+    TimerKind::Mach
+} else {
+    TimerKind::Monotonic
+};
 
 /// What was measured about the timer at start-up (the contract's `timer` object).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,17 +104,8 @@ use other as counter;
 /// Back-to-back reads used to find the resolution and the read cost.
 const OVERHEAD_PROBES: usize = 20_000;
 
-/// `CLOCK_MONOTONIC` in nanoseconds.
-#[inline]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// The system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC` on Linux).
+pub use crate::os::clock::monotonic_ns;
 
 /// Whether this machine's counter (the invariant TSC on x86-64, the generic timer on aarch64)
 /// can be read directly.
@@ -110,13 +123,13 @@ impl Timer {
         }
     }
 
-    /// The monotonic clock, characterised.
+    /// The system's monotonic clock, characterised.
     pub fn monotonic() -> Timer {
         let mut t = Timer {
-            kind: TimerKind::Monotonic,
+            kind: SYSTEM_CLOCK,
             ns_per_tick_q32: 1 << 32,
             info: TimerInfo {
-                kind: TimerKind::Monotonic,
+                kind: SYSTEM_CLOCK,
                 resolution_ns: 0.0,
                 overhead_ns: 0.0,
                 tsc_hz: None,
@@ -251,9 +264,11 @@ mod tests {
         match info.kind {
             TimerKind::Tsc => assert!(info.tsc_hz.unwrap() > 1e8),
             TimerKind::Cntvct => assert!(info.tsc_hz.unwrap() > 0.0),
-            TimerKind::Monotonic => assert_eq!(info.tsc_hz, None),
+            TimerKind::Monotonic | TimerKind::Qpc | TimerKind::Mach => {
+                assert_eq!(info.tsc_hz, None)
+            }
         }
-        assert_eq!(info.kind == TimerKind::Monotonic, !counter_available());
+        assert_eq!(info.kind == SYSTEM_CLOCK, !counter_available());
     }
 
     #[test]

@@ -9,18 +9,10 @@ const TSC_CALIBRATION_NS: u64 = 10_000_000;
 /// What this counter is called in results and on the wire.
 pub(super) const KIND: TimerKind = TimerKind::Tsc;
 
-/// Whether `/proc/cpuinfo` advertises an invariant TSC (`constant_tsc`, `nonstop_tsc`) and
-/// `rdtscp`.
+/// Whether the TSC is invariant and `rdtscp` exists (`/proc/cpuinfo`'s `constant_tsc`,
+/// `nonstop_tsc` and `rdtscp` on Linux; CPUID elsewhere).
 pub(super) fn available() -> bool {
-    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
-        return false;
-    };
-    let flags = info
-        .lines()
-        .find(|l| l.starts_with("flags"))
-        .unwrap_or_default();
-    let has = |f: &str| flags.split_whitespace().any(|w| w == f);
-    has("constant_tsc") && has("nonstop_tsc") && has("rdtscp")
+    crate::os::cpu::invariant_tsc()
 }
 
 /// `lfence; rdtsc`: earlier instructions retire first, later ones do not start.

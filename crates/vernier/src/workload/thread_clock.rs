@@ -10,7 +10,6 @@
 //! rises only in the first, and the run-queue wait counts only the last.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 /// One reading of a thread's clocks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,26 +70,13 @@ impl ThreadClock {
     fn wait_ns(&self) -> Option<u64> {
         let f = self.schedstat.as_ref()?;
         let mut buf = [0u8; 96];
-        let n = f.read_at(&mut buf, 0).ok()?;
+        let n = crate::os::files::read_at(f, &mut buf, 0).ok()?;
         parse_wait(std::str::from_utf8(&buf[..n]).ok()?)
     }
 }
 
 /// The calling thread's time on a CPU, ns.
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to the pointer it is given, which is valid.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
-}
+pub use crate::os::clock::thread_cpu_ns;
 
 /// The run-queue wait of a schedstat line `"<on-cpu ns> <wait ns> <timeslices>"`.
 pub fn parse_wait(line: &str) -> Option<u64> {
@@ -120,12 +106,19 @@ mod tests {
             wait_ns: None,
         };
         assert_eq!(unknown.since(&a), (300, None));
-        // The calling thread's CPU clock advances while it works.
+        // The calling thread's CPU clock advances while it works, within 2 s of wall time
+        // (the coarsest clock steps in scheduler ticks, 10-16 ms on Windows, and a loaded
+        // machine gives the thread a fraction of the wall time).
         let c = ThreadClock::open();
         let r0 = c.read_before();
+        let t0 = crate::timer::monotonic_ns();
         let mut x = 0u64;
-        for i in 0..2_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(i));
+        while c.read_after().cpu_ns == r0.cpu_ns
+            && crate::timer::monotonic_ns() - t0 < 2_000_000_000
+        {
+            for i in 0..100_000u64 {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
         }
         assert!(c.read_after().cpu_ns > r0.cpu_ns, "{x}");
     }

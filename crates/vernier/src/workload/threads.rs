@@ -76,28 +76,15 @@ pub fn allowed_cpus() -> Vec<usize> {
 }
 
 fn read_allowed_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it for this
-    // thread and CPU_ISSET only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-            return (0..n).collect();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
+    crate::os::cpu::affinity().unwrap_or_else(|| {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (0..n).collect()
+    })
 }
 
-/// Pin the calling thread to `cpu`.
+/// Pin the calling thread to `cpu` (where the system can: not on macOS).
 fn pin_to(cpu: usize) {
-    // SAFETY: as in `allowed_cpus`; sched_setaffinity(0, …) changes the calling thread only.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
+    let _ = crate::os::cpu::pin_thread(cpu);
 }
 
 /// The default thread counts: the powers of two below the CPUs this process may use, and

@@ -4,14 +4,15 @@
 //! no address-space randomisation, environment padding. Its stdout and stderr are collected
 //! so a failure can quote their last lines.
 
+mod child;
 mod spawn;
 
-pub(crate) use spawn::apply_in_child;
+pub(crate) use child::apply_in_child;
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -79,41 +79,8 @@ fn missing_hardware_events_are_absent_not_zero() {
     }
 }
 
-/// Anonymous memory that faults in one page per write (no huge pages).
-struct Fresh {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Fresh {
-    fn new(len: usize) -> Fresh {
-        // SAFETY: an anonymous private mapping, no file, no fixed address.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(ptr, libc::MAP_FAILED);
-        // SAFETY: the range is the mapping just created.
-        unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
-        Fresh {
-            ptr: ptr.cast(),
-            len,
-        }
-    }
-}
-
-impl Drop for Fresh {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping created in `new`.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
-    }
-}
+// Anonymous memory that faults in one page per write (no huge pages).
+use vernier::os::pages::Fresh;
 
 const PAGE: usize = 4096;
 
@@ -121,7 +88,7 @@ const PAGE: usize = 4096;
 fn touching_a_fresh_page_per_iteration_is_one_page_fault_per_iteration() {
     const ITERS: usize = 1000;
     const SAMPLES: usize = 8;
-    let mem = Fresh::new(ITERS * SAMPLES * PAGE);
+    let mem = Fresh::new(ITERS * SAMPLES * PAGE).expect("fresh memory");
     let mut set = CounterSet::open(&software());
     let mut per_iter = Vec::new();
     for s in 0..SAMPLES {
@@ -129,7 +96,7 @@ fn touching_a_fresh_page_per_iteration_is_one_page_fault_per_iteration() {
         set.read_start();
         for i in 0..ITERS {
             // SAFETY: base + i*PAGE < len: inside the mapping.
-            unsafe { std::ptr::write_volatile(mem.ptr.add(base + i * PAGE), 1) };
+            unsafe { std::ptr::write_volatile(mem.as_ptr().add(base + i * PAGE), 1) };
         }
         set.read_stop();
         let sample = set.sample();
@@ -147,7 +114,7 @@ fn touching_a_fresh_page_per_iteration_is_one_page_fault_per_iteration() {
     set.read_start();
     for i in 0..ITERS {
         // SAFETY: inside the mapping.
-        unsafe { std::ptr::write_volatile(mem.ptr.add(i * PAGE), 2) };
+        unsafe { std::ptr::write_volatile(mem.as_ptr().add(i * PAGE), 2) };
     }
     set.read_stop();
     assert_eq!(set.sample().get(Event::PageFaults), Some(0));
