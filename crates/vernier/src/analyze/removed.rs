@@ -69,7 +69,7 @@ fn like_empty_loop(f: &Figures, ctx: &Context, empty_ns: f64, quarter_ns: f64) -
 /// Whether a body's time cannot be told from no work when only medians per iteration are known
 /// (a live comparison's sides, which keep no samples of their own): under `quarter_ns` (a quarter
 /// of a cycle), or within it of its bar (the harness's empty loop, when measured) and not above
-/// the bar by [`MEASURABLE_OVER_EMPTY`] of it. The first half of [`optimized_away`]'s rule; the
+/// the bar by [`MEASURABLE_OVER_EMPTY`] of it. The first half of `optimized_away`'s rule; the
 /// interval and the fastest sample that rule also weighs are not there to weigh.
 pub fn removed_by_medians(median_ns: f64, bar_ns: Option<f64>, quarter_ns: f64) -> bool {
     if !median_ns.is_finite() {

@@ -76,6 +76,7 @@ pub fn speed_probe(timer: &crate::timer::Timer, adds: u64) -> u64 {
 /// 256 rounds of both probes at [`PROBE_ADDS`](crate::plan::PROBE_ADDS), about 5 ms at
 /// 3 GHz. A neighbour's stretches last a quarter of a second to seconds, so a start-up taken
 /// wholly in one reads it; the machine's ledger keeps the best ratio across runs for that.
+#[doc(hidden)]
 pub const RATIO_ROUNDS: usize = 256;
 
 /// The core's best throughput for this thread, as the ratio of the probe's two halves: the
