@@ -1150,7 +1150,7 @@ inline void yield() {
 #if defined(_WIN32)
     SwitchToThread();
 #else
-    os::yield();
+    sched_yield();
 #endif
 }
 
