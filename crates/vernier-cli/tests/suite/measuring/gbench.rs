@@ -332,6 +332,23 @@ fn a_lambda_a_class_and_set_complexity_n_are_fitted_as_declared() {
         }
         None => untold("BM_grid", &[64, 256, 1024]),
     }
+    // Exported as Google Benchmark writes them: `f(N)` and `NlgN`, for the families fitted.
+    let gb = tmp().join("declared.gb.json");
+    cli::succeeds([
+        "export".as_ref(),
+        "--format".as_ref(),
+        "gbench".as_ref(),
+        json.as_os_str(),
+        "-o".as_ref(),
+        gb.as_os_str(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&gb).unwrap()).unwrap();
+    let big_o: Vec<(&str, &str)> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| Some((b["name"].as_str()?, b["big_o"].as_str()?)))
+        .collect();
     assert_eq!(big_o, exported);
 }
 
